@@ -1,0 +1,92 @@
+"""Load the built-in catalog and a user's catalog file into one lookup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..diagnostics import Diagnostic, SpecInvalid
+from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
+from .models import Cable, Media, Server, Switch, Transceiver
+
+_SECTIONS = {
+    "servers": (Server, "id"),
+    "switches": (Switch, "id"),
+    "transceivers": (Transceiver, "part_number"),
+    "cables": (Cable, "id"),
+    "media": (Media, "id"),
+}
+
+
+@dataclass
+class Catalog:
+    servers: dict[str, Server] = field(default_factory=dict)
+    switches: dict[str, Switch] = field(default_factory=dict)
+    transceivers: dict[str, Transceiver] = field(default_factory=dict)
+    cables: dict[str, Cable] = field(default_factory=dict)
+    media: dict[str, Media] = field(default_factory=dict)
+
+    def transceiver_for(self, fiber: str, form_factor: str, top: str, cage_gbps: int) -> Transceiver | None:
+        """The transceiver that fits a cage for a fiber kind; first by part number for determinism."""
+        for part in sorted(self.transceivers):
+            t = self.transceivers[part]
+            if (t.fiber, t.form_factor, t.top, t.cage_gbps) == (fiber, form_factor, top, cage_gbps):
+                return t
+        return None
+
+
+def _merge(catalog: Catalog, source: Source, diagnostics: list[Diagnostic]) -> None:
+    data = source.data
+    if data is None:
+        return
+    if not isinstance(data, dict):
+        diagnostics.append(Diagnostic("CATALOG_INVALID", "a catalog file is a mapping of sections", file=source.file, line=1, column=1))
+        return
+    for section, entries in data.items():
+        if section not in _SECTIONS:
+            line, col = source.where((section,))
+            diagnostics.append(
+                Diagnostic("CATALOG_UNKNOWN_SECTION", f"unknown catalog section '{section}'", path=section,
+                           file=source.file, line=line, column=col, hint="sections: " + ", ".join(_SECTIONS))
+            )
+            continue
+        model, key = _SECTIONS[section]
+        if not isinstance(entries, list):
+            line, col = source.where((section,))
+            diagnostics.append(Diagnostic("CATALOG_INVALID", f"'{section}' must be a list", path=section,
+                                          file=source.file, line=line, column=col))
+            continue
+        table = getattr(catalog, section)
+        for i, entry in enumerate(entries):
+            try:
+                item = model.model_validate(entry)
+            except ValidationError as exc:
+                for err in exc.errors():
+                    loc = (section, i) + tuple(err["loc"])
+                    line, col = source.where(loc)
+                    diagnostics.append(
+                        Diagnostic("CATALOG_INVALID", err["msg"], path=".".join(map(str, loc)),
+                                   file=source.file, line=line, column=col)
+                    )
+                continue
+            table[getattr(item, key)] = item  # a later file overrides by id
+
+
+def load_catalog(user_file: str | Path | None = None) -> Catalog:
+    """The built-in catalog, extended or overridden by `user_file` if given."""
+    catalog = Catalog()
+    diagnostics: list[Diagnostic] = []
+    data_dir = resources.files(__package__) / "data"
+    for name in ("servers.yaml", "switches.yaml", "media.yaml"):
+        text = (data_dir / name).read_text(encoding="utf-8")
+        _merge(catalog, load_yaml_text(text, f"<builtin>/{name}"), diagnostics)
+    if diagnostics:  # the built-in catalog is ours: a problem there is a bug
+        raise RuntimeError("built-in catalog invalid:\n" + "\n".join(d.format() for d in diagnostics))
+    if user_file is not None:
+        _merge(catalog, load_yaml_file(user_file), diagnostics)
+        if diagnostics:
+            raise SpecInvalid(diagnostics)
+    return catalog

@@ -1,0 +1,19 @@
+"""Lowering: spec -> design -> plan. One builder per topology family, registered by `kind`."""
+
+from __future__ import annotations
+
+from ..plan.model import Plan
+from ..spec.load import LoadedSpec
+from . import clos
+from .resolve import resolve
+
+# topology kind -> builder(design) -> Plan. Torus, dragonfly, ... add one line each.
+BUILDERS = {
+    "fat-tree": clos.build,
+    "rail-optimized": clos.build,
+}
+
+
+def expand(loaded: LoadedSpec) -> Plan:
+    design = resolve(loaded)
+    return BUILDERS[loaded.spec.fabric.topology](design)

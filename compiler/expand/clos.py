@@ -1,0 +1,255 @@
+"""Lowering of fat-tree and rail-optimized Clos designs into a plan.
+
+Port assignment (one rule each, so a cabling sheet can be read without the tool):
+- leaf: downlinks take logical ports 1..d in panel order, uplinks d+1..d+u, the rest are spare;
+- rail-optimized: NIC of rail r of the j-th server of an SU -> leaf r of that SU, port j;
+  fat-tree: the servers of a leaf take its downlinks in order, NICs in rail order;
+- a leaf's uplinks to one spine are contiguous (uplink t -> spine t // m); a spine's
+  downlinks follow leaf order (leaf l, link i -> port l*m + i); likewise spine -> core;
+- extra endpoints take free leaf downlinks in (SU, port, rail) order, so an endpoint's
+  ports land on different leaves.
+
+Links are built as numpy columns; no per-link Python objects.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..diagnostics import SpecInvalid
+from ..plan.model import Device, LinkTable, Plan, PortLayout
+from . import media as media_choice
+from . import naming, ports
+from .resolve import ClosDesign
+
+TIER_SERVER, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
+
+
+class _Builder:
+    def __init__(self, design: ClosDesign):
+        self.d = design
+        self.devices: list[Device] = []
+        self.layouts: dict[str, PortLayout] = {}
+        self.kinds: list[str] = []
+        self.parts: list[LinkTable] = []
+        self.media_ids: list[str] = []
+        self.port_total = 0
+
+    def layout(self, layout: PortLayout) -> str:
+        self.layouts.setdefault(layout.id, layout)
+        return layout.id
+
+    def add(self, device: Device) -> int:
+        device.port_offset = self.port_total
+        self.port_total += len(self.layouts[device.layout])
+        self.devices.append(device)
+        return len(self.devices) - 1
+
+    def link_block(self, kind: str, a_dev, a_port, b_dev, b_port) -> None:
+        """Append links of one kind; media chosen once per kind from its end ports."""
+        a_dev = np.asarray(a_dev, dtype=np.int32)
+        if a_dev.size == 0:
+            return
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+        first_a = self.devices[int(a_dev[0])]
+        first_b = self.devices[int(np.asarray(b_dev)[0])]
+        end_a = self.layouts[first_a.layout].ports[int(np.asarray(a_port)[0])]
+        end_b = self.layouts[first_b.layout].ports[int(np.asarray(b_port)[0])]
+        requested = self.d.media_requested.get("endpoint-leaf" if first_a.tier == 0 and first_a.role != "server" else kind)
+        medium = media_choice.choose(self.d.catalog, requested, end_a, end_b)
+        if medium not in self.media_ids:
+            self.media_ids.append(medium)
+        n = a_dev.size
+        self.parts.append(
+            LinkTable(
+                a_dev,
+                np.asarray(a_port, dtype=np.int32),
+                np.asarray(b_dev, dtype=np.int32),
+                np.asarray(b_port, dtype=np.int32),
+                np.full(n, self.kinds.index(kind), dtype=np.int16),
+                np.full(n, self.media_ids.index(medium), dtype=np.int16),
+                np.full(n, min(end_a.speed_gbps, end_b.speed_gbps), dtype=np.int32),
+            )
+        )
+
+
+def build(design: ClosDesign) -> Plan:
+    d = design
+    s = d.sizing
+    b = _Builder(d)
+    rails = d.rails
+    server_layout = b.layout(ports.server_layout(d.server.id, "compute", d.nics))
+    switch_layout = b.layout(ports.switch_layout(d.switch, d.speed_gbps))
+
+    # --- servers -------------------------------------------------------------------
+    n = d.servers
+    su_size = d.su_size
+    server_first = len(b.devices)
+    for g in range(n):
+        su, j = (g // su_size + 1, g % su_size + 1) if su_size else (None, g + 1)
+        b.add(Device(naming.server(d.server.hostname_prefix, j, su), "server", d.server.id, server_layout,
+                     TIER_SERVER, j, su=su))
+
+    # --- leaves --------------------------------------------------------------------
+    leaf_first = len(b.devices)
+    if d.rail_optimized:
+        for su in range(1, d.sus + 1):
+            for r in range(1, rails + 1):
+                b.add(Device(naming.rail_leaf(su, r), "leaf", d.switch.id, switch_layout, TIER_LEAF, r, su=su, rail=r))
+    else:
+        leaves_per_su = (su_size // d.servers_per_leaf) if su_size else None
+        for li in range(s.leaves):
+            su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
+            b.add(Device(naming.leaf(idx, su), "leaf", d.switch.id, switch_layout, TIER_LEAF, idx, su=su))
+    for li in range(s.leaves):
+        b.devices[leaf_first + li].pod = (li // s.leaves_per_pod + 1) if s.tiers == 3 else None
+
+    # --- spines and cores -----------------------------------------------------------
+    spine_first = len(b.devices)
+    for p in range(s.pods):
+        for j in range(s.spines_per_pod):
+            pod = p + 1 if s.tiers == 3 else None
+            b.add(Device(naming.spine(j + 1, pod), "spine", d.switch.id, switch_layout, TIER_SPINE, j + 1, pod=pod))
+    core_first = len(b.devices)
+    if s.tiers == 3:
+        for j in range(s.spines_per_pod):
+            for c in range(s.cores_per_group):
+                idx = j * s.cores_per_group + c + 1
+                b.add(Device(naming.core(idx), "core", d.switch.id, switch_layout, TIER_CORE, idx, group=j + 1))
+
+    # --- server -> leaf -------------------------------------------------------------
+    g = np.arange(n, dtype=np.int64)
+    nic = np.arange(rails, dtype=np.int64)
+    a_dev = np.repeat(server_first + g, rails)
+    a_port = np.tile(nic, n)
+    if d.rail_optimized:
+        su0, slot = np.divmod(g, su_size)
+        b_dev = np.repeat(leaf_first + su0 * rails, rails) + a_port
+        b_port = np.repeat(slot, rails)
+    else:
+        leaf_of, slot = np.divmod(g, d.servers_per_leaf)
+        b_dev = np.repeat(leaf_first + leaf_of, rails)
+        b_port = np.repeat(slot * rails, rails) + a_port
+    b.link_block("server-leaf", a_dev, a_port, b_dev, b_port)
+
+    # --- extra endpoints -> free leaf downlinks -------------------------------------
+    _endpoints(b, d, leaf_first)
+
+    # --- leaf -> spine --------------------------------------------------------------
+    L, up, m = s.leaves, s.leaf.up, s.leaf_spine_links
+    leaf_idx = np.repeat(np.arange(L, dtype=np.int64), up)
+    t = np.tile(np.arange(up, dtype=np.int64), L)
+    a_dev = leaf_first + leaf_idx
+    a_port = s.leaf.down + t
+    if s.tiers == 2:
+        b_dev = spine_first + t // m
+        b_port = leaf_idx * m + t % m
+    else:
+        pod, in_pod = np.divmod(leaf_idx, s.leaves_per_pod)
+        b_dev = spine_first + pod * s.spines_per_pod + t
+        b_port = in_pod
+    b.link_block("leaf-spine", a_dev, a_port, b_dev, b_port)
+
+    # --- spine -> core --------------------------------------------------------------
+    if s.tiers == 3:
+        S, us, mc = s.spines, s.spine.up, s.spine_core_links
+        sp = np.repeat(np.arange(S, dtype=np.int64), us)
+        t = np.tile(np.arange(us, dtype=np.int64), S)
+        pod, j = np.divmod(sp, s.spines_per_pod)
+        b.link_block("spine-core", spine_first + sp, s.spine.down + t,
+                     core_first + j * s.cores_per_group + t // mc, pod * mc + t % mc)
+
+    links = LinkTable.concat(b.parts)
+    plan = Plan(
+        name=d.spec.name,
+        devices=b.devices,
+        layouts=b.layouts,
+        links=links,
+        link_kinds=b.kinds,
+        media=b.media_ids,
+        design=_design_record(d),
+        notes=list(d.notes),
+    )
+    return plan
+
+
+def _free_downlinks(d: ClosDesign, leaf_first: int) -> list[tuple[int, int]]:
+    """(leaf device, port) pairs of leaf downlinks no server uses, in allocation order."""
+    s = d.sizing
+    free: list[tuple[int, int]] = []
+    if d.rail_optimized:
+        for su0 in range(d.sus):
+            in_su = min(d.su_size, d.servers - su0 * d.su_size)
+            for slot in range(in_su, s.leaf.down):
+                free.extend((leaf_first + su0 * d.rails + r, slot) for r in range(d.rails))
+    else:
+        used_per_leaf = [0] * s.leaves
+        full, rest = divmod(d.servers, d.servers_per_leaf)
+        for li in range(s.leaves):
+            used_per_leaf[li] = d.servers_per_leaf if li < full else (rest if li == full else 0)
+        for slot in range(s.leaf.down):
+            free.extend((leaf_first + li, slot) for li in range(s.leaves) if slot >= used_per_leaf[li] * d.rails)
+    return free
+
+
+def _endpoints(b: _Builder, d: ClosDesign, leaf_first: int) -> None:
+    if not d.endpoints:
+        return
+    need = sum(e.spec.count * e.spec.ports for e in d.endpoints)
+    free = _free_downlinks(d, leaf_first)
+    if need > len(free):
+        give_up = math.ceil((need - len(free)) / d.rails)
+        field = "servers" if d.spec.servers is not None else "gpus"
+        fewer = d.servers - give_up
+        size = fewer if field == "servers" else fewer * d.server.gpus
+        from ..diagnostics import Diagnostic
+
+        raise SpecInvalid([Diagnostic(
+            "DESIGN_NO_FREE_PORTS",
+            f"extra endpoints need {need} leaf ports but only {len(free)} leaf downlinks are free",
+            path="extra_endpoints",
+            hint=f"give up {give_up} server slot(s) ({field}: {size}), or use fewer endpoint ports",
+        )])
+    cursor = 0
+    for e in d.endpoints:
+        layout = b.layout(ports.endpoint_layout(e.spec.role, e.spec.ports, e.speed_gbps, e.spec.form_factor))
+        first = len(b.devices)
+        for i in range(1, e.spec.count + 1):
+            b.add(Device(naming.endpoint(e.spec.role, i), e.spec.role, e.spec.role, layout, TIER_SERVER, i))
+        k = e.spec.count * e.spec.ports
+        taken = free[cursor:cursor + k]
+        cursor += k
+        devs = np.repeat(np.arange(first, first + e.spec.count), e.spec.ports)
+        pidx = np.tile(np.arange(e.spec.ports), e.spec.count)
+        b.link_block(f"{e.spec.role}-leaf", devs, pidx, [t[0] for t in taken], [t[1] for t in taken])
+
+
+def _design_record(d: ClosDesign) -> dict:
+    s = d.sizing
+    rec = {
+        "topology": d.spec.fabric.topology,
+        "tiers": s.tiers,
+        "server": d.server.id,
+        "switch": d.switch.id,
+        "speed_gbps": d.speed_gbps,
+        "switch_radix": d.switch.radix(d.speed_gbps),
+        "servers": d.servers,
+        "gpus": d.gpus,
+        "scalable_unit": d.su_size,
+        "scalable_units": d.sus or None,
+        "rails": d.rails,
+        "leaf_ports": {"down": s.leaf.down, "up": s.leaf.up},
+        "leaves_per_pod": s.leaves_per_pod,
+        "pods": s.pods,
+        "spines_per_pod": s.spines_per_pod,
+        "leaf_spine_links_per_pair": s.leaf_spine_links,
+    }
+    if s.tiers == 3:
+        rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}
+        rec["core_groups"] = s.spines_per_pod
+        rec["cores_per_group"] = s.cores_per_group
+        rec["spine_core_links_per_pair"] = s.spine_core_links
+    return rec

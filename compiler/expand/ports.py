@@ -1,0 +1,33 @@
+"""Port layouts: every logical port of a device model at the fabric's speed, in panel order."""
+
+from __future__ import annotations
+
+from ..catalog.models import NicGroup, Switch
+from ..plan.model import Port, PortLayout
+
+
+def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
+    mode = switch.modes[speed_gbps]
+    ports = []
+    for cage in range(1, switch.cages + 1):
+        for lane in range(1, mode.ports_per_cage + 1):
+            name = mode.name.format(cage=cage, lane=lane, lane0=lane - 1, index=len(ports) + 1)
+            ports.append(Port(name, str(cage), lane, speed_gbps, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
+    return PortLayout(f"{switch.id}@{speed_gbps}", tuple(ports))
+
+
+def server_layout(server_id: str, group_name: str, group: NicGroup) -> PortLayout:
+    ports = tuple(
+        Port(p.name, p.cage, p.lane, group.speed_gbps, group.cage.form_factor, group.cage.top, group.cage.gbps)
+        for p in group.ports
+    )
+    return PortLayout(f"{server_id}/{group_name}", ports)
+
+
+def endpoint_layout(role: str, ports: int, speed_gbps: int, form_factor: str) -> PortLayout:
+    # Fabric managers and storage nodes carry single-port HCAs (e.g. ConnectX-7 OSFP,
+    # flat top) unless the spec says QSFP112 (BlueField-3 class).
+    return PortLayout(
+        f"{role}@{speed_gbps}",
+        tuple(Port(f"p{i}", f"p{i}", 1, speed_gbps, form_factor, "flat", speed_gbps) for i in range(1, ports + 1)),
+    )

@@ -1,0 +1,168 @@
+"""Closed-form sizing of Clos tiers: how many switches, and how ports split.
+
+Pure arithmetic on counts, no plan objects, so it is cheap at any scale and
+tested directly against the published closed forms (k²/2, k³/4, ...).
+
+Rules we hold to, because ECMP needs equal paths:
+- every leaf has the same number of links (m) to every spine of its pod, and every
+  spine the same number (m_c) to every core of its core group;
+- where the minimum switch count does not give whole m, the count is rounded up to
+  the next count that does, and the rounding is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..spec.model import Ratio
+
+
+class SizingError(Exception):
+    """An impossible design; `path` names the spec field to change."""
+
+    def __init__(self, path: tuple, message: str, hint: str = ""):
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class PortSplit:
+    down: int
+    up: int
+
+    @property
+    def used(self) -> int:
+        return self.down + self.up
+
+
+def split_for_ratio(radix: int, ratio: Ratio) -> PortSplit:
+    """The largest down:up split of `radix` ports that is exactly `ratio`."""
+    t = radix // (ratio.down + ratio.up)
+    if t == 0:
+        raise SizingError(
+            ("fabric", "oversubscription"),
+            f"oversubscription {ratio} needs at least {ratio.down + ratio.up} ports per switch; the switch has {radix}",
+        )
+    return PortSplit(ratio.down * t, ratio.up * t)
+
+
+def uplinks_for(down: int, ratio: Ratio, radix: int, what: str) -> PortSplit:
+    """Uplinks that give exactly `ratio` for `down` provisioned downlinks."""
+    if (down * ratio.up) % ratio.down:
+        raise SizingError(
+            ("fabric", "oversubscription"),
+            f"{down} downlinks per leaf at {ratio} would need {down * ratio.up / ratio.down:g} uplinks; "
+            f"oversubscription must give a whole number of uplinks",
+            f"choose a {what} whose downlink count is a multiple of {ratio.down}",
+        )
+    up = down * ratio.up // ratio.down
+    if down + up > radix:
+        best = split_for_ratio(radix, ratio)
+        raise SizingError(
+            ("fabric", "scalable_unit"),
+            f"{down} downlinks + {up} uplinks per leaf = {down + up} ports at {ratio}; the switch has {radix}",
+            f"at {ratio} a leaf takes at most {best.down} downlinks",
+        )
+    return PortSplit(down, up)
+
+
+def even_spread(groups: int, links_each: int, peer_ports: int, minimum: int | None = None) -> tuple[int, int] | None:
+    """Smallest peer count p >= ceil(groups*links_each/peer_ports) with p | links_each and groups*(links_each/p) <= peer_ports.
+
+    `groups` switches each spread `links_each` uplinks evenly over p peers with
+    `peer_ports` ports. Returns (p, links per pair) or None if no p works.
+    """
+    low = max(1, math.ceil(groups * links_each / peer_ports), minimum or 1)
+    for p in range(low, links_each + 1):
+        if links_each % p == 0 and groups * (links_each // p) <= peer_ports:
+            return p, links_each // p
+    return None
+
+
+@dataclass(frozen=True)
+class ClosSizing:
+    tiers: int
+    leaves: int
+    leaf: PortSplit  # provisioned per leaf
+    spine: PortSplit  # spine ports facing leaves / cores (2-tier: up = 0)
+    leaves_per_pod: int  # 2-tier: all leaves
+    pods: int
+    spines_per_pod: int
+    leaf_spine_links: int  # per leaf-spine pair (m)
+    cores_per_group: int = 0
+    spine_core_links: int = 0  # per spine-core pair (m_c)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def spines(self) -> int:
+        return self.pods * self.spines_per_pod
+
+    @property
+    def cores(self) -> int:
+        return self.spines_per_pod * self.cores_per_group if self.tiers == 3 else 0
+
+
+def two_tier(leaves: int, leaf: PortSplit, spine_radix: int) -> ClosSizing | None:
+    spread = even_spread(leaves, leaf.up, spine_radix)
+    if spread is None:
+        return None
+    spines, m = spread
+    notes = []
+    minimum = math.ceil(leaves * leaf.up / spine_radix)
+    if spines != minimum:
+        notes.append(
+            f"spines rounded up from {minimum} to {spines} so every leaf has {m} link(s) to every spine "
+            f"(equal ECMP paths); {spines * spine_radix - leaves * leaf.up} spine ports stay spare"
+        )
+    return ClosSizing(2, leaves, leaf, PortSplit(spine_radix, 0), leaves, 1, spines, m, notes=tuple(notes))
+
+
+def max_two_tier_leaves(leaf: PortSplit, spine_radix: int) -> int:
+    """With one link per leaf-spine pair a spine reaches `spine_radix` leaves."""
+    return spine_radix if leaf.up >= 1 else 0
+
+
+def three_tier(leaves: int, leaf: PortSplit, spine: PortSplit, core_radix: int, leaves_per_group: int) -> ClosSizing:
+    """Pods of leaves under `leaf.up` spines (one link per leaf-spine pair), cores above.
+
+    `leaves_per_group`: pods hold whole groups of this many leaves (the rail leaves of
+    an SU for rail-optimized fabrics, 1 otherwise).
+    """
+    spines_per_pod = leaf.up
+    groups_per_pod = spine.down // leaves_per_group
+    if groups_per_pod == 0:
+        raise SizingError(
+            ("fabric", "tiers"),
+            f"a spine has {spine.down} downlinks but a scalable unit brings {leaves_per_group} leaves; "
+            f"a pod cannot hold one SU",
+            "use a switch with a larger radix or fewer rails per SU",
+        )
+    per_pod = groups_per_pod * leaves_per_group
+    pods = math.ceil(leaves / per_pod)
+    spread = even_spread(pods, spine.up, core_radix)
+    if spread is None:
+        raise SizingError(
+            ("fabric", "tiers"),
+            f"{pods} pods exceed what three tiers can join: a core has {core_radix} ports, so at most "
+            f"{core_radix} pods of {per_pod} leaves",
+            "use a larger-radix switch or a higher oversubscription",
+        )
+    cores_per_group, m_c = spread
+    notes = []
+    minimum = math.ceil(pods * spine.up / core_radix)
+    if cores_per_group != minimum:
+        notes.append(
+            f"cores per group rounded up from {minimum} to {cores_per_group} so every spine has {m_c} "
+            f"link(s) to every core of its group (equal ECMP paths)"
+        )
+    if leaves % per_pod:
+        notes.append(f"last pod is partial: {leaves % per_pod} of {per_pod} leaves; its spines keep spare downlinks")
+    return ClosSizing(3, leaves, leaf, spine, per_pod, pods, spines_per_pod, 1, cores_per_group, m_c, tuple(notes))
+
+
+def max_three_tier_leaves(leaf: PortSplit, spine: PortSplit, core_radix: int, leaves_per_group: int) -> int:
+    per_pod = (spine.down // leaves_per_group) * leaves_per_group
+    return per_pod * core_radix if spine.up >= 1 else 0

@@ -1,0 +1,129 @@
+"""The plan IR: devices, their ports (used or spare), and every link.
+
+Kept lean for a million GPUs: a port is a (device, index) pair into a `PortLayout`
+that every device of the same model shares, and links live in a columnar
+`LinkTable` of numpy arrays rather than one Python object each. A 131,072-GPU
+three-tier plan has ~390k links and ~790k ports and fits in tens of MB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NO_LINK = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One logical port of a device model, as on its front panel."""
+
+    name: str  # e.g. 1/17/2 (QM9700), swp3s1 (Cumulus), osfp4-p2 (DGX)
+    cage: str  # cage label, e.g. 17 or osfp4
+    lane: int  # 1-based logical port within the cage (breakout lane)
+    speed_gbps: int
+    form_factor: str  # OSFP, QSFP112, ...
+    top: str  # finned | flat
+    cage_gbps: int
+
+
+@dataclass(frozen=True, slots=True)
+class PortLayout:
+    """The ports of one device model at one fabric speed, in panel order."""
+
+    id: str
+    ports: tuple[Port, ...]
+
+    def __len__(self) -> int:
+        return len(self.ports)
+
+
+@dataclass(slots=True)
+class Device:
+    name: str
+    role: str  # server, leaf, spine, core, or an extra-endpoint role (ufm, storage, ...)
+    model: str  # catalog id (or the role for extra endpoints)
+    layout: str  # PortLayout id
+    tier: int  # 0 endpoints, 1 leaf, 2 spine, 3 core
+    index: int  # 1-based within its group (SU, pod, core group)
+    su: int | None = None
+    pod: int | None = None
+    rail: int | None = None
+    group: int | None = None  # core group (spine position it serves)
+    fabric: str = "compute"
+    port_offset: int = 0  # first global port id; set by Plan.add_devices
+
+
+@dataclass
+class LinkTable:
+    """Every link as columns. End a is the lower tier, end b the upper tier."""
+
+    a_dev: np.ndarray
+    a_port: np.ndarray
+    b_dev: np.ndarray
+    b_port: np.ndarray
+    kind: np.ndarray  # index into Plan.link_kinds
+    media: np.ndarray  # index into Plan.media
+    speed_gbps: np.ndarray
+
+    @classmethod
+    def concat(cls, parts: list["LinkTable"]) -> "LinkTable":
+        if not parts:
+            z = np.zeros(0, dtype=np.int32)
+            return cls(z, z, z, z, z.astype(np.int16), z.astype(np.int16), z)
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__dataclass_fields__))
+
+    def __len__(self) -> int:
+        return int(self.a_dev.shape[0])
+
+
+@dataclass
+class Plan:
+    name: str
+    devices: list[Device]
+    layouts: dict[str, PortLayout]
+    links: LinkTable
+    link_kinds: list[str]  # e.g. server-leaf, ufm-leaf, leaf-spine, spine-core
+    media: list[str]  # media ids used by links
+    design: dict  # resolved structure: tiers, per-tier port splits, counts (plain JSON values)
+    notes: list[str] = field(default_factory=list)
+    _by_name: dict[str, int] | None = field(default=None, repr=False)
+
+    # --- derived views (cheap, cached where used often) ---------------------------------
+    def device_index(self, name: str) -> int:
+        if self._by_name is None:
+            self._by_name = {d.name: i for i, d in enumerate(self.devices)}
+        return self._by_name[name]
+
+    def port_count(self) -> int:
+        return sum(len(self.layouts[d.layout]) for d in self.devices)
+
+    def port_offsets(self) -> np.ndarray:
+        return np.fromiter((d.port_offset for d in self.devices), dtype=np.int64, count=len(self.devices))
+
+    def link_of_port(self) -> np.ndarray:
+        """For every global port id, the link index it carries or NO_LINK (spare)."""
+        offsets = self.port_offsets()
+        out = np.full(self.port_count(), NO_LINK, dtype=np.int64)
+        ids = np.arange(len(self.links), dtype=np.int64)
+        out[offsets[self.links.a_dev] + self.links.a_port] = ids
+        out[offsets[self.links.b_dev] + self.links.b_port] = ids
+        return out
+
+    def roles(self) -> list[str]:
+        """Roles in plan order (servers, endpoints, leaf, spine, core)."""
+        seen: dict[str, None] = {}
+        for d in self.devices:
+            seen.setdefault(d.role, None)
+        return list(seen)
+
+    def count_by_role(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for d in self.devices:
+            out[d.role] = out.get(d.role, 0) + 1
+        return out
+
+    def count_by_kind(self) -> dict[str, int]:
+        counts = np.bincount(self.links.kind.astype(np.int64), minlength=len(self.link_kinds))
+        return {k: int(c) for k, c in zip(self.link_kinds, counts) if c}

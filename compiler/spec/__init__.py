@@ -1,0 +1,1 @@
+"""The input language: spec models, the position-keeping YAML loader, JSON Schema."""

@@ -1,0 +1,105 @@
+"""From a YAML file to a validated `Spec`, or every problem in it at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ..diagnostics import Diagnostic, SpecInvalid, nearest
+from .model import Spec
+from .yaml_source import Source, load_yaml_file, load_yaml_text
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    spec: Spec
+    source: Source
+
+    @property
+    def file(self) -> str:
+        return self.source.file
+
+    def diagnostic(self, code: str, path: tuple, message: str, hint: str = "") -> Diagnostic:
+        """A diagnostic pointing at `path` in this spec's file."""
+        line, col = self.source.where(path)
+        return Diagnostic(code, message, path=".".join(map(str, path)), file=self.file,
+                          line=line, column=col, hint=hint)
+
+
+def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The keys allowed in the mapping at `loc` (for 'did you mean' on unknown keys)."""
+    current = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        nxt = None
+        for cand in (ann, *getattr(ann, "__args__", ())):
+            for inner in (cand, *getattr(cand, "__args__", ())):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    nxt = inner
+        if nxt is None:
+            return []
+        current = nxt
+    return list(current.model_fields)
+
+
+def _hint_for(err: dict, loc: tuple) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = _fields_at(Spec, loc[:-1])
+        return nearest(str(loc[-1]), allowed) if allowed else ""
+    if kind == "missing":
+        return "add this key"
+    if kind == "string_pattern_mismatch":
+        return "use lower-case letters, digits and '-', starting with a letter or digit (no '/', quotes, spaces)"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "a whole number, without quotes"
+    if kind == "literal_error":
+        return "allowed: " + str(err.get("ctx", {}).get("expected", ""))
+    return ""
+
+
+def _clean_loc(loc: tuple) -> tuple:
+    # pydantic adds validator/union names into loc (e.g. 'function-after[...]'); keep real keys.
+    return tuple(p for p in loc if isinstance(p, int) or ("[" not in p and p not in ("str", "int", "dict[str,str]")))
+
+
+def spec_from_source(source: Source) -> LoadedSpec:
+    if not isinstance(source.data, dict):
+        raise SpecInvalid([Diagnostic("SPEC_NOT_MAPPING", "a spec is a YAML mapping of keys (name, servers, server, fabric, ...)",
+                                      file=source.file, line=1, column=1)])
+    try:
+        spec = Spec.model_validate(source.data)
+    except ValidationError as exc:
+        diagnostics = []
+        seen = set()
+        for err in exc.errors():
+            loc = _clean_loc(tuple(err["loc"]))
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = f"unknown key '{loc[-1]}'"
+            elif err["type"] == "string_pattern_mismatch":
+                msg = f"{err['input']!r} is not a valid value here"
+            key = (loc, msg)
+            if key in seen:
+                continue
+            seen.add(key)
+            line, col = source.where(loc, key=err["type"] in ("extra_forbidden", "missing"))
+            diagnostics.append(Diagnostic("SPEC_INVALID", msg, path=".".join(map(str, loc)) or "(top level)",
+                                          file=source.file, line=line, column=col, hint=_hint_for(err, loc)))
+        raise SpecInvalid(diagnostics) from None
+    return LoadedSpec(spec, source)
+
+
+def load_spec(path: str | Path) -> LoadedSpec:
+    return spec_from_source(load_yaml_file(path))
+
+
+def load_spec_text(text: str, file: str = "<spec>") -> LoadedSpec:
+    return spec_from_source(load_yaml_text(text, file))
