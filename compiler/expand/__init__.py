@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import clos
+from . import clos, facts
 from .resolve import resolve
 
 # topology kind -> builder(design) -> Plan. Torus, dragonfly, ... add one line each.
@@ -16,4 +16,6 @@ BUILDERS = {
 
 def expand(loaded: LoadedSpec) -> Plan:
     design = resolve(loaded)
-    return BUILDERS[loaded.spec.fabric.topology](design)
+    plan = BUILDERS[loaded.spec.fabric.topology](design)
+    facts.attach(plan, design.catalog)
+    return plan

@@ -72,6 +72,26 @@ def _catalog_for(loaded: LoadedSpec, errors: list[Diagnostic]) -> Catalog:
         return load_catalog()
 
 
+def raw_catalog_diagnostics(source) -> list[Diagnostic]:
+    """Catalog-id problems in a spec that failed schema validation, so that one run
+    reports them together with the schema errors (best effort on the raw values)."""
+    data = source.data if isinstance(source.data, dict) else {}
+    fabric = data.get("fabric") if isinstance(data.get("fabric"), dict) else {}
+    if data.get("catalog") is not None:
+        return []  # ids may come from the user's catalog, which we only read for a valid spec
+    catalog = load_catalog()
+    out = []
+    for path, value, table, what, code in (
+        (("server",), data.get("server"), catalog.servers, "server type", "SPEC_UNKNOWN_SERVER"),
+        (("fabric", "switch"), fabric.get("switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
+    ):
+        if isinstance(value, str) and value not in table:
+            line, col = source.where(path)
+            out.append(Diagnostic(code, f"unknown {what} '{value}'", path=".".join(path), file=source.file,
+                                  line=line, column=col, hint=nearest(value, table)))
+    return out
+
+
 def resolve(loaded: LoadedSpec) -> ClosDesign:
     spec = loaded.spec
     fabric = spec.fabric

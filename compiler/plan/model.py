@@ -88,6 +88,7 @@ class Plan:
     media: list[str]  # media ids used by links
     design: dict  # resolved structure: tiers, per-tier port splits, counts (plain JSON values)
     notes: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
     _by_name: dict[str, int] | None = field(default=None, repr=False)
 
     # --- derived views (cheap, cached where used often) ---------------------------------

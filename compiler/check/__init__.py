@@ -1,0 +1,1 @@
+"""Analyses over a plan that return findings (capacity, bisection, redundancy, ...)."""

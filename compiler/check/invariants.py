@@ -1,0 +1,58 @@
+"""Structural invariants every plan must hold, whatever its topology.
+
+A violation here is a compiler bug, not a user error: compile refuses to write a
+plan that fails them. O(ports) with numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan.model import Plan
+from .findings import Finding
+
+
+def plan_invariants(plan: Plan) -> list[Finding]:
+    out: list[Finding] = []
+    links = plan.links
+    names = [d.name for d in plan.devices]
+    if len(set(names)) != len(names):
+        seen: set[str] = set()
+        dup = next(n for n in names if n in seen or seen.add(n))
+        out.append(Finding("DEVICE_NAME_REUSED", "error", f"device name {dup} used twice", dup))
+    sizes = np.fromiter((len(plan.layouts[d.layout]) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    offsets = plan.port_offsets()
+    for end in ("a", "b"):
+        dev, port = getattr(links, f"{end}_dev"), getattr(links, f"{end}_port")
+        bad = np.nonzero((port < 0) | (port >= sizes[dev]))[0]
+        if bad.size:
+            i = int(bad[0])
+            out.append(Finding("PORT_OUT_OF_RANGE", "error",
+                               f"link {i + 1} uses port index {int(port[i])} of {names[int(dev[i])]}, which has {int(sizes[dev[i]])} ports",
+                               names[int(dev[i])]))
+    if out:
+        return out
+    gids = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
+    uniq, counts = np.unique(gids, return_counts=True)
+    if (counts > 1).any():
+        gid = int(uniq[np.argmax(counts > 1)])
+        dev = int(np.searchsorted(offsets, gid, side="right") - 1)
+        port = plan.layouts[plan.devices[dev].layout].ports[gid - int(offsets[dev])]
+        out.append(Finding("PORT_REUSED", "error", f"port {port.name} of {names[dev]} carries more than one link",
+                           f"{names[dev]}:{port.name}"))
+    if (links.a_dev == links.b_dev).any():
+        i = int(np.argmax(links.a_dev == links.b_dev))
+        out.append(Finding("LINK_LOOP", "error", f"link {i + 1} connects {names[int(links.a_dev[i])]} to itself"))
+    # Speeds must match at both ends (a breakout is a different layout, never a mismatch here).
+    per_layout = {lid: np.array([p.speed_gbps for p in lay.ports], dtype=np.int64) for lid, lay in plan.layouts.items()}
+    port_speed = np.empty(int(sizes.sum()), dtype=np.int64)
+    for d in plan.devices:
+        speeds = per_layout[d.layout]
+        port_speed[d.port_offset:d.port_offset + speeds.size] = speeds
+    a_speed = port_speed[offsets[links.a_dev] + links.a_port]
+    b_speed = port_speed[offsets[links.b_dev] + links.b_port]
+    if (a_speed != b_speed).any():
+        i = int(np.argmax(a_speed != b_speed))
+        out.append(Finding("SPEED_MISMATCH", "error",
+                           f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
+    return out

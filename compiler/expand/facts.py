@@ -1,0 +1,61 @@
+"""Catalog facts a plan carries, so that every output (and `diff`) needs only the plan.
+
+Attached after lowering and independent of topology: the models in use (part
+numbers, power, RU), each medium's cable, and the transceiver each end takes.
+"""
+
+from __future__ import annotations
+
+from ..catalog import Catalog
+from ..plan.model import Plan
+
+
+def _model_record(catalog: Catalog, device) -> dict:
+    if device.model in catalog.switches:
+        sw = catalog.switches[device.model]
+        return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
+                "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence}
+    if device.model in catalog.servers:
+        sv = catalog.servers[device.model]
+        nics = sv.nic_groups["compute"]
+        return {"kind": "server", "vendor": sv.vendor, "model": sv.model, "part_number": sv.model,
+                "power_w": sv.power_w, "rack_units": sv.rack_units, "confidence": sv.confidence,
+                "gpus": sv.gpus, "nic": nics.nic, "nic_part_number": nics.nic_part_number,
+                "nics": nics.nics, "nics_built_in": nics.built_in}
+    return {"kind": "endpoint", "vendor": "", "model": device.role, "part_number": "", "power_w": None,
+            "rack_units": None, "confidence": "unconfirmed"}
+
+
+def attach(plan: Plan, catalog: Catalog) -> None:
+    models: dict[str, dict] = {}
+    for dev in plan.devices:
+        if dev.model not in models:
+            models[dev.model] = _model_record(catalog, dev)
+    media: dict[str, dict] = {}
+    transceivers: dict[str, dict] = {}
+    for media_id in plan.media:
+        medium = catalog.media[media_id]
+        cable = catalog.cables[medium.cable]
+        ends: dict[str, str | None] = {}
+        for layout in plan.layouts.values():
+            for port in layout.ports:
+                key = cage_key(port.form_factor, port.top, port.cage_gbps)
+                if key in ends:
+                    continue
+                t = catalog.transceiver_for(medium.fiber, port.form_factor, port.top, port.cage_gbps) if medium.needs_transceivers else None
+                ends[key] = t.part_number if t else None
+                if t:
+                    transceivers[t.part_number] = {"description": t.description, "fiber": t.fiber, "ports": t.ports,
+                                                   "reach_m": t.reach_m, "power_w": t.power_w, "connector": t.connector,
+                                                   "confidence": t.confidence}
+        media[media_id] = {"description": medium.description, "fiber": medium.fiber,
+                           "cable_part_number": cable.part_number, "cable_description": cable.description,
+                           "reach_m": cable.reach_m, "jacket": cable.jacket,
+                           "transceivers": dict(sorted(ends.items())),
+                           "needs_transceivers": medium.needs_transceivers}
+    plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items()))}
+
+
+def cage_key(form_factor: str, top: str, cage_gbps: int) -> str:
+    return f"{form_factor} {top} {cage_gbps}G"
+

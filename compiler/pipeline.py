@@ -1,0 +1,39 @@
+"""The library entry points the CLI (and tests) call: validate, build, compile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .check.invariants import plan_invariants
+from .expand import expand
+from .plan.model import Plan
+from .render import RENDERERS
+from .render.writer import OutputDir
+from .diagnostics import SpecInvalid
+from .expand.resolve import raw_catalog_diagnostics
+from .spec.load import LoadedSpec, spec_from_source
+from .spec.yaml_source import load_yaml_file
+
+
+def build_plan(spec_path: str | Path) -> tuple[LoadedSpec, Plan]:
+    """Load, validate and expand a spec. Raises SpecInvalid for any user error."""
+    source = load_yaml_file(spec_path)
+    try:
+        loaded = spec_from_source(source)
+    except SpecInvalid as exc:
+        exc.diagnostics.extend(raw_catalog_diagnostics(source))
+        raise
+    plan = expand(loaded)
+    broken = plan_invariants(plan)
+    if broken:  # the builder produced an impossible plan: our bug, never the user's
+        raise AssertionError("plan invariants violated:\n" + "\n".join(f.message for f in broken))
+    return loaded, plan
+
+
+def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None) -> Path:
+    target = Path(out_dir) / plan.name
+    names = only or list(RENDERERS)
+    with OutputDir(target) as out:
+        for name in names:
+            RENDERERS[name](plan, out)
+    return target

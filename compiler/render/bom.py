@@ -1,0 +1,25 @@
+"""bom.csv: what procurement orders, by part number, with quantities and power."""
+
+from __future__ import annotations
+
+from ..plan.bom import bill_of_materials
+from ..plan.model import Plan
+from .csvtext import csv_text
+from .writer import OutputDir
+
+HEADER = ["category", "part_number", "description", "quantity", "unit_power_w", "total_power_w", "notes"]
+
+
+def _watts(value) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    rows = [
+        (line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
+         _watts(line.total_power_w), line.notes)
+        for line in bill_of_materials(plan)
+    ]
+    out.write_text("bom.csv", csv_text(HEADER, rows))

@@ -1,0 +1,18 @@
+"""plan.json (the whole plan) and plan.schema.json (its JSON Schema)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from ..plan.model import Plan
+from ..plan.serialize import plan_json_text
+from .writer import OutputDir
+
+
+def schema_text() -> str:
+    return (resources.files("compiler.plan") / "plan.schema.json").read_text(encoding="utf-8")
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    out.write_text("plan.json", plan_json_text(plan))
+    out.write_text("plan.schema.json", schema_text())

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+sys.path.insert(0, str(ROOT))
+
+from compiler.expand import expand  # noqa: E402
+from compiler.spec.load import load_spec_text  # noqa: E402
+
+
+def plan_from_text(text: str, file: str = "<test>"):
+    return expand(load_spec_text(text, file))
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "compiler.cli", *args], cwd=cwd or ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli_in_process(*args: str) -> CliResult:
+    """The CLI run in this process (fast); use run_cli where a fresh interpreter matters."""
+    from typer.testing import CliRunner
+
+    from compiler.cli import app
+
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return CliResult(result.exit_code, result.stdout, result.stderr)

@@ -1,0 +1,70 @@
+"""Port uniqueness, radix and wiring-rule invariants on every compiled example plan."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from compiler.check.invariants import plan_invariants
+from compiler.pipeline import build_plan
+
+from .conftest import SPECS
+
+SPEC_FILES = sorted(p for p in SPECS.glob("*.yaml") if "64su" not in p.name)
+
+
+@pytest.fixture(scope="module", params=SPEC_FILES, ids=[p.stem for p in SPEC_FILES])
+def plan(request):
+    return build_plan(request.param)[1]
+
+
+def test_invariants_hold(plan):
+    assert plan_invariants(plan) == []
+
+
+def test_every_port_used_at_most_once_and_within_radix(plan):
+    offsets = plan.port_offsets()
+    gids = np.concatenate([offsets[plan.links.a_dev] + plan.links.a_port, offsets[plan.links.b_dev] + plan.links.b_port])
+    assert np.unique(gids).size == gids.size
+    for end in ("a", "b"):
+        dev, port = getattr(plan.links, f"{end}_dev"), getattr(plan.links, f"{end}_port")
+        sizes = np.array([len(plan.layouts[d.layout]) for d in plan.devices])
+        assert (port < sizes[dev]).all() and (port >= 0).all()
+
+
+def test_every_server_nic_connected_once(plan):
+    servers = [i for i, d in enumerate(plan.devices) if d.role == "server"]
+    nics = len(plan.layouts[plan.devices[servers[0]].layout])
+    per_server = Counter(plan.links.a_dev[plan.links.kind == plan.link_kinds.index("server-leaf")].tolist())
+    assert set(per_server.values()) == {nics}
+    assert len(per_server) == len(servers)
+
+
+def test_equal_links_to_every_upper_switch(plan):
+    # ECMP needs equal paths: every leaf has the same number of links to each spine it
+    # reaches, and reaches every spine of its pod; likewise spine -> core.
+    for kind, lower, upper_key in (("leaf-spine", "leaf", "pod"), ("spine-core", "spine", "group")):
+        if kind not in plan.link_kinds:
+            continue
+        sel = plan.links.kind == plan.link_kinds.index(kind)
+        pairs = Counter(zip(plan.links.a_dev[sel].tolist(), plan.links.b_dev[sel].tolist()))
+        assert len(set(pairs.values())) == 1, f"{kind}: unequal links per pair"
+        per_lower = Counter(a for a, _ in pairs)
+        assert len(set(per_lower.values())) == 1, f"{kind}: {lower}s reach different numbers of peers"
+
+
+def test_rail_optimized_rule(plan):
+    if plan.design["topology"] != "rail-optimized":
+        pytest.skip("not rail-optimized")
+    sel = plan.links.kind == plan.link_kinds.index("server-leaf")
+    for a, a_port, b in zip(plan.links.a_dev[sel].tolist(), plan.links.a_port[sel].tolist(), plan.links.b_dev[sel].tolist()):
+        server, leaf = plan.devices[a], plan.devices[b]
+        assert leaf.su == server.su and leaf.rail == a_port + 1
+
+
+def test_names_are_unique_and_safe(plan):
+    names = [d.name for d in plan.devices]
+    assert len(set(names)) == len(names)
+    assert all(n.replace("-", "").isalnum() and n == n.lower() for n in names)
