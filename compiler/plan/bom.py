@@ -30,25 +30,34 @@ class BomLine:
         return None if self.unit_power_w is None else self.unit_power_w * self.quantity
 
 
-def _cage_ids(plan: Plan) -> tuple[np.ndarray, list]:
-    """Global cage id of every global port, and the first Port of each global cage."""
-    per_layout: dict[str, tuple[np.ndarray, list]] = {}
+def _cage_types(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per global port: its global cage id and its cage type (index into the returned keys).
+
+    A cage type is (form factor, top, cage bandwidth): what a transceiver must fit.
+    """
+    keys: list[str] = []
+    per_layout: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
     for lid, layout in plan.layouts.items():
         index: dict[str, int] = {}
-        first: list = []
-        for port in layout.ports:
-            if port.cage not in index:
-                index[port.cage] = len(first)
-                first.append(port)
-        local = np.fromiter((index[p.cage] for p in layout.ports), dtype=np.int64, count=len(layout))
-        per_layout[lid] = (local, first)
-    out = np.empty(plan.port_count(), dtype=np.int64)
-    cage_port: list = []
+        local = np.empty(len(layout), dtype=np.int64)
+        ctype = np.empty(len(layout), dtype=np.int64)
+        for i, port in enumerate(layout.ports):
+            local[i] = index.setdefault(port.cage, len(index))
+            key = f"{port.form_factor} {port.top} {port.cage_gbps}G"
+            if key not in keys:
+                keys.append(key)
+            ctype[i] = keys.index(key)
+        per_layout[lid] = (local, ctype, len(index))
+    n = plan.port_count()
+    cage = np.empty(n, dtype=np.int64)
+    ctype = np.empty(n, dtype=np.int64)
+    next_cage = 0
     for dev in plan.devices:
-        local, first = per_layout[dev.layout]
-        out[dev.port_offset:dev.port_offset + local.size] = len(cage_port) + local
-        cage_port.extend(first)
-    return out, cage_port
+        local, types, n_cages = per_layout[dev.layout]
+        cage[dev.port_offset:dev.port_offset + local.size] = next_cage + local
+        ctype[dev.port_offset:dev.port_offset + local.size] = types
+        next_cage += n_cages
+    return cage, ctype, keys
 
 
 def bill_of_materials(plan: Plan) -> list[BomLine]:
@@ -74,22 +83,24 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
     # Transceivers: one per (cage, medium) with at least one link.
     links = plan.links
     if len(links):
-        cage_of_port, cage_port = _cage_ids(plan)
+        cage_of_port, type_of_port, type_keys = _cage_types(plan)
         offsets = plan.port_offsets()
-        ends_cage = np.concatenate([cage_of_port[offsets[links.a_dev] + links.a_port],
-                                    cage_of_port[offsets[links.b_dev] + links.b_port]])
+        ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
         ends_media = np.concatenate([links.media, links.media]).astype(np.int64)
-        pairs = np.unique(ends_cage * len(plan.media) + ends_media)
-        cage_ids, media_idx = np.divmod(pairs, len(plan.media))
+        n_media = len(plan.media)
+        # One transceiver per (cage, medium) in use; then count those by (cage type, medium).
+        in_use = np.unique(cage_of_port[ends] * n_media + ends_media)
+        cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
+        cage_type[cage_of_port] = type_of_port
+        cages, media_idx = np.divmod(in_use, n_media)
+        combo, qty = np.unique(cage_type[cages] * n_media + media_idx, return_counts=True)
         tally: dict[tuple[str, str], int] = {}
-        for cid, mi in zip(cage_ids.tolist(), media_idx.tolist()):
-            port = cage_port[cid]
-            key = f"{port.form_factor} {port.top} {port.cage_gbps}G"
-            media_id = plan.media[mi]
+        for c, q in zip(combo.tolist(), qty.tolist()):
+            key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             if not facts["media"][media_id]["needs_transceivers"]:
                 continue
             part = facts["media"][media_id]["transceivers"].get(key) or f"{NOT_IN_CATALOG}: {media_id} {key}"
-            tally[(part, media_id)] = tally.get((part, media_id), 0) + 1
+            tally[(part, media_id)] = tally.get((part, media_id), 0) + q
         for (part, media_id), qty in sorted(tally.items()):
             t = facts["transceivers"].get(part)
             if t:

@@ -90,6 +90,13 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
     _by_name: dict[str, int] | None = field(default=None, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def memo(self, key: str, compute):
+        """Derived data computed once per plan (views, BOM) and shared by every output."""
+        if key not in self._memo:
+            self._memo[key] = compute(self)
+        return self._memo[key]
 
     # --- derived views (cheap, cached where used often) ---------------------------------
     def device_index(self, name: str) -> int:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from .model import Plan
-from .views import link_columns
+from .views import cable_ids, per_port
 
 FORMAT = "clusterc-plan"
 VERSION = 1
@@ -19,20 +21,44 @@ PORT_COLUMNS = ["name", "cage", "lane", "speed_gbps", "form_factor", "top", "cag
 LINK_COLUMNS = ["cable_id", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps", "media"]
 
 
-def _dump(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+# One encoder for all rows: json.dumps(..., separators=...) builds a new encoder per call.
+_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _link_rows(plan: Plan):
+    """Link rows as ready JSON text: each distinct string is encoded once, then rows are
+    assembled by indexing (about 10x faster than encoding 400k lists one by one)."""
+    links = plan.links
+    enc = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses
+    names = np.array([enc(d.name) for d in plan.devices], dtype=object)
+    port_names = per_port(plan, {lid: np.array([enc(p.name) for p in lay.ports], dtype=object)
+                                 for lid, lay in plan.layouts.items()})
+    kinds = np.array([enc(k) for k in plan.link_kinds], dtype=object)
+    media = np.array([enc(m) for m in plan.media], dtype=object)
+    offsets = plan.port_offsets()
+    rows = zip([enc(c) for c in plan.memo("cable_ids", lambda pl: cable_ids(len(pl.links)))], kinds[links.kind].tolist(),
+               names[links.a_dev].tolist(), port_names[offsets[links.a_dev] + links.a_port].tolist(),
+               names[links.b_dev].tolist(), port_names[offsets[links.b_dev] + links.b_port].tolist(),
+               links.speed_gbps.tolist(), media[links.media].tolist())
+    return _Raw("[%s,%s,%s,%s,%s,%s,%d,%s]" % r for r in rows)
+
+
+class _Raw:
+    """Rows that are already JSON text."""
+
+    def __init__(self, texts):
+        self.texts = texts
 
 
 def _table(columns: list[str], rows, indent: str) -> str:
-    body = (",\n" + indent + "  ").join(_dump(r) for r in rows)
+    texts = rows.texts if isinstance(rows, _Raw) else (_dump(r) for r in rows)
+    body = (",\n" + indent + "  ").join(texts)
     inner = f"\n{indent}  {body}\n{indent}" if body else ""
     return f'{{"columns": {_dump(columns)}, "rows": [{inner}]}}'
 
 
 def plan_json_text(plan: Plan) -> str:
-    c = link_columns(plan)
-    link_rows = zip(c["cable_id"].tolist(), c["kind"].tolist(), c["a_device"].tolist(), c["a_port"].tolist(),
-                    c["b_device"].tolist(), c["b_port"].tolist(), c["speed_gbps"].tolist(), c["media"].tolist())
+    link_rows = _link_rows(plan)
     device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric]
                    for d in plan.devices)
     layouts = ",\n".join(

@@ -22,7 +22,7 @@ def summarize(plan: Plan) -> dict:
     oversub = {"leaf": _ratio(design["leaf_ports"]["down"], design["leaf_ports"]["up"])}
     if design["tiers"] == 3:
         oversub["spine"] = _ratio(design["spine_ports"]["down"], design["spine_ports"]["up"])
-    bom = bill_of_materials(plan)
+    bom = plan.memo("bom", bill_of_materials)
     transceivers = sum(line.quantity for line in bom if line.category == "transceiver")
     notes = list(plan.notes)
     for line in bom:

@@ -20,6 +20,6 @@ def render(plan: Plan, out: OutputDir) -> None:
     rows = [
         (line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
          _watts(line.total_power_w), line.notes)
-        for line in bill_of_materials(plan)
+        for line in plan.memo("bom", bill_of_materials)
     ]
     out.write_text("bom.csv", csv_text(HEADER, rows))

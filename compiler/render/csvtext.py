@@ -12,3 +12,15 @@ def csv_text(header: list[str], rows) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return buf.getvalue()
+
+
+def csv_field(value) -> str:
+    """One field as csv.writer would write it (quoted only where needed).
+
+    Used to pre-escape repeated values once (device names, port names) so that big
+    tables are joined from ready-made pieces instead of escaping 10M fields one by one.
+    """
+    text = str(value)
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text

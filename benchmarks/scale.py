@@ -1,0 +1,67 @@
+"""Scale benchmark: compile a 131,072-GPU three-tier rail-optimized fabric.
+
+16,384 8-GPU servers on sn5600 broken out to 128 x 400G. Prints wall time per stage
+and peak memory (ru_maxrss). Run by hand: python benchmarks/scale.py [--gpus N] [--keep]
+Targets (2 cores): compile under 10 s and 2 GB for spec -> plan -> cabling/BOM/plan/summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SPEC = """name: bench-{gpus}
+gpus: {gpus}
+server: dgx-h100
+fabric:
+  topology: rail-optimized
+  switch: sn5600
+  speed_gbps: 400
+  tiers: auto
+  oversubscription: "1:1"
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpus", type=int, default=131072)
+    ap.add_argument("--keep", action="store_true", help="leave the outputs in benchmarks/out/")
+    args = ap.parse_args()
+
+    from compiler.pipeline import build_plan, write_outputs
+    from compiler.plan.summary import summarize
+
+    work = Path(tempfile.mkdtemp())
+    spec = work / "bench.yaml"
+    spec.write_text(SPEC.format(gpus=args.gpus))
+    out = ROOT / "benchmarks" / "out" if args.keep else work / "out"
+
+    t0 = time.perf_counter()
+    _, plan = build_plan(spec)
+    t1 = time.perf_counter()
+    write_outputs(plan, out)
+    t2 = time.perf_counter()
+    s = summarize(plan)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"gpus {s['gpus']:,}  servers {s['servers']:,}  switches {s['switches']}  tiers {s['tiers']}")
+    print(f"links {len(plan.links):,}  ports {plan.port_count():,}")
+    print(f"spec -> plan       {t1 - t0:6.2f} s")
+    print(f"write outputs      {t2 - t1:6.2f} s")
+    print(f"total              {t2 - t0:6.2f} s")
+    print(f"peak memory (RSS)  {rss_mb:6.0f} MB")
+    for f in sorted((out / plan.name).iterdir()):
+        print(f"  {f.name:<18} {f.stat().st_size / 1e6:8.1f} MB")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
