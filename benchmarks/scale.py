@@ -36,6 +36,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="leave the outputs in benchmarks/out/")
     args = ap.parse_args()
 
+    from compiler.check import run_checks
     from compiler.pipeline import build_plan, write_outputs
     from compiler.plan.summary import summarize
 
@@ -47,6 +48,9 @@ def main() -> None:
     t0 = time.perf_counter()
     _, plan = build_plan(spec)
     t1 = time.perf_counter()
+    report = run_checks(plan)
+    plan.memo("checks", lambda _p: report)
+    tc = time.perf_counter()
     write_outputs(plan, out)
     t2 = time.perf_counter()
     s = summarize(plan)
@@ -54,7 +58,10 @@ def main() -> None:
     print(f"gpus {s['gpus']:,}  servers {s['servers']:,}  switches {s['switches']}  tiers {s['tiers']}")
     print(f"links {len(plan.links):,}  ports {plan.port_count():,}")
     print(f"spec -> plan       {t1 - t0:6.2f} s")
-    print(f"write outputs      {t2 - t1:6.2f} s")
+    print(f"checks             {tc - t1:6.2f} s  ({', '.join(f'{k} {v:.2f}' for k, v in report['_seconds'].items())})")
+    b = report["figures"]["bisection"]
+    print(f"  bisection {b['worst_cut_gbps']:,} Gb/s worst cut ({b['worst_cut']}), closed form {b['analytic_gbps']:,} Gb/s")
+    print(f"write outputs      {t2 - tc:6.2f} s")
     print(f"total              {t2 - t0:6.2f} s")
     print(f"peak memory (RSS)  {rss_mb:6.0f} MB")
     for f in sorted((out / plan.name).iterdir()):

@@ -51,7 +51,18 @@ def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     rows += [(f"{kind} cables", f"{n:,}") for kind, n in summary["cables"].items()]
     rows += [("transceivers", f"{summary['transceivers']:,}")]
     rows += [(f"oversubscription {tier}", r) for tier, r in summary["oversubscription"].items()]
+    b = summary.get("bisection_gbps")
+    if b:
+        rows += [("bisection", f"{b['worst_cut']:,} Gb/s worst cut, {b['analytic']:,} Gb/s closed form")
+                 if b["analytic"] is not None else ("bisection", f"{b['worst_cut']:,} Gb/s worst cut")]
     return rows
+
+
+def _print_findings(report: dict, verbose: bool) -> None:
+    for f in report["findings"]:
+        if verbose or f["severity"] != "info":
+            where = f" [{f['where']}]" if f["where"] else ""
+            print(f"  {f['severity']}: {f['code']}: {f['message']}{where}")
 
 
 @app.command()
@@ -92,8 +103,11 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
         if unknown:
             print(f"error: unknown output(s) {', '.join(unknown)}; known: {', '.join(RENDERERS)}", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
+    from .check import report_for
+
     failed: list[Diagnostic] = []
     results = []
+    checks_failed = False
     for spec in specs:
         try:
             _, plan = build_plan(spec)
@@ -106,18 +120,62 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
             failed.append(Diagnostic("OUTPUT_UNWRITABLE", f"cannot write outputs: {exc.strerror}: {exc.filename}", file=str(spec)))
             continue
         summary = summarize(plan)
-        results.append({"spec": str(spec), "out": str(target), "summary": summary})
+        report = report_for(plan)
+        checks_failed = checks_failed or not report["ok"]
+        results.append({"spec": str(spec), "out": str(target), "summary": summary, "checks_ok": report["ok"]})
         if format == Format.text:
             print(f"{spec} -> {target}/")
             print(_table(_summary_rows(summary)))
             for note in summary["notes"]:
                 print(f"  note: {note}")
+            _print_findings(report, verbose=False)
     if format == Format.json:
         print(json.dumps({"ok": not failed, "results": results, "diagnostics": [d.as_dict() for d in failed]}, indent=2))
     elif failed:
         _print_diagnostics(failed, format)
     if failed:
         raise typer.Exit(EXIT_INVALID)
+    if checks_failed:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command()
+def check(specs: List[Path] = typer.Argument(..., help="spec files"),
+          format: Format = typer.Option(Format.text, "--format", help="text or json"),
+          verbose: bool = typer.Option(False, "-v", "--verbose", help="also print info findings")) -> None:
+    """Check specs' plans: bisection, oversubscription, redundancy, failures, budgets, hops,
+    collective estimates and the spec's requirements. Exit 1 on an error finding."""
+    from .check import report_for
+    from .pipeline import build_plan
+
+    failed: list[Diagnostic] = []
+    reports = []
+    for spec in specs:
+        try:
+            _, plan = build_plan(spec)
+        except SpecInvalid as exc:
+            failed.extend(exc.diagnostics)
+            continue
+        report = report_for(plan)
+        reports.append({"spec": str(spec), **report})
+        if format == Format.text:
+            b = report["figures"]["bisection"]
+            errors = sum(f["severity"] == "error" for f in report["findings"])
+            status = "ok" if report["ok"] else f"FAILED ({errors} error(s))"
+            print(f"{spec}: {status}")
+            print(f"  bisection {b['worst_cut_gbps']:,} Gb/s (worst cut: {b['worst_cut']}; {b['convention']})")
+            for r in report["figures"]["requirements"]["results"]:
+                print(f"  requirement {r['name']}: {'ok' if r['ok'] else 'VIOLATED'}")
+            _print_findings(report, verbose)
+    if format == Format.json:
+        print(json.dumps({"ok": not failed and all(r["ok"] for r in reports), "reports": reports,
+                          "diagnostics": [d.as_dict() for d in failed]}, indent=2))
+    elif failed:
+        _print_diagnostics(failed, format)
+    if failed:
+        raise typer.Exit(EXIT_INVALID)
+    if not all(r["ok"] for r in reports):
+        raise typer.Exit(EXIT_CHECK_FAILED)
 
 
 @app.command()

@@ -16,6 +16,11 @@ from compiler.expand import expand  # noqa: E402
 from compiler.spec.load import load_spec_text  # noqa: E402
 
 
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder`, by relative path."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def plan_from_text(text: str, file: str = "<test>"):
     return expand(load_spec_text(text, file))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ROOT, SPECS, run_cli
+from .conftest import ROOT, SPECS, run_cli, tree_bytes
 
 EXAMPLES = sorted(p.name for p in (ROOT / "out").iterdir() if p.is_dir() and not p.name.startswith("."))
 
@@ -18,10 +18,10 @@ def test_examples_are_committed():
 def test_recompile_matches_committed(tmp_path, name):
     r = run_cli("compile", str(SPECS / f"{name}.yaml"), "-o", str(tmp_path), env={"PYTHONHASHSEED": "7"})
     assert r.returncode == 0, r.stderr
-    committed = ROOT / "out" / name
-    fresh = tmp_path / name
-    assert sorted(p.name for p in fresh.iterdir()) == sorted(p.name for p in committed.iterdir())
-    for f in sorted(fresh.iterdir()):
-        assert f.read_bytes() == (committed / f.name).read_bytes(), (
-            f"out/{name}/{f.name} differs from a fresh compile: run ./dev.sh example or "
+    committed = tree_bytes(ROOT / "out" / name)
+    fresh = tree_bytes(tmp_path / name)
+    assert sorted(fresh) == sorted(committed)
+    for rel, data in fresh.items():
+        assert data == committed[rel], (
+            f"out/{name}/{rel} differs from a fresh compile: run "
             f"clusterc compile specs/{name}.yaml -o out, and commit")

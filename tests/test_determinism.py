@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 
-from .conftest import SPECS, run_cli
+from .conftest import SPECS, run_cli, tree_bytes
 
 
 def _digest(folder):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    return {rel: hashlib.sha256(data).hexdigest() for rel, data in tree_bytes(folder).items()}
 
 
 def test_two_compiles_identical_across_hash_seeds(tmp_path):
@@ -20,4 +20,4 @@ def test_two_compiles_identical_across_hash_seeds(tmp_path):
         assert r.returncode == 0, r.stderr
         digests.append({name: _digest(out / name) for name in ("h100-superpod-1su", "b200-superpod-16su")})
     assert digests[0] == digests[1]
-    assert set(digests[0]["h100-superpod-1su"]) == {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json"}
+    assert set(digests[0]["h100-superpod-1su"]) == {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json", "report/checks.json"}

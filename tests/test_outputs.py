@@ -12,7 +12,7 @@ import pytest
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render import writer as writer_module
 
-from .conftest import SPECS, run_cli
+from .conftest import SPECS, run_cli, tree_bytes
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_bom_quantities(compiled):
 def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
     _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
     folder = write_outputs(plan, tmp_path)
-    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    before = tree_bytes(folder)
 
     def boom(*_args, **_kw):
         raise RuntimeError("disk full")
@@ -84,7 +84,7 @@ def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
     monkeypatch.setitem(render.RENDERERS, "summary", boom)
     with pytest.raises(RuntimeError):
         write_outputs(plan, tmp_path)
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert tree_bytes(folder) == before
     assert [p.name for p in tmp_path.iterdir()] == ["h100-superpod-1su"], "no temporary folder left behind"
 
 
@@ -101,7 +101,7 @@ def test_rename_exchange_swaps_in_place(tmp_path):
 def test_only_selected_outputs(tmp_path):
     r = run_cli("compile", str(SPECS / "b200-superpod-2su.yaml"), "-o", str(tmp_path), "--only", "summary,bom")
     assert r.returncode == 0, r.stderr
-    assert sorted(p.name for p in (tmp_path / "b200-superpod-2su").iterdir()) == ["bom.csv", "summary.json"]
+    assert sorted(tree_bytes(tmp_path / "b200-superpod-2su")) == ["bom.csv", "summary.json"]
     assert "Traceback" not in r.stderr
 
 

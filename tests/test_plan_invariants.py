@@ -55,9 +55,13 @@ def test_equal_links_to_every_upper_switch(plan):
         assert len(set(per_lower.values())) == 1, f"{kind}: {lower}s reach different numbers of peers"
 
 
-def test_rail_optimized_rule(plan):
-    if plan.design["topology"] != "rail-optimized":
-        pytest.skip("not rail-optimized")
+RAIL_SPECS = [p for p in SPEC_FILES if "rail-optimized" in p.read_text()]
+
+
+@pytest.mark.parametrize("spec", RAIL_SPECS, ids=[p.stem for p in RAIL_SPECS])
+def test_rail_optimized_rule(spec):
+    plan = build_plan(spec)[1]
+    assert plan.design["topology"] == "rail-optimized"
     sel = plan.links.kind == plan.link_kinds.index("server-leaf")
     for a, a_port, b in zip(plan.links.a_dev[sel].tolist(), plan.links.a_port[sel].tolist(), plan.links.b_dev[sel].tolist()):
         server, leaf = plan.devices[a], plan.devices[b]

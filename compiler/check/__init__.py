@@ -1,1 +1,60 @@
-"""Analyses over a plan that return findings (capacity, bisection, redundancy, ...)."""
+"""Analyses over a plan that return findings (capacity, bisection, redundancy, ...).
+
+`run_checks(plan)` runs every registered check in order (later checks may read earlier
+figures) and returns the report written to report/checks.json.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..plan.model import Plan
+from .bisection import CONVENTION, check_bisection
+from .budgets import check_budgets
+from .collectives import check_collectives
+from .context import CheckContext
+from .hops import check_hops
+from .oversubscription import check_oversubscription
+from .redundancy import check_redundancy
+from .requirements import check_requirements
+
+# check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
+CHECKS = {
+    "budgets": check_budgets,
+    "bisection": check_bisection,
+    "oversubscription": check_oversubscription,
+    "redundancy": check_redundancy,
+    "hops": check_hops,
+    "collectives": check_collectives,
+    "requirements": check_requirements,
+}
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def run_checks(plan: Plan, seed: int = 1) -> dict:
+    ctx = CheckContext(plan, seed=seed)
+    findings = []
+    seconds = {}
+    for name, check in CHECKS.items():
+        t0 = time.perf_counter()
+        figures, found = check(ctx)
+        seconds[name] = time.perf_counter() - t0
+        ctx.figures[name] = figures
+        findings.extend(found)
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
+    errors = [f for f in findings if f.severity == "error"]
+    return {
+        "name": plan.name,
+        "ok": not errors,
+        "convention": CONVENTION,
+        "figures": ctx.figures,
+        "findings": [f.as_dict() for f in findings],
+        "_seconds": seconds,  # timing for benchmarks; never written to files
+    }
+
+
+def report_for(plan: Plan) -> dict:
+    """The check report of a plan, computed once and shared by every output; without timings."""
+    report = plan.memo("checks", run_checks)
+    return {k: v for k, v in report.items() if not k.startswith("_")}

@@ -18,4 +18,9 @@ def expand(loaded: LoadedSpec) -> Plan:
     design = resolve(loaded)
     plan = BUILDERS[loaded.spec.fabric.topology](design)
     facts.attach(plan, design.catalog)
+    spec = loaded.spec
+    plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}
+    if spec.requirements and spec.requirements.max_oversubscription:
+        plan.requirements["max_oversubscription"] = {k: str(v) for k, v in spec.requirements.max_oversubscription.items()}
+    plan.analysis = {"collectives": spec.collectives.model_dump(mode="json")}
     return plan

@@ -21,7 +21,10 @@ def _model_record(catalog: Catalog, device) -> dict:
         return {"kind": "server", "vendor": sv.vendor, "model": sv.model, "part_number": sv.model,
                 "power_w": sv.power_w, "rack_units": sv.rack_units, "confidence": sv.confidence,
                 "gpus": sv.gpus, "nic": nics.nic, "nic_part_number": nics.nic_part_number,
-                "nics": nics.nics, "nics_built_in": nics.built_in}
+                "nics": nics.nics, "nics_built_in": nics.built_in,
+                "scale_up_kind": sv.scale_up.kind if sv.scale_up else None,
+                "scale_up_domain_gpus": sv.scale_up.domain_gpus if sv.scale_up else None,
+                "scale_up_gbytes_per_s": sv.scale_up.gbytes_per_s_per_gpu if sv.scale_up else None}
     return {"kind": "endpoint", "vendor": "", "model": device.role, "part_number": "", "power_w": None,
             "rack_units": None, "confidence": "unconfirmed"}
 

@@ -89,6 +89,8 @@ class Plan:
     design: dict  # resolved structure: tiers, per-tier port splits, counts (plain JSON values)
     notes: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
+    requirements: dict = field(default_factory=dict)  # what must hold (from the spec), plain JSON values
+    analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-from math import gcd
-
 from .bom import NOT_IN_CATALOG, bill_of_materials
 from .model import Plan
 
 SWITCH_ROLES = ("leaf", "spine", "core")
 
 
-def _ratio(down: int, up: int) -> str:
-    g = gcd(down, up) or 1
-    return f"{down // g}:{up // g}"
-
-
 def summarize(plan: Plan) -> dict:
     design = plan.design
     counts = plan.count_by_role()
     switches = {role: counts[role] for role in SWITCH_ROLES if role in counts}
-    oversub = {"leaf": _ratio(design["leaf_ports"]["down"], design["leaf_ports"]["up"])}
-    if design["tiers"] == 3:
-        oversub["spine"] = _ratio(design["spine_ports"]["down"], design["spine_ports"]["up"])
+    from ..check import report_for  # checks read the plan; the summary reports their figures
+
+    figures = report_for(plan)["figures"]
+    oversub = {tier: f["max"] for tier, f in figures["oversubscription"].items()}
+    bisection = figures["bisection"]
+    failures = {role.replace("link:", "link "): {"element": f.get("switch") or f.get("link"),
+                                                 "bisection_lost_percent": f["bisection_lost_percent"],
+                                                 "gpu_ports_cut_off": f["gpu_ports_cut_off"],
+                                                 "servers_cut_off": f["servers_cut_off"]}
+                for role, f in figures["redundancy"]["single_failures"].items()}
     bom = plan.memo("bom", bill_of_materials)
     transceivers = sum(line.quantity for line in bom if line.category == "transceiver")
     notes = list(plan.notes)
@@ -42,5 +42,8 @@ def summarize(plan: Plan) -> dict:
         "server": design["server"],
         "switch": design["switch"],
         "speed_gbps": design["speed_gbps"],
+        "bisection_gbps": {"analytic": bisection["analytic_gbps"], "worst_cut": bisection["worst_cut_gbps"]},
+        "failures": failures,
+        "checks_ok": report_for(plan)["ok"],
         "notes": notes,
     }

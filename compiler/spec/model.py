@@ -101,6 +101,65 @@ class ExtraEndpoint(_Strict):
     form_factor: Literal["OSFP", "QSFP112"] = "OSFP"
 
 
+class Survive(_Strict):
+    """Failures the design must survive: every server stays connected and the worst-cut
+    bisection stays at or above `min_bisection_fraction` of the intact design."""
+
+    leaf: int = Field(0, ge=0, le=64)
+    spine: int = Field(0, ge=0, le=64)
+    core: int = Field(0, ge=0, le=64)
+    link: int = Field(0, ge=0, le=64, description="switch-to-switch links")
+    min_bisection_fraction: float = Field(0.5, gt=0, le=1)
+
+
+class Requirements(_Strict):
+    """What must hold; `clusterc check` exits 1 when any is violated."""
+
+    min_bisection_gbps: int | None = Field(None, ge=1, description="worst-cut bisection, one direction, Gb/s")
+    max_oversubscription: dict[Literal["leaf", "spine"], Ratio] | None = Field(
+        None, description='per tier, measured down:up bandwidth, e.g. {leaf: "1:1"}')
+    survive: Survive | None = None
+    max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
+
+    @field_validator("max_oversubscription", mode="before")
+    @classmethod
+    def _ratios(cls, value):
+        if isinstance(value, dict):
+            return {k: parse_ratio(v) for k, v in value.items()}
+        return value
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
+_SIZE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def parse_bytes(value) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        m = _SIZE.match(value)
+        if m:
+            return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
+    raise ValueError(f"expected a size like 140GB or 1GiB, got {value!r}")
+
+
+class Collectives(_Strict):
+    """All-reduce estimates to report (alpha-beta model; see report/checks.json)."""
+
+    message_sizes: list[int] = Field(
+        default_factory=lambda: [2**20, 2**30, 140 * 10**9], max_length=16,
+        description='bytes, or sizes like "1GiB", "140GB"')
+    latency_us: float = Field(5.0, gt=0, le=1000, description="per-step network latency (alpha), microseconds")
+
+    @field_validator("message_sizes", mode="before")
+    @classmethod
+    def _sizes(cls, value):
+        if isinstance(value, list):
+            return [parse_bytes(v) for v in value]
+        return value
+
+
 class Spec(_Strict):
     name: Name = Field(description="[a-z0-9][a-z0-9-]*; names the output folder")
     servers: int | None = Field(None, ge=1, le=MAX_SERVERS, description="number of servers (or give gpus)")
@@ -108,6 +167,8 @@ class Spec(_Strict):
     server: CatalogId = Field(description="catalog id of the server type")
     fabric: Fabric
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list, max_length=64)
+    requirements: Requirements | None = None
+    collectives: Collectives = Field(default_factory=Collectives)
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
     description: str | None = Field(None, max_length=4096)
 

@@ -1,0 +1,44 @@
+"""Budgets: ports within radix and per-cage breakout rules, matched speeds, media reach
+once links have lengths. Rack power and units are checked where the plan has a layout."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan.bom import _cage_types
+from .context import CheckContext
+from .findings import Finding
+from .invariants import plan_invariants
+
+
+def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+    plan = ctx.plan
+    findings = list(plan_invariants(plan))  # radix, port reuse, speed match: errors if broken
+    links = plan.links
+    cage, _, _ = _cage_types(plan)
+    offsets = plan.port_offsets()
+    ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
+    media = np.concatenate([links.media, links.media]).astype(np.int64)
+    cages = cage[ends]
+    # A twin-port module is one medium: both ports of a cage must use the same one.
+    order = np.lexsort((media, cages))
+    c_sorted, m_sorted = cages[order], media[order]
+    mixed = np.nonzero((c_sorted[1:] == c_sorted[:-1]) & (m_sorted[1:] != m_sorted[:-1]))[0]
+    if mixed.size:
+        gid = int(ends[order][mixed[0]])
+        dev = int(np.searchsorted(offsets, gid, side="right") - 1)
+        port = plan.layouts[plan.devices[dev].layout].ports[gid - int(offsets[dev])]
+        findings.append(Finding("CAGE_MIXED_MEDIA", "error",
+                                f"cage {port.cage} of {plan.devices[dev].name} carries two media; one module serves the whole cage",
+                                f"{plan.devices[dev].name}:{port.cage}"))
+    figures: dict = {"ports_used": int(ends.size), "ports_total": plan.port_count()}
+    length = getattr(links, "length_m", None)
+    if length is not None:
+        reach = np.array([plan.facts["media"][m]["reach_m"] for m in plan.media], dtype=np.float64)[links.media]
+        over = np.nonzero(np.asarray(length) > reach)[0]
+        figures["links_beyond_reach"] = int(over.size)
+        for i in over[:20].tolist():
+            findings.append(Finding("LINK_BEYOND_REACH", "error",
+                                    f"link C{i + 1:06d} is {float(length[i]):.1f} m but {plan.media[int(links.media[i])]} reaches "
+                                    f"{reach[i]:g} m", plan.devices[int(links.a_dev[i])].name))
+    return figures, findings

@@ -1,0 +1,52 @@
+"""What every check reads: the plan, its switch graph and the balanced cuts, built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ..plan.graph import FabricGraph, fabric_graph
+from ..plan.model import Plan
+from .cuts import Cut, balanced_cuts
+from .flows import FlowNetwork
+
+
+@dataclass
+class CheckContext:
+    plan: Plan
+    seed: int = 1
+    figures: dict = field(default_factory=dict)  # results of earlier checks, by check name
+
+    @cached_property
+    def graph(self) -> FabricGraph:
+        return fabric_graph(self.plan)
+
+    @cached_property
+    def cuts(self) -> list[Cut]:
+        return balanced_cuts(self.plan, self.graph, seed=self.seed)
+
+    @cached_property
+    def switch_tier(self) -> np.ndarray:
+        return np.fromiter((self.plan.devices[int(d)].tier for d in self.graph.device_of), dtype=np.int64, count=self.graph.n)
+
+    @cached_property
+    def switch_role(self) -> np.ndarray:
+        return np.array([self.plan.devices[int(d)].role for d in self.graph.device_of], dtype=object)
+
+    @cached_property
+    def network(self) -> FlowNetwork:
+        return FlowNetwork(self.graph)
+
+    def cut_gbps(self, cut: Cut, keep_link=None, keep_switch=None) -> int:
+        return self.network.flow(cut.side_a, cut.side_b, keep_link, keep_switch)
+
+    def worst_cut_gbps(self, keep_link=None, keep_switch=None, cuts: list[Cut] | None = None) -> tuple[int, str]:
+        """The smallest flow over the balanced cuts (all, or `cuts`), and that cut's name."""
+        best = None
+        for cut in cuts or self.cuts:
+            value = self.cut_gbps(cut, keep_link, keep_switch)
+            if best is None or value < best[0]:
+                best = (value, cut.name)
+        return best if best else (0, "")

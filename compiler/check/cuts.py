@@ -1,0 +1,65 @@
+"""Balanced cuts of a plan's GPUs: which half of the GPUs each server port belongs to.
+
+A cut halves the GPUs (servers are whole units, except the rail cut, which splits
+every server's NICs by rail). The worst of these is what we call the bisection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..plan.graph import FabricGraph
+from ..plan.model import Plan
+
+
+@dataclass(frozen=True)
+class Cut:
+    name: str
+    description: str
+    side_a: np.ndarray  # mask over attachments
+    side_b: np.ndarray
+
+
+def _by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -> Cut:
+    """First half of the servers in `order` on side A. With an odd count the middle
+    server is split by its NIC ports, so both sides hold exactly half the GPU ports."""
+    gpu = g.at_is_gpu_server
+    half = order.size // 2
+    a = gpu & np.isin(g.at_device, order[:half])
+    if order.size % 2:
+        mid = gpu & (g.at_device == order[half])
+        ports = np.nonzero(mid)[0]
+        a[ports[: ports.size // 2]] = True
+    return Cut(name, description, a, gpu & ~a)
+
+
+def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 1) -> list[Cut]:
+    servers = np.array([i for i, d in enumerate(plan.devices) if d.role == "server"], dtype=np.int64)
+    n = servers.size
+    half = n // 2
+    cuts = [_by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
+    pods = sorted({d.pod for d in plan.devices if d.role == "leaf" and d.pod is not None})
+    if len(pods) >= 2:
+        # Pod halves: servers whose leaves sit in the first half of the pods.
+        leaf_pod = {i: d.pod for i, d in enumerate(plan.devices) if d.role == "leaf"}
+        first = set(pods[: len(pods) // 2])
+        dev_of_switch = g.device_of[g.at_switch]
+        in_first = np.fromiter((leaf_pod.get(int(x), 0) in first for x in dev_of_switch), dtype=bool, count=dev_of_switch.size)
+        a_servers = np.unique(g.at_device[in_first & g.at_is_gpu_server])
+        if 0 < a_servers.size < n:
+            # Pod halves rarely hold exactly half the GPUs: order servers pod-first, then halve.
+            rest = servers[~np.isin(servers, a_servers)]
+            cuts.append(_by_server(g, np.concatenate([a_servers, rest]), "pods",
+                                   f"servers of pods {min(first)}-{max(first)} first, then the rest, halved"))
+    cuts.append(_by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", "odd vs even servers"))
+    rails = int(g.at_port[g.at_is_gpu_server].max()) + 1 if g.at_is_gpu_server.any() else 0
+    if rails >= 2:
+        a = g.at_is_gpu_server & (g.at_port < rails // 2)
+        cuts.append(Cut("rails", f"NIC ports (rails) 1-{rails // 2} vs {rails // 2 + 1}-{rails} of every server",
+                        a, g.at_is_gpu_server & ~a))
+    rng = np.random.default_rng(seed)
+    for i in range(random_cuts):
+        cuts.append(_by_server(g, rng.permutation(servers), f"random-{i + 1}", f"seeded random half of the servers (seed {seed}, draw {i + 1})"))
+    return cuts

@@ -1,0 +1,54 @@
+"""Oversubscription per tier, measured from the plan: for every switch, bandwidth of its
+links to the tier below vs the tier above. Top-tier switches have no uplinks and no ratio."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from .context import CheckContext
+from .findings import Finding
+
+TIER_NAMES = {1: "leaf", 2: "spine", 3: "core"}
+
+
+def ratio_text(down: float, up: float) -> str:
+    """'1:1', '2:1', '31:32'; a decimal ratio where the fraction would be unreadable."""
+    if up == 0:
+        return "inf"
+    f = Fraction(int(round(down)), int(round(up)))
+    if f.numerator <= 1000 and f.denominator <= 1000:
+        return f"{f.numerator}:{f.denominator}"
+    return f"{down / up:.2f}:1"
+
+
+def check_oversubscription(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+    g, tier = ctx.graph, ctx.switch_tier
+    down = np.bincount(g.at_switch, weights=g.at_cap_gbps, minlength=g.n)
+    up = np.zeros(g.n)
+    lo = np.where(tier[g.a] < tier[g.b], g.a, g.b)
+    hi = np.where(tier[g.a] < tier[g.b], g.b, g.a)
+    np.add.at(up, lo, g.cap_gbps)
+    np.add.at(down, hi, g.cap_gbps)
+    figures: dict = {}
+    findings = []
+    for t in sorted(set(tier.tolist())):
+        sel = (tier == t) & (up > 0)
+        if not sel.any():
+            continue
+        ratios = down[sel] / up[sel]
+        i_min, i_max = int(np.argmin(ratios)), int(np.argmax(ratios))
+        idx = np.nonzero(sel)[0]
+        name = TIER_NAMES.get(t, f"tier{t}")
+        figures[name] = {
+            "min": ratio_text(down[idx[i_min]], up[idx[i_min]]),
+            "max": ratio_text(down[idx[i_max]], up[idx[i_max]]),
+            "min_ratio": round(float(ratios[i_min]), 4),
+            "max_ratio": round(float(ratios[i_max]), 4),
+            "worst_switch": ctx.plan.devices[int(g.device_of[idx[i_max]])].name,
+        }
+        findings.append(Finding("OVERSUBSCRIPTION", "info",
+                                f"{name}: down:up bandwidth {figures[name]['min']} to {figures[name]['max']} "
+                                f"over {int(sel.sum())} switches", name))
+    return figures, findings

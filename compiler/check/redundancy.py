@@ -1,0 +1,180 @@
+"""Redundancy and failure impact.
+
+- Edge-disjoint paths between leaves, min over all pairs. For any fixed leaf t0,
+  min over pairs λ(u, v) = min over v of λ(t0, v) (a min u-v cut separates t0 from u
+  or v), so L-1 unit-capacity max-flows give the exact answer; above 256 leaves we run
+  them for t0's pod plus one leaf per other pod and say so.
+- Single-homing: servers whose NIC for a rail reaches one switch only.
+- One switch of each role, and one link of each kind, lost: bisection lost (percent,
+  worst balanced cut), GPU NIC ports and servers cut off, leaf-pair path reduction.
+- Monte Carlo: k random switch-to-switch links lost, seeded; worst-cut bisection p50/p99.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .context import CheckContext
+from .findings import Finding
+from .flows import pair_paths, unit_graph
+
+EXACT_LEAF_LIMIT = 256
+
+
+def _leaves(ctx: CheckContext) -> np.ndarray:
+    return np.nonzero(ctx.switch_tier == 1)[0]
+
+
+def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None,
+                    quick: bool = False) -> tuple[int, str]:
+    """Min edge-disjoint paths between leaves. `quick`: from `source` to a few leaves only
+    (first and last of its pod, first of each of two other pods), for failure scenarios."""
+    leaves = _leaves(ctx)
+    if leaves.size < 2:
+        return 0, "fewer than two leaves"
+    g = ctx.graph
+    unit = unit_graph(g, keep_link)
+    deg = np.diff(unit.indptr) if keep_link is None else np.asarray(unit.sum(axis=1)).ravel()
+    t0 = source if source is not None else int(leaves[np.argmin(deg[leaves])])  # the weakest leaf
+    pods = np.array([ctx.plan.devices[int(g.device_of[v])].pod or 0 for v in leaves])
+    my_pod = pods[leaves == t0][0] if (leaves == t0).any() else 0
+    if quick:
+        same = leaves[(pods == my_pod) & (leaves != t0)]
+        other = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod][:2]
+        targets = sorted({int(same[0]), int(same[-1])} if same.size else set()) + other
+        method = f"{len(targets)} max-flows from {ctx.plan.devices[int(g.device_of[t0])].name}"
+    elif leaves.size <= EXACT_LEAF_LIMIT:
+        targets, method = [int(v) for v in leaves if v != t0], f"exact: {leaves.size - 1} max-flows from the weakest leaf"
+    else:
+        same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
+        others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
+        targets = same + others
+        method = f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
+    return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
+
+
+def _impact(ctx: CheckContext, base_gbps: int, keep_link=None, keep_switch=None) -> dict:
+    g = ctx.graph
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch)
+    lost_at = np.zeros(g.at_switch.size, dtype=bool) if keep_switch is None else ~keep_switch[g.at_switch]
+    gpu_lost = lost_at & g.at_is_gpu_server
+    servers_all = np.unique(g.at_device[g.at_is_gpu_server])
+    alive = np.unique(g.at_device[g.at_is_gpu_server & ~lost_at])
+    return {
+        "bisection_gbps": value,
+        "worst_cut": cut,
+        "bisection_lost_percent": round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
+        "gpu_ports_cut_off": int(gpu_lost.sum()),
+        "servers_cut_off": int(servers_all.size - alive.size),
+    }
+
+
+def _one_switch(ctx: CheckContext, role: str) -> int | None:
+    """The switch of `role` whose loss we report: the one carrying the most links (ties: first)."""
+    idx = np.nonzero(ctx.switch_role == role)[0]
+    if idx.size == 0:
+        return None
+    g = ctx.graph
+    load = np.bincount(np.concatenate([g.a, g.b, g.at_switch]), minlength=g.n)
+    return int(idx[np.argmax(load[idx])])
+
+
+def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+    plan, g = ctx.plan, ctx.graph
+    base = ctx.figures["bisection"]["worst_cut_gbps"]
+    findings: list[Finding] = []
+    paths, method = leaf_pair_paths(ctx)
+    figures: dict = {"leaf_pair_edge_disjoint_paths_min": paths, "leaf_pair_method": method}
+
+    # Single-homing per rail: each (server, NIC port) attaches to one switch.
+    gpu = g.at_is_gpu_server
+    homes = {}
+    for dev, port, sw in zip(g.at_device[gpu].tolist(), g.at_port[gpu].tolist(), g.at_switch[gpu].tolist()):
+        homes.setdefault((dev, port), set()).add(sw)
+    single = {dev for (dev, _), sws in homes.items() if len(sws) == 1}
+    n_servers = len({dev for dev, _ in homes})
+    figures["single_homed_servers"] = len(single)
+    if single:
+        findings.append(Finding("SINGLE_HOMED_PER_RAIL", "info",
+                                f"{len(single)} of {n_servers} servers reach each rail through one switch only: "
+                                f"losing that leaf takes the rail down on every server behind it", "server"))
+
+    failures: dict = {}
+    for role in ("leaf", "spine", "core"):
+        s = _one_switch(ctx, role)
+        if s is None:
+            continue
+        keep = np.ones(g.n, dtype=bool)
+        keep[s] = False
+        imp = _impact(ctx, base, keep_switch=keep)
+        imp["switch"] = plan.devices[int(g.device_of[s])].name
+        if role == "leaf":
+            imp["leaf_pair_paths_min"] = None
+        else:  # from a leaf that lost a path through this switch
+            src = _leaf_near(ctx, [s])
+            imp["leaf_pair_paths_min"] = leaf_pair_paths(ctx, keep[g.a] & keep[g.b], src, quick=True)[0]
+        failures[role] = imp
+        findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
+                                f"losing {role} {imp['switch']}: bisection -{imp['bisection_lost_percent']}% "
+                                f"({imp['bisection_gbps']:,} Gb/s), {imp['gpu_ports_cut_off']} GPU NIC ports and "
+                                f"{imp['servers_cut_off']} servers cut off", imp["switch"]))
+    if g.a.size:
+        kinds = sorted({plan.link_kinds[int(plan.links.kind[int(i)])] for i in np.unique(g.link)})
+        for kind in kinds:
+            k_idx = plan.link_kinds.index(kind)
+            first = int(np.nonzero(plan.links.kind[g.link] == k_idx)[0][0])
+            keep = np.ones(g.a.size, dtype=bool)
+            keep[first] = False
+            imp = _impact(ctx, base, keep_link=keep)
+            imp["link"] = _cable(plan, int(g.link[first]))
+            src = _leaf_near(ctx, [int(g.a[first]), int(g.b[first])])
+            imp["leaf_pair_paths_min"] = leaf_pair_paths(ctx, keep, src, quick=True)[0]
+            failures[f"link:{kind}"] = imp
+    figures["single_failures"] = failures
+    figures["monte_carlo"] = _monte_carlo(ctx, base)
+    return figures, findings
+
+
+def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
+    """A leaf among `switches`, else one below them (walking down one or two tiers)."""
+    g = ctx.graph
+    frontier = list(switches)
+    for _ in range(3):
+        leaves = [s for s in frontier if ctx.switch_tier[s] == 1]
+        if leaves:
+            return leaves[0]
+        nxt = []
+        for s in frontier:
+            nbr = np.concatenate([g.a[g.b == s], g.b[g.a == s]])
+            nxt.extend(int(x) for x in nbr[ctx.switch_tier[nbr] < ctx.switch_tier[s]][:1])
+        frontier = nxt
+    return None
+
+
+def _cable(plan, link_index: int) -> str:
+    width = max(6, len(str(len(plan.links))))
+    return f"C{link_index + 1:0{width}d}"
+
+
+def _monte_carlo(ctx: CheckContext, base: int, k: int = 2, samples: int | None = None) -> dict:
+    g = ctx.graph
+    if g.a.size <= k:
+        return {}
+    samples = samples or (32 if g.a.size < 50_000 else 12)
+    rng = np.random.default_rng(ctx.seed)
+    # The two tightest cuts of the intact fabric: k random link losses rarely change which cut binds.
+    by_value = sorted(ctx.figures["bisection"]["cuts"], key=lambda c: c["gbps"])[:2]
+    tight = [c for c in ctx.cuts if c.name in {x["name"] for x in by_value}]
+    values = []
+    for _ in range(samples):
+        keep = np.ones(g.a.size, dtype=bool)
+        keep[rng.choice(g.a.size, size=k, replace=False)] = False
+        values.append(ctx.worst_cut_gbps(keep_link=keep, cuts=tight)[0])
+    arr = np.array(values, dtype=np.float64)
+    return {
+        "failed_links": k, "samples": samples, "seed": ctx.seed, "cuts": [c.name for c in tight],
+        "bisection_gbps_p50": float(np.percentile(arr, 50)),
+        "bisection_gbps_p99": float(np.percentile(arr, 1)),  # the bad tail: 99% of samples are at or above this
+        "bisection_gbps_min": float(arr.min()),
+        "bisection_lost_percent_p99": round(100.0 * (base - float(np.percentile(arr, 1))) / base, 2) if base else 0.0,
+    }

@@ -1,0 +1,68 @@
+"""Graph views of a plan for analysis: the switch fabric as integer-capacity arrays
+ready for scipy's compiled max-flow and BFS.
+
+Servers are not graph nodes: each server port becomes an attachment (server, switch,
+capacity). That is exact for flows (a server's source edge carries the sum of its
+ports, so it never binds) and keeps a 131,072-GPU plan's graph at ~5k nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+from .model import Plan
+
+
+@dataclass(frozen=True)
+class FabricGraph:
+    n: int  # switches
+    device_of: np.ndarray  # switch index -> device index
+    switch_of: np.ndarray  # device index -> switch index, or -1 (servers, endpoints)
+    # switch-switch links, one entry per plan link
+    a: np.ndarray
+    b: np.ndarray
+    cap_gbps: np.ndarray
+    link: np.ndarray  # plan link index
+    # attachments: one per server/endpoint port link
+    at_device: np.ndarray
+    at_switch: np.ndarray
+    at_cap_gbps: np.ndarray
+    at_port: np.ndarray  # port index on the server (rail - 1 for rail-ordered NICs)
+    at_is_gpu_server: np.ndarray  # bool: a GPU server (not an extra endpoint)
+    at_link: np.ndarray
+
+    def adjacency(self, weights: np.ndarray | None = None, keep: np.ndarray | None = None) -> csr_matrix:
+        """Symmetric switch adjacency with summed capacities (or `weights`), optionally only `keep` links."""
+        a, b = self.a, self.b
+        w = self.cap_gbps if weights is None else weights
+        if keep is not None:
+            a, b, w = a[keep], b[keep], w[keep]
+        m = csr_matrix((np.concatenate([w, w]).astype(np.int64), (np.concatenate([a, b]), np.concatenate([b, a]))),
+                       shape=(self.n, self.n))
+        m.sum_duplicates()
+        return m
+
+
+def fabric_graph(plan: Plan) -> FabricGraph:
+    tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    is_switch = tiers > 0
+    device_of = np.nonzero(is_switch)[0]
+    switch_of = np.full(len(plan.devices), -1, dtype=np.int64)
+    switch_of[device_of] = np.arange(device_of.size)
+    L = plan.links
+    a_sw, b_sw = switch_of[L.a_dev], switch_of[L.b_dev]
+    inner = (a_sw >= 0) & (b_sw >= 0)
+    attach = (a_sw < 0) & (b_sw >= 0)
+    if ((a_sw < 0) & (b_sw < 0)).any():
+        raise ValueError("direct endpoint-to-endpoint links are not modelled in the switch graph")
+    ids = np.arange(len(L))
+    gpu_server = np.fromiter((d.role == "server" for d in plan.devices), dtype=bool, count=len(plan.devices))
+    return FabricGraph(
+        n=int(device_of.size), device_of=device_of, switch_of=switch_of,
+        a=a_sw[inner], b=b_sw[inner], cap_gbps=L.speed_gbps[inner].astype(np.int64), link=ids[inner],
+        at_device=L.a_dev[attach].astype(np.int64), at_switch=b_sw[attach], at_cap_gbps=L.speed_gbps[attach].astype(np.int64),
+        at_port=L.a_port[attach].astype(np.int64), at_is_gpu_server=gpu_server[L.a_dev[attach]], at_link=ids[attach],
+    )
