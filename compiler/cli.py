@@ -29,6 +29,24 @@ class Format(str, Enum):
     json = "json"
 
 
+class DiffFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+FAIL_ON = {"added", "removed", "changed"}
+
+
+def _fail_on(value: str | None) -> set[str]:
+    kinds = {v.strip() for v in (value or "").split(",") if v.strip()}
+    unknown = kinds - FAIL_ON
+    if unknown:
+        print(f"error: --fail-on takes {', '.join(sorted(FAIL_ON))}; got {', '.join(sorted(unknown))}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    return kinds
+
+
 def _print_diagnostics(diags: list[Diagnostic], fmt: Format) -> None:
     if fmt == Format.json:
         print(json.dumps({"ok": False, "diagnostics": [d.as_dict() for d in diags]}, indent=2))
@@ -175,6 +193,61 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
     if failed:
         raise typer.Exit(EXIT_INVALID)
     if not all(r["ok"] for r in reports):
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command()
+def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
+         new: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
+         format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
+         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables were: added,removed,changed")) -> None:
+    """What changes physically from OLD to NEW: devices, cables (added, removed, moved), BOM, figures."""
+    from .plan.diff import diff_plans, summary_deltas
+    from .plan.load import load_plan
+    from .plan.summary import summarize
+    from .render.diff_report import diff_markdown, diff_text
+
+    kinds = _fail_on(fail_on)
+    try:
+        old_plan, new_plan = load_plan(old), load_plan(new)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    d = diff_plans(old_plan, new_plan)
+    d["summary"] = summary_deltas(summarize(old_plan), summarize(new_plan))
+    if format == DiffFormat.json:
+        print(json.dumps(d, indent=2))
+    elif format == DiffFormat.markdown:
+        print(diff_markdown(d), end="")
+    else:
+        print(diff_text(d), end="")
+    c = d["counts"]
+    hit = {"added": c["cables_added"], "removed": c["cables_removed"], "changed": c["cables_changed"]}
+    if any(hit[k] for k in kinds):
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command()
+def ci(specs: List[Path] = typer.Argument(..., help="spec files"),
+       against: str = typer.Option("origin/main", "--against", help="git ref to diff against"),
+       markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the Markdown summary here (default: stdout)"),
+       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables were: added,removed,changed")) -> None:
+    """validate + check + diff against a git ref, with a Markdown summary for the pull request."""
+    from .ci import run_ci
+
+    try:
+        result = run_ci(specs, against, _fail_on(fail_on))
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    if markdown:
+        markdown.write_text(result.markdown)
+    else:
+        print(result.markdown, end="")
+    if result.invalid:
+        _print_diagnostics(result.invalid, Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    if result.checks_failed:
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 

@@ -39,6 +39,6 @@ def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         figures["links_beyond_reach"] = int(over.size)
         for i in over[:20].tolist():
             findings.append(Finding("LINK_BEYOND_REACH", "error",
-                                    f"link C{i + 1:06d} is {float(length[i]):.1f} m but {plan.media[int(links.media[i])]} reaches "
+                                    f"cable {plan.devices[int(links.a_dev[i])].name}:{int(links.a_port[i]) + 1} is {float(length[i]):.1f} m but {plan.media[int(links.media[i])]} reaches "
                                     f"{reach[i]:g} m", plan.devices[int(links.a_dev[i])].name))
     return figures, findings

@@ -152,8 +152,9 @@ def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
 
 
 def _cable(plan, link_index: int) -> str:
-    width = max(6, len(str(len(plan.links))))
-    return f"C{link_index + 1:0{width}d}"
+    from ..expand.naming import cable_id
+
+    return cable_id(plan.devices[int(plan.links.a_dev[link_index])].name, int(plan.links.a_port[link_index]) + 1)
 
 
 def _monte_carlo(ctx: CheckContext, base: int, k: int = 2, samples: int | None = None) -> dict:

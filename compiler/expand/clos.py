@@ -177,17 +177,22 @@ def build(design: ClosDesign) -> Plan:
 
 
 def _free_downlinks(d: ClosDesign, leaf_first: int) -> list[tuple[int, int]]:
-    """(leaf device, port) pairs of leaf downlinks no server uses, in allocation order."""
+    """(leaf device, port) pairs of leaf downlinks no server uses, in allocation order.
+
+    With planned growth, slots that servers will take at the final size are not free:
+    an endpoint placed there would have to move when the cluster grows.
+    """
     s = d.sizing
+    servers = max(d.servers, d.final_servers)
     free: list[tuple[int, int]] = []
     if d.rail_optimized:
         for su0 in range(d.sus):
-            in_su = min(d.su_size, d.servers - su0 * d.su_size)
+            in_su = max(0, min(d.su_size, servers - su0 * d.su_size))
             for slot in range(in_su, s.leaf.down):
                 free.extend((leaf_first + su0 * d.rails + r, slot) for r in range(d.rails))
     else:
         used_per_leaf = [0] * s.leaves
-        full, rest = divmod(d.servers, d.servers_per_leaf)
+        full, rest = divmod(servers, d.servers_per_leaf)
         for li in range(s.leaves):
             used_per_leaf[li] = d.servers_per_leaf if li < full else (rest if li == full else 0)
         for slot in range(s.leaf.down):
@@ -207,11 +212,14 @@ def _endpoints(b: _Builder, d: ClosDesign, leaf_first: int) -> None:
         size = fewer if field == "servers" else fewer * d.server.gpus
         from ..diagnostics import Diagnostic
 
+        grown = d.final_servers > d.servers
         raise SpecInvalid([Diagnostic(
             "DESIGN_NO_FREE_PORTS",
-            f"extra endpoints need {need} leaf ports but only {len(free)} leaf downlinks are free",
+            f"extra endpoints need {need} leaf ports but only {len(free)} leaf downlinks are free"
+            + (f" on today's leaves once {d.final_servers:,} servers (growth) are placed" if grown else ""),
             path="extra_endpoints",
-            hint=f"give up {give_up} server slot(s) ({field}: {size}), or use fewer endpoint ports",
+            hint=(f"lower growth.max_servers by {give_up} so that slots stay free on today's leaves" if grown else
+                  f"give up {give_up} server slot(s) ({field}: {size}), or use fewer endpoint ports"),
         )])
     cursor = 0
     for e in d.endpoints:
@@ -246,6 +254,7 @@ def _design_record(d: ClosDesign) -> dict:
         "pods": s.pods,
         "spines_per_pod": s.spines_per_pod,
         "leaf_spine_links_per_pair": s.leaf_spine_links,
+        "built_for_servers": d.final_servers,
     }
     if s.tiers == 3:
         rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}

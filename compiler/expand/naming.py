@@ -38,6 +38,8 @@ def endpoint(role: str, index: int) -> str:
     return f"{role}-{index:02d}"
 
 
-def cable_id(index: int, total: int) -> str:
-    """C000001...; six digits minimum, more only for plans with over a million cables."""
-    return f"C{index:0{max(6, len(str(total)))}d}"
+def cable_id(a_device: str, a_port_number: int) -> str:
+    """A cable is named by its lower (A) end: device and 1-based logical port, e.g.
+    dgx-su1-001:3 or su1-leaf-r1:33. Unique (a port carries one cable) and stable
+    under growth: a cable keeps its id as long as it stays where it was pulled."""
+    return f"{a_device}:{a_port_number}"

@@ -6,6 +6,7 @@ pointing at the spec field to change.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ class ClosDesign:
     endpoints: tuple[Endpoints, ...]
     media_requested: dict[str, str] = field(default_factory=dict)  # link kind -> media id
     notes: tuple[str, ...] = ()
+    final_servers: int = 0  # the size the upper tiers are built for (growth), else servers
 
     @property
     def rail_optimized(self) -> bool:
@@ -162,64 +164,135 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
     return design
 
 
-def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested) -> ClosDesign:
-    fabric = loaded.spec.fabric
-    radix = switch.radix(speed)
+@dataclass(frozen=True)
+class _LeafPlan:
+    leaf: sizing.PortSplit
+    servers_per_leaf: int
+    su: int | None
+    group: int  # leaves that pods keep together (an SU's rail leaves; 1 for fat-tree without SUs)
+
+    def leaves(self, servers: int, rails: int, rail_optimized: bool) -> int:
+        if rail_optimized:
+            return math.ceil(servers / self.su) * rails
+        if self.su is not None:
+            return math.ceil(servers / self.su) * self.group
+        return math.ceil(servers / self.servers_per_leaf)
+
+
+def _leaf_plan(fabric, server, radix: int, rails: int, notes: list[str]) -> _LeafPlan:
     ratio = fabric.oversubscription.leaf
-    rails = len(nics.ports)
-    notes: list[str] = []
     if fabric.topology == "rail-optimized":
         su = fabric.scalable_unit or sizing.split_for_ratio(radix, ratio).down
-        leaf = sizing.uplinks_for(su, ratio, radix, "scalable_unit")
-        servers_per_leaf = su
-        leaves = math.ceil(servers / su) * rails
-        group = rails
         if not fabric.scalable_unit:
             notes.append(f"scalable_unit not given: {su} servers per SU (a leaf's downlinks at {ratio})")
-    else:
-        best = sizing.split_for_ratio(radix, ratio)
-        servers_per_leaf = best.down // rails
-        if servers_per_leaf == 0:
-            raise SizingError(("fabric", "oversubscription"),
-                              f"a leaf has {best.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
-                              "use rail-optimized, a larger switch, or a higher oversubscription")
-        leaf = sizing.uplinks_for(best.down, ratio, radix, "switch")
-        su = fabric.scalable_unit
-        group = 1
-        if su is not None:
-            if su % servers_per_leaf:
-                raise SizingError(("fabric", "scalable_unit"),
-                                  f"scalable_unit {su} is not a whole number of leaves ({servers_per_leaf} servers per leaf)",
-                                  f"use a multiple of {servers_per_leaf}")
-            group = su // servers_per_leaf
-            leaves = math.ceil(servers / su) * group
-        else:
-            leaves = math.ceil(servers / servers_per_leaf)
-    spine_split = sizing.split_for_ratio(radix, fabric.oversubscription.spine)
+        return _LeafPlan(sizing.uplinks_for(su, ratio, radix, "scalable_unit"), su, su, rails)
+    best = sizing.split_for_ratio(radix, ratio)
+    servers_per_leaf = best.down // rails
+    if servers_per_leaf == 0:
+        raise SizingError(("fabric", "oversubscription"),
+                          f"a leaf has {best.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
+                          "use rail-optimized, a larger switch, or a higher oversubscription")
+    leaf = sizing.uplinks_for(best.down, ratio, radix, "switch")
+    su = fabric.scalable_unit
+    if su is not None and su % servers_per_leaf:
+        raise SizingError(("fabric", "scalable_unit"),
+                          f"scalable_unit {su} is not a whole number of leaves ({servers_per_leaf} servers per leaf)",
+                          f"use a multiple of {servers_per_leaf}")
+    return _LeafPlan(leaf, servers_per_leaf, su, (su // servers_per_leaf) if su else 1)
 
-    two = sizing.two_tier(leaves, leaf, radix)
+
+def _upper_tiers(loaded, switch, server, radix, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
+    """Spines (and cores) for `servers`, or a SizingError saying the limit."""
+    fabric = loaded.spec.fabric
+    ratio = fabric.oversubscription.leaf
+    leaves = lp.leaves(servers, rails, fabric.topology == "rail-optimized")
+    per_leaf = lp.servers_per_leaf if fabric.topology == "fat-tree" else lp.servers_per_leaf / rails
+    two = sizing.two_tier(leaves, lp.leaf, radix)
     if fabric.tiers == 2 and two is None:
-        cap = sizing.max_two_tier_leaves(leaf, radix)
-        per_leaf = servers_per_leaf if fabric.topology == "fat-tree" else servers_per_leaf / rails
+        cap = sizing.max_two_tier_leaves(lp.leaf, radix)
         raise SizingError(("fabric", "tiers"),
                           f"{leaves} leaves do not fit two tiers of {switch.id}: a spine with {radix} ports joins at most "
                           f"{cap} leaves ({int(cap * per_leaf * server.gpus):,} GPUs at {ratio})",
                           "use tiers: 3 or tiers: auto")
     if fabric.tiers == 2 or (fabric.tiers == "auto" and two is not None):
-        result = two
-    else:
-        cap = sizing.max_three_tier_leaves(leaf, spine_split, radix, group)
-        if leaves > cap:
-            per_leaf = servers_per_leaf if fabric.topology == "fat-tree" else servers_per_leaf / rails
-            raise SizingError(("servers",) if loaded.spec.servers is not None else ("gpus",),
-                              f"{servers:,} servers need {leaves:,} leaves; three tiers of {switch.id} at leaf {ratio} / "
-                              f"spine {fabric.oversubscription.spine} hold at most {cap:,} leaves "
-                              f"({int(cap * per_leaf) * server.gpus:,} GPUs)",
-                              "use a larger-radix switch or a higher oversubscription")
-        result = sizing.three_tier(leaves, leaf, spine_split, radix, group)
+        return two
+    spine_split = sizing.split_for_ratio(radix, fabric.oversubscription.spine)
+    cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, radix, lp.group)
+    if leaves > cap:
+        where = ("growth",) if loaded.spec.growth else (("servers",) if loaded.spec.servers is not None else ("gpus",))
+        raise SizingError(where,
+                          f"{servers:,} servers need {leaves:,} leaves; three tiers of {switch.id} at leaf {ratio} / "
+                          f"spine {fabric.oversubscription.spine} hold at most {cap:,} leaves "
+                          f"({int(cap * per_leaf) * server.gpus:,} GPUs)",
+                          "use a larger-radix switch or a higher oversubscription")
+    return sizing.three_tier(leaves, lp.leaf, spine_split, radix, lp.group)
+
+
+def _shrink(final: sizing.ClosSizing, leaves: int) -> sizing.ClosSizing:
+    """The final design's upper tiers, with only today's leaves (and pods) built."""
+    pods = math.ceil(leaves / final.leaves_per_pod) if final.tiers == 3 else 1
+    return dataclasses.replace(final, leaves=leaves, pods=pods)
+
+
+def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
+    keys = ("tiers", "spines_per_pod", "leaf_spine_links", "cores_per_group", "spine_core_links", "leaves_per_pod")
+    return all(getattr(a, k) == getattr(b, k) for k in keys) and (a.tiers == 3 or a.spines == b.spines)
+
+
+def _growth_note(loaded, switch, server, radix, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
+    """Without `growth:`, how far the design grows before a pulled cable has to move."""
+    step = lp.su or lp.servers_per_leaf
+    last_ok = servers
+    probe = (servers // step + 1) * step
+    for _ in range(4096):
+        try:
+            nxt = _upper_tiers(loaded, switch, server, radix, rails, lp, probe)
+        except SizingError:
+            return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({switch.id})"
+        if not _same_wiring(now, nxt):
+            what = []
+            if nxt.tiers != now.tiers:
+                what.append(f"{now.tiers} -> {nxt.tiers} tiers")
+            elif now.tiers == 2:
+                what.append(f"leaf-spine: {now.spines} -> {nxt.spines} spines, "
+                            f"{now.leaf_spine_links} -> {nxt.leaf_spine_links} link(s) per leaf-spine pair")
+            else:
+                what.append(f"spine-core: {now.cores_per_group} -> {nxt.cores_per_group} cores per group, "
+                            f"{now.spine_core_links} -> {nxt.spine_core_links} link(s) per spine-core pair")
+            return (f"grows to {last_ok:,} servers without moving a cable; at {probe:,} servers every existing "
+                    f"{'leaf-spine' if now.tiers == 2 else 'spine-core'} cable is re-plugged ({'; '.join(what)}). "
+                    f"Set growth: {{max_servers: N}} to build the upper tiers for the final size from day one")
+        last_ok = probe
+        probe += step
+    return f"grows to at least {last_ok:,} servers without moving a cable"
+
+
+def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested) -> ClosDesign:
+    fabric = loaded.spec.fabric
+    radix = switch.radix(speed)
+    rails = len(nics.ports)
+    notes: list[str] = []
+    lp = _leaf_plan(fabric, server, radix, rails, notes)
+    growth = loaded.spec.growth
+    final_servers = servers
+    if growth is not None:
+        final_servers = growth.max_servers or growth.max_scalable_units * (lp.su or 0)
+        if growth.max_scalable_units and not lp.su:
+            raise SizingError(("growth", "max_scalable_units"), "max_scalable_units needs fabric.scalable_unit",
+                              "use growth: {max_servers: N}")
+        if final_servers < servers:
+            raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
+                              f"use max_servers >= {servers}")
+    final = _upper_tiers(loaded, switch, server, radix, rails, lp, final_servers)
+    result = _shrink(final, lp.leaves(servers, rails, fabric.topology == "rail-optimized"))
     notes.extend(result.notes)
+    if growth is not None:
+        notes.append(f"upper tiers built for {final_servers:,} servers (growth): adding servers up to that size "
+                     f"adds devices and cables and moves none")
+    else:
+        notes.append(_growth_note(loaded, switch, server, radix, rails, lp, servers, final))
     if nics.port_map_confidence != "vendor":
         notes.append(f"{server.id}: which cage feeds which GPU is {nics.port_map_confidence}, not from a vendor table; "
                      f"verify server-side ports against the server's manual before cabling")
-    return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, su, servers_per_leaf, result,
-                      endpoints, media_requested, tuple(notes))
+    return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, lp.su, lp.servers_per_leaf, result,
+                      endpoints, media_requested, tuple(notes), final_servers)

@@ -36,7 +36,7 @@ def _link_rows(plan: Plan):
     kinds = np.array([enc(k) for k in plan.link_kinds], dtype=object)
     media = np.array([enc(m) for m in plan.media], dtype=object)
     offsets = plan.port_offsets()
-    rows = zip([enc(c) for c in plan.memo("cable_ids", lambda pl: cable_ids(len(pl.links)))], kinds[links.kind].tolist(),
+    rows = zip([enc(c) for c in plan.memo("cable_ids", cable_ids)], kinds[links.kind].tolist(),
                names[links.a_dev].tolist(), port_names[offsets[links.a_dev] + links.a_port].tolist(),
                names[links.b_dev].tolist(), port_names[offsets[links.b_dev] + links.b_port].tolist(),
                links.speed_gbps.tolist(), media[links.media].tolist())
@@ -74,6 +74,8 @@ def plan_json_text(plan: Plan) -> str:
         "design": plan.design,
         "notes": plan.notes,
         "facts": plan.facts,
+        "requirements": plan.requirements,
+        "analysis": plan.analysis,
     }
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]  # drop the closing "\n}"
     return (
@@ -83,3 +85,51 @@ def plan_json_text(plan: Plan) -> str:
         + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
         + "\n}\n"
     )
+
+
+def plan_from_json(data: dict) -> Plan:
+    """Rebuild a Plan from plan.json (the inverse of plan_json_text)."""
+    from .model import Device, LinkTable, PortLayout, Port
+
+    if data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise ValueError(f"not a {FORMAT} v{VERSION} file")
+    layouts = {lid: PortLayout(lid, tuple(Port(*row) for row in table["rows"]))
+               for lid, table in data["port_layouts"].items()}
+    devices = []
+    offset = 0
+    for row in data["devices"]["rows"]:
+        rec = dict(zip(data["devices"]["columns"], row))
+        dev = Device(rec["name"], rec["role"], rec["model"], rec["layout"], rec["tier"], rec["index"],
+                     su=rec["su"], pod=rec["pod"], rail=rec["rail"], group=rec["group"], fabric=rec["fabric"],
+                     port_offset=offset)
+        offset += len(layouts[dev.layout])
+        devices.append(dev)
+    by_name = {d.name: i for i, d in enumerate(devices)}
+    port_index = {lid: {p.name: i for i, p in enumerate(lay.ports)} for lid, lay in layouts.items()}
+    cols = data["links"]["columns"]
+    ci = {c: cols.index(c) for c in cols}
+    kinds: list[str] = []
+    media: list[str] = []
+    a_dev, a_port, b_dev, b_port, kind, med, speed = [], [], [], [], [], [], []
+    for row in data["links"]["rows"]:
+        a, b = by_name[row[ci["a_device"]]], by_name[row[ci["b_device"]]]
+        a_dev.append(a)
+        b_dev.append(b)
+        a_port.append(port_index[devices[a].layout][row[ci["a_port"]]])
+        b_port.append(port_index[devices[b].layout][row[ci["b_port"]]])
+        k, m = row[ci["kind"]], row[ci["media"]]
+        if k not in kinds:
+            kinds.append(k)
+        if m not in media:
+            media.append(m)
+        kind.append(kinds.index(k))
+        med.append(media.index(m))
+        speed.append(row[ci["speed_gbps"]])
+    links = LinkTable(np.array(a_dev, dtype=np.int32), np.array(a_port, dtype=np.int32), np.array(b_dev, dtype=np.int32),
+                      np.array(b_port, dtype=np.int32), np.array(kind, dtype=np.int16), np.array(med, dtype=np.int16),
+                      np.array(speed, dtype=np.int32))
+    plan = Plan(name=data["name"], devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media,
+                design=data["design"], notes=list(data["notes"]), facts=data["facts"])
+    plan.requirements = data.get("requirements", {})
+    plan.analysis = data.get("analysis", {})
+    return plan

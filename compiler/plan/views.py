@@ -8,9 +8,12 @@ import numpy as np
 from .model import Plan
 
 
-def cable_ids(n: int) -> list[str]:
-    width = max(6, len(str(n)))
-    return [f"C{i:0{width}d}" for i in range(1, n + 1)]
+def cable_ids(plan: Plan) -> list[str]:
+    """Every link's cable id (see naming.cable_id), in link order."""
+    from ..expand.naming import cable_id
+
+    names = [d.name for d in plan.devices]
+    return [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist())]
 
 
 def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:

@@ -42,7 +42,7 @@ def render(plan: Plan, out: OutputDir) -> None:
             rec["jacket"], "Type-B" if optical else "")))
     media_piece = np.array(media_piece, dtype=object)
     a_tr, b_tr = transceiver_columns(plan, a_gid, b_gid, ports)
-    rows = zip(plan.memo("cable_ids", lambda pl: cable_ids(len(pl.links))), kinds[links.kind].tolist(),
+    rows = zip(plan.memo("cable_ids", cable_ids), kinds[links.kind].tolist(),
                dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr,
                dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr,
                links.speed_gbps.tolist(), media_piece[links.media].tolist())

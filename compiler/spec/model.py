@@ -160,6 +160,19 @@ class Collectives(_Strict):
         return value
 
 
+class Growth(_Strict):
+    """Build the upper tiers for the final size now, so that growing never moves a cable."""
+
+    max_servers: int | None = Field(None, ge=1, le=MAX_SERVERS)
+    max_scalable_units: int | None = Field(None, ge=1, le=65_536)
+
+    @model_validator(mode="after")
+    def _one(self):
+        if (self.max_servers is None) == (self.max_scalable_units is None):
+            raise ValueError("give exactly one of `max_servers` or `max_scalable_units`")
+        return self
+
+
 class Spec(_Strict):
     name: Name = Field(description="[a-z0-9][a-z0-9-]*; names the output folder")
     servers: int | None = Field(None, ge=1, le=MAX_SERVERS, description="number of servers (or give gpus)")
@@ -167,6 +180,7 @@ class Spec(_Strict):
     server: CatalogId = Field(description="catalog id of the server type")
     fabric: Fabric
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list, max_length=64)
+    growth: Growth | None = None
     requirements: Requirements | None = None
     collectives: Collectives = Field(default_factory=Collectives)
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
