@@ -20,8 +20,12 @@ def test_recompile_matches_committed(tmp_path, name):
     assert r.returncode == 0, r.stderr
     committed = ROOT / "out" / name
     fresh = tmp_path / name
-    assert sorted(p.name for p in fresh.iterdir()) == sorted(p.name for p in committed.iterdir())
-    for f in sorted(fresh.iterdir()):
-        assert f.read_bytes() == (committed / f.name).read_bytes(), (
-            f"out/{name}/{f.name} differs from a fresh compile: run ./dev.sh example or "
+
+    def files(root):
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+    assert files(fresh) == files(committed)
+    for rel in files(fresh):
+        assert (fresh / rel).read_bytes() == (committed / rel).read_bytes(), (
+            f"out/{name}/{rel} differs from a fresh compile: run ./dev.sh example or "
             f"clusterc compile specs/{name}.yaml -o out, and commit")
