@@ -11,7 +11,7 @@ the simulated fabric with the expected file. It returns a plain dict (JSON-ready
     engine_used      the engine whose "<engine> tables configured on all switches" line
                      appeared (a fallback such as updn when the first one failed), or None
     engine_lines     OpenSM's own success/failure lines about routing
-    errors           OpenSM "ERR" lines (first 50)
+    errors           OpenSM's error-level log lines (first 50)
     subnet_up, sm_state   "SUBNET UP" seen; "MASTER" when OpenSM entered the master state
     counts, expected what OpenSM's fabric summary reports vs what the files describe
     discovery        links found by ibnetdiscover vs the file: missing / unexpected
@@ -130,9 +130,13 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=5)
 
 
-def run(ib_dir: str | Path, *, timeout_s: float = 600.0, keep: Path | None = None) -> dict:
+def run(ib_dir: str | Path, *, fabric: str | Path | None = None, timeout_s: float = 600.0,
+        keep: Path | None = None) -> dict:
     """Run the compiled InfiniBand folder `ib_dir` in ibsim + OpenSM; see the module doc.
 
+    fabric: an ibnetdiscover-format file to simulate instead of the expected topology (a
+    fabric as cabled, e.g. with a mistake); discovery is still compared with the expected
+    file, so `discovery.missing`/`unexpected` list the miscabled ports.
     keep: a folder to leave the working files in (ibsim and OpenSM logs, dumps)."""
     ib_dir = Path(ib_dir)
     net = ib_dir / "topology.ibnetdiscover"
@@ -149,14 +153,16 @@ def run(ib_dir: str | Path, *, timeout_s: float = 600.0, keep: Path | None = Non
     if missing:
         raise TwinUnavailable("missing " + ", ".join(missing) + " (Debian: ibsim-utils libumad2sim0 opensm infiniband-diags)")
 
-    expected_text = net.read_text()
-    expected = parse_ibnetdiscover(expected_text)
+    expected = parse_ibnetdiscover(net.read_text())
+    simulated_net = Path(fabric) if fabric is not None else net
+    simulated = parse_ibnetdiscover(simulated_net.read_text()) if fabric is not None else expected
     kinds = [k for k, _ in expected["nodes"].values()]
     switches, cas = kinds.count("Switch"), kinds.count("Ca")
-    ports = sum(n + 1 for _, n in expected["nodes"].values())
-    need = {"nodes": switches + cas, "switches": switches, "ports": ports}
+    ports = sum(n + 1 for _, n in simulated["nodes"].values())
+    sim_kinds = [k for k, _ in simulated["nodes"].values()]
+    need = {"nodes": len(sim_kinds), "switches": sim_kinds.count("Switch"), "ports": ports}
     limits = {k: max(v, need[k]) for k, v in IBSIM_DEFAULT_LIMITS.items()}
-    ca_ids = [i for i, (k, _) in expected["nodes"].items() if k == "Ca"]
+    ca_ids = [i for i, (k, _) in simulated["nodes"].items() if k == "Ca"]
     if not ca_ids:
         raise TwinUnavailable(f"{net}: no CA to run the subnet manager from")
     engine = _first_engine(conf.read_text())
@@ -175,6 +181,8 @@ def run(ib_dir: str | Path, *, timeout_s: float = 600.0, keep: Path | None = Non
                 if f.name == "opensm.conf":
                     text = text.replace(f"{CONF_DIR}/", f"{work}/")
                 (work / f.name).write_text(text)
+        if fabric is not None:
+            shutil.copyfile(simulated_net, work / "simulated.ibnetdiscover")
         (work / "cache").mkdir()
         sock = f"clusterc{os.getpid()}x{time.monotonic_ns() % 1_000_000}"
         base_env = {**os.environ, "IBSIM_SOCKNAME": sock}
@@ -184,7 +192,8 @@ def run(ib_dir: str | Path, *, timeout_s: float = 600.0, keep: Path | None = Non
         t0 = time.monotonic()
         with open(work / "ibsim.log", "wb") as log:
             # ibsim reads its console from stdin and busy-loops on EOF unless -n is given.
-            ibsim = subprocess.Popen(args + [str(work / net.name)], cwd=work, env=base_env, stdin=subprocess.DEVNULL,
+            sim_file = work / ("simulated.ibnetdiscover" if fabric is not None else net.name)
+            ibsim = subprocess.Popen(args + [str(sim_file)], cwd=work, env=base_env, stdin=subprocess.DEVNULL,
                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         if not _wait_for_socket(sock, ibsim, min(timeout_s, 120)):
             tail = (work / "ibsim.log").read_text(errors="replace").splitlines()[-5:]
@@ -244,16 +253,16 @@ def _first_engine(conf_text: str) -> str:
 
 
 def _read_opensm_log(log: str, result: dict) -> None:
-    lines = [ln.split(" -> ", 1)[-1].strip() for ln in log.splitlines()]
-    for ln in lines:
+    for raw in log.splitlines():
+        ln = raw.split(" -> ", 1)[-1].strip()
+        if "] 0x01 -> " in raw and len(result["errors"]) < 50:  # OpenSM's error level
+            result["errors"].append(ln)
         m = _TABLES.search(ln)
         if m:
             result["engine_used"] = m.group(1)
             result["engine_lines"].append(ln)
         elif re.search(r"routing engine|ftree: |cannot build lid matrices|hasn't been identified", ln, re.I):
             result["engine_lines"].append(ln)
-        if "ERR " in ln and len(result["errors"]) < 50:
-            result["errors"].append(ln)
         if ln.endswith("SUBNET UP"):
             result["subnet_up"] = True
         if "Entering MASTER state" in ln:
