@@ -91,7 +91,7 @@ class NicGroup(_Strict):
     nics: int = Field(ge=1)  # NIC count (a twin-port cage may carry two NICs)
     speed_gbps: int = Field(gt=0)
     cage: Cage
-    ports: list[NicPort]
+    ports: list[NicPort] = Field(max_length=64)  # each becomes a CA: 64 fit a device's GUID block
     port_map_confidence: Confidence
     notes: str = ""
 
