@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 Confidence = Literal["vendor", "third-party", "inferred", "unconfirmed"]
 FormFactor = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP28", "RJ45", "backplane"]
@@ -14,6 +14,12 @@ FiberKind = Literal["mmf", "smf", "dac", "lacc", "aec", "aoc", "cat6"]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Port and NIC names reach cabling sheets and fabric-manager files (node-name maps,
+# topology files) inside quotes: no quotes, spaces, '#' or newlines can get through.
+PortName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_./:+-]{0,31}$")]
+PortNameFormat = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./:+{}-]{1,48}$")]
 
 
 class Cage(_Strict):
@@ -28,7 +34,20 @@ class PortMode(_Strict):
     """How a switch's cages are split into logical ports at one speed."""
 
     ports_per_cage: int = Field(ge=1, le=8)
-    name: str  # python format with {cage} {lane} (1-based) {lane0} (0-based) {index} (1-based)
+    name: PortNameFormat  # python format with {cage} {lane} (1-based) {lane0} (0-based) {index} (1-based)
+
+
+class InfinibandFacts(_Strict):
+    """How an InfiniBand switch appears to fabric management (OpenSM, ibnetdiscover, ibdiagnet)."""
+
+    # IB port number of logical port `lane` of cage `cage`: ports_per_cage * (cage - 1) + lane.
+    # None where the numbering is not established (the files that need it are not written).
+    ports_per_cage: int | None = Field(None, ge=1, le=8)
+    # ibdiagnet topology-file SYSTEM-TYPE (the IBNL name); None where unknown
+    system_type: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+    confidence: Confidence
+    sources: list[str] = []
+    notes: str = ""
 
 
 class Switch(_Strict):
@@ -44,6 +63,7 @@ class Switch(_Strict):
     rack_units: int | None = None
     power_w: int | None = None  # typical without optics; None where no datasheet says
     nos: list[str] = []
+    infiniband: InfinibandFacts | None = None  # protocol infiniband only
     confidence: Confidence
     sources: list[str]
     notes: str = ""
@@ -55,11 +75,11 @@ class Switch(_Strict):
 class NicPort(_Strict):
     """One fabric-facing port of a server, in rail order (first entry = rail 1)."""
 
-    name: str  # front-panel name used on labels, e.g. osfp4-p2
-    cage: str  # cage name on the chassis, e.g. osfp4
+    name: PortName  # front-panel name used on labels, e.g. osfp4-p2
+    cage: PortName  # cage name on the chassis, e.g. osfp4
     lane: int = 1  # logical port within the cage
     gpu: int | None = None  # GPU index this NIC serves (rail-optimized pairing)
-    device: str | None = None  # OS RDMA name, e.g. mlx5_0
+    device: PortName | None = None  # OS RDMA name, e.g. mlx5_0
 
 
 class NicGroup(_Strict):
@@ -71,7 +91,7 @@ class NicGroup(_Strict):
     nics: int = Field(ge=1)  # NIC count (a twin-port cage may carry two NICs)
     speed_gbps: int = Field(gt=0)
     cage: Cage
-    ports: list[NicPort]
+    ports: list[NicPort] = Field(max_length=64)  # each becomes a CA: 64 fit a device's GUID block
     port_map_confidence: Confidence
     notes: str = ""
 

@@ -6,7 +6,7 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, checks, plan_json, summary
+from . import bom, cabling, checks, infiniband, plan_json, summary
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -15,4 +15,5 @@ RENDERERS = {
     "plan": plan_json.render,
     "summary": summary.render,
     "checks": checks.render,
+    "infiniband": infiniband.render,  # InfiniBand designs only
 }

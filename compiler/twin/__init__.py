@@ -1,0 +1,1 @@
+"""Digital twins: run compiled outputs in real (simulated) network software."""
