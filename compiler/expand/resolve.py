@@ -6,6 +6,7 @@ pointing at the spec field to change.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraEndpoint, Spec
 from . import sizing
+from .hosts import HostsDesign, resolve_hosts
 from .sizing import ClosSizing, SizingError
 
 
@@ -40,6 +42,7 @@ class ClosDesign:
     endpoints: tuple[Endpoints, ...]
     media_requested: dict[str, str] = field(default_factory=dict)  # link kind -> media id
     notes: tuple[str, ...] = ()
+    hosts: HostsDesign | None = None  # hostnames, scheduler labels, NCCL style (expand/hosts.py)
 
     @property
     def rail_optimized(self) -> bool:
@@ -159,7 +162,10 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         design = _size(loaded, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
-    return design
+    hosts, host_errors = resolve_hosts(loaded, server, design.servers, design.su_size)
+    if host_errors:
+        raise SpecInvalid(host_errors)
+    return dataclasses.replace(design, hosts=hosts)
 
 
 def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested) -> ClosDesign:

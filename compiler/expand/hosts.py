@@ -1,0 +1,89 @@
+"""Resolve the spec's `hosts` section: how servers are named, which label prefix and
+NCCL topology style the scheduler outputs use, and how many servers share one
+scale-up (NVLink) domain.
+
+Names reach Slurm hostlists, Kubernetes label values, DNS and config files, so every
+name a pattern can produce is checked here, at validation time, against RFC 1123
+(lower-case letters, digits, '-', at most 63 characters, alphanumeric at both ends).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..catalog.models import Server
+from ..diagnostics import Diagnostic
+from ..spec.load import LoadedSpec
+from . import naming
+
+
+@dataclass(frozen=True)
+class HostsDesign:
+    prefix: str
+    pattern: str | None  # None: naming.server's default names
+    pieces: tuple | None
+    label_prefix: str
+    nccl_topology: str  # skeleton | full
+    domain_servers: int  # servers per scale-up domain (18 trays per GB200 NVL72 rack; 1 otherwise)
+
+    def server_name(self, index: int, su: int | None, n: int) -> str:
+        """Name of the n-th server (1-based, plan order), the index-th of its SU."""
+        if self.pieces is None:
+            return naming.server(self.prefix, index, su)
+        return naming.server_from_pattern(self.pieces, self.prefix, index, su, n)
+
+    def record(self) -> dict:
+        return {"hostname_pattern": self.pattern, "hostname_prefix": self.prefix, "label_prefix": self.label_prefix,
+                "nccl_topology": self.nccl_topology, "scale_up_domain_servers": self.domain_servers}
+
+
+def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int | None) -> tuple[HostsDesign | None, list[Diagnostic]]:
+    spec = loaded.spec.hosts
+    errors: list[Diagnostic] = []
+    prefix = server.hostname_prefix
+    if not naming.HOSTNAME_RE.match(prefix):
+        errors.append(loaded.diagnostic(
+            "SPEC_BAD_HOSTNAME", ("server",),
+            f"server type '{server.id}' has hostname_prefix {prefix!r}, which is not a valid hostname part",
+            "use lower-case letters, digits and '-' in the catalog's hostname_prefix"))
+        return None, errors
+    sus = math.ceil(servers / su_size) if su_size else 0
+    pieces = None
+    where = ("hosts", "hostname")
+    if spec.hostname is not None:
+        try:
+            pieces = naming.parse_hostname_pattern(spec.hostname)
+        except naming.PatternError as exc:
+            errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, f"hostname pattern {spec.hostname!r}: {exc}",
+                                            "for example {prefix}-su{su}-{index:03} or node{n:05}"))
+            return None, errors
+        fields = {value for kind, value, _ in pieces if kind == "field"}
+        if "su" in fields and not su_size:
+            errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, "the pattern uses {su} but this design has no scalable units",
+                                            "use {n}, or set fabric.scalable_unit"))
+        unique = "n" in fields or ("index" in fields and ("su" in fields or sus <= 1))
+        if not unique and servers > 1:
+            errors.append(loaded.diagnostic(
+                "SPEC_BAD_HOSTNAME", where, f"the pattern {spec.hostname!r} gives several servers the same name",
+                "include {n}, or {index} together with {su}"))
+        if errors:
+            return None, errors
+    hosts = HostsDesign(prefix, spec.hostname, pieces, spec.label_prefix, spec.nccl_topology, _domain_servers(server))
+    # Widths only grow with the numbers, so the name with the largest numbers is the longest.
+    longest = hosts.server_name(min(su_size or servers, servers), sus or None, servers)
+    if not naming.HOSTNAME_RE.match(longest):
+        errors.append(loaded.diagnostic(
+            "SPEC_BAD_HOSTNAME", where if pieces else ("server",),
+            f"server name {longest!r} is not a valid hostname ({len(longest)} characters; at most 63, "
+            "lower-case letters, digits and '-', starting and ending with a letter or digit)",
+            "shorten the pattern or the catalog hostname_prefix"))
+        return None, errors
+    return hosts, errors
+
+
+def _domain_servers(server: Server) -> int:
+    up = server.scale_up
+    if up is None or up.domain_gpus <= server.gpus or up.domain_gpus % server.gpus:
+        return 1
+    return up.domain_gpus // server.gpus
