@@ -8,7 +8,7 @@ from .conftest import SPECS, run_cli
 
 
 def _digest(folder):
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_two_compiles_identical_across_hash_seeds(tmp_path):
@@ -20,4 +20,6 @@ def test_two_compiles_identical_across_hash_seeds(tmp_path):
         assert r.returncode == 0, r.stderr
         digests.append({name: _digest(out / name) for name in ("h100-superpod-1su", "b200-superpod-16su")})
     assert digests[0] == digests[1]
-    assert set(digests[0]["h100-superpod-1su"]) == {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json"}
+    assert set(digests[0]["h100-superpod-1su"]) == {
+        "bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json", "hosts.csv", "nccl/dgx-h100.xml",
+        "slurm/topology.conf", "slurm/topology.yaml", "k8s/node-labels.yaml", "k8s/label-nodes.sh", "k8s/kueue-topology.yaml"}

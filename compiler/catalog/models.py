@@ -93,6 +93,7 @@ class Server(_Strict):
     power_w: int | None = None  # maximum
     scale_up: ScaleUp | None = None
     nic_groups: dict[str, NicGroup]  # "compute", "storage", ...
+    no_host_topology: str = ""  # why the catalog has no host_topology entry (NCCL file) for this server
     confidence: Confidence
     sources: list[str]
     notes: str = ""

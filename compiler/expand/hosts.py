@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..catalog import Catalog
 from ..catalog.models import Server
+from ..nccl.files import nccl_file
 from ..diagnostics import Diagnostic
 from ..spec.load import LoadedSpec
 from . import naming
@@ -38,7 +40,9 @@ class HostsDesign:
                 "nccl_topology": self.nccl_topology, "scale_up_domain_servers": self.domain_servers}
 
 
-def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int | None) -> tuple[HostsDesign | None, list[Diagnostic]]:
+def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers: int,
+                  su_size: int | None) -> tuple[HostsDesign | None, list[Diagnostic], list[str]]:
+    """The hosts design, errors (SpecInvalid material) and notes for the summary."""
     spec = loaded.spec.hosts
     errors: list[Diagnostic] = []
     prefix = server.hostname_prefix
@@ -47,7 +51,7 @@ def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int
             "SPEC_BAD_HOSTNAME", ("server",),
             f"server type '{server.id}' has hostname_prefix {prefix!r}, which is not a valid hostname part",
             "use lower-case letters, digits and '-' in the catalog's hostname_prefix"))
-        return None, errors
+        return None, errors, []
     sus = math.ceil(servers / su_size) if su_size else 0
     pieces = None
     where = ("hosts", "hostname")
@@ -57,7 +61,7 @@ def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int
         except naming.PatternError as exc:
             errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, f"hostname pattern {spec.hostname!r}: {exc}",
                                             "for example {prefix}-su{su}-{index:03} or node{n:05}"))
-            return None, errors
+            return None, errors, []
         fields = {value for kind, value, _ in pieces if kind == "field"}
         if "su" in fields and not su_size:
             errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, "the pattern uses {su} but this design has no scalable units",
@@ -68,7 +72,7 @@ def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int
                 "SPEC_BAD_HOSTNAME", where, f"the pattern {spec.hostname!r} gives several servers the same name",
                 "include {n}, or {index} together with {su}"))
         if errors:
-            return None, errors
+            return None, errors, []
     hosts = HostsDesign(prefix, spec.hostname, pieces, spec.label_prefix, spec.nccl_topology, _domain_servers(server))
     # Widths only grow with the numbers, so the name with the largest numbers is the longest.
     longest = hosts.server_name(min(su_size or servers, servers), sus or None, servers)
@@ -78,8 +82,18 @@ def resolve_hosts(loaded: LoadedSpec, server: Server, servers: int, su_size: int
             f"server name {longest!r} is not a valid hostname ({len(longest)} characters; at most 63, "
             "lower-case letters, digits and '-', starting and ending with a letter or digit)",
             "shorten the pattern or the catalog hostname_prefix"))
-        return None, errors
-    return hosts, errors
+        return None, errors, []
+    notes = nccl_file(server.id, catalog.host_topology.get(server.id), spec.nccl_topology, server.no_host_topology).notes
+    notes += scheduler_notes(hosts, su_size)
+    return hosts, errors, notes
+
+
+def scheduler_notes(hosts: HostsDesign, su_size: int | None) -> list[str]:
+    n = hosts.domain_servers
+    if n > 1 and su_size and su_size % n:
+        return [f"slurm/k8s: a scale-up domain is {n} servers but a scalable unit is {su_size}: some NVLink domains "
+                "span two SUs; Slurm blocks follow server order, and the Kubernetes levels leave the domain out"]
+    return []
 
 
 def _domain_servers(server: Server) -> int:

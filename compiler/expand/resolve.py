@@ -162,10 +162,10 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         design = _size(loaded, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
-    hosts, host_errors = resolve_hosts(loaded, server, design.servers, design.su_size)
+    hosts, host_errors, host_notes = resolve_hosts(loaded, catalog, server, design.servers, design.su_size)
     if host_errors:
         raise SpecInvalid(host_errors)
-    return dataclasses.replace(design, hosts=hosts)
+    return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))
 
 
 def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested) -> ClosDesign:

@@ -6,7 +6,7 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, plan_json, summary
+from . import bom, cabling, hosts_csv, k8s, nccl, plan_json, slurm, summary
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -14,4 +14,8 @@ RENDERERS = {
     "bom": bom.render,
     "plan": plan_json.render,
     "summary": summary.render,
+    "nccl": nccl.render,
+    "slurm": slurm.render,
+    "k8s": k8s.render,
+    "hosts": hosts_csv.render,
 }
