@@ -21,7 +21,12 @@ def compress(names: list[str]) -> str:
             groups.append((name, -1, []))
             continue
         prefix, digits = m.groups()
-        num, width = int(digits), len(digits)
+        num = int(digits)
+        # Zero-padded numbers keep their width; unpadded ones (9, 10) share width 0, as
+        # Slurm takes the width from the range's lower bound ([9-12] -> 9..12, [001-100]).
+        width = len(digits) if digits[0] == "0" and len(digits) > 1 else 0
+        if groups and groups[-1][0] == prefix and width == 0 and groups[-1][1] == len(digits):
+            width = groups[-1][1]
         if groups and groups[-1][0] == prefix and groups[-1][1] == width:
             runs = groups[-1][2]
             if runs[-1][1] + 1 == num:
