@@ -84,11 +84,18 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
             "shorten the pattern or the catalog hostname_prefix"))
         return None, errors, []
     notes = nccl_file(server.id, catalog.host_topology.get(server.id), spec.nccl_topology, server.no_host_topology).notes
-    notes += scheduler_notes(hosts, su_size)
+    notes += scheduler_notes(hosts, su_size, loaded.spec.fabric.topology)
     return hosts, errors, notes
 
 
-def scheduler_notes(hosts: HostsDesign, su_size: int | None) -> list[str]:
+# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
+TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
+
+
+def scheduler_notes(hosts: HostsDesign, su_size: int | None, topology: str) -> list[str]:
+    if topology not in TREE_TOPOLOGIES:  # reachable once torus/dragonfly builders exist
+        return [f"slurm: no topology.conf for a {topology} fabric: it has no switch tree for Slurm's tree plugin "
+                "(dragonfly: TopologyParam=dragonfly with leaves and one top switch; torus: none before Slurm 26.05's torus3d)"]
     n = hosts.domain_servers
     if n > 1 and su_size and su_size % n:
         return [f"slurm/k8s: a scale-up domain is {n} servers but a scalable unit is {su_size}: some NVLink domains "

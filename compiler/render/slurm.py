@@ -13,13 +13,13 @@ order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 from __future__ import annotations
 
 from ..expand import naming
+from ..expand.hosts import TREE_TOPOLOGIES  # the others get a note at validation
 from ..plan.hosts import HostTable, host_table
 from ..plan.model import Plan
 from .hostlist import compress
 from .templates import render_template
 from .writer import OutputDir
 
-TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")  # the others get a note at validation (expand/hosts.py)
 MAX_BLOCK_DOUBLINGS = 15  # Slurm: each later BlockSizes value is base x 2^k, 1 <= k <= 15
 
 
