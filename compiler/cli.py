@@ -288,13 +288,70 @@ def catalog_show(entry: str = typer.Argument(..., help="a server, switch, transc
     from .diagnostics import nearest
 
     cat = load_catalog()
-    for table in (cat.servers, cat.switches, cat.transceivers, cat.cables, cat.media):
+    for table in (cat.servers, cat.switches, cat.transceivers, cat.cables, cat.media, cat.host_topology):
         if entry in table:
-            print(json.dumps(table[entry].model_dump(mode="json"), indent=2))
+            record = table[entry].model_dump(mode="json")
+            if table is cat.servers and entry in cat.host_topology:
+                record["host_topology"] = cat.host_topology[entry].model_dump(mode="json")
+            print(json.dumps(record, indent=2))
             return
-    known = [*cat.servers, *cat.switches, *cat.transceivers, *cat.cables, *cat.media]
+    known = [*cat.servers, *cat.switches, *cat.transceivers, *cat.cables, *cat.media, *cat.host_topology]
     print(f"error: no catalog entry '{entry}'; {nearest(entry, known)}", file=sys.stderr)
     raise typer.Exit(EXIT_INVALID)
+
+
+@app.command("lint-nccl")
+def lint_nccl(files: List[Path] = typer.Argument(..., help="NCCL topology XML files (NCCL_TOPO_FILE)"),
+              strict: bool = typer.Option(False, "--strict", help="fail on warnings too"),
+              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """Check NCCL topology files against NCCL's parser rules and the checklist (exit 1 on errors)."""
+    from .nccl.lint import lint
+
+    report, failed = [], False
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError as exc:
+            print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            raise typer.Exit(EXIT_INVALID)
+        findings = lint(text)
+        failed |= any(f.severity == "error" or strict for f in findings)
+        report.append({"file": str(path), "findings": [f.__dict__ for f in findings]})
+        if format == Format.text:
+            for f in findings:
+                print(f.format(str(path)))
+            errors = sum(f.severity == "error" for f in findings)
+            print(f"{path}: {errors} error(s), {len(findings) - errors} warning(s)")
+    if format == Format.json:
+        print(json.dumps({"ok": not failed, "files": report}, indent=2))
+    if failed:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+@app.command("nccl-xml")
+def nccl_xml(server: str = typer.Argument(..., help="a server or VM type with a host topology in the catalog"),
+             style: str = typer.Option("skeleton", "--style", help="skeleton (cpu and pci only) or full (gpu, nic, net too)")) -> None:
+    """Print the NCCL topology file (NCCL_TOPO_FILE) of a catalog server or VM type."""
+    from .catalog import load_catalog
+    from .diagnostics import nearest
+    from .nccl.build import STYLES, StyleUnavailable, topology_tree
+    from .nccl.write import write
+
+    if style not in STYLES:
+        print(f"error: --style must be one of {', '.join(STYLES)}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    cat = load_catalog()
+    topo = cat.host_topology.get(server)
+    if topo is None:
+        why = cat.servers[server].no_host_topology if server in cat.servers else ""
+        print(f"error: no host topology for '{server}'" + (f": {why}" if why else f"; {nearest(server, cat.host_topology)}"),
+              file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    try:
+        print(write(topology_tree(topo, style)), end="")
+    except StyleUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
 
 
 def main() -> None:

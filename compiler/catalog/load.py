@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
-from .models import Cable, Media, Server, Switch, Transceiver
+from .models import Cable, HostTopology, Media, Server, Switch, Transceiver
 
 _SECTIONS = {
     "servers": (Server, "id"),
@@ -18,6 +18,7 @@ _SECTIONS = {
     "transceivers": (Transceiver, "part_number"),
     "cables": (Cable, "id"),
     "media": (Media, "id"),
+    "host_topology": (HostTopology, "id"),
 }
 
 
@@ -28,6 +29,7 @@ class Catalog:
     transceivers: dict[str, Transceiver] = field(default_factory=dict)
     cables: dict[str, Cable] = field(default_factory=dict)
     media: dict[str, Media] = field(default_factory=dict)
+    host_topology: dict[str, HostTopology] = field(default_factory=dict)  # by server or VM type id
 
     def transceiver_for(self, fiber: str, form_factor: str, top: str, cage_gbps: int) -> Transceiver | None:
         """The transceiver that fits a cage for a fiber kind; first by part number for determinism."""
@@ -80,7 +82,9 @@ def load_catalog(user_file: str | Path | None = None) -> Catalog:
     catalog = Catalog()
     diagnostics: list[Diagnostic] = []
     data_dir = resources.files(__package__) / "data"
-    for name in ("servers.yaml", "switches.yaml", "media.yaml"):
+    names = ["servers.yaml", "switches.yaml", "media.yaml"]
+    names += sorted(f"host_topology/{p.name}" for p in (data_dir / "host_topology").iterdir() if p.name.endswith(".yaml"))
+    for name in names:
         text = (data_dir / name).read_text(encoding="utf-8")
         _merge(catalog, load_yaml_text(text, f"<builtin>/{name}"), diagnostics)
     if diagnostics:  # the built-in catalog is ours: a problem there is a bug

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Confidence = Literal["vendor", "third-party", "inferred", "unconfirmed"]
 FormFactor = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP28", "RJ45", "backplane"]
@@ -113,6 +113,7 @@ class Server(_Strict):
     power_w: int | None = None  # maximum
     scale_up: ScaleUp | None = None
     nic_groups: dict[str, NicGroup]  # "compute", "storage", ...
+    no_host_topology: str = ""  # why the catalog has no host_topology entry (NCCL file) for this server
     confidence: Confidence
     sources: list[str]
     notes: str = ""
@@ -153,3 +154,114 @@ class Media(_Strict):
     fiber: FiberKind
     cable: str  # Cable id
     needs_transceivers: bool = True
+
+
+# --- host topology: what NCCL_TOPO_FILE describes (../shared/reference/nccl-topology.md) ----
+# Every bus id here must be evidenced (a dump, a vendor table, a published file); a
+# switch that sysfs cannot show is marked virtual and uses NCCL's ffff domain.
+BUSID_PATTERN = r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$"
+HexId = Annotated[str, StringConstraints(pattern=r"^0x[0-9a-f]{4}$")]
+PciClass = Annotated[str, StringConstraints(pattern=r"^0x[0-9a-f]{6}$")]
+BusId = Annotated[str, StringConstraints(pattern=BUSID_PATTERN)]
+# NCCL's kvDictPciGen keys (src/graph/topo.cc); anything else silently means Gen3.
+PCI_LINK_SPEEDS = ("2.5 GT/s", "5 GT/s", "8 GT/s", "16 GT/s", "32 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe",
+                   "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe")
+PciLinkSpeed = Literal["2.5 GT/s", "5 GT/s", "8 GT/s", "16 GT/s", "32 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe",
+                       "8.0 GT/s PCIe", "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe"]
+
+
+class PciIds(_Strict):
+    vendor: HexId
+    device: HexId
+    subsystem_vendor: HexId
+    subsystem_device: HexId
+
+
+class PciLink(_Strict):
+    link_speed: PciLinkSpeed
+    link_width: int = Field(ge=1, le=32)
+
+
+class HostCpu(_Strict):
+    """One NUMA node as NCCL's <cpu> (familyid/modelid as NCCL computes them: base + ext << 4)."""
+
+    numaid: int = Field(ge=0)
+    arch: Literal["x86_64", "arm64", "ppc64"]
+    vendor: Literal["GenuineIntel", "AuthenticAMD", "CentaurHauls"] | None = None
+    familyid: int | None = None
+    modelid: int | None = None
+    cpulist: str | None = Field(None, pattern=r"^\d+(-\d+)?(,\d+(-\d+)?)*$")  # Linux cpulist -> affinity
+
+
+class HostPciSwitch(_Strict):
+    busid: BusId
+    cpu: int  # numaid of the CPU it hangs off
+    parent: BusId | None = None  # an upper switch, for chained switches
+    virtual: bool  # not a real device: a grouping sysfs cannot show (NCCL fills nothing for it)
+    pci_class: PciClass = "0x060400"
+    ids: PciIds | None = None
+    link: PciLink
+
+
+class HostGpu(_Strict):
+    index: int = Field(ge=0)  # NVML / nvidia-smi index
+    busid: BusId
+    cpu: int
+    switch: BusId | None = None
+    pci_class: PciClass
+    ids: PciIds | None = None
+    link: PciLink
+    sm: int | None = None  # compute capability x 10; needed for the full style
+
+
+class HostNic(_Strict):
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")  # RDMA device name (mlx5_0): NCCL matches nets by it
+    busid: BusId
+    cpu: int
+    switch: BusId | None = None
+    pci_class: PciClass
+    ids: PciIds | None = None
+    link: PciLink
+    speed_mbps: int | None = Field(None, gt=0)  # net@speed, Mb/s
+    port: int = 1
+    near_gpus: list[int] = []  # GPUs this NIC serves (rail pairing)
+
+
+class HostTopology(_Strict):
+    """A server type's PCIe/NUMA layout: the facts an NCCL topology file is written from."""
+
+    id: str  # a server id in the catalog, or a cloud VM type
+    description: str
+    logical_cpus: int | None = Field(None, ge=1)  # nr_cpu_ids: sets the affinity mask width
+    cpus: list[HostCpu]
+    switches: list[HostPciSwitch] = []
+    gpus: list[HostGpu]
+    nics: list[HostNic] = []
+    confidence: dict[str, str]  # per field group: how sure, and why
+    sources: list[str]
+    notes: list[str] = []
+    # "virtual switches": the grouping is a modelling choice, not a board fact; said in every note
+    reproduces: str | None = None  # a published NCCL file this entry must reproduce (tests)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        numa = [c.numaid for c in self.cpus]
+        if len(set(numa)) != len(numa):
+            raise ValueError("cpu numaid given twice")
+        busids = [s.busid for s in self.switches] + [g.busid for g in self.gpus] + [n.busid for n in self.nics]
+        dup = sorted({b for b in busids if busids.count(b) > 1})
+        if dup:
+            raise ValueError(f"busid {dup[0]} given twice")
+        switches = {s.busid for s in self.switches}
+        for item in [*self.switches, *self.gpus, *self.nics]:
+            if item.cpu not in numa:
+                raise ValueError(f"{item.busid}: cpu {item.cpu} is not a listed numaid")
+            up = item.parent if isinstance(item, HostPciSwitch) else item.switch
+            if up is not None and up not in switches:
+                raise ValueError(f"{item.busid}: switch {up} is not listed")
+        gpus = {g.index for g in self.gpus}
+        for nic in self.nics:
+            bad = [i for i in nic.near_gpus if i not in gpus]
+            if bad:
+                raise ValueError(f"{nic.busid}: near_gpus {bad} are not listed GPUs")
+        return self

@@ -90,8 +90,8 @@ def build(design: ClosDesign) -> Plan:
     server_first = len(b.devices)
     for g in range(n):
         su, j = (g // su_size + 1, g % su_size + 1) if su_size else (None, g + 1)
-        b.add(Device(naming.server(d.server.hostname_prefix, j, su), "server", d.server.id, server_layout,
-                     TIER_SERVER, j, su=su))
+        name = d.hosts.server_name(j, su, g + 1) if d.hosts else naming.server(d.server.hostname_prefix, j, su)
+        b.add(Device(name, "server", d.server.id, server_layout, TIER_SERVER, j, su=su))
 
     # --- leaves --------------------------------------------------------------------
     leaf_first = len(b.devices)
@@ -256,6 +256,8 @@ def _design_record(d: ClosDesign) -> dict:
         "leaf_spine_links_per_pair": s.leaf_spine_links,
         "built_for_servers": d.final_servers,
     }
+    if d.hosts is not None:
+        rec["hosts"] = d.hosts.record()
     if s.tiers == 3:
         rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}
         rec["core_groups"] = s.spines_per_pod

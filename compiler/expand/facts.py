@@ -58,7 +58,11 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "reach_m": cable.reach_m, "jacket": cable.jacket,
                            "transceivers": dict(sorted(ends.items())),
                            "needs_transceivers": medium.needs_transceivers}
-    plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items()))}
+    # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
+    hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)
+             for m, rec in models.items() if rec["kind"] == "server"}
+    plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items())),
+                  "host_topology": hosts}
 
 
 def cage_key(form_factor: str, top: str, cage_gbps: int) -> str:

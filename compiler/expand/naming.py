@@ -7,6 +7,8 @@ Indices are 1-based as printed on racks and in vendor guides; widths are minimum
 
 from __future__ import annotations
 
+import re
+
 
 def server(prefix: str, index: int, su: int | None) -> str:
     if su is None:
@@ -43,3 +45,69 @@ def cable_id(a_device: str, a_port_number: int) -> str:
     dgx-su1-001:3 or su1-leaf-r1:33. Unique (a port carries one cable) and stable
     under growth: a cable keeps its id as long as it stays where it was pulled."""
     return f"{a_device}:{a_port_number}"
+# --- server hostnames from the spec's pattern (hosts.hostname) -------------------------
+# A pattern is literal text with fields {prefix} {su} {index} {n}, each optionally
+# zero-padded to a minimum width: {index:03}. Deliberately not str.format: a user
+# string must not reach attribute lookups, and the grammar stays checkable.
+HOSTNAME_FIELDS = ("prefix", "su", "index", "n")
+_PATTERN_PIECE = re.compile(r"\{([a-z]+)(?::0?([1-9]))?\}|([^{}]+)")
+# RFC 1123 label: what Slurm, DNS and a Kubernetes label value all accept.
+HOSTNAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_LITERAL_RE = re.compile(r"^[a-z0-9-]+$")
+
+
+class PatternError(ValueError):
+    pass
+
+
+def parse_hostname_pattern(pattern: str) -> tuple[tuple[str, str, int], ...]:
+    """Pieces ("text", literal, 0) or ("field", name, width); PatternError if malformed."""
+    pieces = []
+    pos = 0
+    for m in _PATTERN_PIECE.finditer(pattern):
+        if m.start() != pos:
+            break
+        pos = m.end()
+        field, width, literal = m.groups()
+        if literal is not None:
+            if not _LITERAL_RE.match(literal):
+                raise PatternError(f"literal text {literal!r} may only hold a-z, 0-9 and '-'")
+            pieces.append(("text", literal, 0))
+        elif field not in HOSTNAME_FIELDS:
+            raise PatternError(f"unknown field {{{field}}}; fields: " + ", ".join("{%s}" % f for f in HOSTNAME_FIELDS))
+        else:
+            pieces.append(("field", field, int(width or 0)))
+    if pos != len(pattern) or not pieces:
+        raise PatternError("expected text and fields like {prefix}-su{su}-{index:03}")
+    return tuple(pieces)
+
+
+def server_from_pattern(pieces, prefix: str, index: int, su: int | None, n: int) -> str:
+    values = {"prefix": prefix, "su": su, "index": index, "n": n}
+    out = []
+    for kind, value, width in pieces:
+        if kind == "text":
+            out.append(value)
+        else:
+            v = values[value]
+            out.append(v if isinstance(v, str) else f"{v:0{width}d}")
+    return "".join(out)
+
+
+def su_group(su: int) -> str:
+    """A scalable unit as a scheduler group (Slurm logical leaf, Kubernetes label value)."""
+    return f"su{su}"
+
+
+def pod_group(pod: int) -> str:
+    return f"pod{pod}"
+
+
+def nvlink_domain(index: int) -> str:
+    """One scale-up (NVLink) domain, e.g. an NVL72 rack: a Slurm block."""
+    return f"nvl{index:03d}"
+
+
+def tree_root(tiers: int) -> str:
+    """The top of a scheduler tree: the layer every leaf group reaches."""
+    return "spines" if tiers == 2 else "cores"

@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraEndpoint, Spec
 from . import sizing
+from .hosts import HostsDesign, resolve_hosts
 from .sizing import ClosSizing, SizingError
 
 
@@ -42,6 +43,7 @@ class ClosDesign:
     media_requested: dict[str, str] = field(default_factory=dict)  # link kind -> media id
     notes: tuple[str, ...] = ()
     final_servers: int = 0  # the size the upper tiers are built for (growth), else servers
+    hosts: HostsDesign | None = None  # hostnames, scheduler labels, NCCL style (expand/hosts.py)
 
     @property
     def rail_optimized(self) -> bool:
@@ -161,7 +163,10 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         design = _size(loaded, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
-    return design
+    hosts, host_errors, host_notes = resolve_hosts(loaded, catalog, server, design.servers, design.su_size)
+    if host_errors:
+        raise SpecInvalid(host_errors)
+    return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, checks, infiniband, plan_json, summary
+from . import bom, cabling, checks, hosts_csv, infiniband, k8s, nccl, plan_json, slurm, summary
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -16,4 +16,8 @@ RENDERERS = {
     "summary": summary.render,
     "checks": checks.render,
     "infiniband": infiniband.render,  # InfiniBand designs only
+    "nccl": nccl.render,
+    "slurm": slurm.render,
+    "k8s": k8s.render,
+    "hosts": hosts_csv.render,
 }

@@ -171,6 +171,24 @@ class Growth(_Strict):
         if (self.max_servers is None) == (self.max_scalable_units is None):
             raise ValueError("give exactly one of `max_servers` or `max_scalable_units`")
         return self
+# A DNS subdomain (RFC 1123), the prefix part of a Kubernetes label key (<=253 characters).
+_LABEL_PREFIX = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$"
+
+
+class Hosts(_Strict):
+    """How servers are named and described to schedulers (Slurm, Kubernetes) and NCCL."""
+
+    hostname: str | None = Field(
+        None, max_length=128,
+        description="server name pattern with {prefix} {su} {index} {n} (global 1-based), optionally padded: "
+                    "{prefix}-su{su}-{index:03}; default: <prefix>-su<S>-<NNN>, or <prefix>-<NNNN> without SUs",
+    )
+    label_prefix: Annotated[str, StringConstraints(pattern=_LABEL_PREFIX, max_length=253)] = Field(
+        "topology.clusterc.io", description="prefix of the Kubernetes topology label keys (a DNS subdomain)",
+    )
+    nccl_topology: Literal["skeleton", "full"] = Field(
+        "skeleton", description="NCCL_TOPO_FILE style: skeleton (cpu and pci only, as NVIDIA recommends) or full (gpu, nic, net too)",
+    )
 
 
 class Spec(_Strict):
@@ -183,6 +201,7 @@ class Spec(_Strict):
     growth: Growth | None = None
     requirements: Requirements | None = None
     collectives: Collectives = Field(default_factory=Collectives)
+    hosts: Hosts = Field(default_factory=Hosts, description="hostnames, scheduler labels, NCCL topology style")
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
     description: str | None = Field(None, max_length=4096)
 

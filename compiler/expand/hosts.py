@@ -1,0 +1,110 @@
+"""Resolve the spec's `hosts` section: how servers are named, which label prefix and
+NCCL topology style the scheduler outputs use, and how many servers share one
+scale-up (NVLink) domain.
+
+Names reach Slurm hostlists, Kubernetes label values, DNS and config files, so every
+name a pattern can produce is checked here, at validation time, against RFC 1123
+(lower-case letters, digits, '-', at most 63 characters, alphanumeric at both ends).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..catalog import Catalog
+from ..catalog.models import Server
+from ..nccl.files import nccl_file
+from ..diagnostics import Diagnostic
+from ..spec.load import LoadedSpec
+from . import naming
+
+
+@dataclass(frozen=True)
+class HostsDesign:
+    prefix: str
+    pattern: str | None  # None: naming.server's default names
+    pieces: tuple | None
+    label_prefix: str
+    nccl_topology: str  # skeleton | full
+    domain_servers: int  # servers per scale-up domain (18 trays per GB200 NVL72 rack; 1 otherwise)
+
+    def server_name(self, index: int, su: int | None, n: int) -> str:
+        """Name of the n-th server (1-based, plan order), the index-th of its SU."""
+        if self.pieces is None:
+            return naming.server(self.prefix, index, su)
+        return naming.server_from_pattern(self.pieces, self.prefix, index, su, n)
+
+    def record(self) -> dict:
+        return {"hostname_pattern": self.pattern, "hostname_prefix": self.prefix, "label_prefix": self.label_prefix,
+                "nccl_topology": self.nccl_topology, "scale_up_domain_servers": self.domain_servers}
+
+
+def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers: int,
+                  su_size: int | None) -> tuple[HostsDesign | None, list[Diagnostic], list[str]]:
+    """The hosts design, errors (SpecInvalid material) and notes for the summary."""
+    spec = loaded.spec.hosts
+    errors: list[Diagnostic] = []
+    prefix = server.hostname_prefix
+    if not naming.HOSTNAME_RE.match(prefix):
+        errors.append(loaded.diagnostic(
+            "SPEC_BAD_HOSTNAME", ("server",),
+            f"server type '{server.id}' has hostname_prefix {prefix!r}, which is not a valid hostname part",
+            "use lower-case letters, digits and '-' in the catalog's hostname_prefix"))
+        return None, errors, []
+    sus = math.ceil(servers / su_size) if su_size else 0
+    pieces = None
+    where = ("hosts", "hostname")
+    if spec.hostname is not None:
+        try:
+            pieces = naming.parse_hostname_pattern(spec.hostname)
+        except naming.PatternError as exc:
+            errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, f"hostname pattern {spec.hostname!r}: {exc}",
+                                            "for example {prefix}-su{su}-{index:03} or node{n:05}"))
+            return None, errors, []
+        fields = {value for kind, value, _ in pieces if kind == "field"}
+        if "su" in fields and not su_size:
+            errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, "the pattern uses {su} but this design has no scalable units",
+                                            "use {n}, or set fabric.scalable_unit"))
+        unique = "n" in fields or ("index" in fields and ("su" in fields or sus <= 1))
+        if not unique and servers > 1:
+            errors.append(loaded.diagnostic(
+                "SPEC_BAD_HOSTNAME", where, f"the pattern {spec.hostname!r} gives several servers the same name",
+                "include {n}, or {index} together with {su}"))
+        if errors:
+            return None, errors, []
+    hosts = HostsDesign(prefix, spec.hostname, pieces, spec.label_prefix, spec.nccl_topology, _domain_servers(server))
+    # Widths only grow with the numbers, so the name with the largest numbers is the longest.
+    longest = hosts.server_name(min(su_size or servers, servers), sus or None, servers)
+    if not naming.HOSTNAME_RE.match(longest):
+        errors.append(loaded.diagnostic(
+            "SPEC_BAD_HOSTNAME", where if pieces else ("server",),
+            f"server name {longest!r} is not a valid hostname ({len(longest)} characters; at most 63, "
+            "lower-case letters, digits and '-', starting and ending with a letter or digit)",
+            "shorten the pattern or the catalog hostname_prefix"))
+        return None, errors, []
+    notes = nccl_file(server.id, catalog.host_topology.get(server.id), spec.nccl_topology, server.no_host_topology).notes
+    notes += scheduler_notes(hosts, su_size, loaded.spec.fabric.topology)
+    return hosts, errors, notes
+
+
+# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
+TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
+
+
+def scheduler_notes(hosts: HostsDesign, su_size: int | None, topology: str) -> list[str]:
+    if topology not in TREE_TOPOLOGIES:  # reachable once torus/dragonfly builders exist
+        return [f"slurm: no topology.conf for a {topology} fabric: it has no switch tree for Slurm's tree plugin "
+                "(dragonfly: TopologyParam=dragonfly with leaves and one top switch; torus: none before Slurm 26.05's torus3d)"]
+    n = hosts.domain_servers
+    if n > 1 and su_size and su_size % n:
+        return [f"slurm/k8s: a scale-up domain is {n} servers but a scalable unit is {su_size}: some NVLink domains "
+                "span two SUs; Slurm blocks follow server order, and the Kubernetes levels leave the domain out"]
+    return []
+
+
+def _domain_servers(server: Server) -> int:
+    up = server.scale_up
+    if up is None or up.domain_gpus <= server.gpus or up.domain_gpus % server.gpus:
+        return 1
+    return up.domain_gpus // server.gpus

@@ -1,0 +1,18 @@
+"""nccl/<server-type>.xml: the NCCL_TOPO_FILE for each server type in the plan that has
+an evidenced host topology (compiler/nccl/files.py decides; the notes say when not)."""
+
+from __future__ import annotations
+
+from ..catalog.models import HostTopology
+from ..nccl.files import nccl_file
+from ..plan.model import Plan
+from .writer import OutputDir
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    style = plan.design.get("hosts", {}).get("nccl_topology", "skeleton")
+    for server, record in sorted(plan.facts.get("host_topology", {}).items()):
+        if record is None:
+            continue
+        f = nccl_file(server, HostTopology.model_validate(record), style)
+        out.write_text(f.path, f.text)

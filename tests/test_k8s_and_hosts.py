@@ -1,0 +1,138 @@
+"""Kubernetes labels, Kueue objects, hosts.csv and hostname patterns."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+import yaml
+
+from .conftest import SPECS, cli_in_process
+
+# kubernetes.io "Labels and Selectors", Syntax and character set (written out here,
+# independently of compiler/render/k8s_labels.py).
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+
+
+def valid_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    return (not prefix or (len(prefix) <= 253 and DNS_SUBDOMAIN.match(prefix) is not None)) and \
+        len(name) <= 63 and LABEL_NAME.match(name) is not None
+
+
+def valid_value(value: str) -> bool:
+    return value == "" or (len(value) <= 63 and LABEL_NAME.match(value) is not None)
+
+
+def compile_to(tmp_path, text: str, name: str):
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(text)
+    r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
+    return r, tmp_path / "out" / name
+
+
+def with_name(spec: str, name: str, extra: str = "") -> str:
+    text = (SPECS / spec).read_text()
+    old = next(line for line in text.splitlines() if line.startswith("name:"))
+    return text.replace(old, f"name: {name}") + extra
+
+
+@pytest.mark.parametrize("spec,extra", [("b200-superpod-16su.yaml", ""), ("seed-8k-fat-tree.yaml", ""),
+                                        ("h100-superpod-4su.yaml", "hosts: {label_prefix: fabric.example.org}\n")])
+def test_labels_and_kueue(tmp_path, spec, extra):
+    r, folder = compile_to(tmp_path, with_name(spec, "k", extra), "k")
+    assert r.returncode == 0, r.stderr
+    nodes = [d for d in yaml.safe_load_all((folder / "k8s" / "node-labels.yaml").read_text()) if d]
+    topo, flavor = list(yaml.safe_load_all((folder / "k8s" / "kueue-topology.yaml").read_text()))
+    hosts = list(csv.DictReader(open(folder / "hosts.csv", newline="")))
+    assert [n["metadata"]["name"] for n in nodes] == [h["hostname"] for h in hosts]
+    for n in nodes:
+        assert n["apiVersion"] == "v1" and n["kind"] == "Node" and valid_value(n["metadata"]["name"])
+        for k, v in n["metadata"]["labels"].items():
+            assert valid_key(k) and valid_value(v), (k, v)
+    # Kueue Topology: 1-16 unique levels, coarse to fine, hostname only last
+    levels = [lv["nodeLabel"] for lv in topo["spec"]["levels"]]
+    assert topo["kind"] == "Topology" and topo["apiVersion"] == "kueue.x-k8s.io/v1beta2"
+    assert 1 <= len(levels) <= 16 and len(set(levels)) == len(levels) and levels[-1] == "kubernetes.io/hostname"
+    assert "kubernetes.io/hostname" not in levels[:-1] and all(valid_key(k) for k in levels)
+    prefix = "fabric.example.org" if extra else "topology.clusterc.io"
+    assert all(k.startswith(prefix + "/") for k in levels[:-1])
+    # every node carries every level, and each level nests in the one above it
+    parent_of: dict[tuple, str] = {}
+    for n in nodes:
+        labels = n["metadata"]["labels"]
+        values = [labels[k] for k in levels[:-1]]
+        for i in range(1, len(values)):
+            assert parent_of.setdefault((i, values[i]), values[i - 1]) == values[i - 1]
+    # the ResourceFlavor selects these nodes and names the Topology
+    assert flavor["kind"] == "ResourceFlavor" and flavor["spec"]["topologyName"] == topo["metadata"]["name"]
+    assert flavor["spec"]["nodeLabels"] and all(
+        all(n["metadata"]["labels"].get(k) == v for k, v in flavor["spec"]["nodeLabels"].items()) for n in nodes)
+    assert DNS_SUBDOMAIN.match(flavor["metadata"]["name"]) and DNS_SUBDOMAIN.match(topo["metadata"]["name"])
+    # kubectl label lines say the same as the manifest
+    lines = [ln for ln in (folder / "k8s" / "label-nodes.sh").read_text().splitlines() if ln.startswith("kubectl")]
+    assert len(lines) == len(nodes)
+    for ln, n in zip(lines, nodes):
+        words = ln.split()
+        assert words[:4] == ["kubectl", "label", "--overwrite", "node"] and words[4] == n["metadata"]["name"]
+        assert dict(w.split("=", 1) for w in words[5:]) == n["metadata"]["labels"]
+
+
+def test_label_syntax_checker_can_fail():
+    assert not valid_key("Topology.Example.com/su") and not valid_key("a/" + "x" * 64) and not valid_value("su1-")
+    assert valid_key("topology.clusterc.io/su") and valid_value("dgx-su1-001")
+
+
+@pytest.mark.parametrize("prefix", ["Topology.example.com", "a/b", "-x.example.com", "x" * 254])
+def test_bad_label_prefix_is_a_spec_error(tmp_path, prefix):
+    r, _ = compile_to(tmp_path, with_name("b200-superpod-2su.yaml", "bad", f'hosts: {{label_prefix: "{prefix}"}}\n'), "bad")
+    assert r.returncode == 2 and "hosts.label_prefix" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_hosts_csv_matches_cabling(tmp_path):
+    r, folder = compile_to(tmp_path, with_name("h100-superpod-1su.yaml", "inv"), "inv")
+    assert r.returncode == 0
+    rows = list(csv.DictReader(open(folder / "hosts.csv", newline="")))
+    assert len(rows) == 31 and rows[0]["hostname"] == "dgx-su1-001" and rows[0]["su"] == "1"
+    cabling = list(csv.DictReader(open(folder / "cabling.csv", newline="")))
+    leaves: dict[str, list[str]] = {}
+    for c in cabling:
+        if c["kind"] == "server-leaf":
+            leaves.setdefault(c["a_device"], []).append(c["b_device"])
+    for row in rows:
+        assert row["rail_leaves"].split(";") == leaves[row["hostname"]]
+        assert row["rack"] == row["bmc_address"] == row["mgmt_address"] == ""  # no physical layout/addressing yet
+
+
+def test_default_names_unchanged_and_pattern_used_everywhere(tmp_path):
+    r, folder = compile_to(tmp_path, with_name("b200-superpod-2su.yaml", "pat", 'hosts: {hostname: "{prefix}{su}n{index:02}"}\n'), "pat")
+    assert r.returncode == 0, r.stderr
+    names = [row["hostname"] for row in csv.DictReader(open(folder / "hosts.csv", newline=""))]
+    assert names[0] == "dgx1n01" and names[-1] == "dgx2n32" and len(set(names)) == 64
+    assert "SwitchName=su1 Nodes=dgx1n[01-32]" in (folder / "slurm" / "topology.conf").read_text()
+    assert "name: dgx2n32" in (folder / "k8s" / "node-labels.yaml").read_text()
+    assert "dgx1n01," in (folder / "cabling.csv").read_text()
+    r, folder = compile_to(tmp_path, with_name("b200-superpod-2su.yaml", "dflt"), "dflt")
+    assert "dgx-su2-032" in (folder / "hosts.csv").read_text()
+
+
+@pytest.mark.parametrize("pattern,message", [
+    ("{prefix}-{rack}", "unknown field {rack}"),
+    ("Node{n}", "may only hold a-z"),
+    ("{prefix.__class__}", "expected text and fields"),
+    ("node_{n}", "may only hold a-z"),
+    ("{prefix}-{index}", "gives several servers the same name"),
+    ("x" * 62 + "{n:04}", "not a valid hostname"),
+    ("{prefix}-{n}-", "not a valid hostname"),
+])
+def test_bad_hostname_patterns_are_spec_errors(tmp_path, pattern, message):
+    r, _ = compile_to(tmp_path, with_name("b200-superpod-2su.yaml", "bad", f'hosts: {{hostname: "{pattern}"}}\n'), "bad")
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert "hosts.hostname" in r.stderr and ":" in r.stderr.split(" ")[0]  # file:line:col
+
+
+def test_su_field_without_sus_is_an_error(tmp_path):
+    r, _ = compile_to(tmp_path, with_name("seed-8k-fat-tree.yaml", "ft", 'hosts: {hostname: "{prefix}-su{su}-{index}"}\n'), "ft")
+    assert r.returncode == 2 and "no scalable units" in r.stderr
