@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .physical import Physical  # noqa: F401  (the Plan's physical side)
+
 NO_LINK = -1
 
 
@@ -89,6 +91,7 @@ class Plan:
     design: dict  # resolved structure: tiers, per-tier port splits, counts (plain JSON values)
     notes: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
+    physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 
