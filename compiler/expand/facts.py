@@ -14,7 +14,8 @@ def _model_record(catalog: Catalog, device) -> dict:
     if device.model in catalog.switches:
         sw = catalog.switches[device.model]
         return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
-                "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence}
+                "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence,
+                "protocol": sw.protocol}
     if device.model in catalog.servers:
         sv = catalog.servers[device.model]
         nics = sv.nic_groups["compute"]

@@ -6,7 +6,7 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, labels, plan_json, summary, workbook
+from . import bom, cabling, diagrams, elevations, interop, labels, netbox, plan_json, report, summary, workbook
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -16,4 +16,9 @@ RENDERERS = {
     "summary": summary.render,
     "workbook": workbook.render,  # cabling.xlsx (with a physical layout)
     "labels": labels.render,  # labels.csv, labels.html
+    "diagrams": diagrams.render,  # diagrams/*.dot|svg (Graphviz)
+    "racks": elevations.render,  # racks/<rack>.svg (with a physical layout)
+    "report": report.render,  # report.html
+    "netbox": netbox.render,  # netbox/*.csv bulk import
+    "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
 }
