@@ -95,7 +95,7 @@ def test_long_rows_switch_the_whole_cage_group_to_single_mode():
 
 
 def test_link_beyond_every_medium_is_a_finding_with_numbers():
-    plan = hall(pitch=40.0)  # 3 rows x 40 m: beyond single-mode's 100 m cables
+    plan = hall(pitch=20.0, rows=10, per_row=5)  # leaves in row B, spines in row I: 7 x 20 m, beyond 100 m
     phys = plan.physical
     assert phys.length_m.max() > 100 and np.isnan(phys.order_m).any()
     f = [f for f in physical_findings(plan) if f.code == "LINK_BEYOND_REACH"][0]

@@ -46,25 +46,49 @@ def bandwidth(gbps: int) -> str:
     return f"{gbps / 1000:g} Tb/s" if gbps >= 1000 else f"{gbps} Gb/s"
 
 
+MAX_OVERVIEW_GROUPS = 32
+
+
 def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
-    """Per device its overview group (index), the group names and labels' role words."""
+    """Per device its overview group (index) and the group names. Three tiers: a node
+    per pod (its SUs, leaves and spines) and one for all cores; two tiers: a node per
+    SU, or per run of SUs where there are more than MAX_OVERVIEW_GROUPS, and one for
+    the spines. Servers and endpoints join the group of the first leaf they reach,
+    so the overview's size never grows with servers."""
     names: list[str] = []
     index: dict[str, int] = {}
-    out = np.empty(len(plan.devices), dtype=np.int64)
+    out = np.full(len(plan.devices), -1, dtype=np.int64)
+    three = plan.design["tiers"] == 3
+    sus = max((d.su or 0) for d in plan.devices)
+    per = -(-sus // MAX_OVERVIEW_GROUPS) if sus > MAX_OVERVIEW_GROUPS else 1
+
+    def key_of(d) -> str | None:
+        if d.role == "leaf":
+            if three and d.pod is not None:
+                return f"pod{d.pod}"
+            if d.su is None:
+                return "leaves"
+            lo = (d.su - 1) // per * per + 1
+            return f"su{d.su}" if per == 1 else f"su{lo}-su{min(lo + per - 1, sus)}"
+        if d.role == "spine":
+            return f"pod{d.pod}" if three and d.pod is not None else "spines"
+        if d.role == "core":
+            return "cores"
+        if d.role != "server" and d.tier == 0:
+            return d.role
+        return None
+
     for i, d in enumerate(plan.devices):
-        if d.role in ("server", "leaf"):
-            key = f"su{d.su}" if d.su is not None else (f"pod{d.pod}" if d.pod is not None else "leaves")
-            if d.role == "server" and d.su is None:
-                key = "servers"
-        elif d.role == "spine":
-            key = f"pod{d.pod}-spines" if d.pod is not None else "spines"
-        elif d.role == "core":
-            key = f"core-group{d.group}"
-        else:
-            key = d.role
-        out[i] = index.setdefault(key, len(names))
-        if out[i] == len(names):
-            names.append(key)
+        key = key_of(d)
+        if key is not None:
+            out[i] = index.setdefault(key, len(names))
+            if out[i] == len(names):
+                names.append(key)
+    links = plan.links
+    leaf = np.array([d.role == "leaf" for d in plan.devices])
+    loose = np.nonzero((out[links.a_dev] < 0) & leaf[links.b_dev])[0]
+    lower, first = np.unique(links.a_dev[loose], return_index=True)
+    out[lower] = out[links.b_dev[loose[first]]]
     return names, out, []
 
 
@@ -99,32 +123,42 @@ def overview_dot(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scopes(plan: Plan) -> dict[str, list[int]]:
-    """Detailed-diagram scope -> its servers, endpoints and leaves (device indices)."""
-    out: dict[str, list[int]] = {}
-    leaf_scope: dict[int, str] = {}
+def scope_index(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Detailed-diagram scopes: their names, the scope of each device (-1: none; leaves
+    by SU/pod, servers and endpoints by the first leaf they reach) and of each link
+    (the scope of an end inside one). Vectorised: O(links log links)."""
+    names: list[str] = []
+    index: dict[str, int] = {}
+    dev_scope = np.full(len(plan.devices), -1, dtype=np.int64)
     for i, d in enumerate(plan.devices):
         if d.role == "leaf":
             key = f"su{d.su}" if d.su is not None else (f"pod{d.pod}" if d.pod is not None else "fabric")
-            leaf_scope[i] = key
-            out.setdefault(key, []).append(i)
+            dev_scope[i] = index.setdefault(key, len(names))
+            if dev_scope[i] == len(names):
+                names.append(key)
     links = plan.links
-    # servers and endpoints go to the scope of the first leaf they reach
-    first_leaf: dict[int, int] = {}
-    for a, b in zip(links.a_dev.tolist(), links.b_dev.tolist()):
-        if b in leaf_scope and a not in first_leaf:
-            first_leaf[a] = b
-    for a, b in sorted(first_leaf.items()):
-        out[leaf_scope[b]].append(a)
-    return {k: sorted(v) for k, v in out.items()}
+    to_leaf = np.nonzero((dev_scope[links.b_dev] >= 0) & (dev_scope[links.a_dev] < 0))[0]
+    lower, first = np.unique(links.a_dev[to_leaf], return_index=True)
+    dev_scope[lower] = dev_scope[links.b_dev[to_leaf[first]]]
+    link_scope = np.where(dev_scope[links.a_dev] >= 0, dev_scope[links.a_dev], dev_scope[links.b_dev])
+    return names, dev_scope, link_scope
 
 
-def scope_dot(plan: Plan, name: str, members: list[int]) -> str:
+def scopes(plan: Plan) -> dict[str, list[int]]:
+    """Detailed-diagram scope -> its servers, endpoints and leaves (device indices)."""
+    names, dev_scope, _ = scope_index(plan)
+    order = np.argsort(dev_scope, kind="stable")
+    bounds = np.searchsorted(dev_scope[order], np.arange(len(names) + 1))
+    return {name: order[bounds[k]:bounds[k + 1]].tolist() for k, name in enumerate(names)}
+
+
+def scope_dot(plan: Plan, name: str, members: list[int], link_ids: np.ndarray | None = None) -> str:
     links = plan.links
-    inside = np.zeros(len(plan.devices), dtype=bool)
-    inside[members] = True
-    sel = inside[links.a_dev] | inside[links.b_dev]
-    a, b = links.a_dev[sel], links.b_dev[sel]
+    if link_ids is None:
+        inside = np.zeros(len(plan.devices), dtype=bool)
+        inside[members] = True
+        link_ids = np.nonzero(inside[links.a_dev] | inside[links.b_dev])[0]
+    a, b = links.a_dev[link_ids], links.b_dev[link_ids]
     devices = plan.devices
     shown = sorted(set(members) | set(b.tolist()) | set(a.tolist()))
     colours = {"server": "#e8f5e9", "leaf": "#eef3fb", "spine": "#fff3e0", "core": "#fce4ec"}
@@ -150,8 +184,11 @@ def render(plan: Plan, out: OutputDir) -> None:
     out.write_text("diagrams/fabric.dot", dot)
     out.write_text("diagrams/fabric.svg", plan.memo("fabric_svg", lambda pl: render_svg(dot)))
     small = len(plan.devices) <= SVG_MAX_DEVICES
-    for name, members in scopes(plan).items():
-        dot = scope_dot(plan, name, members)
+    names, _, link_scope = scope_index(plan)
+    order = np.argsort(link_scope, kind="stable")
+    bounds = np.searchsorted(link_scope[order], np.arange(len(names) + 1))
+    for k, (name, members) in enumerate(scopes(plan).items()):
+        dot = scope_dot(plan, name, members, np.sort(order[bounds[k]:bounds[k + 1]]))
         out.write_text(f"diagrams/{name}.dot", dot)
         if small:
             out.write_text(f"diagrams/{name}.svg", render_svg(dot))

@@ -37,16 +37,23 @@ def render(plan: Plan, out: OutputDir) -> None:
     names = plan.memo("port_table", port_table)["name"]
     dev_names = np.array([d.name for d in plan.devices], dtype=object)
     offsets = plan.port_offsets()
-    media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media].tolist()
+    media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media]
+    # Pre-escaped pieces: per device "place,device", per port "port"; labels quoted only if some name needs it.
+    dev_piece = np.array([f"{csv_field(p)},{csv_field(d)}" for p, d in zip(places.tolist(), dev_names.tolist())], dtype=object)
+    port_esc = np.array([csv_field(n) for n in names.tolist()], dtype=object) if any(
+        any(ch in n for ch in ',"\n\r') for n in names.tolist()) else names
+    quote = any(any(ch in t for ch in ',"\n\r') for t in dev_piece.tolist()) or port_esc is not names
     parts = []
     for end, labels in (("A", label_a), ("B", label_b)):
         dev = links.a_dev if end == "A" else links.b_dev
-        port = names[offsets[dev] + (links.a_port if end == "A" else links.b_port)]
-        cols = zip(ids, labels, places[dev].tolist(), dev_names[dev].tolist(), port.tolist(), media)
-        parts.append([f"{c},{end},{csv_field(lab)},{csv_field(pl)},{csv_field(d)},{csv_field(p)},{m}\n"
-                      for c, lab, pl, d, p, m in cols])
+        port = port_esc[offsets[dev] + (links.a_port if end == "A" else links.b_port)]
+        text = [csv_field(t) for t in labels] if quote else labels
+        parts.append((np.array(ids, dtype=object) + f",{end},") + np.array(text, dtype=object) + ","
+                     + dev_piece[dev] + "," + port + "," + media + "\n")
     # One cable's two labels next to each other: the person cutting them pairs them.
-    body = "".join(x for pair in zip(*parts) for x in pair)
+    both = np.empty(2 * len(links), dtype=object)
+    both[0::2], both[1::2] = parts[0], parts[1]
+    body = "".join(both.tolist())
     out.write_text("labels.csv", ",".join(HEADER) + "\n" + body)
     if plan.physical is not None and 2 * len(links) <= HTML_MAX_LABELS:
         out.write_text("labels.html", labels_html(plan, label_a, label_b))
