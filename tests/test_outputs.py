@@ -74,7 +74,7 @@ def test_bom_quantities(compiled):
 def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
     _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
     folder = write_outputs(plan, tmp_path)
-    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
     def boom(*_args, **_kw):
         raise RuntimeError("disk full")
@@ -84,7 +84,7 @@ def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
     monkeypatch.setitem(render.RENDERERS, "summary", boom)
     with pytest.raises(RuntimeError):
         write_outputs(plan, tmp_path)
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["h100-superpod-1su"], "no temporary folder left behind"
 
 
