@@ -22,7 +22,7 @@ def test_two_compiles_identical_across_hash_seeds(tmp_path):
         assert r.returncode == 0, r.stderr
         digests.append({name: _digest(out / name) for name in ("h100-superpod-1su", "b200-superpod-16su", "h100-roce-2su-hall")})
     assert digests[0] == digests[1]
-    assert {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json", "labels.csv", "report.html",
+    assert {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json", "report.html",
             "diagrams/fabric.svg", "netbox/cables.csv"} <= set(digests[0]["h100-superpod-1su"])
-    assert {"cabling.xlsx", "labels.html", "racks/DH2.A01.svg", "containerlab/h100-roce-2su-hall.clab.yml",
+    assert {"cabling.xlsx", "labels.csv", "labels.html", "racks/DH2.A01.svg", "containerlab/h100-roce-2su-hall.clab.yml",
             "ptm/topology.dot"} <= set(digests[0]["h100-roce-2su-hall"])

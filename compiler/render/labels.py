@@ -1,8 +1,9 @@
 """labels.csv and labels.html: one label per cable end (TIA-606 style, both ends).
 
 The label reads `<cable id> <near> / <far>` where a place is `<rack>-<U>:<port>` with a
-physical layout (the device name otherwise); the B end swaps near and far. labels.csv
-is always written; labels.html (a printable sheet, one page group per rack, in the
+physical layout; the B end swaps near and far. Written only with a layout: without
+one the label text is already in cabling.csv (label_a, label_b), and at 100k+ GPUs a
+second 80 MB file of it would double the write time for nothing. labels.html (a printable sheet, one page group per rack, in the
 rack sheets' U/port order) only with a layout, and only up to HTML_MAX_LABELS labels:
 beyond that a browser will not print one page set, and labels.csv feeds a label printer.
 """
@@ -30,6 +31,8 @@ h2{font:bold 12pt sans-serif;margin:4mm 0;page-break-before:always}h2:first-of-t
 
 
 def render(plan: Plan, out: OutputDir) -> None:
+    if plan.physical is None:
+        return
     links = plan.links
     ids = plan.memo("cable_ids", lambda pl: cable_ids(len(pl.links)))
     label_a, label_b = plan.memo("cable_labels", cable_labels)
@@ -55,7 +58,7 @@ def render(plan: Plan, out: OutputDir) -> None:
     both[0::2], both[1::2] = parts[0], parts[1]
     body = "".join(both.tolist())
     out.write_text("labels.csv", ",".join(HEADER) + "\n" + body)
-    if plan.physical is not None and 2 * len(links) <= HTML_MAX_LABELS:
+    if 2 * len(links) <= HTML_MAX_LABELS:
         out.write_text("labels.html", labels_html(plan, label_a, label_b))
 
 
