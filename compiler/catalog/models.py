@@ -110,6 +110,7 @@ class Server(_Strict):
     gpus: int = Field(ge=1)
     hostname_prefix: str
     rack_units: int | None = None
+    depth_mm: int | None = None  # chassis depth; a rack must be at least this deep
     power_w: int | None = None  # maximum
     scale_up: ScaleUp | None = None
     nic_groups: dict[str, NicGroup]  # "compute", "storage", ...
@@ -134,6 +135,14 @@ class Transceiver(_Strict):
     sources: list[str] = []
 
 
+class CableEnd(_Strict):
+    """The cage a cable's own connector plugs into (copper cables carry their ends)."""
+
+    form_factor: FormFactor
+    top: Top
+    cage_gbps: int
+
+
 class Cable(_Strict):
     id: str
     part_number: str  # orderable prefix; length suffix chosen when lengths exist
@@ -141,9 +150,19 @@ class Cable(_Strict):
     fiber: FiberKind
     reach_m: float
     lengths_m: list[float] = []
+    # Orderable part per length ("3": MFP7E10-N003); where absent the prefix stands.
+    parts: dict[str, str] = {}
+    power_w: float | None = None  # drawn from the host port, per cable (passive copper ~0)
+    # Copper with integral connectors: the cage each end plugs into (end b = the
+    # upper tier, the switch side of a splitter). Empty for fiber (transceivers decide).
+    end_a: CableEnd | None = None
+    end_b: CableEnd | None = None
     jacket: str = ""
     confidence: Confidence
     sources: list[str] = []
+
+    def part_for(self, length_m: float) -> str:
+        return self.parts.get(f"{length_m:g}", self.part_number)
 
 
 class Media(_Strict):
@@ -154,6 +173,13 @@ class Media(_Strict):
     fiber: FiberKind
     cable: str  # Cable id
     needs_transceivers: bool = True
+    # How one cable maps to logical links: `port` one link per cable (optics, a
+    # transceiver per cage at each end); `cage` one cable joins two whole cages
+    # (twin-port copper: both ports of a cage go to the same peer cage); `split`
+    # one switch cage at end b feeds single-port cages at end a (splitter).
+    fit: Literal["port", "cage", "split"] = "port"
+    # Lower is preferred when several media reach: cost and power, cheapest first.
+    preference: int = 100
 
 
 # --- host topology: what NCCL_TOPO_FILE describes (../shared/reference/nccl-topology.md) ----

@@ -15,12 +15,14 @@ from .collectives import check_collectives
 from .context import CheckContext
 from .hops import check_hops
 from .oversubscription import check_oversubscription
+from .physical import physical_findings
 from .redundancy import check_redundancy
 from .requirements import check_requirements
 
 # check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
 CHECKS = {
     "budgets": check_budgets,
+    "physical": lambda ctx: ({}, physical_findings(ctx.plan)),  # rack power, reach (with a layout)
     "bisection": check_bisection,
     "oversubscription": check_oversubscription,
     "redundancy": check_redundancy,

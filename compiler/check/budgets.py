@@ -1,11 +1,11 @@
-"""Budgets: ports within radix and per-cage breakout rules, matched speeds, media reach
-once links have lengths. Rack power and units are checked where the plan has a layout."""
+"""Budgets: ports within radix and per-cage breakout rules, matched speeds. Reach and
+rack power, which need a physical layout, are in physical.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..plan.bom import _cage_types
+from ..plan.views import cage_table
 from .context import CheckContext
 from .findings import Finding
 from .invariants import plan_invariants
@@ -15,7 +15,7 @@ def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     plan = ctx.plan
     findings = list(plan_invariants(plan))  # radix, port reuse, speed match: errors if broken
     links = plan.links
-    cage, _, _ = _cage_types(plan)
+    cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
     ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
     media = np.concatenate([links.media, links.media]).astype(np.int64)
@@ -32,13 +32,4 @@ def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
                                 f"cage {port.cage} of {plan.devices[dev].name} carries two media; one module serves the whole cage",
                                 f"{plan.devices[dev].name}:{port.cage}"))
     figures: dict = {"ports_used": int(ends.size), "ports_total": plan.port_count()}
-    length = getattr(links, "length_m", None)
-    if length is not None:
-        reach = np.array([plan.facts["media"][m]["reach_m"] for m in plan.media], dtype=np.float64)[links.media]
-        over = np.nonzero(np.asarray(length) > reach)[0]
-        figures["links_beyond_reach"] = int(over.size)
-        for i in over[:20].tolist():
-            findings.append(Finding("LINK_BEYOND_REACH", "error",
-                                    f"cable {plan.devices[int(links.a_dev[i])].name}:{int(links.a_port[i]) + 1} is {float(length[i]):.1f} m but {plan.media[int(links.media[i])]} reaches "
-                                    f"{reach[i]:g} m", plan.devices[int(links.a_dev[i])].name))
     return figures, findings

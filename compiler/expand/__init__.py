@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import clos, facts
+from . import clos, facts, layout
 from .resolve import resolve
 
 # topology kind -> builder(design) -> Plan. Torus, dragonfly, ... add one line each.
@@ -17,6 +17,8 @@ BUILDERS = {
 def expand(loaded: LoadedSpec) -> Plan:
     design = resolve(loaded)
     plan = BUILDERS[loaded.spec.fabric.topology](design)
+    if loaded.spec.layout is not None:
+        layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)
     spec = loaded.spec
     plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}

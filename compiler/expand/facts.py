@@ -57,7 +57,10 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "cable_part_number": cable.part_number, "cable_description": cable.description,
                            "reach_m": cable.reach_m, "jacket": cable.jacket,
                            "transceivers": dict(sorted(ends.items())),
-                           "needs_transceivers": medium.needs_transceivers}
+                           "needs_transceivers": medium.needs_transceivers,
+                           "fit": medium.fit, "lengths_m": list(cable.lengths_m),
+                           "parts": dict(cable.parts), "cable_power_w": cable.power_w,
+                           "cable_confidence": cable.confidence}
     # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
     hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)
              for m, rec in models.items() if rec["kind"] == "server"}

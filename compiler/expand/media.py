@@ -1,16 +1,22 @@
 """Which medium each kind of link is built from, and the transceiver at each end.
 
-Without a physical layout there are no lengths, so the choice is by what the ends
-accept: multimode optics where the catalog has a transceiver for both ends' cages
+With a physical layout (`choose_by_length`) each link gets the cheapest medium that
+reaches its modelled length and fits both ends. Without one there are no lengths,
+so the choice is per link kind by what the ends accept: multimode optics where the catalog has a transceiver for both ends' cages
 (NVIDIA's SuperPOD compute fabrics are optical), single-mode where only that exists
 (XDR's 200G lanes have no multimode). A spec may name the medium per link kind.
 """
 
 from __future__ import annotations
 
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
 from ..catalog import Catalog
 from ..catalog.models import Transceiver
-from ..plan.model import Port
+from ..plan.model import Plan, Port
+from ..plan.views import cage_table
 
 AUTO_ORDER = ("mmf", "smf")
 
@@ -29,3 +35,132 @@ def choose(catalog: Catalog, requested: str | None, end_a: Port, end_b: Port) ->
         if transceiver(catalog, media_id, end_a) and transceiver(catalog, media_id, end_b):
             return media_id
     return AUTO_ORDER[0]
+
+
+# --- with a physical layout: media per link by length --------------------------------
+
+def _cage_key(end) -> str:
+    return f"{end.form_factor} {end.top} {end.cage_gbps}G"
+
+
+def _orderable(lengths_m: list[float], need_m: np.ndarray) -> np.ndarray:
+    """The shortest orderable length >= need; NaN where none is long enough."""
+    table = np.array(sorted(lengths_m) or [np.inf], dtype=np.float64)
+    idx = np.searchsorted(table, need_m - 1e-9, side="left")
+    out = np.full(need_m.shape, np.nan)
+    ok = idx < table.size
+    out[ok] = table[idx[ok]]
+    return out
+
+
+def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], length_m: np.ndarray
+                     ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Media per link: the most preferred medium (catalog `preference`: cost and power)
+    that fits both ends and reaches; returns (media ids, media index per link, ordered length).
+
+    Copper is decided per whole cage (a twin-port cable or a splitter takes every port
+    of its cage). Optics are decided per connected group of cages: a twin-port module
+    is one medium, so every link through a cage uses the same fiber, and that spreads
+    along the cages the links join. Links no medium reaches keep the longest-reach
+    optics of their group with no orderable length (NaN); check.physical reports them.
+    O(links) numpy plus scipy's connected components.
+    """
+    links = plan.links
+    n = len(links)
+    cage, ctype, keys, cage_ports = plan.memo("cage_table", cage_table)
+    offsets = plan.port_offsets()
+    ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+    ca, cb, ta, tb = cage[ga], cage[gb], ctype[ga], ctype[gb]
+    n_cages = cage_ports.size
+    used = np.bincount(np.concatenate([ca, cb]), minlength=n_cages)
+    used_as_b = np.bincount(cb, minlength=n_cages)
+    ends = np.concatenate([ca, cb])
+    peers = np.concatenate([cb, ca])
+    peer_min = np.full(n_cages, np.iinfo(np.int64).max)
+    peer_max = np.full(n_cages, -1)
+    np.minimum.at(peer_min, ends, peers)
+    np.maximum.at(peer_max, ends, peers)
+
+    kind_names = np.array(plan.link_kinds, dtype=object)
+    link_kind = kind_names[links.kind]
+    media_ids = sorted(catalog.media, key=lambda m: (catalog.media[m].preference, m))
+    choice = np.full(n, -1, dtype=np.int64)
+    need = length_m.astype(np.float64).copy()
+    for kind, media_id in requested.items():
+        choice[link_kind == kind] = media_ids.index(media_id) if media_id in media_ids else -1
+    if requested.get("endpoint-leaf"):
+        is_endpoint = np.array([d.tier == 0 and d.role != "server" for d in plan.devices])[links.a_dev]
+        choice[is_endpoint] = media_ids.index(requested["endpoint-leaf"])
+    auto = choice < 0
+    type_index = {k: i for i, k in enumerate(keys)}
+
+    for mi, media_id in enumerate(media_ids):
+        medium = catalog.media[media_id]
+        if medium.fit == "port":
+            continue
+        cable = catalog.cables[medium.cable]
+        if cable.end_a is None or cable.end_b is None:
+            continue
+        key_a, key_b = type_index.get(_cage_key(cable.end_a)), type_index.get(_cage_key(cable.end_b))
+        if key_a is None or key_b is None:
+            continue
+        longest = max(cable.lengths_m or [cable.reach_m])
+        free = auto & (choice < 0)
+        if medium.fit == "cage":
+            ok = (free & (ta == key_a) & (tb == key_b) & (used[ca] == cage_ports[ca]) & (used[cb] == cage_ports[cb])
+                  & (cage_ports[ca] == cage_ports[cb]) & (peer_min[ca] == peer_max[ca]) & (peer_min[cb] == peer_max[cb])
+                  & (length_m <= longest))
+            # all links of the cage pair must qualify (same devices, so same length: they do together)
+            cnt = np.bincount(ca[ok], minlength=n_cages)
+            ok &= cnt[ca] == cage_ports[ca]
+        else:  # split: one b cage feeds single-port a cages
+            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1)
+            cnt = np.bincount(cb[elig], minlength=n_cages)
+            group_max = np.zeros(n_cages)
+            np.maximum.at(group_max, cb[elig], length_m[elig])
+            ok = elig & (cnt[cb] == used[cb]) & (used_as_b[cb] == used[cb]) & (used[cb] == cage_ports[cb]) & (group_max[cb] <= longest)
+            need[ok] = group_max[cb[ok]]  # the legs of one splitter share its length
+        choice[ok] = mi
+
+    rest = np.nonzero(choice < 0)[0]
+    if rest.size:
+        optical = [mi for mi, m in enumerate(media_ids) if catalog.media[m].fit == "port"]
+        graph = coo_matrix((np.ones(rest.size), (ca[rest], cb[rest])), shape=(n_cages, n_cages))
+        n_comp, label = connected_components(graph, directed=False)
+        comp = label[ca[rest]]
+        comp_need = np.zeros(n_comp)
+        np.maximum.at(comp_need, comp, length_m[rest])
+        best = np.full(n_comp, -1, dtype=np.int64)
+        fallback = np.full(n_comp, -1, dtype=np.int64)
+        fallback_reach = np.full(n_comp, -1.0)
+        for mi in optical:
+            medium = catalog.media[media_ids[mi]]
+            cable = catalog.cables[medium.cable]
+            reach_of_type = np.full(len(keys), -1.0)  # -1: no transceiver for this cage type
+            for k, key in enumerate(keys):
+                form, top, gbps = key.split(" ")
+                t = catalog.transceiver_for(medium.fiber, form, top, int(gbps[:-1]))
+                if t is not None:
+                    reach_of_type[k] = min(t.reach_m, cable.reach_m, max(cable.lengths_m or [cable.reach_m]))
+            link_reach = np.minimum(reach_of_type[ta[rest]], reach_of_type[tb[rest]])
+            comp_reach = np.full(n_comp, np.inf)
+            np.minimum.at(comp_reach, comp, link_reach)
+            fits = comp_reach >= 0
+            take = (best < 0) & fits & (comp_need <= comp_reach)
+            best[take] = mi
+            longer = fits & (comp_reach > fallback_reach)
+            fallback[longer] = mi
+            fallback_reach[longer] = comp_reach[longer]
+        # No transceiver at all: the first optical medium (the BOM then says NOT IN CATALOG).
+        best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, optical[0]))
+        choice[rest] = best[comp]
+
+    order = np.full(n, np.nan)
+    for mi, media_id in enumerate(media_ids):
+        sel = choice == mi
+        if sel.any():
+            cable = catalog.cables[catalog.media[media_id].cable]
+            order[sel] = _orderable(cable.lengths_m, need[sel])
+    used_media = [m for mi, m in enumerate(media_ids) if (choice == mi).any()]
+    remap = np.array([used_media.index(m) if m in used_media else -1 for m in media_ids], dtype=np.int16)
+    return used_media, remap[choice], order

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Plan
+from .views import cage_table
 
 NOT_IN_CATALOG = "NOT IN CATALOG"
 
@@ -28,36 +29,6 @@ class BomLine:
     @property
     def total_power_w(self) -> float | None:
         return None if self.unit_power_w is None else self.unit_power_w * self.quantity
-
-
-def _cage_types(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Per global port: its global cage id and its cage type (index into the returned keys).
-
-    A cage type is (form factor, top, cage bandwidth): what a transceiver must fit.
-    """
-    keys: list[str] = []
-    per_layout: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
-    for lid, layout in plan.layouts.items():
-        index: dict[str, int] = {}
-        local = np.empty(len(layout), dtype=np.int64)
-        ctype = np.empty(len(layout), dtype=np.int64)
-        for i, port in enumerate(layout.ports):
-            local[i] = index.setdefault(port.cage, len(index))
-            key = f"{port.form_factor} {port.top} {port.cage_gbps}G"
-            if key not in keys:
-                keys.append(key)
-            ctype[i] = keys.index(key)
-        per_layout[lid] = (local, ctype, len(index))
-    n = plan.port_count()
-    cage = np.empty(n, dtype=np.int64)
-    ctype = np.empty(n, dtype=np.int64)
-    next_cage = 0
-    for dev in plan.devices:
-        local, types, n_cages = per_layout[dev.layout]
-        cage[dev.port_offset:dev.port_offset + local.size] = next_cage + local
-        ctype[dev.port_offset:dev.port_offset + local.size] = types
-        next_cage += n_cages
-    return cage, ctype, keys
 
 
 def bill_of_materials(plan: Plan) -> list[BomLine]:
@@ -83,7 +54,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
     # Transceivers: one per (cage, medium) with at least one link.
     links = plan.links
     if len(links):
-        cage_of_port, type_of_port, type_keys = _cage_types(plan)
+        cage_of_port, type_of_port, type_keys, _ = plan.memo("cage_table", cage_table)
         offsets = plan.port_offsets()
         ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
         ends_media = np.concatenate([links.media, links.media]).astype(np.int64)
@@ -109,11 +80,47 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
                                      "add one to the catalog"))
-        per_media = np.bincount(links.media.astype(np.int64), minlength=len(plan.media))
-        for mi, qty in enumerate(per_media.tolist()):
-            if qty:
-                m = facts["media"][plan.media[mi]]
-                lines.append(BomLine("cable", m["cable_part_number"], m["cable_description"], qty, None,
-                                     "length per cable: set once a physical layout exists"))
+        if plan.physical is not None and plan.physical.order_m is not None:
+            lines.extend(_cables_by_length(plan, cage_of_port))
+        else:
+            per_media = np.bincount(links.media.astype(np.int64), minlength=len(plan.media))
+            for mi, qty in enumerate(per_media.tolist()):
+                if qty:
+                    m = facts["media"][plan.media[mi]]
+                    lines.append(BomLine("cable", m["cable_part_number"], m["cable_description"], qty, None,
+                                         "length per cable: set once a physical layout exists"))
     return lines
 
+
+def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, fit: str) -> int:
+    """Physical cables behind the selected links: one per link for optics, one per cage
+    pair for twin-port copper, one per switch cage for a splitter."""
+    links = plan.links
+    if fit == "port":
+        return int(sel.sum())
+    offsets = plan.port_offsets()
+    if fit == "cage":
+        return int(np.unique(cage_of_port[offsets[links.a_dev[sel]] + links.a_port[sel]]).size)
+    return int(np.unique(cage_of_port[offsets[links.b_dev[sel]] + links.b_port[sel]]).size)
+
+
+def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
+    """Cables by exact orderable part: one line per (medium, length)."""
+    out: list[BomLine] = []
+    order = plan.physical.order_m
+    media = plan.links.media
+    for mi, media_id in enumerate(plan.media):
+        m = plan.facts["media"][media_id]
+        in_medium = media == mi
+        lengths = np.unique(order[in_medium & ~np.isnan(order)])
+        for length in lengths.tolist():
+            qty = cable_count(plan, cage_of_port, in_medium & (order == length), m["fit"])
+            part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
+            note = "length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else "no part for this length in the catalog"
+            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note))
+        too_long = in_medium & np.isnan(order)
+        if too_long.any():
+            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m']):g} m",
+                               m["cable_description"], cable_count(plan, cage_of_port, too_long, m["fit"]), None,
+                               "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
+    return out

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .physical import Physical  # noqa: F401  (the Plan's physical side)
+
 NO_LINK = -1
 
 
@@ -91,6 +93,7 @@ class Plan:
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
     requirements: dict = field(default_factory=dict)  # what must hold (from the spec), plain JSON values
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
+    physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 

@@ -16,9 +16,10 @@ from .views import cable_ids, per_port
 FORMAT = "clusterc-plan"
 VERSION = 1
 
-DEVICE_COLUMNS = ["name", "role", "model", "layout", "tier", "index", "su", "pod", "rail", "group", "fabric"]
+DEVICE_COLUMNS = ["name", "role", "model", "layout", "tier", "index", "su", "pod", "rail", "group", "fabric", "rack", "u"]
 PORT_COLUMNS = ["name", "cage", "lane", "speed_gbps", "form_factor", "top", "cage_gbps"]
-LINK_COLUMNS = ["cable_id", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps", "media"]
+LINK_COLUMNS = ["cable_id", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps", "media", "length_m", "order_m"]
+RACK_COLUMNS = ["name", "row", "position", "kind", "height_u", "usable_u", "power_budget_w"]
 
 
 # One encoder for all rows: json.dumps(..., separators=...) builds a new encoder per call.
@@ -36,11 +37,17 @@ def _link_rows(plan: Plan):
     kinds = np.array([enc(k) for k in plan.link_kinds], dtype=object)
     media = np.array([enc(m) for m in plan.media], dtype=object)
     offsets = plan.port_offsets()
+    phys = plan.physical
+    if phys is not None and phys.length_m is not None:
+        lengths = [f"{x:.2f}" for x in phys.length_m.tolist()]
+        orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
+    else:
+        lengths = orders = ["null"] * len(links)
     rows = zip([enc(c) for c in plan.memo("cable_ids", cable_ids)], kinds[links.kind].tolist(),
                names[links.a_dev].tolist(), port_names[offsets[links.a_dev] + links.a_port].tolist(),
                names[links.b_dev].tolist(), port_names[offsets[links.b_dev] + links.b_port].tolist(),
-               links.speed_gbps.tolist(), media[links.media].tolist())
-    return _Raw("[%s,%s,%s,%s,%s,%s,%d,%s]" % r for r in rows)
+               links.speed_gbps.tolist(), media[links.media].tolist(), lengths, orders)
+    return _Raw("[%s,%s,%s,%s,%s,%s,%d,%s,%s,%s]" % r for r in rows)
 
 
 class _Raw:
@@ -59,8 +66,14 @@ def _table(columns: list[str], rows, indent: str) -> str:
 
 def plan_json_text(plan: Plan) -> str:
     link_rows = _link_rows(plan)
-    device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric]
-                   for d in plan.devices)
+    phys = plan.physical
+    if phys is not None:
+        rack_names = [r.name for r in phys.racks]
+        places = [(rack_names[r], u) for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())]
+    else:
+        places = [(None, None)] * len(plan.devices)
+    device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric, rack, u]
+                   for d, (rack, u) in zip(plan.devices, places))
     layouts = ",\n".join(
         f"    {_dump(lid)}: " + _table(PORT_COLUMNS, ([p.name, p.cage, p.lane, p.speed_gbps, p.form_factor, p.top, p.cage_gbps]
                                               for p in lay.ports), "    ")
@@ -77,6 +90,10 @@ def plan_json_text(plan: Plan) -> str:
         "requirements": plan.requirements,
         "analysis": plan.analysis,
     }
+    if phys is not None:
+        head["physical"] = {"model": phys.model,
+                            "racks": {"columns": RACK_COLUMNS, "rows": [[r.name, r.row, r.position, r.kind, r.height_u, r.usable_u,
+                                                                        r.power_budget_w] for r in phys.racks]}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]  # drop the closing "\n}"
     return (
         head_text

@@ -32,3 +32,60 @@ def port_table(plan: Plan) -> dict[str, np.ndarray]:
         out[col] = per_port(plan, {lid: np.array([get(p) for p in lay.ports], dtype=dtype)
                                    for lid, lay in plan.layouts.items()})
     return out
+
+
+def cage_table(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """Per global port: its global cage id and its cage type (index into the returned keys).
+
+    A cage type is (form factor, top, cage bandwidth): what a transceiver must fit.
+    Also returns the number of logical ports per global cage.
+    """
+    keys: list[str] = []
+    per_layout: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for lid, layout in plan.layouts.items():
+        index: dict[str, int] = {}
+        local = np.empty(len(layout), dtype=np.int64)
+        ctype = np.empty(len(layout), dtype=np.int64)
+        for i, port in enumerate(layout.ports):
+            local[i] = index.setdefault(port.cage, len(index))
+            key = f"{port.form_factor} {port.top} {port.cage_gbps}G"
+            if key not in keys:
+                keys.append(key)
+            ctype[i] = keys.index(key)
+        per_layout[lid] = (local, ctype, np.bincount(local, minlength=len(index)))
+    n = plan.port_count()
+    cage = np.empty(n, dtype=np.int64)
+    ctype = np.empty(n, dtype=np.int64)
+    next_cage = 0
+    ports_per_cage: list[np.ndarray] = []
+    for dev in plan.devices:
+        local, types, counts = per_layout[dev.layout]
+        cage[dev.port_offset:dev.port_offset + local.size] = next_cage + local
+        ctype[dev.port_offset:dev.port_offset + local.size] = types
+        next_cage += counts.size
+        ports_per_cage.append(counts)
+    sizes = np.concatenate(ports_per_cage) if ports_per_cage else np.zeros(0, dtype=np.int64)
+    return cage, ctype, keys, sizes
+
+
+def device_places(plan: Plan) -> list[str]:
+    """Per device, how a label names it: `<rack>-<U>` (TIA-606, lowest U, two digits)
+    with a physical layout, else the device name."""
+    phys = plan.physical
+    if phys is None:
+        return [d.name for d in plan.devices]
+    racks = [r.name for r in phys.racks]
+    return [f"{racks[r]}-{u:02d}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())]
+
+
+def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    """Label text for both ends of every cable: `<id> <near>:<port> / <far>:<port>`;
+    the B end swaps near and far (TIA-606: each end reads from where it is)."""
+    links = plan.links
+    place = np.array(plan.memo("device_places", device_places), dtype=object)
+    names = per_port(plan, {lid: np.array([p.name for p in lay.ports], dtype=object) for lid, lay in plan.layouts.items()})
+    offsets = plan.port_offsets()
+    a = (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port]).tolist()
+    b = (place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port]).tolist()
+    ids = plan.memo("cable_ids", cable_ids)
+    return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b)])

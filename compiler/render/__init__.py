@@ -6,7 +6,8 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, checks, hosts_csv, infiniband, k8s, nccl, plan_json, slurm, summary
+from . import (bom, cabling, checks, diagrams, elevations, hosts_csv, infiniband, interop, k8s, labels, nccl, netbox,
+               plan_json, report, slurm, summary, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -20,4 +21,11 @@ RENDERERS = {
     "slurm": slurm.render,
     "k8s": k8s.render,
     "hosts": hosts_csv.render,
+    "workbook": workbook.render,  # cabling.xlsx (with a physical layout)
+    "labels": labels.render,  # labels.csv, labels.html
+    "diagrams": diagrams.render,  # diagrams/*.dot|svg (Graphviz)
+    "racks": elevations.render,  # racks/<rack>.svg (with a physical layout)
+    "report": report.render,  # report.html
+    "netbox": netbox.render,  # netbox/*.csv bulk import
+    "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
 }

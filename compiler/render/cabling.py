@@ -1,7 +1,9 @@
 """cabling.csv: one row per cable, both ends, for the people who pull them.
 
 Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
-(row, rack, RU, length) stay empty until the spec has a physical layout.
+(row, rack, RU, length) stay empty unless the spec has a physical layout. With one,
+`part_number` is the exact orderable part for `length_m` (the orderable length) and
+`modelled_m` is the length the model gives before rounding up.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan.model import Plan
-from ..plan.views import cable_ids, per_port, port_table
+from ..plan.views import cable_ids, cable_labels, per_port, port_table
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -18,8 +20,8 @@ HEADER = [
     "a_device", "a_role", "a_port", "a_cage", "a_lane", "a_transceiver", "a_row", "a_rack", "a_ru",
     "b_device", "b_role", "b_port", "b_cage", "b_lane", "b_transceiver", "b_row", "b_rack", "b_ru",
     "speed_gbps", "media", "connector", "part_number", "length_m", "jacket_color", "polarity",
+    "label_a", "label_b", "modelled_m",
 ]
-PHYSICAL_EMPTY = ",,"  # row, rack, RU: set by the physical-layout stage
 
 
 def render(plan: Plan, out: OutputDir) -> None:
@@ -33,21 +35,69 @@ def render(plan: Plan, out: OutputDir) -> None:
     port_piece = per_port(plan, {lid: np.array([f"{csv_field(p.name)},{csv_field(p.cage)},{p.lane}" for p in lay.ports],
                                                 dtype=object) for lid, lay in plan.layouts.items()})
     kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)
-    media_piece = []
+    a_tr, b_tr = transceiver_columns(plan, a_gid, b_gid, ports)
+    place = physical_pieces(plan)
+    tail = media_tail(plan)
+    label_a, label_b = plan.memo("cable_labels", cable_labels)
+    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or _needs_quoting(plan):
+        label_a, label_b = [csv_field(t) for t in label_a], [csv_field(t) for t in label_b]
+    rows = zip(plan.memo("cable_ids", cable_ids), kinds[links.kind].tolist(),
+               dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr, place[links.a_dev].tolist(),
+               dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr, place[links.b_dev].tolist(),
+               links.speed_gbps.tolist(), tail, label_a, label_b, modelled_lengths(plan))
+    fmt = "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
+    out.write_text("cabling.csv", ",".join(HEADER) + "\n" + "".join(fmt % row for row in rows))
+
+
+def modelled_lengths(plan: Plan) -> list[str]:
+    phys = plan.physical
+    if phys is None or phys.length_m is None:
+        return [""] * len(plan.links)
+    return [f"{x:.2f}" for x in phys.length_m.tolist()]
+
+
+def _needs_quoting(plan: Plan) -> bool:
+    """Labels are joined from device/rack and port names; quote them all if any could need it."""
+    names = [d.name for d in plan.devices] + [p.name for lay in plan.layouts.values() for p in lay.ports]
+    return any(ch in n for n in names for ch in ',"\n\r')
+
+
+def physical_pieces(plan: Plan) -> np.ndarray:
+    """Per device the pre-joined `row,rack,ru` piece (empty fields without a layout)."""
+    phys = plan.physical
+    if phys is None:
+        return np.full(len(plan.devices), ",,", dtype=object)
+    racks = [f"{csv_field(r.row)},{csv_field(r.name)}" for r in phys.racks]
+    return np.array([f"{racks[r]},{u}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())], dtype=object)
+
+
+def media_tail(plan: Plan) -> list[str]:
+    """Per link the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
+    the exact part and orderable length with a layout."""
+    links = plan.links
+    pieces_by_media = []
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
-        media_piece.append(",".join(csv_field(v) for v in (
-            rec["fiber"].upper(), "MPO-12/APC" if optical else "", rec["cable_part_number"], "",
-            rec["jacket"], "Type-B" if optical else "")))
-    media_piece = np.array(media_piece, dtype=object)
-    a_tr, b_tr = transceiver_columns(plan, a_gid, b_gid, ports)
-    rows = zip(plan.memo("cable_ids", cable_ids), kinds[links.kind].tolist(),
-               dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr,
-               dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr,
-               links.speed_gbps.tolist(), media_piece[links.media].tolist())
-    fmt = "%s,%s,%s,%s,%s," + PHYSICAL_EMPTY + ",%s,%s,%s," + PHYSICAL_EMPTY + ",%d,%s\n"
-    out.write_text("cabling.csv", ",".join(HEADER) + "\n" + "".join(fmt % row for row in rows))
+        pieces_by_media.append((rec["fiber"].upper(), "MPO-12/APC" if optical else "OSFP (integral)",
+                                rec["cable_part_number"], rec["jacket"], "Type-B" if optical else "", rec["parts"]))
+    phys = plan.physical
+    if phys is None or phys.order_m is None:
+        table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol, _ in pieces_by_media],
+                         dtype=object)
+        return table[links.media].tolist()
+    # (medium, orderable length) pairs are few: build each piece once, then index.
+    order = np.nan_to_num(phys.order_m, nan=-1.0)
+    pairs, inverse = np.unique(np.stack([links.media.astype(np.float64), order]), axis=1, return_inverse=True)
+    pieces = []
+    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
+        f, c, part, j, pol, parts = pieces_by_media[mi]
+        if length >= 0:
+            part, text = parts.get(f"{length:g}", part), f"{length:g}"
+        else:
+            text = ""
+        pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
+    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
 
 
 def transceiver_columns(plan: Plan, a_gid, b_gid, ports) -> tuple[list[str], list[str]]:

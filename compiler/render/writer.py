@@ -59,6 +59,10 @@ class OutputDir:
         with open(self.path(relative), "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
 
+    def write_bytes(self, relative: str, data: bytes) -> None:
+        with open(self.path(relative), "wb") as fh:
+            fh.write(data)
+
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None
         if exc_type is not None:

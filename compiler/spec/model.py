@@ -189,6 +189,43 @@ class Hosts(_Strict):
     nccl_topology: Literal["skeleton", "full"] = Field(
         "skeleton", description="NCCL_TOPO_FILE style: skeleton (cpu and pci only, as NVIDIA recommends) or full (gpu, nic, net too)",
     )
+LEAF_PLACEMENTS = ("end-of-row", "middle-of-row", "top-of-rack", "network-rack")
+
+
+class RackSpec(_Strict):
+    """One rack type. 48U/600 mm/1,200 mm are industry conventions, not vendor facts
+    (hardware.md 4, UNCONFIRMED): defaults to be overridden by the site's numbers."""
+
+    height_u: int = Field(48, ge=4, le=60, description="rack height in U")
+    power_kw: float = Field(40.0, gt=0, le=1000, description="power budget per rack, kW")
+    width_m: float = Field(0.6, gt=0, le=2, description="rack width (pitch along a row), metres")
+    depth_mm: int = Field(1200, ge=300, le=2000, description="usable rack depth, mm")
+    reserved_u: int = Field(2, ge=0, le=20, description="U kept free at the top (patch panels, management switch)")
+
+
+class CableModel(_Strict):
+    """Constants of the cable-length model (hardware.md 4; assumptions, configurable)."""
+
+    tray_drop_m: float = Field(0.3, ge=0, le=5, description="from the top of a rack into the overhead tray, per end")
+    in_rack_m: float = Field(0.5, ge=0, le=5, description="routing through the rack's cable manager for an in-rack cable")
+    slack_fraction: float = Field(0.1, ge=0, le=1, description="service slack as a fraction of the routed length")
+    slack_min_m: float = Field(0.5, ge=0, le=10, description="minimum service slack per cable")
+
+
+class Layout(_Strict):
+    """The hall: rows of rack positions, the rack type, and where network racks go."""
+
+    hall: str = Field("DH1", pattern=r"^[A-Z0-9]{1,8}$", description="hall id, the first part of every rack label (TIA-606)")
+    rows: int = Field(ge=1, le=52, description="rows of racks (named A, B, ...)")
+    racks_per_row: int = Field(ge=1, le=999, description="rack positions per row")
+    row_pitch_m: float = Field(3.0, gt=0, le=20, description="row to row distance (hot + cold aisle)")
+    rack: RackSpec = Field(default_factory=RackSpec)
+    servers_per_rack: int | None = Field(None, ge=1, le=64, description="default: as many as U and power allow")
+    leaf_placement: Literal["end-of-row", "middle-of-row", "top-of-rack", "network-rack"] = Field(
+        "end-of-row", description="end-of-row | middle-of-row: network racks per row; network-rack: beside each SU; top-of-rack: leaves in the compute racks",
+    )
+    endpoint_rack_units: int = Field(1, ge=1, le=10, description="height of an extra endpoint (UFM, storage head), not in the catalog")
+    cabling: CableModel = Field(default_factory=CableModel)
 
 
 class Spec(_Strict):
@@ -203,6 +240,7 @@ class Spec(_Strict):
     collectives: Collectives = Field(default_factory=Collectives)
     hosts: Hosts = Field(default_factory=Hosts, description="hostnames, scheduler labels, NCCL topology style")
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
+    layout: Layout | None = Field(None, description="physical layout: rows, racks, placement; gives rack/U and cable lengths")
     description: str | None = Field(None, max_length=4096)
 
     @model_validator(mode="after")

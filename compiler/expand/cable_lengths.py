@@ -1,0 +1,47 @@
+"""Cable lengths from rack positions: the model of hardware.md section 4, vectorised.
+
+    in one rack:      L = |U_a - U_b| x 44.45 mm + in_rack
+    between racks:    L = v_a + v_b + h_run
+                      v   = (rack_height_U - port_U) x 44.45 mm + tray_drop   (port up to the overhead tray)
+                      h_run = |position_a - position_b| x rack_width + |row_a - row_b| x row_pitch
+    ordered length  = L + max(slack_fraction x L, slack_min), rounded up to an orderable length
+
+A port's U is the top U of its device (ports sit on the front panel; the model does
+not resolve a 10U chassis' port height finer than that). The constants are the
+spec's `layout.cabling`; the statement goes into every output that shows lengths.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan.model import Plan
+from ..plan.physical import U_M
+from ..spec.model import CableModel
+
+
+def statement(model: CableModel, rack_width_m: float, row_pitch_m: float) -> str:
+    return (f"length = in one rack: |dU| x 0.04445 m + {model.in_rack_m:g} m; between racks: "
+            f"(rack top - port U) x 0.04445 m + {model.tray_drop_m:g} m at each end + |d position| x {rack_width_m:g} m "
+            f"+ |d row| x {row_pitch_m:g} m; plus slack max({model.slack_fraction:.0%}, {model.slack_min_m:g} m); "
+            f"a port's U is its device's top U; rounded up to the medium's orderable lengths")
+
+
+def link_lengths(plan: Plan, model: CableModel) -> np.ndarray:
+    """Modelled length (routed + slack) in metres per link, float64."""
+    phys = plan.physical
+    assert phys is not None
+    links = plan.links
+    row = np.array([r.row_index for r in phys.racks], dtype=np.float64)
+    pos = np.array([r.position for r in phys.racks], dtype=np.float64)
+    top = np.array([r.height_u for r in phys.racks], dtype=np.float64)
+    port_u = (phys.dev_u.astype(np.float64) + phys.dev_height_u - 1)
+    ra, rb = phys.dev_rack[links.a_dev], phys.dev_rack[links.b_dev]
+    ua, ub = port_u[links.a_dev], port_u[links.b_dev]
+    same = ra == rb
+    in_rack = np.abs(ua - ub) * U_M + model.in_rack_m
+    vertical = (top[ra] - ua) * U_M + (top[rb] - ub) * U_M + 2 * model.tray_drop_m
+    horizontal = np.abs(pos[ra] - pos[rb]) * phys.rack_width_m + np.abs(row[ra] - row[rb]) * phys.row_pitch_m
+    routed = np.where(same, in_rack, vertical + horizontal)
+    slack = np.maximum(routed * model.slack_fraction, model.slack_min_m)
+    return np.round(routed + slack, 2)

@@ -1,0 +1,49 @@
+"""The physical side of a plan: racks, where each device sits, and each cable's length.
+
+Columnar like the link table: one numpy entry per device (rack, lowest U, height,
+power) and per link (modelled length, orderable length), so a 100k-GPU hall costs a
+few MB. Present only when the spec has a `layout`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+U_M = 0.04445  # one rack unit, metres (EIA-310)
+
+
+@dataclass(frozen=True, slots=True)
+class Rack:
+    name: str  # TIA-606 style <hall>.<row><position>, e.g. DH1.A03
+    row: str  # A, B, ...
+    row_index: int  # 0-based
+    position: int  # 1-based position in its row
+    kind: str  # compute | network
+    height_u: int
+    usable_u: int  # below the reserved top
+    power_budget_w: float
+
+
+@dataclass
+class Physical:
+    racks: list[Rack]
+    dev_rack: np.ndarray  # int32 per device: index into racks
+    dev_u: np.ndarray  # int16 per device: lowest U it occupies (1 = bottom)
+    dev_height_u: np.ndarray  # int16 per device
+    dev_power_w: np.ndarray  # float64 per device; NaN where the catalog has no figure
+    rack_width_m: float
+    row_pitch_m: float
+    depth_mm: int
+    length_m: np.ndarray | None = None  # float64 per link: modelled routed length incl. slack
+    order_m: np.ndarray | None = None  # float64 per link: orderable length; NaN when no medium reaches
+    model: dict = field(default_factory=dict)  # the length model's constants and its statement
+
+    def rack_power_w(self) -> np.ndarray:
+        """Known power per rack (devices without a figure count as 0; see `unknown_power`)."""
+        power = np.nan_to_num(self.dev_power_w, nan=0.0)
+        return np.bincount(self.dev_rack, weights=power, minlength=len(self.racks))
+
+    def rack_used_u(self) -> np.ndarray:
+        return np.bincount(self.dev_rack, weights=self.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)

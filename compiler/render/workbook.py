@@ -1,0 +1,144 @@
+"""cabling.xlsx: the workbook the floor team works from (openpyxl).
+
+A summary sheet (design, totals, the length model, cables by part and length, racks),
+then one sheet per rack listing every cable that ends in it, sorted by U and port,
+both ends with row/rack/U/device/port, the medium, the exact part, the orderable
+length and the label text for each end. Frozen header, filters, landscape and fitted
+to the page width with the header repeated on every printed page.
+
+Written only for plans with a physical layout. Byte-identical across runs: openpyxl
+stamps the save time into docProps/core.xml and every zip entry, so the file is
+re-packed with fixed times.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+import numpy as np
+from openpyxl import Workbook
+from openpyxl.styles import Font
+
+from ..plan.bom import bill_of_materials
+from ..plan.model import Plan
+from ..plan.summary import summarize
+from ..plan.views import cable_ids, cable_labels, port_table
+from .rack_rows import rack_order
+from .writer import OutputDir
+
+COLUMNS = ["cable_id", "a_row", "a_rack", "a_ru", "a_device", "a_port", "b_row", "b_rack", "b_ru", "b_device", "b_port",
+           "media", "part_number", "length_m", "label_a", "label_b", "kind", "speed_gbps", "jacket_color"]
+WIDTHS = [10, 5, 10, 5, 16, 10, 5, 10, 5, 16, 10, 6, 16, 8, 42, 42, 12, 8, 8]
+FIXED_TIME = "2000-01-01T00:00:00Z"
+
+
+def _deterministic(data: bytes) -> bytes:
+    src = zipfile.ZipFile(io.BytesIO(data))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            body = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                body = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)",
+                              lambda m: m.group(1) + FIXED_TIME.encode() + m.group(3), body)
+            dst.writestr(zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0)), body, zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def _sheet(wb: Workbook, title: str, widths: list[int]):
+    ws = wb.create_sheet(title)
+    for i, w in enumerate(widths):
+        ws.column_dimensions[chr(ord("A") + i)].width = w
+    ws.freeze_panes = "A2"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_title_rows = "1:1"
+    return ws
+
+
+def link_columns(plan: Plan) -> dict[str, list]:
+    """Every workbook column per link, as Python lists (built once with numpy indexing)."""
+    phys = plan.physical
+    links = plan.links
+    offsets = plan.port_offsets()
+    names = plan.memo("port_table", port_table)["name"]
+    racks = phys.racks
+    dev_rack, dev_u = phys.dev_rack, phys.dev_u
+    dev_names = np.array([d.name for d in plan.devices], dtype=object)
+    rack_names = np.array([r.name for r in racks], dtype=object)
+    rack_rows = np.array([r.row for r in racks], dtype=object)
+    label_a, label_b = plan.memo("cable_labels", cable_labels)
+    media_rec = [plan.facts["media"][m] for m in plan.media]
+    cols: dict[str, list] = {"cable_id": plan.memo("cable_ids", cable_ids),
+                             "label_a": label_a, "label_b": label_b}
+    for end in ("a", "b"):
+        dev = getattr(links, f"{end}_dev")
+        cols[f"{end}_row"] = rack_rows[dev_rack[dev]].tolist()
+        cols[f"{end}_rack"] = rack_names[dev_rack[dev]].tolist()
+        cols[f"{end}_ru"] = dev_u[dev].tolist()
+        cols[f"{end}_device"] = dev_names[dev].tolist()
+        cols[f"{end}_port"] = names[offsets[dev] + getattr(links, f"{end}_port")].tolist()
+    media_idx = links.media.tolist()
+    order = phys.order_m.tolist()
+    cols["media"] = [media_rec[m]["fiber"].upper() for m in media_idx]
+    cols["part_number"] = [media_rec[m]["parts"].get(f"{o:g}", media_rec[m]["cable_part_number"]) if o == o else "NO MEDIUM REACHES"
+                           for m, o in zip(media_idx, order)]
+    cols["length_m"] = [o if o == o else None for o in order]
+    cols["kind"] = np.array(plan.link_kinds, dtype=object)[links.kind].tolist()
+    cols["speed_gbps"] = links.speed_gbps.tolist()
+    cols["jacket_color"] = [media_rec[m]["jacket"] for m in media_idx]
+    return cols
+
+
+def _summary(wb: Workbook, plan: Plan) -> None:
+    phys = plan.physical
+    s = plan.memo("summary", summarize)
+    ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10])
+    bold = Font(bold=True)
+    rows: list[list] = [["design", plan.name], ["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
+                        ["topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G"]]
+    rows += [[f"{role} switches", n] for role, n in s["switches"].items()]
+    rows += [[f"{kind} cables", n] for kind, n in s["cables"].items()]
+    rows += [["racks", len(phys.racks)], ["length model", phys.model["statement"]],
+             ["defaults", phys.model["confidence"]], [], ["part_number", "description", "quantity", "unit_power_w"]]
+    rows += [[line.part_number, line.description, line.quantity, line.unit_power_w]
+             for line in plan.memo("bom", bill_of_materials) if line.category in ("cable", "transceiver")]
+    rows += [[], ["rack", "kind", "devices", "power_kw", "used_u"]]
+    counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
+    power = phys.rack_power_w()
+    used = phys.rack_used_u()
+    rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used)]
+    for row in rows:
+        ws.append(row)
+    for cell in ws[1]:
+        cell.font = bold
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    if plan.physical is None or plan.physical.order_m is None:
+        return
+    wb = Workbook()
+    wb.remove(wb.active)
+    _summary(wb, plan)
+    cols = link_columns(plan)
+    table = [cols[c] for c in COLUMNS]
+    rack, link, _ = rack_order(plan)
+    bounds = np.searchsorted(rack, np.arange(len(plan.physical.racks) + 1))
+    bold = Font(bold=True)
+    for r, rec in enumerate(plan.physical.racks):
+        ws = _sheet(wb, rec.name, WIDTHS)
+        ws.append(COLUMNS)
+        for cell in ws[1]:
+            cell.font = bold
+        chosen = link[bounds[r]:bounds[r + 1]].tolist()
+        for i in chosen:
+            ws.append([col[i] for col in table])
+        last = len(chosen) + 1
+        ws.auto_filter.ref = f"A1:{chr(ord('A') + len(COLUMNS) - 1)}{last}"
+    buf = io.BytesIO()
+    wb.save(buf)
+    out.write_bytes("cabling.xlsx", _deterministic(buf.getvalue()))

@@ -1,0 +1,258 @@
+"""The physical outputs checked by what consumes them: the workbook re-read by openpyxl,
+every diagram rendered by Graphviz and parsed as SVG, rack elevations parsed, the
+report loaded in headless Chromium, NetBox CSVs against NetBox's import rules, PTM/Air
+DOT through Graphviz's parser, containerlab YAML against its published schema's rules."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from compiler.pipeline import build_plan, write_outputs
+from compiler.render.diagrams import scopes
+
+from .conftest import SPECS
+
+HALL_SPECS = ["b200-superpod-4su-hall", "h100-roce-2su-hall"]
+EXAMPLE_SPECS = HALL_SPECS + ["b200-superpod-4su", "h100-superpod-1su", "b300-xdr-1su"]
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    result = {}
+    for name in EXAMPLE_SPECS:
+        _, plan = build_plan(SPECS / f"{name}.yaml")
+        result[name] = (plan, write_outputs(plan, out))
+    return result
+
+
+def _rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+# --- workbook and labels -------------------------------------------------------------
+
+@pytest.mark.parametrize("name", HALL_SPECS)
+def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter(compiled, name):
+    from openpyxl import load_workbook
+
+    plan, target = compiled[name]
+    wb = load_workbook(target / "cabling.xlsx")
+    racks = [r.name for r in plan.physical.racks]
+    assert wb.sheetnames == ["Summary"] + racks
+    assert wb["Summary"]["B1"].value == plan.name
+    statement = [row[1] for row in wb["Summary"].iter_rows(values_only=True) if row and row[0] == "length model"]
+    assert statement and "slack" in statement[0]
+    seen = set()
+    for rack in racks:
+        ws = wb[rack]
+        assert ws.freeze_panes == "A2" and ws.auto_filter.ref.startswith("A1:")
+        assert ws.page_setup.orientation == "landscape" and ws.print_title_rows in ("1:1", "$1:$1")
+        header = [c.value for c in ws[1]]
+        assert header[:11] == ["cable_id", "a_row", "a_rack", "a_ru", "a_device", "a_port", "b_row", "b_rack", "b_ru",
+                               "b_device", "b_port"] and "label_a" in header and "length_m" in header
+        rows = list(ws.iter_rows(min_row=2, values_only=True))
+        here = [(r[3] if r[2] == rack else r[8]) for r in rows]
+        assert here == sorted(here), f"{rack} not sorted by U"
+        assert all(rack in (r[2], r[7]) for r in rows)
+        assert all(isinstance(r[13], (int, float)) and r[13] > 0 for r in rows)
+        seen.update(r[0] for r in rows)
+    assert len(seen) == len(plan.links)
+
+
+@pytest.mark.parametrize("name", HALL_SPECS)
+def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name):
+    plan, target = compiled[name]
+    rows = _rows(target / "cabling.csv")
+    assert len(rows) == len(plan.links)
+    for r in rows[:50] + rows[-50:]:
+        assert r["a_rack"] and r["b_rack"] and int(r["a_ru"]) >= 1 and float(r["length_m"]) >= float(r["modelled_m"])
+        assert r["label_a"].startswith(r["cable_id"] + " " + r["a_rack"]) and r["label_b"].startswith(r["cable_id"] + " " + r["b_rack"])
+        assert r["part_number"] and "xx" not in r["part_number"]
+    labels = _rows(target / "labels.csv")
+    assert len(labels) == 2 * len(plan.links)
+    assert [x["end"] for x in labels[:2]] == ["A", "B"]
+    page = (target / "labels.html").read_text()
+    assert page.count('class="l"') == 2 * len(plan.links)
+
+
+# --- diagrams ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", EXAMPLE_SPECS)
+def test_every_diagram_renders_and_shows_every_device_of_its_scope(compiled, name):
+    plan, target = compiled[name]
+    diagrams = target / "diagrams"
+    svgs = sorted(diagrams.glob("*.svg"))
+    assert sorted(p.stem for p in svgs) == sorted(p.stem for p in diagrams.glob("*.dot"))
+    groups = scopes(plan)
+    assert {p.stem for p in svgs} == {"fabric", *groups}
+    for svg in svgs:
+        root = ET.fromstring(svg.read_bytes())  # well-formed SVG or this raises
+        titles = {t.text for g in root.iter(f"{SVG}g") if g.get("class") == "node" for t in g.findall(f"{SVG}title")}
+        if svg.stem == "fabric":
+            assert len(titles) >= 2 and any(t.startswith(("su", "leaves", "pod")) for t in titles)
+            edges = [t.text for g in root.iter(f"{SVG}g") if g.get("class") == "edge" for t in g.findall(f"{SVG}title")]
+            assert edges
+        else:
+            want = {plan.devices[i].name for i in groups[svg.stem]}
+            assert want <= titles, sorted(want - titles)[:5]
+
+
+@pytest.mark.parametrize("name", HALL_SPECS)
+def test_rack_elevations_parse_and_show_every_device_in_the_rack(compiled, name):
+    plan, target = compiled[name]
+    phys = plan.physical
+    for r, rack in enumerate(phys.racks):
+        root = ET.fromstring((target / "racks" / f"{rack.name}.svg").read_bytes())
+        titles = {t.text for t in root.iter(f"{SVG}title")}
+        want = {plan.devices[i].name for i in np.nonzero(phys.dev_rack == r)[0].tolist()}
+        assert want and want <= titles
+
+
+# --- report in a real browser ----------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian package chromium not installed (./dev.sh test installs it as root)")
+@pytest.mark.parametrize("name", ["b200-superpod-4su-hall", "h100-superpod-1su"])
+def test_report_loads_in_headless_chromium_and_shows_name_and_totals(compiled, name, tmp_path):
+    plan, target = compiled[name]
+    page = (target / "report.html").read_text()
+    assert "src=" not in page and "href=" not in page  # self-contained
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+                        "--virtual-time-budget=5000", "--dump-dom", (target / "report.html").as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    assert 'data-loaded="ok"' in dom, "the page's load handler did not run"
+    assert not re.search(r"Uncaught|CONSOLE.*(error|Error)", r.stderr), r.stderr[-2000:]
+    assert re.search(r'<pre id="load-errors" hidden=""></pre>', dom), "script errors recorded on the page"
+    assert f'<h1 id="design-name">{plan.name}</h1>' in dom
+    assert f"{plan.design['gpus']:,}" in dom and f"{len(plan.links):,}" in dom
+    assert int(re.search(r'data-svgs="(\d+)"', dom).group(1)) >= 3  # diagram + plots rendered as SVG elements
+
+
+# --- NetBox ----------------------------------------------------------------------------
+
+# Choice values from netbox/dcim/choices.py (formats.md 6.1).
+NB_DEVICE_STATUS = {"active", "planned", "staged", "failed", "inventory", "decommissioning", "offline"}
+NB_CABLE_STATUS = {"connected", "planned", "decommissioning"}
+NB_CABLE_TYPES = {"dac-passive", "dac-active", "aoc", "mmf-om3", "mmf-om4", "mmf-om5", "smf-os2", "cat6a", "power"}
+NB_IF_TYPES = {"400gbase-x-osfp", "800gbase-x-osfp", "400gbase-x-qsfpdd", "800gbase-x-qsfpdd", "400gbase-x-qsfp112",
+               "infiniband-ndr", "infiniband-xdr"}
+NB_UNITS = {"km", "m", "cm", "mi", "ft", "in"}
+
+
+@pytest.mark.parametrize("name", EXAMPLE_SPECS)
+def test_netbox_csvs_follow_the_bulk_import_rules(compiled, name):
+    plan, target = compiled[name]
+    nb = target / "netbox"
+    sites = {r["name"] for r in _rows(nb / "sites.csv")}
+    racks = {r["name"]: r for r in _rows(nb / "racks.csv")} if (nb / "racks.csv").exists() else {}
+    assert (plan.physical is not None) == bool(racks)
+    for r in racks.values():
+        assert r["site"] in sites and int(r["u_height"]) >= 1 and r["width"] in {"10", "19", "21", "23"}
+    devices = {}
+    for d in _rows(nb / "devices.csv"):
+        assert d["name"] not in devices and d["site"] in sites and d["status"] in NB_DEVICE_STATUS and d["device_type"]
+        if d["rack"]:
+            assert d["rack"] in racks and d["face"] in {"front", "rear"}
+            assert 1 <= int(d["position"]) <= int(racks[d["rack"]]["u_height"])
+        else:
+            assert not d["position"] and not d["face"]
+        devices[d["name"]] = d
+    assert len(devices) == len(plan.devices)
+    interfaces = set()
+    for i in _rows(nb / "interfaces.csv"):
+        assert i["device"] in devices and i["type"] in NB_IF_TYPES, i
+        assert int(i["speed"]) % 1_000_000 == 0 and int(i["speed"]) // 1_000_000 in (200, 400, 800)  # Kbps
+        key = (i["device"], i["name"])
+        assert key not in interfaces
+        interfaces.add(key)
+    cables = _rows(nb / "cables.csv")
+    assert len(cables) == len(plan.links)
+    used = set()
+    for c in cables:
+        for side in ("a", "b"):
+            key = (c[f"side_{side}_device"], c[f"side_{side}_name"])
+            assert c[f"side_{side}_type"] == "dcim.interface" and key in interfaces and key not in used
+            used.add(key)
+        assert c["type"] in NB_CABLE_TYPES and c["status"] in NB_CABLE_STATUS
+        assert re.fullmatch(r"[0-9a-f]{6}", c["color"]), c["color"]
+        if c["length"]:
+            assert float(c["length"]) > 0 and c["length_unit"] in NB_UNITS  # length needs length_unit
+        else:
+            assert not c["length_unit"]
+    assert bool(cables[0]["length"]) == (plan.physical is not None)
+
+
+# --- PTM / Air / containerlab (Ethernet designs) ------------------------------------------
+
+def test_ptm_and_air_dot_parse_in_graphviz_and_cover_every_switch_link(compiled):
+    import pygraphviz
+
+    plan, target = compiled["h100-roce-2su-hall"]
+    switch_links = int(sum(1 for a, b in zip(plan.links.a_dev.tolist(), plan.links.b_dev.tolist())
+                           if plan.devices[a].tier >= 1 and plan.devices[b].tier >= 1))
+    for rel in ("ptm/topology.dot", "air/topology.dot"):
+        g = pygraphviz.AGraph(string=(target / rel).read_text())  # Graphviz's own parser (cgraph)
+        assert not g.is_directed() and g.number_of_edges() == switch_links
+    air = pygraphviz.AGraph(string=(target / "air/topology.dot").read_text())
+    switches = {d.name for d in plan.devices if d.tier >= 1}
+    assert set(air.nodes()) == switches
+    assert all(air.get_node(n).attr["function"] in ("leaf", "spine") and air.get_node(n).attr["os"] for n in switches)
+    # ports of a switch are used once: PTM matches each against LLDP
+    ptm = (target / "ptm/topology.dot").read_text()
+    ends = re.findall(r'"([^"]+)":"([^"]+)"', ptm)
+    assert len(ends) == 2 * switch_links == len(set(ends))
+    assert not (compiled["b200-superpod-4su-hall"][1] / "ptm").exists()  # InfiniBand: no PTM/Air/containerlab
+
+
+# Rules of containerlab's published schema (srl-labs/containerlab schemas/clab.schema.json),
+# restated for the keys clusterc writes: required name/topology, no other top-level keys,
+# nodes with a known kind, links with >= 2 unique "node:interface" endpoints.
+CLAB_RULES = {
+    "type": "object", "required": ["name", "topology"], "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string"}, "prefix": {"type": "string"}, "mgmt": {"type": "object"},
+        "topology": {"type": "object", "required": ["nodes"], "properties": {
+            "nodes": {"type": "object", "patternProperties": {".*": {"type": "object", "required": ["kind"], "properties": {
+                "kind": {"enum": ["srl", "nokia_srlinux", "ceos", "arista_ceos", "sonic-vs", "linux", "bridge", "host"]},
+                "image": {"type": "string"}}}}},
+            "kinds": {"type": "object"},
+            "links": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
+                "endpoints": {"type": "array", "minItems": 2, "uniqueItems": True,
+                              "items": {"type": "string", "pattern": r"^\S+:\S+$"}}}}}}}},
+}
+
+
+def test_containerlab_topology_follows_the_schema_and_names_real_nodes(compiled):
+    import jsonschema
+
+    plan, target = compiled["h100-roce-2su-hall"]
+    doc = yaml.safe_load((target / "containerlab" / f"{plan.name}.clab.yml").read_text())
+    jsonschema.validate(doc, CLAB_RULES)
+    nodes = doc["topology"]["nodes"]
+    assert len(nodes) == len(plan.devices) and len(doc["topology"]["links"]) == len(plan.links)
+    seen = set()
+    for link in doc["topology"]["links"]:
+        for ep in link["endpoints"]:
+            node, ifname = ep.split(":")
+            assert node in nodes and re.fullmatch(r"eth[1-9][0-9]*", ifname) and ep not in seen
+            seen.add(ep)
