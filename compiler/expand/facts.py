@@ -11,20 +11,27 @@ from ..plan.model import Plan
 
 
 def _model_record(catalog: Catalog, device) -> dict:
+    if device.role == "chip":  # an accelerator of a direct network: part of its host server
+        host = device.model.split("/")[0]
+        return {"kind": "chip", "vendor": "", "model": catalog.servers[host].gpu, "part_number": "", "power_w": None,
+                "rack_units": None, "confidence": catalog.servers[host].confidence, "part_of": host}
     if device.model in catalog.switches:
         sw = catalog.switches[device.model]
         return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
                 "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence}
     if device.model in catalog.servers:
         sv = catalog.servers[device.model]
-        nics = sv.nic_groups["compute"]
+        nics = sv.nic_groups.get("compute")
         return {"kind": "server", "vendor": sv.vendor, "model": sv.model, "part_number": sv.model,
                 "power_w": sv.power_w, "rack_units": sv.rack_units, "confidence": sv.confidence,
-                "gpus": sv.gpus, "nic": nics.nic, "nic_part_number": nics.nic_part_number,
-                "nics": nics.nics, "nics_built_in": nics.built_in,
+                "gpus": sv.gpus, "nic": nics.nic if nics else None, "nic_part_number": nics.nic_part_number if nics else None,
+                "nics": nics.nics if nics else 0, "nics_built_in": nics.built_in if nics else True,
                 "scale_up_kind": sv.scale_up.kind if sv.scale_up else None,
                 "scale_up_domain_gpus": sv.scale_up.domain_gpus if sv.scale_up else None,
-                "scale_up_gbytes_per_s": sv.scale_up.gbytes_per_s_per_gpu if sv.scale_up else None}
+                "scale_up_gbytes_per_s": sv.scale_up.gbytes_per_s_per_gpu if sv.scale_up else None,
+                **({"scale_up_wiring": sv.scale_up.wiring, "scale_up_ports_per_gpu": sv.scale_up.ports_per_gpu,
+                    "scale_up_port_gbps": sv.scale_up.port_gbps}
+                   if sv.scale_up and sv.scale_up.ports_per_gpu else {})}
     return {"kind": "endpoint", "vendor": "", "model": device.role, "part_number": "", "power_w": None,
             "rack_units": None, "confidence": "unconfirmed"}
 
@@ -55,7 +62,8 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "cable_part_number": cable.part_number, "cable_description": cable.description,
                            "reach_m": cable.reach_m, "jacket": cable.jacket,
                            "transceivers": dict(sorted(ends.items())),
-                           "needs_transceivers": medium.needs_transceivers}
+                           "needs_transceivers": medium.needs_transceivers,
+                           **({} if medium.field_cable else {"field_cable": False})}
     plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items()))}
 
 

@@ -41,3 +41,13 @@ def endpoint(role: str, index: int) -> str:
 def cable_id(index: int, total: int) -> str:
     """C000001...; six digits minimum, more only for plans with over a million cables."""
     return f"C{index:0{max(6, len(str(total)))}d}"
+
+
+def coordinate(prefix: str, coord: tuple[int, ...]) -> str:
+    """A torus position, 0-based as in the k-ary n-cube literature: tpuv4-x03-y15-z00."""
+    return prefix + "".join(f"-{axis}{c:02d}" for axis, c in zip("xyz", coord))
+
+
+def group_switch(role: str, group: int, index: int) -> str:
+    """A switch of a dragonfly group: g12-router-07, g3-leaf-01."""
+    return f"g{group}-{role}-{index:02d}"

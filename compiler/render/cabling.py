@@ -6,6 +6,8 @@ Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..plan.model import Plan
@@ -46,6 +48,10 @@ def render(plan: Plan, out: OutputDir) -> None:
                dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr,
                dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr,
                links.speed_gbps.tolist(), media_piece[links.media].tolist())
+    # Board traces and backplanes are links of the plan but not cables anyone pulls.
+    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
+    if len(links) and not pulled[links.media].all():
+        rows = itertools.compress(rows, pulled[links.media].tolist())
     fmt = "%s,%s,%s,%s,%s," + PHYSICAL_EMPTY + ",%s,%s,%s," + PHYSICAL_EMPTY + ",%d,%s\n"
     out.write_text("cabling.csv", ",".join(HEADER) + "\n" + "".join(fmt % row for row in rows))
 
