@@ -19,7 +19,7 @@ from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
-MAX_SAMPLED_TARGETS = 128
+MAX_SAMPLED_TARGETS = 32
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
