@@ -224,6 +224,30 @@ def catalog_show(entry: str = typer.Argument(..., help="a server, switch, transc
     raise typer.Exit(EXIT_INVALID)
 
 
+@app.command()
+def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files"),
+            format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """Compare designs side by side: one column per spec (switches, cables, transceivers,
+    power, bisection, oversubscription, hops, worst single failure)."""
+    from .compare import comparison_text, design_figures
+    from .pipeline import build_plan
+
+    failed: list[Diagnostic] = []
+    figures = []
+    for spec in specs:
+        try:
+            figures.append(design_figures(build_plan(spec)[1]))
+        except SpecInvalid as exc:
+            failed.extend(exc.diagnostics)
+    if failed:
+        _print_diagnostics(failed, format)
+        raise typer.Exit(EXIT_INVALID)
+    if format == Format.json:
+        print(json.dumps({"ok": True, "designs": figures}, indent=2))
+    else:
+        print(comparison_text(figures), end="")
+
+
 def main() -> None:
     app()
 
