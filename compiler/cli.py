@@ -198,7 +198,9 @@ def catalog_list() -> None:
 
     cat = load_catalog()
     for title, table, describe in (
-        ("servers", cat.servers, lambda s: f"{s.model}: {s.gpus} GPUs, {len(s.nic_groups['compute'].ports)} x {s.nic_groups['compute'].speed_gbps}G"),
+        ("servers", cat.servers, lambda s: f"{s.model}: {s.gpus} GPUs, " + (
+            f"{len(s.nic_groups['compute'].ports)} x {s.nic_groups['compute'].speed_gbps}G" if "compute" in s.nic_groups
+            else f"{s.scale_up.ports_per_gpu} x {s.scale_up.port_gbps}G {s.scale_up.kind} per chip" if s.scale_up else "no fabric ports")),
         ("switches", cat.switches, lambda s: f"{s.model}: " + ", ".join(f"{s.radix(sp)} x {sp}G" for sp in sorted(s.modes, reverse=True))),
         ("transceivers", cat.transceivers, lambda t: t.description),
         ("media", cat.media, lambda m: m.description),

@@ -277,3 +277,9 @@ def test_compare_table(tmp_path):
     assert designs[1]["worst_single_failure"]["what"] in ("router", "link local", "link global")
     bad = cli_in_process("compare", specs[0], str(tmp_path / "missing.yaml"))
     assert bad.returncode == 2
+
+
+def test_catalog_lists_direct_network_hosts():
+    r = cli_in_process("catalog", "list")
+    assert r.returncode == 0
+    assert "tpu-v4" in r.stdout and "6 x 375G ici per chip" in r.stdout
