@@ -271,7 +271,9 @@ def catalog_list() -> None:
 
     cat = load_catalog()
     for title, table, describe in (
-        ("servers", cat.servers, lambda s: f"{s.model}: {s.gpus} GPUs, {len(s.nic_groups['compute'].ports)} x {s.nic_groups['compute'].speed_gbps}G"),
+        ("servers", cat.servers, lambda s: f"{s.model}: {s.gpus} GPUs, " + (
+            f"{len(s.nic_groups['compute'].ports)} x {s.nic_groups['compute'].speed_gbps}G" if "compute" in s.nic_groups
+            else f"{s.scale_up.ports_per_gpu} x {s.scale_up.port_gbps}G {s.scale_up.kind} per chip" if s.scale_up else "no fabric ports")),
         ("switches", cat.switches, lambda s: f"{s.model}: " + ", ".join(f"{s.radix(sp)} x {sp}G" for sp in sorted(s.modes, reverse=True))),
         ("transceivers", cat.transceivers, lambda t: t.description),
         ("media", cat.media, lambda m: m.description),
@@ -352,6 +354,28 @@ def nccl_xml(server: str = typer.Argument(..., help="a server or VM type with a 
     except StyleUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
+@app.command()
+def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files"),
+            format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """Compare designs side by side: one column per spec (switches, cables, transceivers,
+    power, bisection, oversubscription, hops, worst single failure)."""
+    from .compare import comparison_text, design_figures
+    from .pipeline import build_plan
+
+    failed: list[Diagnostic] = []
+    figures = []
+    for spec in specs:
+        try:
+            figures.append(design_figures(build_plan(spec)[1]))
+        except SpecInvalid as exc:
+            failed.extend(exc.diagnostics)
+    if failed:
+        _print_diagnostics(failed, format)
+        raise typer.Exit(EXIT_INVALID)
+    if format == Format.json:
+        print(json.dumps({"ok": True, "designs": figures}, indent=2))
+    else:
+        print(comparison_text(figures), end="")
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 Confidence = Literal["vendor", "third-party", "inferred", "unconfirmed"]
 FormFactor = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP28", "RJ45", "backplane"]
 Top = Literal["finned", "flat", "none"]
-FiberKind = Literal["mmf", "smf", "dac", "lacc", "aec", "aoc", "cat6"]
+FiberKind = Literal["mmf", "smf", "dac", "lacc", "aec", "aoc", "cat6", "trace", "vendor"]
 
 
 class _Strict(BaseModel):
@@ -100,6 +100,12 @@ class ScaleUp(_Strict):
     kind: str  # nvlink4, nvlink5, xgmi, gaudi-roce, ici
     domain_gpus: int = Field(ge=1)
     gbytes_per_s_per_gpu: int | None = None  # bidirectional, GB/s
+    # Accelerators whose own links form the network (TPU ICI, Gaudi scale-up Ethernet):
+    ports_per_gpu: int | None = Field(None, ge=1)  # chip-to-chip ports per accelerator
+    port_gbps: int | None = Field(None, gt=0)  # one direction, per port
+    port_gbps_confidence: Confidence | None = None
+    wiring: Literal["switched", "torus", "full-mesh"] = "switched"
+    host_grid: list[int] | None = None  # how a host's chips sit in a torus, e.g. [2, 2, 1]
 
 
 class Server(_Strict):
@@ -180,6 +186,7 @@ class Media(_Strict):
     fit: Literal["port", "cage", "split"] = "port"
     # Lower is preferred when several media reach: cost and power, cheapest first.
     preference: int = 100
+    field_cable: bool = True  # false: board trace or backplane, in the plan but never pulled on the floor
 
 
 # --- host topology: what NCCL_TOPO_FILE describes (../shared/reference/nccl-topology.md) ----

@@ -5,6 +5,8 @@ Convention everywhere: one direction, Gb/s, the cut halves the GPUs.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..plan.graph import FabricGraph
@@ -44,8 +46,70 @@ def clos_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     return int(min(bounds) // 2), formula + ")"
 
 
-# topology kind -> closed form. Torus and dragonfly add theirs here.
+def _gpu_injection_gbps(g: FabricGraph) -> float:
+    gpu = g.at_is_gpu_server
+    return float(g.at_cap_gbps[gpu].sum())
+
+
+def torus_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
+    """k-ary n-cube (Dally & Towles): a plane cut across dimension d crosses N/k_d node
+    pairs, twice when the dimension wraps: 2·k^(n-1) links for a torus, k^(n-1) for a mesh.
+    The narrowest even dimension's cut, times links per neighbour and link speed, capped by
+    half the GPU injection (switched form). Twisted tori and all-odd shapes have no closed form here."""
+    d = plan.design
+    if d.get("twist"):
+        return None, "no closed form for a twisted torus (max-flow only)"
+    dims, wrap = d["dims"], d["wrap"]
+    nodes = math.prod(dims)
+    crossings = [nodes // k * (2 if w else 1) for k, w in zip(dims, wrap) if k >= 2 and k % 2 == 0]
+    if not crossings:
+        return None, "no closed form: no dimension of even size"
+    links = min(crossings) * d["links_per_neighbor"]
+    value = links * d["speed_gbps"]
+    formula = (f"min over even dimensions of (N/k_d x (2 if wrapped else 1)) = {min(crossings):,} node pairs x "
+               f"{d['links_per_neighbor']} link(s) x {d['speed_gbps']} Gb/s")
+    if not d.get("direct"):
+        value = min(value, _gpu_injection_gbps(g) / 2)
+        formula = "min(1/2 GPU injection, " + formula + ")"
+    return int(value), formula
+
+
+def dragonfly_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
+    """Dragonfly / dragonfly+ cut between two halves of the groups: (g/2)^2 group pairs x m
+    global links each; inside a dragonfly+ group also the leaves' uplinks (as for a Clos leaf).
+    bisection = 1/2 * min(GPU injection, sum over leaves of min(down, up) [dragonfly+],
+    2 * (g/2)^2 * m * link speed). Defined for an even number of fully populated groups."""
+    d = plan.design
+    groups, m, speed = d["groups"], d["global_links_per_group_pair"], d["speed_gbps"]
+    if d["endpoint_ports"] != groups * d["endpoint_ports_per_group"]:
+        return None, "no closed form: the last group is partly populated (max-flow only)"
+    inj = _gpu_injection_gbps(g)
+    bounds = [inj]
+    formula = "1/2 * min(GPU injection"
+    if d["intra_group"] == "fat-tree":
+        bounds.append(groups * (d["switches_per_group"] // 2) * min(d["endpoints_per_switch"], d["switches_per_group"] // 2) * speed)
+        formula += ", sum over leaves of min(endpoint ports, uplinks)"
+    if groups == 1:
+        if d["intra_group"] == "all-to-all":
+            a = d["switches_per_group"]
+            if a % 2:
+                return None, "no closed form: one group of an odd number of routers"
+            bounds.append(2 * (a // 2) ** 2 * speed)
+            formula += ", 2 * (a/2)^2 local links"
+    elif groups % 2:
+        return None, "no closed form: an odd number of groups (max-flow only)"
+    else:
+        bounds.append(2 * (groups // 2) ** 2 * m * speed)
+        formula += f", 2 * (g/2)^2 * m global links = 2 * {(groups // 2) ** 2:,} * {m} * {speed} Gb/s"
+    return int(min(bounds) // 2), formula + "), Gb/s"
+
+
+# topology kind -> closed form.
 ANALYTIC = {
     "fat-tree": clos_bisection_gbps,
     "rail-optimized": clos_bisection_gbps,
+    "torus": torus_bisection_gbps,
+    "mesh": torus_bisection_gbps,
+    "dragonfly": dragonfly_bisection_gbps,
+    "dragonfly+": dragonfly_bisection_gbps,
 }

@@ -36,14 +36,15 @@ def _by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -
 
 
 def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 1) -> list[Cut]:
-    servers = np.array([i for i, d in enumerate(plan.devices) if d.role == "server"], dtype=np.int64)
+    # The GPU-carrying devices in plan order: servers, or the chips of a direct network.
+    servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
     n = servers.size
     half = n // 2
     cuts = [_by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
-    pods = sorted({d.pod for d in plan.devices if d.role == "leaf" and d.pod is not None})
+    pods = sorted({d.pod for d in plan.devices if d.tier == 1 and d.pod is not None})
     if len(pods) >= 2:
-        # Pod halves: servers whose leaves sit in the first half of the pods.
-        leaf_pod = {i: d.pod for i, d in enumerate(plan.devices) if d.role == "leaf"}
+        # Pod (dragonfly group) halves: servers whose leaves sit in the first half of the pods.
+        leaf_pod = {i: d.pod for i, d in enumerate(plan.devices) if d.tier == 1}
         first = set(pods[: len(pods) // 2])
         dev_of_switch = g.device_of[g.at_switch]
         in_first = np.fromiter((leaf_pod.get(int(x), 0) in first for x in dev_of_switch), dtype=bool, count=dev_of_switch.size)
@@ -54,6 +55,18 @@ def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 
             cuts.append(_by_server(g, np.concatenate([a_servers, rest]), "pods",
                                    f"servers of pods {min(first)}-{max(first)} first, then the rest, halved"))
     cuts.append(_by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", "odd vs even servers"))
+    dims = plan.design.get("dims")
+    if dims:
+        # Torus/mesh: the plane cut across each dimension (nodes are in row-major order, and
+        # a node's index is its 1-based position in that order).
+        node_dev = g.device_of[g.at_switch[g.at_is_gpu_server][first_at]]
+        linear = np.fromiter((plan.devices[int(x)].index - 1 for x in node_dev), dtype=np.int64, count=node_dev.size)
+        coords = np.unravel_index(linear, tuple(dims))
+        for axis, k in enumerate(dims):
+            if k >= 2:
+                order = servers[np.argsort(coords[axis] >= k // 2, kind="stable")]
+                cuts.append(_by_server(g, order, f"torus-{'xyz'[axis]}",
+                                       f"nodes with {'xyz'[axis]} < {k // 2} vs the rest"))
     rails = int(g.at_port[g.at_is_gpu_server].max()) + 1 if g.at_is_gpu_server.any() else 0
     if rails >= 2:
         a = g.at_is_gpu_server & (g.at_port < rails // 2)

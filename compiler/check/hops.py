@@ -31,8 +31,11 @@ def check_hops(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     dist = shortest_path(unit, unweighted=True, indices=sources)[:, edge]
     src_group = group[np.searchsorted(edge, sources)]
     across = src_group[:, None] != group[None, :]
-    hops = dist + 1  # switches on the path = switch-to-switch edges + 1
-    figures = {"method": method}
+    direct = bool(plan.design.get("direct"))
+    # Switches on the path = switch-to-switch edges + 1; a direct network counts chip-to-chip
+    # links (the GPUs are the nodes, so there is no switch to count).
+    hops = dist if direct else dist + 1
+    figures = {"method": method, **({"unit": "chip-to-chip links"} if direct else {})}
     w = weight[edge][None, :] * np.ones((sources.size, 1))
     if across.any():
         finite = across & np.isfinite(hops)
@@ -40,7 +43,7 @@ def check_hops(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         figures["across_groups_mean"] = round(float((hops[finite] * w[finite]).sum() / w[finite].sum()), 3)
     figures["max"] = int(hops[np.isfinite(hops)].max())
     unreachable = int((~np.isfinite(hops)).sum())
-    findings = [Finding("HOPS", "info", f"max {figures['max']} switches between GPUs"
+    findings = [Finding("HOPS", "info", f"max {figures['max']} {figures.get('unit', 'switches')} between GPUs"
                         + (f"; across SUs/pods max {figures['across_groups_max']}, mean {figures['across_groups_mean']}"
                            if "across_groups_max" in figures else ""), "fabric")]
     if unreachable:

@@ -10,7 +10,6 @@ import numpy as np
 from .context import CheckContext
 from .findings import Finding
 
-TIER_NAMES = {1: "leaf", 2: "spine", 3: "core"}
 
 
 def ratio_text(down: float, up: float) -> str:
@@ -27,20 +26,26 @@ def check_oversubscription(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     g, tier = ctx.graph, ctx.switch_tier
     down = np.bincount(g.at_switch, weights=g.at_cap_gbps, minlength=g.n)
     up = np.zeros(g.n)
+    # A link between switches of one tier (torus, dragonfly local/global) is network-facing
+    # at both ends: it counts as "up" for both.
+    level = tier[g.a] == tier[g.b]
     lo = np.where(tier[g.a] < tier[g.b], g.a, g.b)
     hi = np.where(tier[g.a] < tier[g.b], g.b, g.a)
     np.add.at(up, lo, g.cap_gbps)
-    np.add.at(down, hi, g.cap_gbps)
+    np.add.at(down, hi[~level], g.cap_gbps[~level])
+    np.add.at(up, hi[level], g.cap_gbps[level])
     figures: dict = {}
     findings = []
-    for t in sorted(set(tier.tolist())):
+    for t in sorted(set(tier.tolist()) - {0}):  # tier 0: chips of a direct network, no up/down
         sel = (tier == t) & (up > 0)
         if not sel.any():
             continue
         ratios = down[sel] / up[sel]
         i_min, i_max = int(np.argmin(ratios)), int(np.argmax(ratios))
         idx = np.nonzero(sel)[0]
-        name = TIER_NAMES.get(t, f"tier{t}")
+        name = str(ctx.switch_role[idx[0]])  # leaf, spine, core; router
+        if name in figures:
+            name = f"tier{t}"
         figures[name] = {
             "min": ratio_text(down[idx[i_min]], up[idx[i_min]]),
             "max": ratio_text(down[idx[i_max]], up[idx[i_max]]),

@@ -19,6 +19,7 @@ from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
+MAX_SAMPLED_TARGETS = 32
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
@@ -49,7 +50,10 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
         others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
         targets = same + others
-        method = f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
+        if len(targets) > MAX_SAMPLED_TARGETS:  # dragonflies have thousands of groups: evenly spaced ones
+            targets = [targets[i] for i in np.linspace(0, len(targets) - 1, MAX_SAMPLED_TARGETS).round().astype(int)]
+        method = (f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
+                  + (f" (at most {MAX_SAMPLED_TARGETS}, evenly spaced)" if len(same + others) > MAX_SAMPLED_TARGETS else ""))
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
@@ -100,7 +104,8 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
                                 f"losing that leaf takes the rail down on every server behind it", "server"))
 
     failures: dict = {}
-    for role in ("leaf", "spine", "core"):
+    roles = list(dict.fromkeys(ctx.switch_role.tolist()))  # leaf, spine, core; router; chip (direct torus)
+    for role in roles:
         s = _one_switch(ctx, role)
         if s is None:
             continue

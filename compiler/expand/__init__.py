@@ -4,19 +4,34 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import clos, facts, layout
+from . import clos, dragonfly, facts, layout, torus
 from .resolve import resolve
 
-# topology kind -> builder(design) -> Plan. Torus, dragonfly, ... add one line each.
+# topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
+RESOLVERS = {
+    "fat-tree": resolve,
+    "rail-optimized": resolve,
+    "torus": torus.resolve,
+    "mesh": torus.resolve,
+    "dragonfly": dragonfly.resolve,
+    "dragonfly+": dragonfly.resolve,
+}
+
+# topology kind -> builder(design) -> Plan.
 BUILDERS = {
     "fat-tree": clos.build,
     "rail-optimized": clos.build,
+    "torus": torus.build,
+    "mesh": torus.build,
+    "dragonfly": dragonfly.build,
+    "dragonfly+": dragonfly.build,
 }
 
 
 def expand(loaded: LoadedSpec) -> Plan:
-    design = resolve(loaded)
-    plan = BUILDERS[loaded.spec.fabric.topology](design)
+    kind = loaded.spec.fabric.topology
+    design = RESOLVERS[kind](loaded)
+    plan = BUILDERS[kind](design)
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)

@@ -11,6 +11,10 @@ from ..plan.model import Plan
 
 
 def _model_record(catalog: Catalog, device) -> dict:
+    if device.role == "chip":  # an accelerator of a direct network: part of its host server
+        host = device.model.split("/")[0]
+        return {"kind": "chip", "vendor": "", "model": catalog.servers[host].gpu, "part_number": "", "power_w": None,
+                "rack_units": None, "confidence": catalog.servers[host].confidence, "part_of": host}
     if device.model in catalog.switches:
         sw = catalog.switches[device.model]
         return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
@@ -19,14 +23,17 @@ def _model_record(catalog: Catalog, device) -> dict:
                 "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None}
     if device.model in catalog.servers:
         sv = catalog.servers[device.model]
-        nics = sv.nic_groups["compute"]
+        nics = sv.nic_groups.get("compute")
         return {"kind": "server", "vendor": sv.vendor, "model": sv.model, "part_number": sv.model,
                 "power_w": sv.power_w, "rack_units": sv.rack_units, "confidence": sv.confidence,
-                "gpus": sv.gpus, "nic": nics.nic, "nic_part_number": nics.nic_part_number,
-                "nics": nics.nics, "nics_built_in": nics.built_in,
+                "gpus": sv.gpus, "nic": nics.nic if nics else None, "nic_part_number": nics.nic_part_number if nics else None,
+                "nics": nics.nics if nics else 0, "nics_built_in": nics.built_in if nics else True,
                 "scale_up_kind": sv.scale_up.kind if sv.scale_up else None,
                 "scale_up_domain_gpus": sv.scale_up.domain_gpus if sv.scale_up else None,
-                "scale_up_gbytes_per_s": sv.scale_up.gbytes_per_s_per_gpu if sv.scale_up else None}
+                "scale_up_gbytes_per_s": sv.scale_up.gbytes_per_s_per_gpu if sv.scale_up else None,
+                **({"scale_up_wiring": sv.scale_up.wiring, "scale_up_ports_per_gpu": sv.scale_up.ports_per_gpu,
+                    "scale_up_port_gbps": sv.scale_up.port_gbps}
+                   if sv.scale_up and sv.scale_up.ports_per_gpu else {})}
     return {"kind": "endpoint", "vendor": "", "model": device.role, "part_number": "", "power_w": None,
             "rack_units": None, "confidence": "unconfirmed"}
 
@@ -60,7 +67,8 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "needs_transceivers": medium.needs_transceivers,
                            "fit": medium.fit, "lengths_m": list(cable.lengths_m),
                            "parts": dict(cable.parts), "cable_power_w": cable.power_w,
-                           "cable_confidence": cable.confidence}
+                           "cable_confidence": cable.confidence,
+                           **({} if medium.field_cable else {"field_cable": False})}
     # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
     hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)
              for m, rec in models.items() if rec["kind"] == "server"}

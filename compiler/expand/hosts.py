@@ -108,3 +108,11 @@ def _domain_servers(server: Server) -> int:
     if up is None or up.domain_gpus <= server.gpus or up.domain_gpus % server.gpus:
         return 1
     return up.domain_gpus // server.gpus
+
+
+def plain_hosts_record(spec, server: Server) -> dict:
+    """The hosts record for topologies that name servers by the catalog prefix only
+    (torus, dragonfly): same keys as HostsDesign.record(), one server per domain."""
+    return {"hostname_pattern": None, "hostname_prefix": server.hostname_prefix,
+            "label_prefix": spec.hosts.label_prefix, "nccl_topology": spec.hosts.nccl_topology,
+            "scale_up_domain_servers": 1}

@@ -45,6 +45,8 @@ def cable_id(a_device: str, a_port_number: int) -> str:
     dgx-su1-001:3 or su1-leaf-r1:33. Unique (a port carries one cable) and stable
     under growth: a cable keeps its id as long as it stays where it was pulled."""
     return f"{a_device}:{a_port_number}"
+
+
 # --- server hostnames from the spec's pattern (hosts.hostname) -------------------------
 # A pattern is literal text with fields {prefix} {su} {index} {n}, each optionally
 # zero-padded to a minimum width: {index:03}. Deliberately not str.format: a user
@@ -111,3 +113,13 @@ def nvlink_domain(index: int) -> str:
 def tree_root(tiers: int) -> str:
     """The top of a scheduler tree: the layer every leaf group reaches."""
     return "spines" if tiers == 2 else "cores"
+
+
+def coordinate(prefix: str, coord: tuple[int, ...]) -> str:
+    """A torus position, 0-based as in the k-ary n-cube literature: tpuv4-x03-y15-z00."""
+    return prefix + "".join(f"-{axis}{c:02d}" for axis, c in zip("xyz", coord))
+
+
+def group_switch(role: str, group: int, index: int) -> str:
+    """A switch of a dragonfly group: g12-router-07, g3-leaf-01."""
+    return f"g{group}-{role}-{index:02d}"

@@ -96,7 +96,28 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
     return out
 
 
-def resolve(loaded: LoadedSpec) -> ClosDesign:
+CLOS_LINK_KINDS = ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf")
+
+
+@dataclass(frozen=True)
+class Common:
+    """What every topology family resolves the same way: catalog entries, speed, size."""
+
+    spec: Spec
+    catalog: Catalog
+    server: Server
+    nics: NicGroup | None  # the server's compute NIC group (None: a direct network of accelerators)
+    switch: Switch | None  # None: a direct network (no switches)
+    speed_gbps: int
+    servers: int
+    endpoints: tuple[Endpoints, ...]
+    media_requested: dict[str, str]
+
+
+def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_KINDS, direct: bool = False) -> Common:
+    """Catalog ids, media per link kind, NIC/switch speeds and the server count, shared by
+    every family. `direct`: no switch; the speed is the accelerators' own port speed.
+    Raises SpecInvalid with every problem found."""
     spec = loaded.spec
     fabric = spec.fabric
     errors: list[Diagnostic] = []
@@ -108,14 +129,16 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
     server = catalog.servers.get(spec.server)
     if server is None:
         error("SPEC_UNKNOWN_SERVER", ("server",), f"unknown server type '{spec.server}'", nearest(spec.server, catalog.servers))
-    switch = catalog.switches.get(fabric.switch)
-    if switch is None:
-        error("SPEC_UNKNOWN_SWITCH", ("fabric", "switch"), f"unknown switch '{fabric.switch}'", nearest(fabric.switch, catalog.switches))
+    switch = None
+    if fabric.switch is not None:
+        switch = catalog.switches.get(fabric.switch)
+        if switch is None:
+            error("SPEC_UNKNOWN_SWITCH", ("fabric", "switch"), f"unknown switch '{fabric.switch}'", nearest(fabric.switch, catalog.switches))
     media_requested: dict[str, str] = {}
     if isinstance(fabric.media, str):
-        media_requested = {k: fabric.media for k in ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf")}
+        media_requested = {k: fabric.media for k in link_kinds}
     elif isinstance(fabric.media, dict):
-        known_kinds = {"server-leaf", "leaf-spine", "spine-core", "endpoint-leaf"}
+        known_kinds = set(link_kinds)
         for kind, media_id in fabric.media.items():
             if kind not in known_kinds:
                 error("SPEC_UNKNOWN_LINK_KIND", ("fabric", "media", kind), f"unknown link kind '{kind}'", nearest(kind, known_kinds))
@@ -124,22 +147,31 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         if media_id not in catalog.media:
             path = ("fabric", "media") if isinstance(fabric.media, str) else ("fabric", "media", kind)
             error("SPEC_UNKNOWN_MEDIA", path, f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
-    if errors or server is None or switch is None:
+    if errors or server is None or (switch is None and not direct):
         raise SpecInvalid(errors)
 
     nics = server.nic_groups.get("compute")
-    if nics is None:
-        raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",), f"server type '{server.id}' has no compute NIC group in the catalog")])
-    speed = fabric.speed_gbps or nics.speed_gbps
-    if speed not in switch.modes:
-        modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
-        error("SPEC_SPEED_UNSUPPORTED", ("fabric", "speed_gbps") if fabric.speed_gbps else ("fabric", "switch"),
-              f"{switch.id} has no {speed}G port mode (the {server.id} NICs run at {nics.speed_gbps}G)",
-              f"{switch.id} runs {modes}; choose a switch with {speed}G ports")
-    elif nics.speed_gbps != speed:
-        error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
-              f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
-              "splitter-based speed changes are not supported yet; use the NIC speed")
+    if direct:
+        up = server.scale_up
+        if up is None or up.ports_per_gpu is None or up.port_gbps is None:
+            raise SpecInvalid([loaded.diagnostic(
+                "SPEC_NO_DIRECT_PORTS", ("server",),
+                f"server type '{server.id}' has no chip-to-chip ports in the catalog (scale_up.ports_per_gpu / port_gbps)",
+                "give fabric.switch for a switched torus, or use a server whose accelerators link directly (tpu-v4, tpu-v5p)")])
+        speed = fabric.speed_gbps or up.port_gbps
+    else:
+        if nics is None:
+            raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",), f"server type '{server.id}' has no compute NIC group in the catalog")])
+        speed = fabric.speed_gbps or nics.speed_gbps
+        if speed not in switch.modes:
+            modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
+            error("SPEC_SPEED_UNSUPPORTED", ("fabric", "speed_gbps") if fabric.speed_gbps else ("fabric", "switch"),
+                  f"{switch.id} has no {speed}G port mode (the {server.id} NICs run at {nics.speed_gbps}G)",
+                  f"{switch.id} runs {modes}; choose a switch with {speed}G ports")
+        elif nics.speed_gbps != speed:
+            error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
+                  f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
+                  "splitter-based speed changes are not supported yet; use the NIC speed")
     endpoints = []
     for i, ep in enumerate(spec.extra_endpoints):
         ep_speed = ep.speed_gbps or speed
@@ -158,12 +190,21 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
                   f"use gpus: {servers * server.gpus} or {(servers + 1) * server.gpus}")
     if errors:
         raise SpecInvalid(errors)
+    return Common(spec, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
 
+
+def size_field(spec: Spec) -> tuple[str]:
+    """The spec field that sets the cluster size (for diagnostics about it)."""
+    return ("servers",) if spec.servers is not None else ("gpus",)
+
+
+def resolve(loaded: LoadedSpec) -> ClosDesign:
+    c = resolve_common(loaded)
     try:
-        design = _size(loaded, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
+        design = _size(loaded, c.catalog, c.server, c.nics, c.switch, c.speed_gbps, c.servers, c.endpoints, c.media_requested)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
-    hosts, host_errors, host_notes = resolve_hosts(loaded, catalog, server, design.servers, design.su_size)
+    hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
     if host_errors:
         raise SpecInvalid(host_errors)
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))

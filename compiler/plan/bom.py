@@ -45,9 +45,12 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         elif rec["kind"] == "server":
             lines.append(BomLine("server", rec["part_number"], f'{rec["vendor"]} {rec["model"]}, {rec["gpus"]} GPUs', qty,
                                  rec["power_w"], "maximum power" if rec["power_w"] else "power not published"))
-            nic_part = rec["nic_part_number"] or ("built in" if rec["nics_built_in"] else NOT_IN_CATALOG)
-            lines.append(BomLine("nic", nic_part, rec["nic"], qty * rec["nics"], None,
-                                 "part of the server" if rec["nics_built_in"] else "order separately"))
+            if rec["nics"]:
+                nic_part = rec["nic_part_number"] or ("built in" if rec["nics_built_in"] else NOT_IN_CATALOG)
+                lines.append(BomLine("nic", nic_part, rec["nic"], qty * rec["nics"], None,
+                                     "part of the server" if rec["nics_built_in"] else "order separately"))
+        elif rec["kind"] == "chip":
+            continue  # counted in its host server
         else:
             lines.append(BomLine("endpoint", "", f"{model} (fabric endpoint, customer supplied)", qty, None))
 
@@ -85,10 +88,10 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         else:
             per_media = np.bincount(links.media.astype(np.int64), minlength=len(plan.media))
             for mi, qty in enumerate(per_media.tolist()):
-                if qty:
-                    m = facts["media"][plan.media[mi]]
-                    lines.append(BomLine("cable", m["cable_part_number"], m["cable_description"], qty, None,
-                                         "length per cable: set once a physical layout exists"))
+                m = facts["media"][plan.media[mi]]
+                if qty and m.get("field_cable", True):  # board traces are not ordered
+                    lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"], qty,
+                                         None, "length per cable: set once a physical layout exists"))
     return lines
 
 

@@ -4,6 +4,11 @@ ready for scipy's compiled max-flow and BFS.
 Servers are not graph nodes: each server port becomes an attachment (server, switch,
 capacity). That is exact for flows (a server's source edge carries the sum of its
 ports, so it never binds) and keeps a 131,072-GPU plan's graph at ~5k nodes.
+
+Direct networks (a torus of accelerators linked chip to chip, `design.direct`) have no
+switches to attach to: there every chip is a node, its links are node-to-node links, and
+each chip gets one attachment to itself whose capacity is the sum of its links (the most
+it can inject, so it never binds either). Checks then read "switch" as "node".
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class FabricGraph:
 
 
 def fabric_graph(plan: Plan) -> FabricGraph:
+    if plan.design.get("direct"):
+        return _direct_graph(plan)
     tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     is_switch = tiers > 0
     device_of = np.nonzero(is_switch)[0]
@@ -65,4 +72,26 @@ def fabric_graph(plan: Plan) -> FabricGraph:
         a=a_sw[inner], b=b_sw[inner], cap_gbps=L.speed_gbps[inner].astype(np.int64), link=ids[inner],
         at_device=L.a_dev[attach].astype(np.int64), at_switch=b_sw[attach], at_cap_gbps=L.speed_gbps[attach].astype(np.int64),
         at_port=L.a_port[attach].astype(np.int64), at_is_gpu_server=gpu_server[L.a_dev[attach]], at_link=ids[attach],
+    )
+
+
+def _direct_graph(plan: Plan) -> FabricGraph:
+    """Every device with links (the chips) is a node; one self-attachment per chip."""
+    L = plan.links
+    chip = np.fromiter((d.role == "chip" for d in plan.devices), dtype=bool, count=len(plan.devices))
+    device_of = np.nonzero(chip)[0]
+    node_of = np.full(len(plan.devices), -1, dtype=np.int64)
+    node_of[device_of] = np.arange(device_of.size)
+    a, b = node_of[L.a_dev], node_of[L.b_dev]
+    if (a < 0).any() or (b < 0).any():
+        raise ValueError("a direct network links chips only")
+    cap = L.speed_gbps.astype(np.int64)
+    inject = np.bincount(np.concatenate([a, b]), weights=np.concatenate([cap, cap]), minlength=device_of.size).astype(np.int64)
+    nodes = np.arange(device_of.size, dtype=np.int64)
+    return FabricGraph(
+        n=int(device_of.size), device_of=device_of, switch_of=node_of,
+        a=a, b=b, cap_gbps=cap, link=np.arange(len(L)),
+        at_device=device_of.astype(np.int64), at_switch=nodes, at_cap_gbps=inject,
+        at_port=np.zeros(device_of.size, dtype=np.int64), at_is_gpu_server=np.ones(device_of.size, dtype=bool),
+        at_link=np.full(device_of.size, -1, dtype=np.int64),
     )

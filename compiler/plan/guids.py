@@ -4,8 +4,8 @@ A GUID is built from structure, never from names' hashes or iteration order, so 
 a design (4 SU -> 8 SU) keeps every existing GUID:
 
     bits 63..56  0x02            locally administered EUI-64: never a factory GUID
-    bits 55..52  kind            1 server, 2 extra endpoint, 3 leaf, 4 spine, 5 core
-    bits 51..32  major (20 bits) SU (servers, leaves), pod (spines), endpoint role
+    bits 55..52  kind            1 server, 2 extra endpoint, 3 leaf, 4 spine, 5 core, 6 router
+    bits 51..32  major (20 bits) SU (servers, leaves), pod (spines), group (dragonfly), endpoint role
                                  (1-based, spec order), 0 where there is none
     bits 31..8   minor (24 bits) the device's 1-based index within that group
     bits  7..0   slot            switches 0; a NIC port is its own single-port CA
@@ -28,7 +28,7 @@ import numpy as np
 from .model import Plan
 
 PREFIX = 0x02
-KIND = {"server": 1, "endpoint": 2, "leaf": 3, "spine": 4, "core": 5}
+KIND = {"server": 1, "endpoint": 2, "leaf": 3, "spine": 4, "core": 5, "router": 6}
 MAJOR_MAX, MINOR_MAX = (1 << 20) - 1, (1 << 24) - 1
 MAX_CA_PORTS = 128  # slot is 8 bits: 2 per NIC port
 
@@ -48,12 +48,12 @@ def device_guids(plan: Plan) -> np.ndarray:
         k = _kind(d.role)
         if k == KIND["endpoint"]:
             m = role_major[d.role]
-        elif k == KIND["spine"]:
-            m = d.pod or 0
+        elif k in (KIND["spine"], KIND["router"]):
+            m = d.pod or 0  # pod (Clos) or group (dragonfly)
         elif k == KIND["core"]:
             m = 0
         else:
-            m = d.su or 0
+            m = d.su or d.pod or 0  # SU; a dragonfly+ group's leaves by group
         if m > MAJOR_MAX or d.index > MINOR_MAX:
             raise ValueError(f"{d.name}: group {m} or index {d.index} does not fit the GUID fields (20 and 24 bits)")
         kind[i], major[i], minor[i] = k, m, d.index

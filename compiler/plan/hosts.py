@@ -34,7 +34,8 @@ def host_table(plan: Plan) -> HostTable:
     servers = np.array([i for i, d in enumerate(devices) if d.role == "server"], dtype=np.int64)
     pos = np.full(len(devices), -1, dtype=np.int64)
     pos[servers] = np.arange(servers.size)
-    rails = int(plan.design.get("rails") or 1)
+    # NIC ports per server (its layout), whatever the topology records as rails.
+    rails = max([len(plan.layouts[devices[int(i)].layout]) for i in servers[:1]] + [1])
     kind = plan.link_kinds.index("server-leaf") if "server-leaf" in plan.link_kinds else -1
     sel = np.nonzero(plan.links.kind == kind)[0]
     leaf_of = np.full((servers.size, rails), -1, dtype=np.int64)

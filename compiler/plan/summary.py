@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .bom import NOT_IN_CATALOG, bill_of_materials
 from .model import Plan
 
 SWITCH_ROLES = ("leaf", "spine", "core")
 
 
+def _switch_roles(plan: Plan) -> list[str]:
+    """Roles of switches (tier > 0), in plan order: leaf, spine, core; router; ..."""
+    return list(dict.fromkeys(d.role for d in plan.devices if d.tier > 0))
+
+
+def cables_by_kind(plan: Plan) -> dict[str, int]:
+    """Links per kind that are field cables (board traces and backplanes are not)."""
+    media = plan.facts.get("media", {})
+    pulled = [media.get(m, {}).get("field_cable", True) for m in plan.media]
+    if all(pulled):
+        return plan.count_by_kind()
+    keep = np.array(pulled, dtype=bool)[plan.links.media]
+    counts = np.bincount(plan.links.kind[keep].astype(np.int64), minlength=len(plan.link_kinds))
+    return {k: int(c) for k, c in zip(plan.link_kinds, counts) if c}
+
+
 def summarize(plan: Plan) -> dict:
     design = plan.design
     counts = plan.count_by_role()
-    switches = {role: counts[role] for role in SWITCH_ROLES if role in counts}
+    switch_roles = _switch_roles(plan)
+    switches = {role: counts[role] for role in switch_roles}
     from ..check import report_for  # checks read the plan; the summary reports their figures
 
     figures = report_for(plan)["figures"]
@@ -33,10 +52,10 @@ def summarize(plan: Plan) -> dict:
         "gpus": design["gpus"],
         "servers": design["servers"],
         "switches": switches,
-        "cables": plan.count_by_kind(),
+        "cables": cables_by_kind(plan),
         "tiers": design["tiers"],
         "oversubscription": oversub,
-        "endpoints": {role: n for role, n in counts.items() if role not in SWITCH_ROLES and role != "server"},
+        "endpoints": {role: n for role, n in counts.items() if role not in switch_roles and role not in ("server", "chip")},
         "transceivers": transceivers,
         "topology": design["topology"],
         "server": design["server"],

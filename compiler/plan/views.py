@@ -89,3 +89,8 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     b = (place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port]).tolist()
     ids = plan.memo("cable_ids", cable_ids)
     return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b)])
+
+
+def fabric_protocol(plan: Plan) -> str | None:
+    """The fabric's switch protocol (infiniband, ethernet), or None for a direct network."""
+    return plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol")

@@ -8,6 +8,8 @@ Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..plan.model import Plan
@@ -45,6 +47,10 @@ def render(plan: Plan, out: OutputDir) -> None:
                dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr, place[links.a_dev].tolist(),
                dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr, place[links.b_dev].tolist(),
                links.speed_gbps.tolist(), tail, label_a, label_b, modelled_lengths(plan))
+    # Board traces and backplanes are links of the plan but not cables anyone pulls.
+    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
+    if len(links) and not pulled[links.media].all():
+        rows = itertools.compress(rows, pulled[links.media].tolist())
     fmt = "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
     out.write_text("cabling.csv", ",".join(HEADER) + "\n" + "".join(fmt % row for row in rows))
 

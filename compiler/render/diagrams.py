@@ -62,7 +62,18 @@ def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
     sus = max((d.su or 0) for d in plan.devices)
     per = -(-sus // MAX_OVERVIEW_GROUPS) if sus > MAX_OVERVIEW_GROUPS else 1
 
+    clos = plan.design.get("topology") in ("fat-tree", "rail-optimized")
+    pods = max((d.pod or 0) for d in plan.devices)
+    per_pod = -(-pods // MAX_OVERVIEW_GROUPS) if pods > MAX_OVERVIEW_GROUPS else 1
+
     def key_of(d) -> str | None:
+        if not clos:  # torus, dragonfly: a node per group (or run of groups), one for chips/routers
+            if d.tier == 0 and d.role in ("server",):
+                return None
+            if d.pod is not None:
+                lo = (d.pod - 1) // per_pod * per_pod + 1
+                return f"group{d.pod}" if per_pod == 1 else f"groups{lo}-{min(lo + per_pod - 1, pods)}"
+            return PLURAL.get(d.role, d.role)
         if d.role == "leaf":
             if three and d.pod is not None:
                 return f"pod{d.pod}"
@@ -85,7 +96,7 @@ def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
             if out[i] == len(names):
                 names.append(key)
     links = plan.links
-    leaf = np.array([d.role == "leaf" for d in plan.devices])
+    leaf = np.array([d.role == "leaf" if clos else d.tier >= 1 for d in plan.devices])
     loose = np.nonzero((out[links.a_dev] < 0) & leaf[links.b_dev])[0]
     lower, first = np.unique(links.a_dev[loose], return_index=True)
     out[lower] = out[links.b_dev[loose[first]]]

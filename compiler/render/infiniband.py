@@ -23,6 +23,7 @@ import numpy as np
 
 from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
 from ..plan.model import Plan
+from ..plan.views import fabric_protocol
 from ..plan.views import per_port
 from .templates import render_template
 from .writer import OutputDir
@@ -40,8 +41,7 @@ LINK_RATE = {100: "4xEDR", 400: "4xNDR", 800: "4xXDR"}
 
 
 def is_infiniband(plan: Plan) -> bool:
-    switch = plan.facts.get("models", {}).get(plan.design.get("switch"), {})
-    return switch.get("protocol") == "infiniband"
+    return fabric_protocol(plan) == "infiniband"
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan.model import Plan
+from ..plan.views import fabric_protocol
 from ..plan.views import port_table
 from .diagrams import q
 from .writer import OutputDir
@@ -26,7 +27,7 @@ SERVER_IMAGE = "alpine:latest"
 
 
 def is_ethernet(plan: Plan) -> bool:
-    return plan.facts["models"][plan.design["switch"]]["protocol"] == "ethernet"
+    return fabric_protocol(plan) == "ethernet"
 
 
 def _switch_edges(plan: Plan) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan.model import Plan
+from ..plan.views import fabric_protocol
 from ..plan.views import cable_ids, cable_labels, port_table
 from .csvtext import csv_field, csv_text
 from .writer import OutputDir
@@ -38,7 +39,8 @@ def render(plan: Plan, out: OutputDir) -> None:
             ["site", "name", "status", "width", "u_height", "outer_depth", "outer_unit"],
             [[site, r.name, "planned", 19, r.height_u, phys.depth_mm, "mm"] for r in phys.racks]))
     models = plan.facts["models"]
-    protocol = models[plan.design["switch"]]["protocol"]
+    # Direct networks (TPU ICI) have no switch: their ports are NetBox type "other".
+    protocol = fabric_protocol(plan) or "other"
     dev_rows = []
     for i, d in enumerate(plan.devices):
         rec = models[d.model]

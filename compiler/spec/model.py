@@ -19,9 +19,21 @@ Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,15}$")]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 
 _RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*(\d{1,4})\s*$")
-TOPOLOGIES = ("fat-tree", "rail-optimized")
+TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+")
 # Known to the roadmap but not built yet: a clear error rather than "unknown".
-PLANNED_TOPOLOGIES = ("torus", "mesh", "dragonfly", "dragonfly+", "rail-only")
+PLANNED_TOPOLOGIES = ("rail-only",)
+CLOS_TOPOLOGIES = ("fat-tree", "rail-optimized")
+TORUS_TOPOLOGIES = ("torus", "mesh")
+DRAGONFLY_TOPOLOGIES = ("dragonfly", "dragonfly+")
+# Keys that only mean something for one family: given for another, they are an error.
+FAMILY_KEYS = {
+    "tiers": CLOS_TOPOLOGIES, "oversubscription": CLOS_TOPOLOGIES, "scalable_unit": CLOS_TOPOLOGIES,
+    "dims": TORUS_TOPOLOGIES, "wrap": TORUS_TOPOLOGIES, "twist": TORUS_TOPOLOGIES,
+    "links_per_neighbor": TORUS_TOPOLOGIES,
+    "groups": DRAGONFLY_TOPOLOGIES, "switches_per_group": DRAGONFLY_TOPOLOGIES,
+    "endpoints_per_switch": DRAGONFLY_TOPOLOGIES, "global_ports_per_switch": DRAGONFLY_TOPOLOGIES,
+    "global_links_per_group_pair": DRAGONFLY_TOPOLOGIES, "intra_group": DRAGONFLY_TOPOLOGIES,
+}
 
 
 class _Strict(BaseModel):
@@ -64,9 +76,18 @@ class Oversubscription(_Strict):
         return value
 
 
+class Twist(_Strict):
+    """Twisted torus: the wrap-around links of dimension `dims[0]` land `offset` positions
+    further along dimension `dims[1]` (0-based dimension numbers)."""
+
+    dims: tuple[int, int]
+    offset: int = Field(ge=1, le=4096)
+
+
 class Fabric(_Strict):
-    topology: str = Field(description="fat-tree | rail-optimized")
-    switch: CatalogId = Field(description="catalog id of the switch model")
+    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+")
+    switch: CatalogId | None = Field(
+        None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
     oversubscription: Oversubscription = Field(
         default_factory=Oversubscription,
@@ -80,6 +101,37 @@ class Fabric(_Strict):
     media: str | dict[str, str] | None = Field(
         None, description="mmf | smf, or per link kind {server-leaf: mmf, leaf-spine: smf}; default: multimode where the catalog has it",
     )
+
+    # --- torus / mesh (k-ary n-cube) ---------------------------------------------------
+    dims: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
+        None, min_length=1, max_length=3, description="torus/mesh: size of each dimension, e.g. [16, 16, 16]")
+    wrap: list[bool] | None = Field(
+        None, min_length=1, max_length=3,
+        description="torus/mesh: per dimension, true = wrap-around (torus), false = open (mesh); default all true for torus, all false for mesh")
+    twist: Twist | None = Field(None, description="torus: twisted wrap-around for one dimension pair")
+    links_per_neighbor: int = Field(1, ge=1, le=16, description="torus/mesh: parallel links to each neighbour")
+    # --- dragonfly / dragonfly+ ---------------------------------------------------------
+    groups: int | None = Field(None, ge=1, le=65_536, description="dragonfly: number of groups (default: the fewest that hold the endpoints)")
+    switches_per_group: int | None = Field(None, ge=1, le=4096, description="dragonfly: a, switches per group")
+    endpoints_per_switch: int | None = Field(None, ge=1, le=4096, description="dragonfly: p, endpoint ports per switch")
+    global_ports_per_switch: int | None = Field(None, ge=1, le=4096, description="dragonfly: h, global ports per switch")
+    global_links_per_group_pair: int | None = Field(None, ge=1, le=4096, description="dragonfly: parallel global links between two groups")
+    intra_group: Literal["all-to-all", "fat-tree"] | None = Field(
+        None, description="dragonfly: switches of a group fully connected (dragonfly) or leaf/spine (dragonfly+)")
+
+    @model_validator(mode="after")
+    def _family_keys(self):
+        if self.topology not in TOPOLOGIES:
+            return self
+        for key in sorted(self.model_fields_set):
+            families = FAMILY_KEYS.get(key)
+            if families and self.topology not in families:
+                raise ValueError(f"key '{key}' applies to {' / '.join(families)}, not to topology '{self.topology}'")
+        if self.topology not in TORUS_TOPOLOGIES and self.switch is None:
+            raise ValueError(f"topology '{self.topology}' needs `switch:` (a catalog switch id)")
+        if self.topology in TORUS_TOPOLOGIES and self.dims is None:
+            raise ValueError(f"topology '{self.topology}' needs `dims:`, e.g. [16, 16, 16]")
+        return self
 
     @field_validator("topology")
     @classmethod
@@ -253,7 +305,7 @@ class Spec(_Strict):
     @classmethod
     def _unique_roles(cls, value):
         roles = [e.role for e in value]
-        reserved = {"server", "leaf", "spine", "core"}
+        reserved = {"server", "leaf", "spine", "core", "router", "chip"}
         for r in roles:
             if r in reserved:
                 raise ValueError(f"role '{r}' is reserved for fabric devices")

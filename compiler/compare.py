@@ -1,0 +1,74 @@
+"""Design comparison: one column per spec, one row per figure a designer weighs
+(GPUs, switches by role, cables by kind, transceivers, power, bisection, oversubscription,
+hops, the worst single failure). Pure functions over compiled plans; the CLI prints."""
+
+from __future__ import annotations
+
+from .check import report_for
+from .plan.bom import bill_of_materials
+from .plan.model import Plan
+from .plan.summary import summarize
+
+
+def design_figures(plan: Plan) -> dict:
+    """The figures compared for one plan (plain JSON values)."""
+    s = summarize(plan)
+    report = report_for(plan)
+    bom = plan.memo("bom", bill_of_materials)
+    known = [line.total_power_w for line in bom if line.total_power_w is not None]
+    unknown = sorted({line.category for line in bom if line.total_power_w is None and line.category in ("switch", "server", "transceiver")})
+    worst = None
+    for what, f in s["failures"].items():
+        if worst is None or f["bisection_lost_percent"] > worst["bisection_lost_percent"]:
+            worst = {"what": what, **f}
+    hops = report["figures"].get("hops", {})
+    return {
+        "name": s["name"], "topology": s["topology"], "gpus": s["gpus"], "servers": s["servers"],
+        "switches": s["switches"], "switches_total": sum(s["switches"].values()),
+        "cables": s["cables"], "cables_total": sum(s["cables"].values()),
+        "transceivers": s["transceivers"],
+        "power_w": round(sum(known)), "power_unknown_for": unknown,
+        "bisection_gbps": s["bisection_gbps"]["worst_cut"],
+        "bisection_per_gpu_gbps": report["figures"]["bisection"]["per_gpu_gbps"],
+        "oversubscription": s["oversubscription"],
+        "max_hops": hops.get("max"), "hops_unit": hops.get("unit", "switches"),
+        "worst_single_failure": worst,
+    }
+
+
+def _fmt(n) -> str:
+    return "-" if n is None else (f"{n:,}" if isinstance(n, int) else str(n))
+
+
+def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
+    """Rows of the comparison table: (label, one cell per design). Keys missing from a
+    design (a role or cable kind it does not have) show as '-'."""
+    def union(key):
+        return list(dict.fromkeys(k for f in figures for k in f[key]))
+
+    rows = [("topology", [f["topology"] for f in figures]),
+            ("GPUs", [_fmt(f["gpus"]) for f in figures]),
+            ("servers", [_fmt(f["servers"]) for f in figures])]
+    rows += [(f"switches: {r}", [_fmt(f["switches"].get(r)) for f in figures]) for r in union("switches")]
+    rows.append(("switches total", [_fmt(f["switches_total"]) for f in figures]))
+    rows += [(f"cables: {k}", [_fmt(f["cables"].get(k)) for f in figures]) for k in union("cables")]
+    rows.append(("cables total", [_fmt(f["cables_total"]) for f in figures]))
+    rows.append(("transceivers", [_fmt(f["transceivers"]) for f in figures]))
+    rows.append(("power (kW, known parts)", [f"{f['power_w'] / 1000:,.1f}" + (" +?" if f["power_unknown_for"] else "")
+                                             for f in figures]))
+    rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))
+    rows.append(("bisection per GPU (Gb/s)", [_fmt(f["bisection_per_gpu_gbps"]) for f in figures]))
+    rows += [(f"oversubscription {t}", [f["oversubscription"].get(t, "-") for f in figures]) for t in union("oversubscription")]
+    rows.append(("max hops", [f"{_fmt(f['max_hops'])} {'links' if f['hops_unit'] != 'switches' else 'sw'}" for f in figures]))
+    rows.append(("worst single failure", [
+        f"{f['worst_single_failure']['what']} -{f['worst_single_failure']['bisection_lost_percent']}%"
+        if f["worst_single_failure"] else "-" for f in figures]))
+    return rows
+
+
+def comparison_text(figures: list[dict]) -> str:
+    rows = [("", [f["name"] for f in figures])] + comparison_rows(figures)
+    label_w = max(len(r[0]) for r in rows)
+    widths = [max(len(r[1][i]) for r in rows) for i in range(len(figures))]
+    lines = [f"{label:<{label_w}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)) for label, cells in rows]
+    return "\n".join(line.rstrip() for line in lines) + "\n"

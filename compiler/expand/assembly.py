@@ -1,0 +1,62 @@
+"""Assembling a plan from blocks: devices with port offsets, shared layouts, and links
+added a block at a time as numpy columns with one medium per block.
+
+Used by the torus and dragonfly builders. (The Clos builder keeps its own copy in
+clos.py, which also handles extra endpoints; the two can merge once clos.py settles.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..catalog import Catalog
+from ..plan.model import Device, LinkTable, Plan, PortLayout
+from . import media as media_choice
+
+
+class PlanAssembly:
+    def __init__(self, catalog: Catalog, media_requested: dict[str, str]):
+        self.catalog = catalog
+        self.media_requested = media_requested
+        self.devices: list[Device] = []
+        self.layouts: dict[str, PortLayout] = {}
+        self.kinds: list[str] = []
+        self.parts: list[LinkTable] = []
+        self.media_ids: list[str] = []
+        self.port_total = 0
+
+    def layout(self, layout: PortLayout) -> str:
+        self.layouts.setdefault(layout.id, layout)
+        return layout.id
+
+    def add(self, device: Device) -> int:
+        device.port_offset = self.port_total
+        self.port_total += len(self.layouts[device.layout])
+        self.devices.append(device)
+        return len(self.devices) - 1
+
+    def link_block(self, kind: str, a_dev, a_port, b_dev, b_port, medium: str | None = None) -> None:
+        """Append links of one kind. The medium: `medium`, else the spec's choice for the
+        kind, else the first the catalog has transceivers for at both ends."""
+        a_dev = np.asarray(a_dev, dtype=np.int32)
+        if a_dev.size == 0:
+            return
+        a_port, b_dev, b_port = (np.asarray(x, dtype=np.int32) for x in (a_port, b_dev, b_port))
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+        end_a = self.layouts[self.devices[int(a_dev[0])].layout].ports[int(a_port[0])]
+        end_b = self.layouts[self.devices[int(b_dev[0])].layout].ports[int(b_port[0])]
+        chosen = self.media_requested.get(kind) or medium or media_choice.choose(self.catalog, None, end_a, end_b)
+        if chosen not in self.media_ids:
+            self.media_ids.append(chosen)
+        n = a_dev.size
+        self.parts.append(LinkTable(
+            a_dev, a_port, b_dev, b_port,
+            np.full(n, self.kinds.index(kind), dtype=np.int16),
+            np.full(n, self.media_ids.index(chosen), dtype=np.int16),
+            np.full(n, min(end_a.speed_gbps, end_b.speed_gbps), dtype=np.int32),
+        ))
+
+    def plan(self, name: str, design: dict, notes: list[str]) -> Plan:
+        return Plan(name=name, devices=self.devices, layouts=self.layouts, links=LinkTable.concat(self.parts),
+                    link_kinds=self.kinds, media=self.media_ids, design=design, notes=notes)

@@ -1,0 +1,229 @@
+"""Dragonfly (Kim, Dally, Scott, Abts, ISCA 2008) and Dragonfly+.
+
+Symbols as in the paper: p endpoint ports per switch, a switches per group, h global ports
+per switch, g groups. Router radix = p + (a - 1) + h; at most g = a*h + 1 groups;
+N = a*p*g endpoints; balanced when a = 2p = 2h (the defaults where the spec leaves them out).
+Dragonfly+ (intra_group: fat-tree) splits a group into a/2 leaves (p endpoints, one link
+to every spine of the group) and a/2 spines (h global ports each).
+
+Wiring rules (one each):
+- endpoints: NIC port r of server s is endpoint e = s*R + r, on switch e // p, port e % p;
+- local, all-to-all: switch i of a group reaches switch j on local port j (j < i) or j - 1;
+  fat-tree: leaf l, uplink s -> spine s, downlink l;
+- global: group x's links to group y (m of them, m = global_links_per_group_pair) take its
+  global slots pos*m .. pos*m + m - 1, pos = y if y < x else y - 1; slot t is global port
+  t // A of the group's switch t % A (A = switches with global ports), so every switch carries
+  an equal share. Unused global ports stay spare.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..diagnostics import SpecInvalid
+from ..plan.model import Device
+from ..spec.load import LoadedSpec
+from . import naming, ports
+from .assembly import PlanAssembly
+from .hosts import plain_hosts_record
+from .resolve import Common, resolve_common, size_field
+
+LINK_KINDS = ("server-router", "server-leaf", "local", "global")
+
+
+@dataclass(frozen=True)
+class DragonflyDesign:
+    c: Common
+    fat_tree: bool  # dragonfly+: leaf/spine inside the group
+    groups: int
+    a: int  # switches per group (leaves + spines for dragonfly+)
+    p: int  # endpoint ports per switch (per leaf)
+    h: int  # global ports per switch (per spine)
+    m: int  # global links between each pair of groups
+    notes: tuple[str, ...]
+
+    @property
+    def edge_per_group(self) -> int:
+        """Switches with endpoints per group (routers, or leaves)."""
+        return self.a // 2 if self.fat_tree else self.a
+
+    @property
+    def global_per_group(self) -> int:
+        """Switches with global ports per group (routers, or spines)."""
+        return self.a // 2 if self.fat_tree else self.a
+
+    @property
+    def endpoint_ports(self) -> int:
+        return self.c.servers * len(self.c.nics.ports)
+
+    @property
+    def gpus(self) -> int:
+        return self.c.servers * self.c.server.gpus
+
+    @property
+    def catalog(self):
+        return self.c.catalog
+
+
+def resolve(loaded: LoadedSpec) -> DragonflyDesign:
+    spec, f = loaded.spec, loaded.spec.fabric
+    c = resolve_common(loaded, LINK_KINDS)
+    fat_tree = (f.intra_group or ("fat-tree" if f.topology == "dragonfly+" else "all-to-all")) == "fat-tree"
+    k = c.switch.radix(c.speed_gbps)
+    errors = []
+    notes: list[str] = []
+
+    def error(code, path, message, hint=""):
+        errors.append(loaded.diagnostic(code, path, message, hint))
+
+    if f.topology == "dragonfly+" and f.intra_group == "all-to-all":
+        error("SPEC_INVALID", ("fabric", "intra_group"), "dragonfly+ has a leaf/spine (fat-tree) group",
+              "use topology: dragonfly for all-to-all groups")
+    p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
+    if fat_tree:
+        a = a or k
+        half = a // 2
+        p = p or max(1, k - half)
+        h = h or max(1, k - half)
+        if a % 2:
+            error("DESIGN_IMPOSSIBLE", ("fabric", "switches_per_group"),
+                  f"a dragonfly+ group is a/2 leaves and a/2 spines; {a} switches do not split", f"use {a + 1} or {a - 1}")
+        if p + half > k:
+            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+                  f"a leaf needs p + a/2 = {p} + {half} = {p + half} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+                  f"lower endpoints_per_switch to {k - half} or switches_per_group")
+        if half + h > k:
+            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+                  f"a spine needs a/2 + h = {half} + {h} = {half + h} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+                  f"lower global_ports_per_switch to {k - half}")
+        per_group, global_ports = half * p, half * h
+        rule = "a/2 * h + 1"
+    else:
+        given = [v for v in (p, a and a // 2, h) if v]
+        base = given[0] if given else (k + 1) // 4  # balanced a = 2p = 2h within the radix
+        p, a, h = p or base, a or 2 * base, h or base
+        if p + a - 1 + h > k:
+            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+                  f"router radix too small: p + (a - 1) + h = {p} + {a - 1} + {h} = {p + a - 1 + h} ports; "
+                  f"{c.switch.id} has {k} at {c.speed_gbps}G",
+                  f"balanced within {k} ports: endpoints_per_switch {(k + 1) // 4}, switches_per_group {2 * ((k + 1) // 4)}, "
+                  f"global_ports_per_switch {(k + 1) // 4}")
+        per_group, global_ports = a * p, a * h
+        rule = "a * h + 1"
+        if not (a == 2 * p == 2 * h):
+            notes.append(f"dragonfly not balanced: a = {a}, p = {p}, h = {h} (balanced: a = 2p = 2h)")
+    if errors:
+        raise SpecInvalid(errors)
+    endpoints = c.servers * len(c.nics.ports)
+    max_groups = global_ports + 1
+    g = f.groups or math.ceil(endpoints / per_group)
+    if g > max_groups:
+        where = ("fabric", "groups") if f.groups else size_field(spec)
+        error("DESIGN_IMPOSSIBLE", where,
+              f"{g:,} groups, but with {global_ports} global ports per group at most {rule} = {max_groups:,} groups "
+              f"can each reach every other", f"at most {max_groups * per_group:,} endpoint ports ({max_groups} groups); "
+              f"use a larger switch or more global ports per switch")
+    elif endpoints > g * per_group:
+        error("DESIGN_IMPOSSIBLE", size_field(spec) if f.groups else ("fabric", "groups"),
+              f"{endpoints:,} endpoint ports do not fit {g} groups of {per_group} ({g * per_group:,})",
+              f"use groups: {math.ceil(endpoints / per_group)}")
+    m = 0
+    if g > 1 and not errors:
+        m = f.global_links_per_group_pair or global_ports // (g - 1)
+        if m * (g - 1) > global_ports:
+            error("DESIGN_IMPOSSIBLE", ("fabric", "global_links_per_group_pair"),
+                  f"{m} links to each of {g - 1} other groups = {m * (g - 1)} global ports; a group has {global_ports}",
+                  f"use at most {global_ports // (g - 1)}")
+        spare = global_ports - m * (g - 1)
+        if spare and not errors:
+            notes.append(f"{spare} of {global_ports} global ports per group are spare ({m} link(s) to each of {g - 1} groups)")
+    if spec.extra_endpoints:
+        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{f.topology}' yet")
+    if errors:
+        raise SpecInvalid(errors)
+    if endpoints < g * per_group:
+        notes.append(f"{g * per_group - endpoints:,} of {g * per_group:,} endpoint ports are spare")
+    return DragonflyDesign(c, fat_tree, g, a, p, h, m, tuple(notes))
+
+
+def build(d: DragonflyDesign):
+    c = d.c
+    b = PlanAssembly(c.catalog, c.media_requested)
+    server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
+    switch_layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
+    for s in range(c.servers):
+        b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
+    first = len(b.devices)
+    per_group = d.a  # devices per group: routers, or leaves then spines
+    E, A = d.edge_per_group, d.global_per_group
+    for q in range(d.groups):
+        if d.fat_tree:
+            for i in range(E):
+                b.add(Device(naming.group_switch("leaf", q + 1, i + 1), "leaf", c.switch.id, switch_layout, 1, i + 1, pod=q + 1))
+            for i in range(A):
+                b.add(Device(naming.group_switch("spine", q + 1, i + 1), "spine", c.switch.id, switch_layout, 2, i + 1, pod=q + 1))
+        else:
+            for i in range(d.a):
+                b.add(Device(naming.group_switch("router", q + 1, i + 1), "router", c.switch.id, switch_layout, 1, i + 1, pod=q + 1))
+    group_base = first + np.arange(d.groups, dtype=np.int64) * per_group
+    spine_off = E if d.fat_tree else 0  # position of the first global switch within a group
+
+    # endpoints
+    nic = len(c.nics.ports)
+    e = np.arange(d.endpoint_ports, dtype=np.int64)
+    edge, port = np.divmod(e, d.p)
+    grp, local = np.divmod(edge, E)
+    b.link_block("server-leaf" if d.fat_tree else "server-router", e // nic, e % nic, group_base[grp] + local, port)
+
+    # local links inside each group
+    if d.fat_tree:
+        leaf = np.repeat(np.arange(E), A)
+        spine = np.tile(np.arange(A), E)
+        gq = np.repeat(group_base, leaf.size)
+        b.link_block("local", gq + np.tile(leaf, d.groups), d.p + np.tile(spine, d.groups),
+                     gq + spine_off + np.tile(spine, d.groups), np.tile(leaf, d.groups))
+    elif d.a > 1:
+        i, j = np.triu_indices(d.a, 1)
+        gq = np.repeat(group_base, i.size)
+        b.link_block("local", gq + np.tile(i, d.groups), d.p + np.tile(j - 1, d.groups),
+                     gq + np.tile(j, d.groups), d.p + np.tile(i, d.groups))
+
+    # global links between groups
+    if d.groups > 1 and d.m:
+        x, y = np.triu_indices(d.groups, 1)
+        lane = np.tile(np.arange(d.m), x.size)
+        x, y = np.repeat(x, d.m), np.repeat(y, d.m)
+        slot_x = (y - 1) * d.m + lane
+        slot_y = x * d.m + lane
+        first_global = d.a // 2 if d.fat_tree else d.p + d.a - 1
+        b.link_block("global", group_base[x] + spine_off + slot_x % A, first_global + slot_x // A,
+                     group_base[y] + spine_off + slot_y % A, first_global + slot_y // A)
+    return b.plan(c.spec.name, _design_record(d), list(d.notes))
+
+
+def _design_record(d: DragonflyDesign) -> dict:
+    c = d.c
+    rec = {
+        "topology": c.spec.fabric.topology,
+        "intra_group": "fat-tree" if d.fat_tree else "all-to-all",
+        "tiers": 2 if d.fat_tree else 1,
+        "server": c.server.id,
+        "switch": c.switch.id,
+        "speed_gbps": c.speed_gbps,
+        "switch_radix": c.switch.radix(c.speed_gbps),
+        "hosts": plain_hosts_record(c.spec, c.server),
+        "servers": c.servers,
+        "gpus": d.gpus,
+        "groups": d.groups,
+        "switches_per_group": d.a,
+        "endpoints_per_switch": d.p,
+        "global_ports_per_switch": d.h,
+        "global_links_per_group_pair": d.m,
+        "endpoint_ports": d.endpoint_ports,
+        "endpoint_ports_per_group": d.edge_per_group * d.p,
+        "max_groups": d.global_per_group * d.h + 1,
+    }
+    return rec
