@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import clos, facts
+from . import addressing, clos, facts
 from .resolve import resolve
 
 # topology kind -> builder(design) -> Plan. Torus, dragonfly, ... add one line each.
@@ -18,4 +18,6 @@ def expand(loaded: LoadedSpec) -> Plan:
     design = resolve(loaded)
     plan = BUILDERS[loaded.spec.fabric.topology](design)
     facts.attach(plan, design.catalog)
+    if design.switch.protocol == "ethernet":
+        plan.routing = addressing.plan_routing(loaded, design, plan)
     return plan

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .routing import RoutingPlan
+
 NO_LINK = -1
 
 
@@ -89,6 +94,7 @@ class Plan:
     design: dict  # resolved structure: tiers, per-tier port splits, counts (plain JSON values)
     notes: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
+    routing: "RoutingPlan | None" = None  # Ethernet fabrics: addresses, ASNs, NOS port names (plan/routing.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 

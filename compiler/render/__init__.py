@@ -6,7 +6,7 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import bom, cabling, plan_json, summary
+from . import bom, cabling, plan_json, summary, switch_configs
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -14,4 +14,5 @@ RENDERERS = {
     "bom": bom.render,
     "plan": plan_json.render,
     "summary": summary.render,
+    "configs": switch_configs.render,
 }

@@ -1,0 +1,56 @@
+"""Switch configs of an Ethernet fabric, one folder per switch under configs/, for the
+NOS the spec names (fabric.nos). Python decides what each switch needs
+(structured_config.py); the templates under templates/<nos>/ only spell it out.
+
+Writes nothing for InfiniBand fabrics or when no NOS is named.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from ..plan.model import Plan
+from .structured_config import SwitchConfig, switch_configs
+from .writer import OutputDir
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+# NOS -> (file in the switch's folder, template); SONiC's config_db cannot express BGP
+# unnumbered (BGP_NEIGHBOR is keyed by IP), so it also gets an FRR file then.
+FILES = {
+    "frr": (("frr.conf", "frr/frr.conf.j2"),),
+    "sonic": (("config_db.json", "sonic/config_db.json.j2"),),
+    "cumulus": (("startup.yaml", "nvue/startup.yaml.j2"),),
+    "eos": (("startup-config", "eos/startup-config.j2"),),
+}
+SONIC_UNNUMBERED = ("frr.conf", "frr/frr.conf.j2")
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), trim_blocks=True, lstrip_blocks=True,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def files_for(config: SwitchConfig) -> tuple[tuple[str, str], ...]:
+    files = FILES[config.nos]
+    if config.nos == "sonic" and config.peering == "unnumbered":
+        files = files + (SONIC_UNNUMBERED,)
+    return files
+
+
+def render_switch(config: SwitchConfig) -> dict[str, str]:
+    """File name -> text for one switch."""
+    env = environment()
+    return {name: env.get_template(template).render(d=config) for name, template in files_for(config)}
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    if plan.routing is None or plan.routing.nos is None:
+        return
+    for config in switch_configs(plan, plan.routing.nos):
+        for name, text in render_switch(config).items():
+            out.write_text(f"configs/{config.hostname}/{name}", text)
