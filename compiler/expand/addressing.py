@@ -25,6 +25,7 @@ Cost: O(devices + links), vectorised over links.
 from __future__ import annotations
 
 import math
+import re
 from ipaddress import IPv4Network
 
 import numpy as np
@@ -44,6 +45,10 @@ REGIONS = {
     "management": ({"server": (0, 4), "endpoint": (4, 1), "leaf": (5, 1), "spine": (6, 1), "core": (7, 1)}, 8),
 }
 SWITCH_ROLES = ("leaf", "spine", "core")
+# Everything that reaches a config line: a user catalog could otherwise smuggle a
+# newline or a space (a second command) in through a hostname prefix or a port name.
+SAFE_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+SAFE_PORT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/._:-]{0,31}$")
 
 
 def _region(pool: IPv4Network, role: str, name: str) -> tuple[int, int]:
@@ -180,6 +185,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
         raise SpecInvalid(errors)
 
     switch = design.switch
+    _check_names(loaded, design, plan)
     port_names: dict[str, dict[str, tuple[str, ...]]] = {}
     lanes: dict[str, list[list[int]]] = {}
     switch_layouts = sorted({d.layout for d in plan.devices if d.role in SWITCH_ROLES})
@@ -193,3 +199,28 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
     )
+
+
+def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> None:
+    errors = []
+    bad_device = next((d.name for d in plan.devices if not SAFE_DEVICE.match(d.name)), None)
+    if bad_device is not None:
+        errors.append(loaded.diagnostic(
+            "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
+            "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
+    nos_list = sorted({"frr", *([loaded.spec.fabric.nos] if loaded.spec.fabric.nos else [])})
+    for nos in nos_list:
+        names = ports.nos_port_names(design.switch, design.speed_gbps, nos)
+        bad = next((n for n in names if not SAFE_PORT.match(n)), None)
+        if bad is not None:
+            errors.append(loaded.diagnostic(
+                "NAME_UNSAFE_FOR_CONFIG", ("fabric", "switch"), f"{design.switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
+                "port names (catalog modes / nos_port_names) use letters, digits and / . _ : - only"))
+    for lid, layout in plan.layouts.items():
+        bad = next((p.name for p in layout.ports if not SAFE_PORT.match(p.name)), None)
+        if bad is not None:
+            errors.append(loaded.diagnostic(
+                "NAME_UNSAFE_FOR_CONFIG", ("server",), f"port name {bad!r} of {lid} cannot go into a switch config (peer descriptions)",
+                "port names use letters, digits and / . _ : - only"))
+    if errors:
+        raise SpecInvalid(errors)
