@@ -20,8 +20,9 @@ def test_recompile_matches_committed(tmp_path, name):
     assert r.returncode == 0, r.stderr
     committed = ROOT / "out" / name
     fresh = tmp_path / name
-    assert sorted(p.name for p in fresh.iterdir()) == sorted(p.name for p in committed.iterdir())
-    for f in sorted(fresh.iterdir()):
-        assert f.read_bytes() == (committed / f.name).read_bytes(), (
-            f"out/{name}/{f.name} differs from a fresh compile: run ./dev.sh example or "
+    files = sorted(str(p.relative_to(fresh)) for p in fresh.rglob("*") if p.is_file())  # configs/<switch>/...
+    assert files == sorted(str(p.relative_to(committed)) for p in committed.rglob("*") if p.is_file())
+    for rel in files:
+        assert (fresh / rel).read_bytes() == (committed / rel).read_bytes(), (
+            f"out/{name}/{rel} differs from a fresh compile: run ./dev.sh example or "
             f"clusterc compile specs/{name}.yaml -o out, and commit")
