@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from types import SimpleNamespace
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -31,9 +32,13 @@ SONIC_TYPE = {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter
 
 
 @lru_cache(maxsize=1)
-def roce_profile() -> dict:
+def roce_profile() -> SimpleNamespace:
+    """The profile as attributes: Jinja resolves `r.roce_tc` by getattr first, and a
+    dict would miss there and fall back to item lookup on every use (measurably slower)."""
     text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)["roce_profile"]
+    data = yaml.safe_load(text)["roce_profile"]
+    data["mtu"] = SimpleNamespace(**data["mtu"])
+    return SimpleNamespace(**data)
 
 
 class Interface(NamedTuple):
@@ -67,7 +72,7 @@ class SwitchConfig:
     interfaces: list[Interface]
     local_prefixes: list[tuple[str, int]]  # (pool, exact length) redistributed into BGP
     maximum_paths: int
-    roce: dict
+    roce: SimpleNamespace
 
     @property
     def neighbors(self) -> list[Interface]:
@@ -107,22 +112,28 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in devices])
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
-    net = r.link_net[link].astype(np.int64)
-    numbered = net != 0
-    local_ip = np.where(upper, net, net + 1)
-    peer_ip = np.where(upper, net + 1, net)
-    local_txt = np.array(dotted(local_ip), dtype=object)
-    peer_txt = np.array(dotted(peer_ip), dtype=object)
-    kind = np.where(is_switch[peer], "fabric", "server")
+    # each link's two addresses as text once, then picked per end
+    nets = r.link_net.astype(np.int64)
+    even = np.array(dotted(nets), dtype=object)
+    odd = np.array(dotted(nets + 1), dtype=object)
+    numbered = nets[link] != 0
+    local_txt = np.where(upper, even[link], odd[link])
+    peer_txt = np.where(upper, odd[link], even[link])
+    kind = np.where(is_switch[peer], "fabric", "server").astype(object)
     dev_names = np.array([d.name for d in devices], dtype=object)
     speed = links.speed_gbps[link]
+    port_lanes = np.concatenate([lanes[d.layout] if d.layout in lanes else np.full(len(plan.layouts[d.layout]), "", dtype=object)
+                                 for d in devices])
+    gport = offsets[dev] + port
 
-    cols = zip(all_names[offsets[dev] + port].tolist(), panel[offsets[dev] + port].tolist(), kind.tolist(),
-               np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
-               all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
-               r.asn[peer].tolist(), speed.tolist(), (port + 1).tolist(), upper.tolist())
-    rows = list(cols)
-    bounds = np.searchsorted(dev, np.arange(n_dev + 1))
+    # one C-level pass builds every record (Interface._make), no per-port Python frames
+    rows = list(map(Interface._make, zip(
+        all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
+        np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
+        all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
+        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist())))
+    bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
+    fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
     loopbacks = dotted(r.loopback)
     mgmt = dotted(r.management)
     pools = r.pools
@@ -130,15 +141,12 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     roce = roce_profile()
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
-        lane_names = lanes[d.layout]
-        ifaces = [Interface(n, p, k, a, pe, pp, pa, asn, sp, lane_names[idx - 1], idx, not up)
-                  for (n, p, k, a, pe, pp, pa, asn, sp, idx, up) in rows[bounds[i]:bounds[i + 1]]]
-        uplinks = sum(1 for f in ifaces if f.uplink)
+        ifaces = rows[bounds[i]:bounds[i + 1]]
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model, asn=int(r.asn[i]),
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
             management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
             interfaces=ifaces, local_prefixes=local_prefixes,
-            maximum_paths=min(MAX_ECMP, max(1, uplinks, sum(1 for f in ifaces if f.kind == "fabric"))),
+            maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
             roce=roce,
         )

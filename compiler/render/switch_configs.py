@@ -7,6 +7,7 @@ Writes nothing for InfiniBand fabrics or when no NOS is named.
 
 from __future__ import annotations
 
+import gc
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,6 +52,14 @@ def render_switch(config: SwitchConfig) -> dict[str, str]:
 def render(plan: Plan, out: OutputDir) -> None:
     if plan.routing is None or plan.routing.nos is None:
         return
-    for config in switch_configs(plan, plan.routing.nos):
-        for name, text in render_switch(config).items():
-            out.write_text(f"configs/{config.hostname}/{name}", text)
+    # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
+    # would re-scan them over and over (about a third of the time at 5,000 switches).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for config in switch_configs(plan, plan.routing.nos):
+            for name, text in render_switch(config).items():
+                out.write_text(f"configs/{config.hostname}/{name}", text)
+    finally:
+        if enabled:
+            gc.enable()
