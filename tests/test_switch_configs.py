@@ -214,3 +214,17 @@ def test_catalog_names_cannot_inject_config_lines(tmp_path):
     with pytest.raises(SpecInvalid) as exc:
         build_plan(tmp_path / "s.yaml")
     assert "port name 'swp1 s0'" in str(exc.value)
+
+
+def test_forked_rendering_writes_what_one_process_writes(tmp_path, monkeypatch):
+    import compiler.render.switch_configs as sc
+
+    _, plan = build_plan(SPECS / "lab-3tier-frr.yaml")
+    serial = write_outputs(plan, tmp_path / "serial", ["configs"])
+    monkeypatch.setattr(sc, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(sc.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    forked = write_outputs(plan, tmp_path / "forked", ["configs"])
+    files = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
+    assert len(files) == 20
+    assert files == sorted(p.relative_to(forked) for p in forked.rglob("*") if p.is_file())
+    assert all((serial / f).read_bytes() == (forked / f).read_bytes() for f in files)

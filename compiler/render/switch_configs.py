@@ -8,6 +8,7 @@ Writes nothing for InfiniBand fabrics or when no NOS is named.
 from __future__ import annotations
 
 import gc
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -49,6 +50,39 @@ def render_switch(config: SwitchConfig) -> dict[str, str]:
     return {name: env.get_template(template).render(d=config) for name, template in files_for(config)}
 
 
+# Below this many switches one process is quicker than forking.
+PARALLEL_FROM = 256
+
+
+def _write(configs: list[SwitchConfig], out: OutputDir) -> None:
+    for config in configs:
+        for name, text in render_switch(config).items():
+            out.write_text(f"configs/{config.hostname}/{name}", text)
+
+
+def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> None:
+    """Render shares of the switches in forked children (they inherit the configs; each
+    file is written by exactly one child, so the output is what one process writes)."""
+    pids = []
+    for k in range(workers):
+        pid = os.fork()
+        if pid == 0:  # child: never return into the caller's stack
+            code = 0
+            try:
+                _write(configs[k::workers], out)
+            except BaseException:  # noqa: BLE001 - reported through the exit status
+                import traceback
+
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    failed = [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+    if failed:
+        raise RuntimeError(f"switch config rendering failed in {len(failed)} worker(s)")
+
+
 def render(plan: Plan, out: OutputDir) -> None:
     if plan.routing is None or plan.routing.nos is None:
         return
@@ -57,9 +91,12 @@ def render(plan: Plan, out: OutputDir) -> None:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        for config in switch_configs(plan, plan.routing.nos):
-            for name, text in render_switch(config).items():
-                out.write_text(f"configs/{config.hostname}/{name}", text)
+        configs = list(switch_configs(plan, plan.routing.nos))
+        workers = min(len(os.sched_getaffinity(0)), 8) if hasattr(os, "sched_getaffinity") else 1
+        if workers > 1 and len(configs) >= PARALLEL_FROM and hasattr(os, "fork"):
+            _write_forked(configs, out, workers)
+        else:
+            _write(configs, out)
     finally:
         if enabled:
             gc.enable()
