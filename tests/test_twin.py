@@ -74,3 +74,11 @@ def test_unknown_cable_is_a_usage_error():
     r = run_cli("twin", str(SPECS / "lab-3tier-frr.yaml"), "--fail-link", "C999999")
     assert r.returncode == 2 and "no cable C999999" in r.stderr
     assert not _ours_left()
+
+
+def test_unnumbered_fabric_of_another_nos_converges():
+    # the Cumulus example peers BGP unnumbered (RFC 5549); the twin runs its decisions as FRR
+    rc, rep, err = _twin(str(SPECS / "roce-2spine-4leaf-cumulus.yaml"))
+    assert rc == 0, rep.get("problems") or err
+    assert rep["peering"] == "unnumbered" and rep["sessions_established"] == 512
+    assert {e["installed"] for e in rep["ecmp"]} == {64} and rep["server_ping"]["ok"]
