@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,11 @@ pytestmark = [
 
 
 def _ours_left() -> list[str]:
+    """Namespaces, work folders and FRR per-pid folders a twin run could leave behind."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [ln for ln in ns.splitlines() if ln.startswith("cct")]
+    left = [ln for ln in ns.splitlines() if ln.startswith("cct")]
+    left += [str(p) for p in Path(tempfile.gettempdir()).glob("clusterc-twin-*")]
+    return left
 
 
 def _twin(*args: str) -> tuple[int, dict, str]:

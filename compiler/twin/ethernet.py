@@ -86,8 +86,7 @@ class EthernetTwin:
         self.plan = plan
         self.opt = options
         self.run_id = f"cct{os.getpid()}"
-        self.work = Path(tempfile.mkdtemp(prefix="clusterc-twin-"))
-        os.chmod(self.work, 0o755)  # the daemons run as `frr` and must reach their folders
+        self.work: Path | None = None  # made by up(), so a refused run leaves nothing behind
         self.nodes: dict[int, _Node] = {}
         self.cables = cable_ids(len(plan.links))
         self.cable_index = {c: i for i, c in enumerate(self.cables)}
@@ -112,6 +111,8 @@ class EthernetTwin:
 
     def up(self) -> None:
         plan = self.plan
+        self.work = Path(tempfile.mkdtemp(prefix="clusterc-twin-"))
+        os.chmod(self.work, 0o755)  # the daemons run as `frr` and must reach their folders
         members = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES] + self._sampled_servers()
         for n, i in enumerate(members):
             d = plan.devices[i]
@@ -306,7 +307,8 @@ class EthernetTwin:
                 shutil.rmtree(f"/var/tmp/frr/{daemon}.{pid}", ignore_errors=True)
         for ns in self.namespaces:
             _run("ip", "netns", "del", ns, check=False)
-        shutil.rmtree(self.work, ignore_errors=True)
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
 
 
 def _read_pid(path: Path) -> int:
