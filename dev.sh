@@ -34,7 +34,10 @@ setup_venv() {
   local stamp=.venv/.clusterc-installed
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[test]'
+    local extras=test
+    # the SONiC YANG tests need PyPI libyang, which compiles against Debian's libyang2-dev
+    dpkg -s libyang2-dev >/dev/null 2>&1 && extras=test,sonic
+    .venv/bin/python -m pip install -q -e ".[$extras]"
     touch "$stamp"
   fi
 }
@@ -57,8 +60,8 @@ case "$cmd" in
     exec .venv/bin/clusterc compile specs/b200-superpod-4su.yaml -o out "$@"
     ;;
   test)
+    setup_system_packages   # first: the venv's sonic extra builds against libyang2-dev
     setup_venv
-    setup_system_packages
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)

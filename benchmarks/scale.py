@@ -27,22 +27,24 @@ fabric:
   speed_gbps: 400
   tiers: auto
   oversubscription: "1:1"
-"""
+{nos}"""
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpus", type=int, default=131072)
     ap.add_argument("--keep", action="store_true", help="leave the outputs in benchmarks/out/")
+    ap.add_argument("--nos", choices=["frr", "sonic", "cumulus"], help="also render every switch config for this NOS (timed apart)")
     args = ap.parse_args()
 
     from compiler.check import run_checks
     from compiler.pipeline import build_plan, write_outputs
     from compiler.plan.summary import summarize
+    from compiler.render import RENDERERS
 
     work = Path(tempfile.mkdtemp())
     spec = work / "bench.yaml"
-    spec.write_text(SPEC.format(gpus=args.gpus))
+    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n" if args.nos else ""))
     out = ROOT / "benchmarks" / "out" if args.keep else work / "out"
 
     t0 = time.perf_counter()
@@ -51,8 +53,13 @@ def main() -> None:
     report = run_checks(plan)
     plan.memo("checks", lambda _p: report)
     tc = time.perf_counter()
-    write_outputs(plan, out)
+    outputs = [o for o in RENDERERS if o != "configs"]  # configs are timed on their own (--nos)
+    write_outputs(plan, out, outputs)
     t2 = time.perf_counter()
+    t_cfg = None
+    if args.nos:  # the switch configs alone, so the base numbers stay comparable
+        write_outputs(plan, work / "configs", ["configs"])
+        t_cfg = time.perf_counter() - t2
     s = summarize(plan)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"gpus {s['gpus']:,}  servers {s['servers']:,}  switches {s['switches']}  tiers {s['tiers']}")
@@ -63,6 +70,10 @@ def main() -> None:
     print(f"  bisection {b['worst_cut_gbps']:,} Gb/s worst cut ({b['worst_cut']}), closed form {b['analytic_gbps']:,} Gb/s")
     print(f"write outputs      {t2 - tc:6.2f} s")
     print(f"total              {t2 - t0:6.2f} s")
+    if t_cfg is not None:
+        switches = sum(1 for d in plan.devices if d.role in ("leaf", "spine", "core"))
+        print(f"switch configs     {t_cfg:6.2f} s  ({args.nos}, {switches:,} switches, {1000 * t_cfg / switches:.2f} ms per switch)")
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (RSS)  {rss_mb:6.0f} MB")
     for f in sorted((out / plan.name).iterdir()):
         print(f"  {f.name:<18} {f.stat().st_size / 1e6:8.1f} MB")

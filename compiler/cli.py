@@ -376,6 +376,45 @@ def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files
         print(json.dumps({"ok": True, "designs": figures}, indent=2))
     else:
         print(comparison_text(figures), end="")
+@app.command()
+def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet design: up to a few dozen switches)"),
+         fail_link: Optional[str] = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),
+         fail_switch: Optional[str] = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),
+         swap: Optional[str] = typer.Option(None, "--swap", help="wire two cables' upper ends swapped (CABLE,CABLE): a recabling mistake"),
+         timeout: float = typer.Option(90.0, "--timeout", help="seconds to wait for convergence"),
+         format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """Boot the fabric as real routing daemons (root; FRR in network namespaces) and check it converges as planned."""
+    from .pipeline import build_plan
+    from .twin import TwinOptions, TwinUnavailable, run_twin
+
+    try:
+        _, plan = build_plan(spec)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, format)
+        raise typer.Exit(EXIT_INVALID)
+    pair = None
+    if swap:
+        pair = tuple(c.strip() for c in swap.split(","))
+        if len(pair) != 2 or pair[0] == pair[1]:
+            print("error: --swap takes two different cable ids, e.g. leaf-001:5,leaf-002:6", file=sys.stderr)
+            raise typer.Exit(EXIT_INVALID)
+    try:
+        report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout))
+    except TwinUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    if format == Format.json:
+        print(json.dumps(report, indent=2))
+    elif report.get("protocol") == "infiniband":
+        print(f"twin (ibsim + OpenSM): routing engine {report.get('engine_used') or report.get('engine')}, "
+              f"SM {report.get('sm_state')}, {'ok' if report['ok'] else 'FAILED'}")
+        for line in report.get("engine_lines", []) + report.get("errors", []):
+            print(f"  {line}")
+    else:
+        from .twin.report import text_report
+
+        print(text_report(report))
+    raise typer.Exit(EXIT_OK if report["ok"] else EXIT_CHECK_FAILED)
 
 
 def main() -> None:

@@ -64,6 +64,13 @@ class Switch(_Strict):
     power_w: int | None = None  # typical without optics; None where no datasheet says
     nos: list[str] = []
     infiniband: InfinibandFacts | None = None  # protocol infiniband only
+    # SerDes lanes behind one cage: SONiC names a port after its first lane (Ethernet0,
+    # Ethernet8, ...) and EOS after its first lane in the cage (Ethernet1/5).
+    serdes_per_cage: int | None = None
+    # NOS -> port-name format (same fields as PortMode.name plus {serdes0}: 0-based first
+    # lane of the port on the switch, {cage_serdes1}: 1-based first lane in its cage).
+    # A NOS not listed uses the front-panel name (PortMode.name).
+    nos_port_names: dict[str, str] = {}
     confidence: Confidence
     sources: list[str]
     notes: str = ""

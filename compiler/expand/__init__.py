@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import clos, dragonfly, facts, layout, torus
-from .resolve import resolve
+from . import addressing, clos, dragonfly, facts, layout, torus
+from .resolve import ClosDesign, resolve
 
 # topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
 RESOLVERS = {
@@ -40,4 +40,6 @@ def expand(loaded: LoadedSpec) -> Plan:
     if spec.requirements and spec.requirements.max_oversubscription:
         plan.requirements["max_oversubscription"] = {k: str(v) for k, v in spec.requirements.max_oversubscription.items()}
     plan.analysis = {"collectives": spec.collectives.model_dump(mode="json")}
+    if isinstance(design, ClosDesign) and design.switch.protocol == "ethernet":
+        plan.routing = addressing.plan_routing(loaded, design, plan)
     return plan

@@ -6,12 +6,39 @@ from ..catalog.models import NicGroup, Switch
 from ..plan.model import Port, PortLayout
 
 
+def _port_fields(switch: Switch, ports_per_cage: int, cage: int, lane: int, index: int) -> dict:
+    serdes = switch.serdes_per_cage or ports_per_cage
+    per_port = serdes // ports_per_cage
+    return {"cage": cage, "lane": lane, "lane0": lane - 1, "index": index,
+            "serdes0": (cage - 1) * serdes + (lane - 1) * per_port, "cage_serdes1": (lane - 1) * per_port + 1}
+
+
+def port_lanes(switch: Switch, speed_gbps: int) -> list[list[int]]:
+    """Per logical port (panel order), its 0-based SerDes lanes on the switch."""
+    mode = switch.modes[speed_gbps]
+    per_port = (switch.serdes_per_cage or mode.ports_per_cage) // mode.ports_per_cage
+    out = []
+    for cage in range(1, switch.cages + 1):
+        for lane in range(1, mode.ports_per_cage + 1):
+            first = _port_fields(switch, mode.ports_per_cage, cage, lane, 0)["serdes0"]
+            out.append(list(range(first, first + per_port)))
+    return out
+
+
+def nos_port_names(switch: Switch, speed_gbps: int, nos: str) -> tuple[str, ...]:
+    """Port names as the NOS spells them, in panel order (the panel name where the NOS keeps it)."""
+    mode = switch.modes[speed_gbps]
+    fmt = switch.nos_port_names.get(nos, mode.name)
+    return tuple(fmt.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, (cage - 1) * mode.ports_per_cage + lane))
+                 for cage in range(1, switch.cages + 1) for lane in range(1, mode.ports_per_cage + 1))
+
+
 def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
     mode = switch.modes[speed_gbps]
     ports = []
     for cage in range(1, switch.cages + 1):
         for lane in range(1, mode.ports_per_cage + 1):
-            name = mode.name.format(cage=cage, lane=lane, lane0=lane - 1, index=len(ports) + 1)
+            name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
             ports.append(Port(name, str(cage), lane, speed_gbps, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
     return PortLayout(f"{switch.id}@{speed_gbps}", tuple(ports))
 

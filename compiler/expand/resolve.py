@@ -96,6 +96,21 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
     return out
 
 
+def error_nos(loaded: LoadedSpec, switch: Switch, error) -> None:
+    """fabric.nos must be one the switch model runs; InfiniBand switches take none."""
+    nos = loaded.spec.fabric.nos
+    if nos is None:
+        return
+    if switch.protocol != "ethernet":
+        error("SPEC_NOS_NOT_ETHERNET", ("fabric", "nos"),
+              f"{switch.id} is an {switch.protocol} switch: it takes no NOS (the subnet manager configures it)",
+              "remove fabric.nos")
+    elif nos not in switch.nos:
+        runs = ", ".join(switch.nos) or "none known"
+        error("SPEC_NOS_UNSUPPORTED", ("fabric", "nos"), f"{switch.id} does not run {nos} (catalog: {runs})",
+              f"use one of: {runs}" if switch.nos else "choose a switch whose catalog entry lists this NOS")
+
+
 CLOS_LINK_KINDS = ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf")
 
 
@@ -172,6 +187,7 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
             error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
                   f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
                   "splitter-based speed changes are not supported yet; use the NIC speed")
+        error_nos(loaded, switch, error)
     endpoints = []
     for i, ep in enumerate(spec.extra_endpoints):
         ep_speed = ep.speed_gbps or speed

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .routing import RoutingPlan
 
 NO_LINK = -1
 
@@ -94,6 +98,7 @@ class Plan:
     requirements: dict = field(default_factory=dict)  # what must hold (from the spec), plain JSON values
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
     physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
+    routing: "RoutingPlan | None" = None  # Ethernet fabrics: addresses, ASNs, NOS port names (plan/routing.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 

@@ -64,6 +64,31 @@ def _table(columns: list[str], rows, indent: str) -> str:
     return f'{{"columns": {_dump(columns)}, "rows": [{inner}]}}'
 
 
+ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
+ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
+
+
+def _addressing_text(plan: Plan) -> str:
+    """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
+    management address, per-link /31 (upper end .even, lower end .odd), NOS port names."""
+    from .routing import dotted
+
+    r = plan.routing
+    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
+            "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
+                                                                for nos, by in sorted(r.port_names.items())}}
+    head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")
+    loop, mgmt = dotted(r.loopback), dotted(r.management)
+    dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
+                for i, d in enumerate(plan.devices))
+    numbered = np.nonzero(r.link_net)[0]
+    ids = plan.memo("cable_ids", cable_ids)
+    nets = dotted(r.link_net[numbered])
+    link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets))
+    return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
+            + ',\n    "links": ' + _table(ADDRESS_LINK_COLUMNS, link_rows, "    ") + "\n  }")
+
+
 def plan_json_text(plan: Plan) -> str:
     link_rows = _link_rows(plan)
     phys = plan.physical
@@ -100,6 +125,7 @@ def plan_json_text(plan: Plan) -> str:
         + ',\n  "port_layouts": {\n' + layouts + "\n  }"
         + ',\n  "devices": ' + _table(DEVICE_COLUMNS, device_rows, "  ")
         + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
+        + (',\n  "addressing": ' + _addressing_text(plan) if plan.routing is not None else "")
         + "\n}\n"
     )
 

@@ -7,7 +7,7 @@ OutputDir, so a compile is all-or-nothing.
 from __future__ import annotations
 
 from . import (bom, cabling, checks, diagrams, elevations, hosts_csv, infiniband, interop, k8s, labels, nccl, netbox,
-               plan_json, report, slurm, summary, workbook)
+               plan_json, report, slurm, summary, switch_configs, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -28,4 +28,5 @@ RENDERERS = {
     "report": report.render,  # report.html
     "netbox": netbox.render,  # netbox/*.csv bulk import
     "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
+    "configs": switch_configs.render,
 }

@@ -47,6 +47,10 @@ def bandwidth(gbps: int) -> str:
 
 
 MAX_OVERVIEW_GROUPS = 32
+LEAVES_PER_SCOPE = 8
+# dot's layout time grows superlinearly: a scope past this many nodes gets its .dot file
+# but no SVG (1,216 nodes took 3.5 minutes).
+MAX_SCOPE_SVG_NODES = 600
 
 
 def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
@@ -143,7 +147,13 @@ def scope_index(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray]:
     dev_scope = np.full(len(plan.devices), -1, dtype=np.int64)
     for i, d in enumerate(plan.devices):
         if d.role == "leaf":
-            key = f"su{d.su}" if d.su is not None else (f"pod{d.pod}" if d.pod is not None else "fabric")
+            if d.su is not None:
+                key = f"su{d.su}"
+            elif d.pod is not None:
+                key = f"pod{d.pod}"
+            else:  # a fat tree without SUs: runs of LEAVES_PER_SCOPE leaves keep each diagram legible
+                lo = (d.index - 1) // LEAVES_PER_SCOPE * LEAVES_PER_SCOPE + 1
+                key = f"leaves-{lo:03d}-{lo + LEAVES_PER_SCOPE - 1:03d}"
             dev_scope[i] = index.setdefault(key, len(names))
             if dev_scope[i] == len(names):
                 names.append(key)
@@ -199,7 +209,9 @@ def render(plan: Plan, out: OutputDir) -> None:
     order = np.argsort(link_scope, kind="stable")
     bounds = np.searchsorted(link_scope[order], np.arange(len(names) + 1))
     for k, (name, members) in enumerate(scopes(plan).items()):
-        dot = scope_dot(plan, name, members, np.sort(order[bounds[k]:bounds[k + 1]]))
+        link_ids = np.sort(order[bounds[k]:bounds[k + 1]])
+        dot = scope_dot(plan, name, members, link_ids)
         out.write_text(f"diagrams/{name}.dot", dot)
-        if small:
+        nodes = len(set(members) | set(plan.links.b_dev[link_ids].tolist()))
+        if small and nodes <= MAX_SCOPE_SVG_NODES:
             out.write_text(f"diagrams/{name}.svg", render_svg(dot))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from ipaddress import IPv4Network
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 # Limits that stop absurd specs before anything is allocated. A million GPUs is the
 # design target; four million leaves headroom while still failing fast on typos.
@@ -101,6 +102,9 @@ class Fabric(_Strict):
     media: str | dict[str, str] | None = Field(
         None, description="mmf | smf, or per link kind {server-leaf: mmf, leaf-spine: smf}; default: multimode where the catalog has it",
     )
+    nos: Literal["frr", "sonic", "cumulus", "eos"] | None = Field(
+        None, description="Ethernet only: the switch operating system to write configs for (the switch model must run it)",
+    )
 
     # --- torus / mesh (k-ary n-cube) ---------------------------------------------------
     dims: list[Annotated[int, Field(ge=1, le=4096)]] | None = Field(
@@ -141,6 +145,64 @@ class Fabric(_Strict):
         if value in PLANNED_TOPOLOGIES:
             raise ValueError(f"topology '{value}' is not supported yet; supported: {', '.join(TOPOLOGIES)}")
         raise ValueError(f"unknown topology '{value}'; supported: {', '.join(TOPOLOGIES)}")
+
+
+def _ipv4_network(value):
+    if isinstance(value, str):
+        try:
+            return IPv4Network(value.strip())
+        except ValueError as exc:  # says why: "has host bits set", "not a valid netmask"
+            raise ValueError(f"{value!r} is not an IPv4 prefix like 10.0.0.0/16: {exc}") from None
+    return value
+
+
+Pool = Annotated[IPv4Network, BeforeValidator(_ipv4_network)]
+ASN_RANGES = {"2-byte": (64512, 65534), "4-byte": (4200000000, 4294967294)}  # RFC 6996 private ranges
+_ASN_RANGE = re.compile(r"^\s*(\d{1,10})\s*-\s*(\d{1,10})\s*$")
+
+
+class Addressing(_Strict):
+    """Ethernet fabrics: the pools addresses and ASNs are drawn from (RFC 7938 eBGP Clos)."""
+
+    loopbacks: Pool = Field(IPv4Network("10.0.0.0/16"), description="switch loopbacks (/32 each; router ids)")
+    fabric_links: Pool = Field(IPv4Network("10.128.0.0/10"), description="switch-to-switch point-to-point /31s")
+    server_links: Pool = Field(IPv4Network("10.64.0.0/10"), description="server-facing /31s (one per server NIC port)")
+    management: Pool = Field(IPv4Network("172.16.0.0/12"), description="out-of-band management addresses")
+    peering: Literal["numbered", "unnumbered"] = Field(
+        "numbered", description="switch-to-switch BGP over /31s, or BGP unnumbered (IPv6 link-local, RFC 5549)")
+    asn: str = Field("auto", description='auto (2-byte private while it lasts, else 4-byte), 2-byte, 4-byte, or "FIRST-LAST"')
+
+    @field_validator("asn")
+    @classmethod
+    def _asn_range(cls, value: str) -> str:
+        if value in ("auto", *ASN_RANGES):
+            return value
+        m = _ASN_RANGE.match(value)
+        if not m or not 1 <= int(m.group(1)) <= int(m.group(2)) <= 4294967294:
+            raise ValueError(f"expected auto, 2-byte, 4-byte or a range like \"65000-65100\" within 1-4294967294, got {value!r}")
+        return value
+
+    def asn_range(self, needed: int) -> tuple[int, int]:
+        if self.asn == "auto":
+            first, last = ASN_RANGES["2-byte"]
+            return (first, last) if needed <= last - first + 1 else ASN_RANGES["4-byte"]
+        if self.asn in ASN_RANGES:
+            return ASN_RANGES[self.asn]
+        first, last = (int(x) for x in _ASN_RANGE.match(self.asn).groups())
+        return first, last
+
+    def pools(self) -> dict[str, IPv4Network]:
+        return {"loopbacks": self.loopbacks, "fabric_links": self.fabric_links,
+                "server_links": self.server_links, "management": self.management}
+
+    @model_validator(mode="after")
+    def _no_overlap(self):
+        pools = list(self.pools().items())
+        for i, (a, net_a) in enumerate(pools):
+            for b, net_b in pools[i + 1:]:
+                if net_a.overlaps(net_b):
+                    raise ValueError(f"pools {a} ({net_a}) and {b} ({net_b}) overlap; give each its own range")
+        return self
 
 
 class ExtraEndpoint(_Strict):
@@ -291,6 +353,7 @@ class Spec(_Strict):
     requirements: Requirements | None = None
     collectives: Collectives = Field(default_factory=Collectives)
     hosts: Hosts = Field(default_factory=Hosts, description="hostnames, scheduler labels, NCCL topology style")
+    addressing: Addressing = Field(default_factory=Addressing, description="Ethernet: address pools, BGP peering and ASN plan")
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
     layout: Layout | None = Field(None, description="physical layout: rows, racks, placement; gives rack/U and cable lengths")
     description: str | None = Field(None, max_length=4096)

@@ -1,1 +1,48 @@
-"""Digital twins: run compiled outputs in real (simulated) network software."""
+"""Digital twins: boot a compiled fabric on this machine with the real control plane
+and compare what it does with what the plan predicts. One runner per protocol."""
+
+from __future__ import annotations
+
+from ..plan.model import Plan
+from .ethernet import TwinOptions, TwinUnavailable
+from . import ethernet
+
+
+def protocol(plan: Plan) -> str:
+    # Only Ethernet plans carry a routing plan (addresses, ASNs); InfiniBand fabrics are
+    # routed by the subnet manager.
+    return "ethernet" if plan.routing is not None else "infiniband"
+
+
+def _infiniband(plan: Plan, options: TwinOptions) -> dict:
+    """Render the subnet manager's files, then route the simulated fabric with ibsim + OpenSM."""
+    import tempfile
+    from pathlib import Path
+
+    from ..render.infiniband import render as render_infiniband
+    from ..render.writer import OutputDir
+    from . import infiniband
+
+    if options.fail_link or options.fail_switch or options.swap:
+        raise TwinUnavailable("--fail-link, --fail-switch and --swap drive the Ethernet twin; the InfiniBand twin "
+                              "routes the fabric as compiled (use compiler.twin.infiniband.run(fabric=...) for as-built cabling)")
+    with tempfile.TemporaryDirectory(prefix="clusterc-ib-twin-") as tmp:
+        with OutputDir(Path(tmp) / plan.name) as out:
+            render_infiniband(plan, out)
+        try:
+            report = infiniband.run(Path(tmp) / plan.name / "infiniband", timeout_s=max(options.timeout_s, 60.0))
+        except infiniband.TwinUnavailable as exc:
+            raise TwinUnavailable(str(exc)) from None
+    report["protocol"] = "infiniband"
+    return report
+
+
+# protocol -> runner(plan, options) -> report dict
+TWINS = {"ethernet": ethernet.run, "infiniband": _infiniband}
+
+
+def run_twin(plan: Plan, options: TwinOptions) -> dict:
+    return TWINS[protocol(plan)](plan, options)
+
+
+__all__ = ["TwinOptions", "TwinUnavailable", "run_twin", "protocol", "TWINS"]

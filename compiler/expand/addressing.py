@@ -1,0 +1,226 @@
+"""Addressing and ASN plan of an Ethernet fabric (RFC 7938 eBGP Clos), from the spec's pools.
+
+Stable under growth: every address derives from a device's *structural slot* (its
+place by SU, rail, pod and index, never its position in a list) and from port
+numbers, and each role owns a fixed share of each pool. Growing 4 SU to 8 SU adds
+addresses; none of the existing ones move (as long as the pools stay the same).
+
+- loopbacks: leaves own the first half of the pool, spines the third quarter, cores
+  the last quarter; a switch's loopback is its region's base + slot.
+- point-to-point /31s are numbered from the *upper* end of a link, which every link
+  has exactly one of: a switch owns a block of 2 x (radix rounded up to a power of
+  two) addresses and port p takes the /31 at 2p in it. Server-facing links (leaf is
+  the upper end) come from `server_links`; leaf-spine links from the first half of
+  `fabric_links` (spine blocks), spine-core links from the second half (core blocks).
+  So a leaf's server /31s form one aligned prefix per leaf.
+- management: servers the first half, endpoints the next eighth, then leaves,
+  spines and cores an eighth each.
+- ASNs: top tier shares the range's last ASN; pod p's spines take last - p; leaf
+  slot s takes first + s. `auto` uses 2-byte private ASNs while they last, else the
+  4-byte private range (RFC 6996).
+
+Cost: O(devices + links), vectorised over links.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from ipaddress import IPv4Network
+
+import numpy as np
+
+from ..diagnostics import SpecInvalid
+from ..plan.model import Plan
+from ..plan.routing import RoutingPlan
+from ..spec.load import LoadedSpec
+from . import ports
+from .resolve import ClosDesign
+
+# pool -> role -> (first share, shares, of denominator)
+REGIONS = {
+    "loopbacks": ({"leaf": (0, 2), "spine": (2, 1), "core": (3, 1)}, 4),
+    "fabric_links": ({"spine": (0, 1), "core": (1, 1)}, 2),
+    "server_links": ({"leaf": (0, 1)}, 1),
+    "management": ({"server": (0, 4), "endpoint": (4, 1), "leaf": (5, 1), "spine": (6, 1), "core": (7, 1)}, 8),
+}
+SWITCH_ROLES = ("leaf", "spine", "core")
+# Everything that reaches a config line: a user catalog could otherwise smuggle a
+# newline or a space (a second command) in through a hostname prefix or a port name.
+SAFE_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+SAFE_PORT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/._:-]{0,31}$")
+
+
+def _region(pool: IPv4Network, role: str, name: str) -> tuple[int, int]:
+    shares, denominator = REGIONS[name]
+    first, count = shares[role]
+    size = pool.num_addresses // denominator
+    return int(pool.network_address) + first * size, count * size
+
+
+def structural_slots(plan: Plan, design: ClosDesign) -> np.ndarray:
+    """Per device, its 0-based place within its role, from structure (SU, rail, pod, index)."""
+    s = design.sizing
+    leaves_per_su = (design.su_size // design.servers_per_leaf) if (design.su_size and not design.rail_optimized) else None
+    endpoint_base: dict[str, int] = {}
+    total = 0
+    for e in design.endpoints:
+        endpoint_base[e.spec.role] = total
+        total += e.spec.count
+    out = np.empty(len(plan.devices), dtype=np.int64)
+    for i, d in enumerate(plan.devices):
+        if d.role == "server":
+            slot = (d.su - 1) * design.su_size + d.index - 1 if d.su is not None else d.index - 1
+        elif d.role == "leaf":
+            if d.rail is not None:
+                slot = (d.su - 1) * design.rails + d.rail - 1
+            elif d.su is not None:
+                slot = (d.su - 1) * leaves_per_su + d.index - 1
+            else:
+                slot = d.index - 1
+        elif d.role == "spine":
+            slot = (d.pod - 1) * s.spines_per_pod + d.index - 1 if d.pod is not None else d.index - 1
+        elif d.role == "core":
+            slot = d.index - 1
+        else:
+            slot = endpoint_base[d.role] + d.index - 1
+        out[i] = slot
+    return out
+
+
+def _region_role(role: str) -> str:
+    return role if role in ("server", *SWITCH_ROLES) else "endpoint"
+
+
+def _prefix_for(addresses_needed: int, share: float) -> int:
+    return 32 - math.ceil(math.log2(max(1.0, addresses_needed / share)))
+
+
+def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingPlan:
+    spec = loaded.spec
+    addressing = spec.addressing
+    pools = addressing.pools()
+    errors = []
+    slots = structural_slots(plan, design)
+    roles = np.array([_region_role(d.role) for d in plan.devices], dtype=object)
+    n_dev = len(plan.devices)
+
+    def exhausted(pool_name: str, role: str, needed: int, capacity: int, what: str):
+        shares, denominator = REGIONS[pool_name]
+        share = shares[role][1] / denominator
+        errors.append(loaded.diagnostic(
+            "ADDRESS_POOL_EXHAUSTED", ("addressing", pool_name),
+            f"{pool_name} {pools[pool_name]}: the {role} share holds {capacity:,} addresses but {what} need {needed:,}",
+            f"use a /{_prefix_for(needed, share)} or larger (the {role}s own {shares[role][1]}/{denominator} of the pool)"))
+
+    # --- per-device: loopback, management --------------------------------------------
+    loopback = np.zeros(n_dev, dtype=np.uint32)
+    management = np.zeros(n_dev, dtype=np.uint32)
+    regions: dict[str, dict[str, str]] = {}
+    for pool_name, values in (("loopbacks", loopback), ("management", management)):
+        regions[pool_name] = {}
+        for role in REGIONS[pool_name][0]:
+            base, size = _region(pools[pool_name], role, pool_name)
+            regions[pool_name][role] = f"{IPv4Network((base, 32 - int(math.log2(size))))}" if size else "-"
+            mask = roles == role
+            if not mask.any():
+                continue
+            # skip each region's first address (a network address on a management LAN, and
+            # 10.0.0.0 reads like a mistake as a router id) and the last (broadcast)
+            needed = int(slots[mask].max()) + 3
+            if needed > size:
+                exhausted(pool_name, role, needed, size, f"{int(mask.sum()):,} {role} devices")
+                continue
+            values[mask] = (base + 1 + slots[mask]).astype(np.uint32)
+
+    # --- per-link /31s, numbered from the upper end ------------------------------------
+    links = plan.links
+    link_net = np.zeros(len(links), dtype=np.uint32)
+    upper_role = roles[links.b_dev]
+    lower_is_switch = np.isin(roles[links.a_dev], SWITCH_ROLES)
+    block = {lid: 2 * (1 << max(0, (len(lay) - 1).bit_length())) for lid, lay in plan.layouts.items()}
+    block_of_dev = np.array([block[d.layout] for d in plan.devices], dtype=np.int64)
+    for pool_name, role, sel in (
+        ("server_links", "leaf", ~lower_is_switch),
+        ("fabric_links", "spine", lower_is_switch & (upper_role == "spine")),
+        ("fabric_links", "core", lower_is_switch & (upper_role == "core")),
+    ):
+        if pool_name == "fabric_links" and addressing.peering == "unnumbered":
+            continue
+        if not sel.any():
+            continue
+        base, size = _region(pools[pool_name], role, pool_name)
+        regions.setdefault(pool_name, {})[role] = str(IPv4Network((base, 32 - int(math.log2(size))))) if size else "-"
+        up = links.b_dev[sel]
+        offset = slots[up] * block_of_dev[up] + 2 * links.b_port[sel].astype(np.int64)
+        needed = int((slots[up] * block_of_dev[up]).max() + block_of_dev[up].max())
+        if needed > size:
+            what = "server-facing /31s" if role == "leaf" else f"{role} downlink /31s"
+            exhausted(pool_name, role, needed, size, f"{int(np.unique(up).size):,} {role}s' {what} ({int(block_of_dev[up].max())} addresses each)")
+            continue
+        link_net[sel] = (base + offset).astype(np.uint32)
+
+    # --- ASNs (RFC 7938 5.2) -------------------------------------------------------------
+    s = design.sizing
+    leaf_mask = roles == "leaf"
+    leaf_slots = int(slots[leaf_mask].max()) + 1 if leaf_mask.any() else 0
+    pods = s.pods if s.tiers == 3 else 0
+    needed = 1 + pods + leaf_slots
+    first, last = addressing.asn_range(needed)
+    asn = np.zeros(n_dev, dtype=np.int64)
+    if needed > last - first + 1:
+        errors.append(loaded.diagnostic(
+            "ASN_RANGE_EXHAUSTED", ("addressing", "asn"),
+            f"ASNs {first}-{last} hold {last - first + 1:,} but the design needs {needed:,} "
+            f"(1 top tier + {pods} pods + {leaf_slots:,} leaves, RFC 7938)",
+            "use asn: 4-byte (4200000000-4294967294, RFC 6996) or a wider range"))
+    else:
+        top_role = "core" if s.tiers == 3 else "spine"
+        asn[roles == top_role] = last
+        if s.tiers == 3:
+            spine_mask = roles == "spine"
+            asn[spine_mask] = last - np.array([plan.devices[i].pod for i in np.nonzero(spine_mask)[0]], dtype=np.int64)
+        asn[leaf_mask] = first + slots[leaf_mask]
+    if errors:
+        raise SpecInvalid(errors)
+
+    switch = design.switch
+    _check_names(loaded, design, plan)
+    port_names: dict[str, dict[str, tuple[str, ...]]] = {}
+    lanes: dict[str, list[list[int]]] = {}
+    switch_layouts = sorted({d.layout for d in plan.devices if d.role in SWITCH_ROLES})
+    for nos in sorted({"frr", *([spec.fabric.nos] if spec.fabric.nos else [])}):
+        port_names[nos] = {lid: ports.nos_port_names(switch, design.speed_gbps, nos) for lid in switch_layouts}
+    for lid in switch_layouts:
+        lanes[lid] = ports.port_lanes(switch, design.speed_gbps)
+    return RoutingPlan(
+        nos=spec.fabric.nos, peering=addressing.peering,
+        pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
+        loopback=loopback, asn=asn, management=management, link_net=link_net,
+        port_names=port_names, port_lanes=lanes, regions=regions,
+    )
+
+
+def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> None:
+    errors = []
+    bad_device = next((d.name for d in plan.devices if not SAFE_DEVICE.match(d.name)), None)
+    if bad_device is not None:
+        errors.append(loaded.diagnostic(
+            "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
+            "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
+    nos_list = sorted({"frr", *([loaded.spec.fabric.nos] if loaded.spec.fabric.nos else [])})
+    for nos in nos_list:
+        names = ports.nos_port_names(design.switch, design.speed_gbps, nos)
+        bad = next((n for n in names if not SAFE_PORT.match(n)), None)
+        if bad is not None:
+            errors.append(loaded.diagnostic(
+                "NAME_UNSAFE_FOR_CONFIG", ("fabric", "switch"), f"{design.switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
+                "port names (catalog modes / nos_port_names) use letters, digits and / . _ : - only"))
+    for lid, layout in plan.layouts.items():
+        bad = next((p.name for p in layout.ports if not SAFE_PORT.match(p.name)), None)
+        if bad is not None:
+            errors.append(loaded.diagnostic(
+                "NAME_UNSAFE_FOR_CONFIG", ("server",), f"port name {bad!r} of {lid} cannot go into a switch config (peer descriptions)",
+                "port names use letters, digits and / . _ : - only"))
+    if errors:
+        raise SpecInvalid(errors)

@@ -1,0 +1,46 @@
+"""The routing plan of an Ethernet (RoCEv2) fabric: addresses, ASNs and NOS port names.
+
+Columnar like the rest of the plan: one numpy entry per device or per link, so a
+131,072-GPU fabric's ~400k /31s cost a few MB. Addresses are IPv4 as uint32; 0 means
+"none" (servers have no loopback or ASN; unnumbered fabric links have no /31).
+
+Conventions every output follows:
+- a link's /31 is `link_net`; the upper end (leaf toward servers, spine toward leaves,
+  core toward spines) takes the even address, the lower end the odd one;
+- ASNs follow RFC 7938 section 5.2: all top-tier switches share one ASN, each pod's
+  spines share one (three tiers), every leaf has its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address
+
+import numpy as np
+
+
+@dataclass
+class RoutingPlan:
+    nos: str | None  # the NOS configs are written for (None: plan only)
+    peering: str  # numbered | unnumbered (switch-to-switch BGP)
+    pools: dict[str, str]  # pool name -> prefix, as in the spec
+    asn_range: tuple[int, int]  # first, last of the range ASNs were drawn from
+    loopback: np.ndarray  # uint32 per device
+    asn: np.ndarray  # int64 per device
+    management: np.ndarray  # uint32 per device
+    link_net: np.ndarray  # uint32 per link: the /31's base address
+    # NOS -> switch layout id -> port names in panel order ("frr" is always present:
+    # the digital twin runs FRR whatever the spec's NOS).
+    port_names: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    port_lanes: dict[str, list[list[int]]] = field(default_factory=dict)  # layout id -> SerDes lanes per port
+    regions: dict[str, dict[str, str]] = field(default_factory=dict)  # pool -> role -> sub-prefix (documentation)
+
+    def ip(self, value: int) -> str:
+        return str(IPv4Address(int(value)))
+
+
+def dotted(values: np.ndarray) -> list[str]:
+    """uint32 addresses as dotted quads, vectorised over the octets."""
+    v = values.astype(np.int64)
+    octets = [((v >> s) & 255).tolist() for s in (24, 16, 8, 0)]
+    return [f"{a}.{b}.{c}.{d}" for a, b, c, d in zip(*octets)]

@@ -1,0 +1,152 @@
+"""What each Ethernet switch needs, decided once for every NOS (AVD's "structured config").
+
+`switch_configs(plan, nos)` yields one `SwitchConfig` per switch: identity, loopback,
+ASN, the interfaces in use with their /31s and peers, BGP neighbors and the RoCE
+profile. The NOS templates only spell this out; nothing here knows vendor syntax
+beyond the port names the plan already carries per NOS.
+
+Cost: one vectorised pass over the link table (both ends of every link, sorted by
+device and port), then one small record per used switch port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import SimpleNamespace
+from typing import Iterator, NamedTuple
+
+import numpy as np
+import yaml
+
+from ..plan.model import Plan
+from ..plan.routing import dotted
+
+SWITCH_ROLES = ("leaf", "spine", "core")
+# RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
+# multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
+MAX_ECMP = 64
+# SONiC DEVICE_METADATA.type per role (sonic-device_metadata.yang enumeration).
+SONIC_TYPE = {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter"}
+
+
+@lru_cache(maxsize=1)
+def roce_profile() -> SimpleNamespace:
+    """The profile as attributes: Jinja resolves `r.roce_tc` by getattr first, and a
+    dict would miss there and fall back to item lookup on every use (measurably slower)."""
+    text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)["roce_profile"]
+    data["mtu"] = SimpleNamespace(**data["mtu"])
+    return SimpleNamespace(**data)
+
+
+class Interface(NamedTuple):
+    name: str  # as the NOS spells it
+    panel: str  # front-panel name (labels, cabling.csv)
+    kind: str  # fabric | server
+    address: str | None  # local /31 in CIDR form, None when unnumbered
+    peer: str  # peer device
+    peer_port: str  # peer port as the peer's NOS (or the server's panel) spells it
+    peer_address: str | None
+    peer_asn: int  # 0 for servers
+    speed_gbps: int
+    lanes: str  # SerDes lanes, "0,1,2,3"
+    index: int  # 1-based logical port number on the panel
+    uplink: bool  # toward a higher tier
+
+
+@dataclass(slots=True)
+class SwitchConfig:
+    hostname: str
+    role: str
+    tier: int
+    nos: str
+    model: str
+    asn: int
+    router_id: str
+    loopback: str
+    management: str
+    management_prefix: int  # the management pool is one flat out-of-band network
+    peering: str
+    interfaces: list[Interface]
+    local_prefixes: list[tuple[str, int]]  # (pool, exact length) redistributed into BGP
+    maximum_paths: int
+    roce: SimpleNamespace
+
+    @property
+    def neighbors(self) -> list[Interface]:
+        return [i for i in self.interfaces if i.kind == "fabric"]
+
+    @property
+    def sonic_type(self) -> str:
+        return SONIC_TYPE[self.role]
+
+
+def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
+    r = plan.routing
+    assert r is not None, "switch configs need an Ethernet plan"
+    names = r.port_names[nos]
+    devices = plan.devices
+    n_dev = len(devices)
+    links = plan.links
+    is_switch = np.fromiter((d.role in SWITCH_ROLES for d in devices), dtype=bool, count=n_dev)
+
+    # both ends of every link, as (device, port, peer device, peer port, link, upper?)
+    dev = np.concatenate([links.a_dev, links.b_dev]).astype(np.int64)
+    port = np.concatenate([links.a_port, links.b_port]).astype(np.int64)
+    peer = np.concatenate([links.b_dev, links.a_dev]).astype(np.int64)
+    peer_port = np.concatenate([links.b_port, links.a_port]).astype(np.int64)
+    link = np.concatenate([np.arange(len(links))] * 2)
+    upper = np.concatenate([np.zeros(len(links), bool), np.ones(len(links), bool)])
+    keep = is_switch[dev]
+    dev, port, peer, peer_port, link, upper = (x[keep] for x in (dev, port, peer, peer_port, link, upper))
+    order = np.lexsort((port, dev))
+    dev, port, peer, peer_port, link, upper = (x[order] for x in (dev, port, peer, peer_port, link, upper))
+
+    # port names: per global port id, the NOS name on switches and the panel name elsewhere
+    offsets = plan.port_offsets()
+    layout_names = {lid: np.array(names.get(lid) or [p.name for p in lay.ports], dtype=object)
+                    for lid, lay in plan.layouts.items()}
+    all_names = np.concatenate([layout_names[d.layout] for d in devices])
+    panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in devices])
+    lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
+
+    # each link's two addresses as text once, then picked per end
+    nets = r.link_net.astype(np.int64)
+    even = np.array(dotted(nets), dtype=object)
+    odd = np.array(dotted(nets + 1), dtype=object)
+    numbered = nets[link] != 0
+    local_txt = np.where(upper, even[link], odd[link])
+    peer_txt = np.where(upper, odd[link], even[link])
+    kind = np.where(is_switch[peer], "fabric", "server").astype(object)
+    dev_names = np.array([d.name for d in devices], dtype=object)
+    speed = links.speed_gbps[link]
+    port_lanes = np.concatenate([lanes[d.layout] if d.layout in lanes else np.full(len(plan.layouts[d.layout]), "", dtype=object)
+                                 for d in devices])
+    gport = offsets[dev] + port
+
+    # one C-level pass builds every record (Interface._make), no per-port Python frames
+    rows = list(map(Interface._make, zip(
+        all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
+        np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
+        all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
+        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist())))
+    bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
+    fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
+    loopbacks = dotted(r.loopback)
+    mgmt = dotted(r.management)
+    pools = r.pools
+    local_prefixes = [(pools["loopbacks"], 32), (pools["server_links"], 31)]
+    roce = roce_profile()
+    for i in np.nonzero(is_switch)[0].tolist():
+        d = devices[i]
+        ifaces = rows[bounds[i]:bounds[i + 1]]
+        yield SwitchConfig(
+            hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model, asn=int(r.asn[i]),
+            router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
+            management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
+            interfaces=ifaces, local_prefixes=local_prefixes,
+            maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
+            roce=roce,
+        )

@@ -1,0 +1,102 @@
+"""Switch configs of an Ethernet fabric, one folder per switch under configs/, for the
+NOS the spec names (fabric.nos). Python decides what each switch needs
+(structured_config.py); the templates under templates/<nos>/ only spell it out.
+
+Writes nothing for InfiniBand fabrics or when no NOS is named.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from ..plan.model import Plan
+from .structured_config import SwitchConfig, switch_configs
+from .writer import OutputDir
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+# NOS -> (file in the switch's folder, template); SONiC's config_db cannot express BGP
+# unnumbered (BGP_NEIGHBOR is keyed by IP), so it also gets an FRR file then.
+FILES = {
+    "frr": (("frr.conf", "frr/frr.conf.j2"),),
+    "sonic": (("config_db.json", "sonic/config_db.json.j2"),),
+    "cumulus": (("startup.yaml", "nvue/startup.yaml.j2"),),
+    "eos": (("startup-config", "eos/startup-config.j2"),),
+}
+SONIC_UNNUMBERED = ("frr.conf", "frr/frr.conf.j2")
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), trim_blocks=True, lstrip_blocks=True,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+def files_for(config: SwitchConfig) -> tuple[tuple[str, str], ...]:
+    files = FILES[config.nos]
+    if config.nos == "sonic" and config.peering == "unnumbered":
+        files = files + (SONIC_UNNUMBERED,)
+    return files
+
+
+def render_switch(config: SwitchConfig) -> dict[str, str]:
+    """File name -> text for one switch."""
+    env = environment()
+    return {name: env.get_template(template).render(d=config) for name, template in files_for(config)}
+
+
+# Below this many switches one process is quicker than forking.
+PARALLEL_FROM = 256
+
+
+def _write(configs: list[SwitchConfig], out: OutputDir) -> None:
+    for config in configs:
+        for name, text in render_switch(config).items():
+            out.write_text(f"configs/{config.hostname}/{name}", text)
+
+
+def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> None:
+    """Render shares of the switches in forked children (they inherit the configs; each
+    file is written by exactly one child, so the output is what one process writes)."""
+    pids = []
+    for k in range(workers):
+        pid = os.fork()
+        if pid == 0:  # child: never return into the caller's stack
+            code = 0
+            try:
+                _write(configs[k::workers], out)
+            except BaseException:  # noqa: BLE001 - reported through the exit status
+                import traceback
+
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    failed = [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+    if failed:
+        raise RuntimeError(f"switch config rendering failed in {len(failed)} worker(s)")
+
+
+def render(plan: Plan, out: OutputDir) -> None:
+    if plan.routing is None or plan.routing.nos is None:
+        return
+    # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
+    # would re-scan them over and over (about a third of the time at 5,000 switches).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        configs = list(switch_configs(plan, plan.routing.nos))
+        workers = min(len(os.sched_getaffinity(0)), 8) if hasattr(os, "sched_getaffinity") else 1
+        if workers > 1 and len(configs) >= PARALLEL_FROM and hasattr(os, "fork"):
+            _write_forked(configs, out, workers)
+        else:
+            _write(configs, out)
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,418 @@
+"""Digital twin of an Ethernet fabric: real FRR daemons in network namespaces, wired as
+the cabling list says, loaded with the generated frr.conf, checked against the plan.
+
+Recipe: ../shared/reference/real-components.md section 2 (frr-fabric.sh). One namespace
+per switch and per sampled server; one veth pair per cable between them, each end
+named as the NOS names the port; zebra + bgpd per switch under the `frr` user, in
+their own UTS namespace (so BGP sees the switch's hostname); `vtysh -b` loads the config.
+
+Reported against the plan: every BGP session (Established, and the peer's router id
+is the loopback of the device the cabling says is on that port, which catches
+swapped cables even where unnumbered sessions would come up), and for every ordered
+leaf pair the ECMP next hops in the kernel to the other leaf's loopback against
+`check.ecmp.expected_ecmp`. Optional: fail a cable or a switch and time the
+re-convergence to the degraded prediction.
+
+Cleanup is in `finally` and on SIGTERM/SIGINT: only pids from our own pid files are
+signalled, and only while /proc/PID/comm is the daemon we started and the pid lives
+in our namespace; then our namespaces, FRR's per-pid /var/tmp/frr dirs and our work
+dir are removed. Requires root and Debian's `frr`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..check.ecmp import expected_ecmp
+from ..plan.model import Plan
+from ..plan.views import cable_ids
+from ..render.structured_config import SWITCH_ROLES, switch_configs
+from ..render.switch_configs import render_switch
+
+FRR_LIB = Path("/usr/lib/frr")
+MAX_SWITCHES = 64  # a few dozen FRR pairs of daemons (~30 MB each) is what a CI box takes
+
+
+class TwinUnavailable(Exception):
+    """The twin cannot run here (not root, FRR missing) or for this design (too large)."""
+
+
+@dataclass
+class TwinOptions:
+    fail_link: str | None = None  # cable id
+    fail_switch: str | None = None  # device name
+    swap: tuple[str, str] | None = None  # two cable ids whose upper ends are swapped (a recabling mistake)
+    timeout_s: float = 90.0
+    servers: int = 2  # sampled servers (first and last), for an end-to-end ping
+
+
+@dataclass
+class _Node:
+    index: int  # plan device index
+    name: str
+    ns: str
+    dir: Path
+    switch: bool
+    pids: dict[str, int] = field(default_factory=dict)
+
+
+def _run(*cmd: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(list(cmd), capture_output=True, text=True, check=check, timeout=timeout)
+
+
+def preflight(plan: Plan) -> None:
+    if plan.routing is None:
+        raise TwinUnavailable("the Ethernet twin needs an Ethernet fabric")
+    switches = sum(1 for d in plan.devices if d.role in SWITCH_ROLES)
+    if switches > MAX_SWITCHES:
+        raise TwinUnavailable(f"{switches} switches: the twin runs designs of up to {MAX_SWITCHES} switches on one machine")
+    if os.geteuid() != 0:
+        raise TwinUnavailable("the twin needs root (network namespaces, veth pairs)")
+    missing = [p for p in ("zebra", "bgpd") if not (FRR_LIB / p).exists()] + ([] if shutil.which("vtysh") else ["vtysh"])
+    if missing:
+        raise TwinUnavailable(f"FRR is not installed ({', '.join(missing)} missing): apt-get install frr")
+
+
+class EthernetTwin:
+    def __init__(self, plan: Plan, options: TwinOptions):
+        self.plan = plan
+        self.opt = options
+        self.run_id = f"cct{os.getpid()}"
+        self.work: Path | None = None  # made by up(), so a refused run leaves nothing behind
+        self.nodes: dict[int, _Node] = {}
+        self.cables = plan.memo("cable_ids", cable_ids)
+        self.cable_index = {c: i for i, c in enumerate(self.cables)}
+        self.configs = {c.hostname: c for c in switch_configs(plan, "frr")}
+        self.wired: dict[int, tuple[tuple[int, str], tuple[int, str]]] = {}  # link -> ((dev, ifname), (dev, ifname))
+        self.namespaces: list[str] = []
+
+    # --- set-up ----------------------------------------------------------------------
+    def _sampled_servers(self) -> list[int]:
+        servers = [i for i, d in enumerate(self.plan.devices) if d.role == "server"]
+        if not servers or self.opt.servers <= 0:
+            return []
+        return sorted({servers[0], servers[-1]})[: self.opt.servers]
+
+    def _ifname(self, dev: int, port: int) -> str:
+        d = self.plan.devices[dev]
+        names = self.plan.routing.port_names["frr"].get(d.layout)
+        name = names[port] if names else self.plan.layouts[d.layout].ports[port].name
+        if len(name) > 15 or "/" in name or " " in name:
+            raise TwinUnavailable(f"port name {name!r} of {d.name} is not a Linux interface name")
+        return name
+
+    def up(self) -> None:
+        plan = self.plan
+        self.work = Path(tempfile.mkdtemp(prefix="clusterc-twin-"))
+        os.chmod(self.work, 0o755)  # the daemons run as `frr` and must reach their folders
+        members = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES] + self._sampled_servers()
+        for n, i in enumerate(members):
+            d = plan.devices[i]
+            node = _Node(i, d.name, f"{self.run_id}-{n}", self.work / d.name, d.role in SWITCH_ROLES)
+            node.dir.mkdir()
+            _run("ip", "netns", "add", node.ns)
+            self.namespaces.append(node.ns)
+            _run("ip", "netns", "exec", node.ns, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1",
+                 "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+                 "net.ipv4.fib_multipath_hash_policy=1")
+            _run("ip", "-n", node.ns, "link", "set", "lo", "up")
+            self.nodes[i] = node
+        self._wire()
+        self._configure_servers()
+        self._start_frr()
+
+    def _wire(self) -> None:
+        links = self.plan.links
+        a_dev, a_port, b_dev, b_port = (x.tolist() for x in (links.a_dev, links.a_port, links.b_dev, links.b_port))
+        upper = {i: (b_dev[i], b_port[i]) for i in range(len(links))}
+        if self.opt.swap:  # the floor team swapped two cables at their upper ends
+            x, y = (self.cable_index[c] for c in self.opt.swap)
+            upper[x], upper[y] = upper[y], upper[x]
+        for i in range(len(links)):
+            (a, pa), (b, pb) = (a_dev[i], a_port[i]), upper[i]
+            if a not in self.nodes or b not in self.nodes:
+                continue
+            na, nb = self._ifname(a, pa), self._ifname(b, pb)
+            _run("ip", "-n", self.nodes[a].ns, "link", "add", na, "type", "veth", "peer", "name", nb, "netns", self.nodes[b].ns)
+            _run("ip", "-n", self.nodes[a].ns, "link", "set", na, "up")
+            _run("ip", "-n", self.nodes[b].ns, "link", "set", nb, "up")
+            self.wired[i] = ((a, na), (b, nb))
+
+    def _configure_servers(self) -> None:
+        """Sampled servers: the odd address of each NIC's /31 and routes to the fabric over NIC 1."""
+        r = self.plan.routing
+        for i, node in self.nodes.items():
+            if node.switch:
+                continue
+            first_gw = None
+            for link, ((a, ifname), _) in sorted(self.wired.items()):
+                if a != i or not r.link_net[link]:
+                    continue
+                net = int(r.link_net[link])
+                _run("ip", "-n", node.ns, "addr", "add", f"{r.ip(net + 1)}/31", "dev", ifname)
+                if first_gw is None:
+                    first_gw = (r.ip(net), ifname)
+            if first_gw:
+                for pool in (r.pools["server_links"], r.pools["loopbacks"]):
+                    _run("ip", "-n", node.ns, "route", "add", pool, "via", first_gw[0], "dev", first_gw[1])
+
+    def _vtysh(self, node: _Node, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return _run("vtysh", "--config_dir", str(node.dir), "--vty_socket", str(node.dir), *args, check=check)
+
+    def _start_frr(self) -> None:
+        for node in self.nodes.values():
+            if not node.switch:
+                continue
+            (node.dir / "frr.conf").write_text(render_switch(_as_frr(self.configs[node.name]))["frr.conf"])
+            (node.dir / "vtysh.conf").write_text("")
+            (node.dir / "empty.conf").write_text("")
+            shutil.chown(node.dir, "frr", "frr")
+            for f in node.dir.iterdir():
+                shutil.chown(f, "frr", "frr")
+            check = self._vtysh(node, "-C", "-f", str(node.dir / "frr.conf"), check=False)
+            if check.returncode != 0:
+                raise RuntimeError(f"generated frr.conf of {node.name} fails vtysh -C:\n{check.stdout}{check.stderr}")
+        self.t_start = time.monotonic()
+        for node in self.nodes.values():
+            if not node.switch:
+                continue
+            for daemon in ("zebra", "bgpd"):
+                _run("ip", "netns", "exec", node.ns, "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"', node.name,
+                     str(FRR_LIB / daemon), "-d", "-F", "datacenter", "-f", str(node.dir / "empty.conf"),
+                     "-i", str(node.dir / f"{daemon}.pid"), "-z", str(node.dir / "zserv.api"),
+                     "--vty_socket", str(node.dir), "-P", "0", "--log", f"file:{node.dir / daemon}.log")
+                node.pids[daemon] = _read_pid(node.dir / f"{daemon}.pid")
+        for node in self.nodes.values():
+            if node.switch:
+                self._vtysh(node, "-b")
+
+    # --- observation -------------------------------------------------------------------
+    def expected_sessions(self) -> list[dict]:
+        """One session per switch port wired to a switch; whom it should reach comes from
+        that port's config, i.e. from the plan, whatever was actually cabled."""
+        out = []
+        for link, ((a, na), (b, nb)) in sorted(self.wired.items()):
+            if self.nodes[a].switch and self.nodes[b].switch:
+                out += [{"device": self.plan.devices[a].name, "interface": na}, {"device": self.plan.devices[b].name, "interface": nb}]
+        # the neighbor a config expects on an interface comes from the config itself
+        by_if = {(c.hostname, i.name): i for c in self.configs.values() for i in c.interfaces}
+        for s in out:
+            iface = by_if[(s["device"], s["interface"])]
+            s["neighbor"] = iface.peer_address or iface.name
+            s["expected_peer"] = iface.peer
+            s["expected_router_id"] = self.configs[iface.peer].router_id
+        return out
+
+    def observe(self) -> dict:
+        sessions = []
+        neighbors: dict[str, dict] = {}
+        for node in self.nodes.values():
+            if node.switch:
+                res = self._vtysh(node, "-c", "show bgp neighbors json", check=False)
+                try:
+                    neighbors[node.name] = json.loads(res.stdout or "{}")
+                except json.JSONDecodeError:
+                    neighbors[node.name] = {}
+        for s in self.expected:
+            n = neighbors.get(s["device"], {}).get(s["neighbor"], {})
+            state = n.get("bgpState", "absent")
+            rid = n.get("remoteRouterId")
+            ok = state == "Established" and rid == s["expected_router_id"]
+            sessions.append({k: v for k, v in s.items() if not k.startswith("_")} | {"state": state, "peer_router_id": rid, "ok": ok})
+        routes = {}
+        for i, node in self.nodes.items():
+            if self.plan.devices[i].role != "leaf":
+                continue
+            res = _run("ip", "-n", node.ns, "-j", "route", "show", "proto", "bgp", check=False)
+            table = json.loads(res.stdout or "[]")
+            routes[i] = {e["dst"]: len(e.get("nexthops", [])) or 1 for e in table}
+        return {"sessions": sessions, "routes": routes}
+
+    def compare(self, obs: dict, failed_links: frozenset[int], failed_devices: frozenset[int]) -> tuple[bool, list[dict], list[str]]:
+        r = self.plan.routing
+        leaves = [i for i in self.nodes if self.plan.devices[i].role == "leaf"]
+        max_paths = min((c.maximum_paths for c in self.configs.values() if c.role == "leaf"), default=1)
+        expect = expected_ecmp(self.plan, max_paths, failed_links, failed_devices,
+                               [(a, b) for a in leaves for b in leaves if a != b])
+        rows, problems = [], []
+        for (a, b), want in sorted(expect.items()):
+            if a in failed_devices or b in failed_devices:
+                continue
+            got = obs["routes"].get(a, {}).get(r.ip(int(r.loopback[b])), 0)
+            rows.append({"from": self.plan.devices[a].name, "to": self.plan.devices[b].name, "expected": want, "installed": got})
+            if got != want:
+                problems.append(f"{self.plan.devices[a].name} -> {self.plan.devices[b].name}: {got} ECMP next hop(s), plan predicts {want}")
+        for s in obs["sessions"]:
+            if s["_failed"]:
+                continue
+            if not s["ok"]:
+                why = s["state"] if s["state"] != "Established" else f"peer router id {s['peer_router_id']}, expected {s['expected_router_id']} ({s['expected_peer']})"
+                problems.append(f"{s['device']} {s['interface']} -> {s['expected_peer']}: {why}")
+        return not problems, rows, problems
+
+    def wait(self, failed_links=frozenset(), failed_devices=frozenset()) -> tuple[bool, float, dict, list, list]:
+        t0 = time.monotonic()
+        while True:
+            obs = self.observe()
+            for s in obs["sessions"]:
+                s["_failed"] = self._session_failed(s, failed_links, failed_devices)
+            ok, rows, problems = self.compare(obs, failed_links, failed_devices)
+            elapsed = time.monotonic() - t0
+            if ok or elapsed > self.opt.timeout_s:
+                return ok, elapsed, obs, rows, problems
+            time.sleep(0.3)
+
+    def _session_failed(self, s: dict, failed_links, failed_devices) -> bool:
+        names = {self.plan.devices[i].name for i in failed_devices}
+        if s["device"] in names or s["expected_peer"] in names:
+            return True
+        for link in failed_links:
+            ends = self.wired.get(link)
+            if ends and any((self.plan.devices[d].name, n) == (s["device"], s["interface"]) for d, n in ends):
+                return True
+        return False
+
+    # --- failures ------------------------------------------------------------------------
+    def fail(self, links: frozenset[int]) -> None:
+        for link in links:
+            (a, na), _ = self.wired[link]
+            _run("ip", "-n", self.nodes[a].ns, "link", "del", na, check=False)
+
+    # --- teardown --------------------------------------------------------------------------
+    def down(self) -> None:
+        pids = []
+        for node in self.nodes.values():
+            for daemon, pid in node.pids.items():
+                if _is_ours(pid, daemon, node.ns):
+                    try:
+                        os.kill(pid, signal.SIGTERM)
+                        pids.append(pid)
+                    except ProcessLookupError:
+                        pass
+        deadline = time.monotonic() + 8
+        while pids and time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.1)
+        for node in self.nodes.values():
+            for daemon, pid in node.pids.items():
+                if _is_ours(pid, daemon, node.ns):
+                    os.kill(pid, signal.SIGKILL)
+                shutil.rmtree(f"/var/tmp/frr/{daemon}.{pid}", ignore_errors=True)
+        for ns in self.namespaces:
+            _run("ip", "netns", "del", ns, check=False)
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _read_pid(path: Path) -> int:
+    deadline = time.monotonic() + 5  # -d: the daemon writes its pid file after forking
+    while time.monotonic() < deadline:
+        try:
+            return int(path.read_text().strip())
+        except (OSError, ValueError):
+            time.sleep(0.05)
+    raise RuntimeError(f"{path.name} not written: the daemon did not start (see {path.with_suffix('.log')})")
+
+
+def _is_ours(pid: int, comm: str, ns: str) -> bool:
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != comm:
+            return False
+    except OSError:
+        return False
+    res = _run("ip", "netns", "identify", str(pid), check=False)
+    return res.stdout.strip() == ns
+
+
+def _as_frr(config):
+    """The twin runs FRR whatever the spec's NOS: same decisions, FRR spelling."""
+    if config.nos == "frr":
+        return config
+    from dataclasses import replace
+
+    return replace(config, nos="frr")
+
+
+def run(plan: Plan, options: TwinOptions) -> dict:
+    """Boot the fabric, compare with the plan, optionally fail something; always clean up."""
+    preflight(plan)
+    failed_links: frozenset[int] = frozenset()
+    failed_devices: frozenset[int] = frozenset()
+    twin = EthernetTwin(plan, options)
+    if options.fail_link is not None and options.fail_link not in twin.cable_index:
+        raise TwinUnavailable(f"no cable {options.fail_link} in the plan")
+    if options.fail_switch is not None:
+        names = {d.name: i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES}
+        if options.fail_switch not in names:
+            raise TwinUnavailable(f"no switch {options.fail_switch} in the plan")
+    for c in options.swap or ():
+        if c not in twin.cable_index:
+            raise TwinUnavailable(f"no cable {c} in the plan")
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def _interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for s in previous:
+        signal.signal(s, _interrupted)
+    try:
+        twin.up()
+        twin.expected = twin.expected_sessions()
+        ok, elapsed, obs, rows, problems = twin.wait()
+        report = {
+            "converged": ok, "convergence_s": round(time.monotonic() - twin.t_start, 2),
+            "switches": sum(1 for n in twin.nodes.values() if n.switch),
+            "servers_sampled": [n.name for n in twin.nodes.values() if not n.switch],
+            "links_wired": len(twin.wired), "peering": plan.routing.peering,
+            "sessions": [{k: v for k, v in s.items() if not k.startswith("_")} for s in obs["sessions"]],
+            "ecmp": rows, "problems": problems,
+        }
+        report["sessions_established"] = sum(1 for s in obs["sessions"] if s["state"] == "Established")
+        report["server_ping"] = _ping(twin) if ok else None
+        if ok and report["server_ping"] is not None and not report["server_ping"]["ok"]:
+            report["problems"].append(f"ping {report['server_ping']['from']} -> {report['server_ping']['to']} failed")
+        if ok and (options.fail_link or options.fail_switch):
+            if options.fail_link:
+                failed_links = frozenset({twin.cable_index[options.fail_link]})
+            if options.fail_switch:
+                dev = plan.device_index(options.fail_switch)
+                failed_devices = frozenset({dev})
+                failed_links = failed_links | {l for l, ((a, _), (b, _)) in twin.wired.items() if dev in (a, b)}
+            t0 = time.monotonic()
+            twin.fail(failed_links)
+            ok2, _, obs2, rows2, problems2 = twin.wait(failed_links, failed_devices)
+            report["failure"] = {
+                "link": options.fail_link, "switch": options.fail_switch, "converged": ok2,
+                "reconvergence_s": round(time.monotonic() - t0, 2), "ecmp": rows2, "problems": problems2,
+                "sessions_established": sum(1 for s in obs2["sessions"] if s["state"] == "Established"),
+            }
+        report["ok"] = not report["problems"] and report.get("failure", {}).get("converged", True)
+        return report
+    finally:
+        twin.down()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _ping(twin: EthernetTwin) -> dict | None:
+    servers = [n for n in twin.nodes.values() if not n.switch]
+    if len(servers) < 2 or not shutil.which("ping"):
+        return None
+    r = twin.plan.routing
+
+    def first_addr(node):
+        for link, ((a, _), _) in sorted(twin.wired.items()):
+            if a == node.index and r.link_net[link]:
+                return r.ip(int(r.link_net[link]) + 1)
+        return None
+
+    src, dst = first_addr(servers[0]), first_addr(servers[-1])
+    res = _run("ip", "netns", "exec", servers[0].ns, "ping", "-c", "1", "-W", "2", "-I", src, dst, check=False)
+    return {"from": f"{servers[0].name} {src}", "to": f"{servers[-1].name} {dst}", "ok": res.returncode == 0}

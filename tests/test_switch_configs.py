@@ -1,0 +1,232 @@
+"""Generated switch configs, checked by the real consumers that run here: FRR's own parser
+(vtysh -C), SONiC's YANG models through libyang, NVUE's startup.yaml shape, and the
+EOS structure; one RoCE profile in all of them; bad NOS choices rejected."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from compiler.diagnostics import SpecInvalid
+from compiler.pipeline import build_plan, write_outputs
+
+from .conftest import ROOT, SPECS, plan_from_text
+
+YANG_DIR = ROOT.parent / "shared" / "reference" / "sonic" / "yang"
+NOS_SPECS = {"frr": "roce-2spine-4leaf-frr", "sonic": "roce-2spine-4leaf-sonic", "cumulus": "roce-2spine-4leaf-cumulus",
+             "eos": "roce-2spine-4leaf-eos", "sonic-unnumbered": "roce-2spine-4leaf-sonic-unnumbered",
+             "lab": "lab-3tier-frr"}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eth")
+    folders = {}
+    for key, name in NOS_SPECS.items():
+        _, plan = build_plan(SPECS / f"{name}.yaml")
+        folders[key] = write_outputs(plan, out)
+    return folders
+
+
+def _files(folder: Path, name: str) -> list[Path]:
+    files = sorted(folder.glob(f"configs/*/{name}"))
+    assert files, f"no {name} under {folder}"
+    return files
+
+
+# --- FRR ------------------------------------------------------------------------------
+def _vtysh_check(path: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    (tmp_path / "vtysh.conf").touch()
+    return subprocess.run(["vtysh", "--config_dir", str(tmp_path), "-C", "-f", str(path)], capture_output=True, text=True)
+
+
+@pytest.mark.skipif(not shutil.which("vtysh"), reason="FRR's vtysh is not installed (Debian package frr, .ci/debian-packages)")
+@pytest.mark.parametrize("key", ["frr", "sonic-unnumbered", "lab"])
+def test_frr_configs_pass_vtysh(compiled, key, tmp_path):
+    for f in _files(compiled[key], "frr.conf"):
+        r = _vtysh_check(f, tmp_path)
+        assert r.returncode == 0, f"{f}: {r.stdout}{r.stderr}"
+
+
+@pytest.mark.skipif(not shutil.which("vtysh"), reason="FRR's vtysh is not installed")
+def test_vtysh_gate_can_fail(compiled, tmp_path):
+    good = _files(compiled["frr"], "frr.conf")[0].read_text()
+    bad = tmp_path / "bad.conf"
+    bad.write_text(good.replace("remote-as ", "remote-az ", 1))
+    assert _vtysh_check(bad, tmp_path).returncode != 0
+
+
+def test_frr_config_content(compiled):
+    leaf = (compiled["frr"] / "configs/leaf-001/frr.conf").read_text()
+    assert "router bgp 64512\n" in leaf and " bgp bestpath as-path multipath-relax\n" in leaf
+    assert leaf.count("remote-as 65534") == 64  # 64 uplinks, both spines share the top ASN
+    assert "  maximum-paths 64\n" in leaf
+    unnumbered = (compiled["sonic-unnumbered"] / "configs/leaf-001/frr.conf").read_text()
+    assert " neighbor Ethernet256 interface remote-as 65534\n" in unnumbered  # SONiC names in SONiC's FRR
+
+
+# --- SONiC ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sonic_yang():
+    libyang = pytest.importorskip("libyang", reason="PyPI libyang (==2.7.1 on Debian libyang2-dev) is not installed")
+    del libyang
+    if not YANG_DIR.is_dir():
+        pytest.skip(f"SONiC YANG models not found at {YANG_DIR} (licence unclear, so they are not copied into the project)")
+    from .sonic_yang import SonicYang
+
+    return SonicYang(str(YANG_DIR))
+
+
+@pytest.mark.parametrize("key", ["sonic", "sonic-unnumbered"])
+def test_sonic_config_db_validates_against_yang(compiled, key, sonic_yang):
+    for f in _files(compiled[key], "config_db.json"):
+        errors = sonic_yang.validate(json.loads(f.read_text()))
+        assert errors == [], f"{f}: {errors}"
+
+
+def test_sonic_yang_gate_can_fail(compiled, sonic_yang):
+    cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
+    port = next(iter(cfg["PORT"]))
+    cfg["PORT"][port]["mtu"] = "10000"
+    assert any("range" in e for e in sonic_yang.validate(cfg))
+    cfg["PORT"][port]["mtu"] = "9216"
+    cfg["PORT_QOS_MAP"][port]["dscp_to_tc_map"] = "NO_SUCH_MAP"
+    assert any("leafref" in e for e in sonic_yang.validate(cfg))
+
+
+def test_sonic_config_db_content(compiled):
+    cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
+    assert cfg["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
+    assert cfg["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and cfg["PORT"]["Ethernet0"]["alias"] == "swp1s0"
+    assert cfg["PORT"]["Ethernet4"]["speed"] == "400000"
+    assert len(cfg["BGP_NEIGHBOR"]) == 64
+    unn = json.loads((compiled["sonic-unnumbered"] / "configs/leaf-001/config_db.json").read_text())
+    assert "BGP_NEIGHBOR" not in unn  # config_db cannot express unnumbered; frr.conf carries it
+
+
+# --- NVUE -------------------------------------------------------------------------------
+NVUE_TOP = {"system", "interface", "router", "vrf", "qos", "router-policy"}
+
+
+def _nvue_shape(doc) -> list[str]:
+    """formats.md 4.3: a list holding one `set:` mapping; known top-level keys; booleans on/off."""
+    problems = []
+    if not (isinstance(doc, list) and len(doc) == 1 and set(doc[0]) == {"set"}):
+        return ["not a one-item list of {set: ...}"]
+    body = doc[0]["set"]
+    problems += [f"unknown top-level key {k}" for k in body if k not in NVUE_TOP]
+    for name, iface in body["interface"].items():
+        if iface.get("type") not in ("loopback", "swp", "eth"):
+            problems.append(f"interface {name}: type {iface.get('type')!r}")
+        for addr in iface.get("ip", {}).get("address", {}):
+            if "/" not in addr:
+                problems.append(f"interface {name}: address {addr} without prefix length")
+    bgp = body["vrf"]["default"]["router"]["bgp"]
+    if bgp.get("enable") != "on" or bgp["path-selection"]["multipath"]["aspath-ignore"] != "on":
+        problems.append("bgp enable/aspath-ignore must be the strings on/off")
+    for peer, n in bgp["neighbor"].items():
+        if n.get("type") not in ("numbered", "unnumbered") or not n.get("remote-as"):
+            problems.append(f"neighbor {peer}: {n}")
+        if n["type"] == "unnumbered" and peer not in body["interface"]:
+            problems.append(f"unnumbered neighbor {peer} is not an interface")
+    if body["qos"] != {"roce": {"enable": "on", "mode": "lossless"}}:
+        problems.append(f"qos {body['qos']}")
+    return problems
+
+
+class _OnOffLoader(yaml.SafeLoader):
+    """NVUE reads on/off as strings (YAML 1.2); PyYAML's 1.1 resolver would make them booleans."""
+
+
+_OnOffLoader.yaml_implicit_resolvers = {k: [(t, r) for t, r in v if t != "tag:yaml.org,2002:bool"]
+                                        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def test_nvue_startup_yaml_shape(compiled):
+    files = _files(compiled["cumulus"], "startup.yaml")
+    for f in files:
+        assert _nvue_shape(yaml.load(f.read_text(), Loader=_OnOffLoader)) == [], f
+    doc = yaml.load(files[0].read_text(), Loader=_OnOffLoader)
+    assert len(doc[0]["set"]["vrf"]["default"]["router"]["bgp"]["neighbor"]) == 64
+
+
+# --- EOS --------------------------------------------------------------------------------
+def test_eos_startup_config_structure(compiled):
+    for f in _files(compiled["eos"], "startup-config"):
+        lines = f.read_text().splitlines()
+        assert lines[-1] == "end"
+        for ln in lines:
+            indent = len(ln) - len(ln.lstrip(" "))
+            assert indent % 3 == 0, f"{f}: EOS indents by 3: {ln!r}"
+            assert "\t" not in ln
+        text = "\n".join(lines)
+        assert "interface Ethernet1/1\n" in text or "interface Ethernet33/1\n" in text
+        assert "   speed 400g-4\n" in text and "   mtu 9214\n" in text
+
+
+# --- one RoCE profile everywhere ---------------------------------------------------------
+def test_one_roce_profile_in_every_nos(compiled):
+    frr_like = {
+        "sonic": lambda t: all(s in t for s in ('"26": "3"', '"48": "6"', '"pfc_enable": "3"', '"green_min_threshold": "153600"',
+                                                '"green_max_threshold": "1536000"', '"mtu": "9216"')),
+        "cumulus": lambda t: "mode: lossless" in t and "mtu: 9216" in t,
+        "eos": lambda t: all(s in t for s in ("qos map dscp 26 to traffic-class 3", "qos map dscp 48 to traffic-class 6",
+                                              "priority-flow-control priority 3 no-drop", "minimum-threshold 150 kbytes",
+                                              "maximum-threshold 1500 kbytes", "max-mark-probability 100", "mtu 9214")),
+    }
+    names = {"sonic": "config_db.json", "cumulus": "startup.yaml", "eos": "startup-config"}
+    for nos, ok in frr_like.items():
+        for f in _files(compiled[nos], names[nos]):
+            assert ok(f.read_text()), f
+
+
+# --- bad NOS choices -----------------------------------------------------------------------
+BASE = (SPECS / "roce-2spine-4leaf-frr.yaml").read_text()
+
+
+@pytest.mark.parametrize("text,needles", [
+    (BASE.replace("nos: frr", "nos: eos"), ["fabric.nos", "sn5600 does not run eos", "cumulus, sonic, frr"]),
+    (BASE.replace("nos: frr", "nos: junos"), ["fabric.nos", "allowed"]),
+    ((SPECS / "h100-superpod-1su.yaml").read_text().replace("  switch: qm9700\n", "  switch: qm9700\n  nos: sonic\n"), ["fabric.nos", "infiniband switch: it takes no NOS"]),
+])
+def test_bad_nos_is_a_clear_error(text, needles):
+    with pytest.raises(SpecInvalid) as exc:
+        plan_from_text(text, "spec.yaml")
+    for needle in needles:
+        assert needle in str(exc.value), str(exc.value)
+
+
+def test_catalog_names_cannot_inject_config_lines(tmp_path):
+    catalog = (SPECS / "catalogs" / "lab.yaml").read_text().replace("hostname_prefix: host", 'hostname_prefix: "host\\n router bgp 1"')
+    (tmp_path / "lab.yaml").write_text(catalog)
+    spec = (SPECS / "lab-3tier-frr.yaml").read_text().replace("catalogs/lab.yaml", str(tmp_path / "lab.yaml"))
+    (tmp_path / "s.yaml").write_text(spec)
+    with pytest.raises(SpecInvalid) as exc:
+        build_plan(tmp_path / "s.yaml")
+    # The hostname rules (RFC 1123) stop it first; either way nothing reaches a config.
+    assert "not a valid hostname part" in str(exc.value) or "cannot go into a switch config" in str(exc.value)
+    port_catalog = (SPECS / "catalogs" / "lab.yaml").read_text().replace('name: "swp{cage}s{lane0}"', 'name: "swp{cage} s{lane0}"')
+    (tmp_path / "lab.yaml").write_text(port_catalog)
+    with pytest.raises(SpecInvalid) as exc:
+        build_plan(tmp_path / "s.yaml")
+    # The catalog's own name rules reject it at load, pointing into the catalog file.
+    assert "lab.yaml:" in str(exc.value) and "switches.0.modes.400.name" in str(exc.value)
+
+
+def test_forked_rendering_writes_what_one_process_writes(tmp_path, monkeypatch):
+    import compiler.render.switch_configs as sc
+
+    _, plan = build_plan(SPECS / "lab-3tier-frr.yaml")
+    serial = write_outputs(plan, tmp_path / "serial", ["configs"])
+    monkeypatch.setattr(sc, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(sc.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    forked = write_outputs(plan, tmp_path / "forked", ["configs"])
+    files = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
+    assert len(files) == 20
+    assert files == sorted(p.relative_to(forked) for p in forked.rglob("*") if p.is_file())
+    assert all((serial / f).read_bytes() == (forked / f).read_bytes() for f in files)

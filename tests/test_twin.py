@@ -1,0 +1,95 @@
+"""`clusterc twin`: the Ethernet fabric booted as real FRR daemons in network namespaces,
+wired from the cabling list. Needs root and Debian's frr; each run cleans up after itself,
+which the tests check (no namespace, no daemon of ours left), even when the run fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import SPECS, run_cli
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the twin needs root (network namespaces)"),
+    pytest.mark.skipif(not Path("/usr/lib/frr/bgpd").exists() or not shutil.which("vtysh"),
+                       reason="FRR is not installed (Debian package frr, listed in .ci/debian-packages)"),
+]
+
+
+def _ours_left() -> list[str]:
+    """Namespaces, work folders and FRR per-pid folders a twin run could leave behind."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    left = [ln for ln in ns.splitlines() if ln.startswith("cct")]
+    left += [str(p) for p in Path(tempfile.gettempdir()).glob("clusterc-twin-*")]
+    return left
+
+
+def _twin(*args: str) -> tuple[int, dict, str]:
+    r = run_cli("twin", *args, "--format", "json")
+    assert not _ours_left(), "the twin left namespaces behind"
+    report = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+    return r.returncode, report, r.stderr
+
+
+def test_two_spine_four_leaf_converges_with_64_way_ecmp_and_survives_a_spine_failure():
+    rc, rep, err = _twin(str(SPECS / "roce-2spine-4leaf-frr.yaml"), "--fail-switch", "spine-02")
+    assert rc == 0, rep.get("problems") or err
+    assert rep["switches"] == 6 and len(rep["sessions"]) == 512
+    assert all(s["state"] == "Established" for s in rep["sessions"])
+    assert len(rep["ecmp"]) == 12 and {e["installed"] for e in rep["ecmp"]} == {64}
+    assert rep["server_ping"]["ok"]
+    f = rep["failure"]
+    assert f["converged"] and {e["installed"] for e in f["ecmp"]} == {32} and f["sessions_established"] == 256
+
+
+def test_three_tier_converges_and_reconverges_after_a_cable_cut():
+    # leaf-002:8: a leaf-spine cable of pod 1; the leaf loses one of its 4 paths to every other leaf
+    rc, rep, err = _twin(str(SPECS / "lab-3tier-frr.yaml"), "--fail-link", "leaf-002:8")
+    assert rc == 0, rep.get("problems") or err
+    assert rep["switches"] == 20 and all(s["state"] == "Established" for s in rep["sessions"])
+    assert {e["installed"] for e in rep["ecmp"]} == {4} and len(rep["ecmp"]) == 56
+    f = rep["failure"]
+    assert f["converged"] and {e["installed"] for e in f["ecmp"]} == {3, 4}
+    assert f["reconvergence_s"] < 30
+
+
+def test_swapped_cables_are_detected():
+    # leaf-001:5 (leaf-001 -> pod1-spine-01) and leaf-002:8 (leaf-002 -> pod1-spine-04) swapped at the spines
+    rc, rep, err = _twin(str(SPECS / "lab-3tier-frr.yaml"), "--swap", "leaf-001:5,leaf-002:8", "--timeout", "20")
+    assert rc == 1, err
+    bad = [s for s in rep["sessions"] if not s["ok"]]
+    assert {(s["device"], s["expected_peer"]) for s in bad} >= {("leaf-001", "pod1-spine-01"), ("leaf-002", "pod1-spine-04")}
+    assert any("ECMP" in p for p in rep["problems"])
+
+
+def test_infiniband_spec_runs_the_ibsim_twin():
+    from compiler.twin.infiniband import missing_tools
+
+    if missing_tools():
+        pytest.skip(f"ibsim/OpenSM not installed: {', '.join(missing_tools())}")
+    r = run_cli("twin", str(SPECS / "h100-superpod-1su.yaml"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ftree tables configured on all switches" in r.stdout and "Traceback" not in r.stderr
+    r = run_cli("twin", str(SPECS / "h100-superpod-1su.yaml"), "--fail-link", "spine-01:1")
+    assert r.returncode == 2 and "Ethernet twin" in r.stderr
+
+
+def test_unknown_cable_is_a_usage_error():
+    r = run_cli("twin", str(SPECS / "lab-3tier-frr.yaml"), "--fail-link", "C999999")
+    assert r.returncode == 2 and "no cable C999999" in r.stderr
+    assert not _ours_left()
+
+
+def test_unnumbered_fabric_of_another_nos_converges():
+    # the Cumulus example peers BGP unnumbered (RFC 5549); the twin runs its decisions as FRR
+    rc, rep, err = _twin(str(SPECS / "roce-2spine-4leaf-cumulus.yaml"))
+    assert rc == 0, rep.get("problems") or err
+    assert rep["peering"] == "unnumbered" and rep["sessions_established"] == 512
+    assert {e["installed"] for e in rep["ecmp"]} == {64} and rep["server_ping"]["ok"]
