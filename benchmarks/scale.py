@@ -54,7 +54,14 @@ def main() -> None:
     plan.memo("checks", lambda _p: report)
     tc = time.perf_counter()
     outputs = [o for o in RENDERERS if o != "configs"]  # configs are timed on their own (--nos)
-    write_outputs(plan, out, outputs)
+    per_output = {}
+    from compiler.render.writer import OutputDir
+
+    with OutputDir(out / plan.name) as w:
+        for name in outputs:
+            t_o = time.perf_counter()
+            RENDERERS[name](plan, w)
+            per_output[name] = time.perf_counter() - t_o
     t2 = time.perf_counter()
     t_cfg = None
     if args.nos:  # the switch configs alone, so the base numbers stay comparable
@@ -69,6 +76,9 @@ def main() -> None:
     b = report["figures"]["bisection"]
     print(f"  bisection {b['worst_cut_gbps']:,} Gb/s worst cut ({b['worst_cut']}), closed form {b['analytic_gbps']:,} Gb/s")
     print(f"write outputs      {t2 - tc:6.2f} s")
+    print("  " + ", ".join(f"{k} {v:.2f}" for k, v in per_output.items()))
+    core = sum(per_output.get(k, 0) for k in ("cabling", "bom", "plan", "summary"))
+    print(f"  foundation outputs (cabling, bom, plan, summary): {core:.2f} s")
     print(f"total              {t2 - t0:6.2f} s")
     if t_cfg is not None:
         switches = sum(1 for d in plan.devices if d.role in ("leaf", "spine", "core"))

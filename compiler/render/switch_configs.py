@@ -9,16 +9,10 @@ from __future__ import annotations
 
 import gc
 import os
-from functools import lru_cache
-from pathlib import Path
-
-import jinja2
-
 from ..plan.model import Plan
 from .structured_config import SwitchConfig, switch_configs
+from .templates import environment
 from .writer import OutputDir
-
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 # NOS -> (file in the switch's folder, template); SONiC's config_db cannot express BGP
 # unnumbered (BGP_NEIGHBOR is keyed by IP), so it also gets an FRR file then.
@@ -29,12 +23,6 @@ FILES = {
     "eos": (("startup-config", "eos/startup-config.j2"),),
 }
 SONIC_UNNUMBERED = ("frr.conf", "frr/frr.conf.j2")
-
-
-@lru_cache(maxsize=1)
-def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), trim_blocks=True, lstrip_blocks=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
 def files_for(config: SwitchConfig) -> tuple[tuple[str, str], ...]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import jinja2
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "templates"
+# compiler/templates links to the repository's templates/; a wheel carries a copy.
+TEMPLATE_DIR = Path(__file__).parents[1] / "templates"
 
 
 @functools.cache
