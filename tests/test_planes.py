@@ -138,8 +138,26 @@ def test_rail_only_counts_and_zero_cross_rail_bisection(tmp_path):
     assert report["figures"]["collectives"]["fabric_factor"] == 1.0
 
 
+def test_rail_only_two_tier_sub_fabric_per_rail(tmp_path):
+    plan = _plan(tmp_path, RAIL_ONLY.format(servers=128))
+    assert plan_invariants(plan) == []
+    assert Counter(d.role for d in plan.devices) == {"server": 128, "leaf": 32, "spine": 16}
+    assert plan.design["leaves_per_rail"] == 4 and plan.design["spines_per_rail"] == 2
+    assert plan.count_by_kind() == {"server-leaf": 1024, "leaf-spine": 1024}
+    rail = np.array([d.rail or 0 for d in plan.devices])
+    assert (rail[plan.links.a_dev[128 * 8:]] == rail[plan.links.b_dev[128 * 8:]]).all()  # spines join one rail only
+    report = report_for(plan)
+    b = report["figures"]["bisection"]
+    assert b["analytic_gbps"] == 0 and b["worst_cut_gbps"] == 0
+    assert next(c for c in b["cuts"] if c["name"] == "halves")["gbps"] == 8 * 64 * 400
+    assert report["figures"]["oversubscription"]["leaf"]["max"] == "1:1"
+    assert "FABRIC_PARTITIONED" not in {f["code"] for f in report["findings"]}
+
+
 BAD = {
-    "rail too big for one switch": (RAIL_ONLY.format(servers=65), ["servers", "65 servers but qm9700 has 64 ports", "2-tier sub-fabric"]),
+    "rail too big for a sub-fabric": (RAIL_ONLY.format(servers=2049), ["servers", "need 65 leaves per rail", "at most 2,048 servers"]),
+    "switch configs": (RAIL_ONLY.format(servers=8).replace("qm9700", "sn5600") + "  nos: sonic\n",
+                       ["fabric.nos", "not generated for topology 'rail-only' yet"]),
     "clos key on rail-only": (RAIL_ONLY.format(servers=8) + "  tiers: 2\n", ["key 'tiers' applies to fat-tree / rail-optimized"]),
     "single-port NICs": (SMALL.format(servers=16, extra="").replace("hpn-8x2x200g", "dgx-h100").replace("  speed_gbps: 200\n", "")
                          .replace("tomahawk5", "sn5600"), ["server", "multi-plane needs NICs with 2 or more ports"]),
@@ -177,3 +195,10 @@ def test_planes_deterministic(tmp_path):
         digests.append(tree_bytes(out))
     assert digests[0] == digests[1]
     assert any(k.endswith("cabling.csv") for k in digests[0])
+
+
+def test_planned_guids_unique(tmp_path, hpn):
+    """Planned IB GUIDs derive from (role, SU, index): the builders keep them distinct."""
+    from compiler.plan.guids import device_guids
+    for plan in (_plan(tmp_path, RAIL_ONLY.format(servers=128)), hpn):
+        assert np.unique(device_guids(plan)).size == len(plan.devices)

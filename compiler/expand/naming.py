@@ -138,3 +138,13 @@ def plane_tor(plane: int, segment: int, rail: int) -> str:
 def plane_agg(plane: int, index: int) -> str:
     """An aggregation switch of one plane: p1-agg-42."""
     return f"p{plane}-agg-{index:02d}"
+
+
+def rail_leaf_of(rail: int, index: int) -> str:
+    """A leaf of a rail's own 2-tier sub-fabric (rail-only, rail larger than one switch): rail-03-leaf-02."""
+    return f"rail-{rail:02d}-leaf-{index:02d}"
+
+
+def rail_spine(rail: int, index: int) -> str:
+    """A spine of a rail's own sub-fabric; it joins leaves of that rail only: rail-03-spine-07."""
+    return f"rail-{rail:02d}-spine-{index:02d}"

@@ -1,7 +1,8 @@
 """Rail-only and multi-plane (dual-homed) networks: rails or planes that never meet in the network.
 
-- rail-only: NIC port i of every server goes to the one switch of rail i; there is no
-  spine. Traffic between rails crosses the servers' scale-up domain (NVLink), never the
+- rail-only: NIC port i of every server goes to the one switch of rail i (or, when a rail
+  outgrows one switch, to that rail's own non-blocking leaf/spine sub-fabric); no switch
+  joins two rails. Traffic between rails crosses the servers' scale-up domain (NVLink), never the
   network: the network's own bisection across rails is 0.
 - multi-plane (Alibaba HPN, SIGCOMM 2024): every NIC has P ports and port p goes to plane
   p (dual-ToR when P = 2). Servers are cut into segments; a ToR serves one (plane, segment,
@@ -39,13 +40,14 @@ class PlanesDesign:
     rail_only: bool
     rails: int  # NICs per server (rail-only: NIC ports per server)
     planes: int  # ports per NIC (rail-only: 1)
-    segment: int  # servers per segment: host ports used on each ToR
-    segments: int
+    segment: int  # servers per segment: host ports used on each ToR (rail-only: per leaf)
+    segments: int  # rail-only: leaves per rail
     uplink_speed_gbps: int
-    uplinks: int  # per ToR = aggregation switches per plane (rail-only: 0)
+    uplinks: int  # per ToR = aggregation switches per plane (rail-only: spines per rail, 0 for one switch)
     down_cages: int  # ToR cages at host speed (first in panel order)
     up_cages: int
     notes: tuple[str, ...]
+    links_per_pair: int = 1  # rail-only sub-fabric: links from a leaf to each spine of its rail
 
     @property
     def gpus(self) -> int:
@@ -74,19 +76,34 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     notes: list[str] = []
     if spec.extra_endpoints:
         error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet")
+    if fabric.nos is not None:
+        error("SPEC_UNSUPPORTED", ("fabric", "nos"),
+              f"switch configs (fabric.nos) are not generated for topology '{fabric.topology}' yet",
+              "remove fabric.nos; the plan, cabling and checks do not need it")
     if fabric.topology == "rail-only":
         radix = sw.radix(speed)
+        half = radix // 2
+        leaves, spines, m = 1, 0, 0
         if c.servers > radix:
-            error("DESIGN_IMPOSSIBLE", size_field(spec),
-                  f"rail-only puts every server of a rail on one switch: {c.servers:,} servers but {sw.id} has {radix} ports at {speed}G",
-                  f"use at most {radix} servers, or rail-optimized (a spine joins the rail switches); "
-                  "a 2-tier sub-fabric per rail is not supported yet")
+            # One switch cannot hold the rail: a non-blocking leaf/spine sub-fabric per rail,
+            # half of each leaf's ports down, half up, split evenly over the fewest spines.
+            leaves = math.ceil(c.servers / half)
+            spines = min((k for k in range(1, half + 1) if half % k == 0 and leaves * (half // k) <= radix), default=0)
+            if spines == 0:
+                error("DESIGN_IMPOSSIBLE", size_field(spec),
+                      f"rail-only: {c.servers:,} servers need {leaves} leaves per rail, more than a {sw.id} spine "
+                      f"({radix} ports at {speed}G) can join",
+                      f"use at most {radix * half:,} servers, or rail-optimized")
+            else:
+                m = half // spines
+                notes.append(f"a rail does not fit one {sw.id} ({radix} ports): each rail is a 2-tier sub-fabric of "
+                             f"{leaves} leaves ({half} servers each) and {spines} spines, non-blocking")
         if errors:
             raise SpecInvalid(errors)
-        notes.append(f"rail-only: {nic_ports} rails, one {sw.id} each; rails never meet in the network, so traffic "
+        notes.append(f"rail-only: {nic_ports} rails; rails never meet in the network, so traffic "
                      "between rails crosses the servers' scale-up domain and the network's bisection across rails is 0")
-        return PlanesDesign(c, True, nic_ports, 1, c.servers, 1, speed, 0, math.ceil(c.servers / sw.modes[speed].ports_per_cage),
-                            0, tuple(notes))
+        seg = c.servers if leaves == 1 else half
+        return PlanesDesign(c, True, nic_ports, 1, seg, leaves, speed, spines, 0, 0, tuple(notes), m)
 
     per_nic, rest = divmod(nic_ports, c.nics.nics)
     if rest or per_nic < 2:
@@ -142,6 +159,7 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
 def build(d: PlanesDesign):
     c = d.c
     b = PlanAssembly(c.catalog, c.media_requested)
+    # Device indices are unique per role (and SU for ToRs): planned IB GUIDs derive from them.
     server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
     for s in range(c.servers):
         b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
@@ -150,14 +168,31 @@ def build(d: PlanesDesign):
     if d.rail_only:
         layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
         for r in range(R):
-            b.add(Device(naming.rail_switch(r + 1), "leaf", c.switch.id, layout, 1, r + 1, rail=r + 1))
-    else:
-        tor_layout = b.layout(ports.mixed_switch_layout(c.switch, [(d.down_cages, c.speed_gbps), (d.up_cages, d.uplink_speed_gbps)]))
-        for p in range(P):
-            for seg in range(d.segments):
-                for r in range(R):
-                    b.add(Device(naming.plane_tor(p + 1, seg + 1, r + 1), "leaf", c.switch.id, tor_layout, 1,
-                                 seg * R + r + 1, su=seg + 1, rail=r + 1, group=p + 1))
+            for i in range(d.segments):
+                name = naming.rail_switch(r + 1) if d.segments == 1 else naming.rail_leaf_of(r + 1, i + 1)
+                b.add(Device(name, "leaf", c.switch.id, layout, 1, r * d.segments + i + 1, rail=r + 1))
+        # Server s, NIC port r -> leaf (rail r, s // S), port s % S.
+        srv = np.repeat(np.arange(c.servers, dtype=np.int64), R)
+        rail = np.tile(np.arange(R, dtype=np.int64), c.servers)
+        b.link_block("server-leaf", srv, rail, first_tor + rail * d.segments + srv // S, srv % S)
+        if d.uplinks:
+            first_spine = len(b.devices)
+            for r in range(R):
+                for j in range(d.uplinks):
+                    b.add(Device(naming.rail_spine(r + 1, j + 1), "spine", c.switch.id, layout, 2, r * d.uplinks + j + 1, rail=r + 1))
+            # Leaf i of rail r, uplink u -> spine u // m of rail r, port i * m + u % m.
+            m, up = d.links_per_pair, d.uplinks * d.links_per_pair
+            leaf = np.repeat(np.arange(R * d.segments, dtype=np.int64), up)
+            u = np.tile(np.arange(up, dtype=np.int64), R * d.segments)
+            r_of, i_of = np.divmod(leaf, d.segments)
+            b.link_block("leaf-spine", first_tor + leaf, S + u, first_spine + r_of * d.uplinks + u // m, i_of * m + u % m)
+        return b.plan(c.spec.name, _design_record(d), list(d.notes))
+    tor_layout = b.layout(ports.mixed_switch_layout(c.switch, [(d.down_cages, c.speed_gbps), (d.up_cages, d.uplink_speed_gbps)]))
+    for p in range(P):
+        for seg in range(d.segments):
+            for r in range(R):
+                b.add(Device(naming.plane_tor(p + 1, seg + 1, r + 1), "leaf", c.switch.id, tor_layout, 1,
+                             p * R + r + 1, su=seg + 1, rail=r + 1, group=p + 1))
     # Server -> ToR. Port i of a server: NIC i // P, plane i % P.
     n_ports = R * P
     srv = np.repeat(np.arange(c.servers, dtype=np.int64), n_ports)
@@ -165,17 +200,16 @@ def build(d: PlanesDesign):
     nic, plane = np.divmod(port, P)
     tor = first_tor + (plane * d.segments + srv // S) * R + nic
     b.link_block("server-leaf", srv, port, tor, srv % S)
-    if not d.rail_only:
-        first_agg = len(b.devices)
-        agg_layout = b.layout(ports.switch_layout(c.switch, d.uplink_speed_gbps))
-        for p in range(P):
-            for j in range(d.uplinks):
-                b.add(Device(naming.plane_agg(p + 1, j + 1), "spine", c.switch.id, agg_layout, 2, j + 1, group=p + 1))
-        per_plane = d.segments * R
-        k = np.repeat(np.arange(P * per_plane, dtype=np.int64), d.uplinks)  # ToR, plane-major
-        j = np.tile(np.arange(d.uplinks, dtype=np.int64), P * per_plane)
-        up_base = d.down_cages * c.switch.modes[c.speed_gbps].ports_per_cage
-        b.link_block("leaf-spine", first_tor + k, up_base + j, first_agg + (k // per_plane) * d.uplinks + j, k % per_plane)
+    first_agg = len(b.devices)
+    agg_layout = b.layout(ports.switch_layout(c.switch, d.uplink_speed_gbps))
+    for p in range(P):
+        for j in range(d.uplinks):
+            b.add(Device(naming.plane_agg(p + 1, j + 1), "spine", c.switch.id, agg_layout, 2, p * d.uplinks + j + 1, group=p + 1))
+    per_plane = d.segments * R
+    k = np.repeat(np.arange(P * per_plane, dtype=np.int64), d.uplinks)  # ToR, plane-major
+    j = np.tile(np.arange(d.uplinks, dtype=np.int64), P * per_plane)
+    up_base = d.down_cages * c.switch.modes[c.speed_gbps].ports_per_cage
+    b.link_block("leaf-spine", first_tor + k, up_base + j, first_agg + (k // per_plane) * d.uplinks + j, k % per_plane)
     return b.plan(c.spec.name, _design_record(d), list(d.notes))
 
 
@@ -183,7 +217,7 @@ def _design_record(d: PlanesDesign) -> dict:
     c = d.c
     rec = {
         "topology": c.spec.fabric.topology,
-        "tiers": 1 if d.rail_only else 2,
+        "tiers": 1 if d.rail_only and not d.uplinks else 2,
         "server": c.server.id,
         "switch": c.switch.id,
         "speed_gbps": c.speed_gbps,
@@ -200,7 +234,10 @@ def _design_record(d: PlanesDesign) -> dict:
     }
     if d.rail_only:
         # One direction, the GPUs of one rail halved on its own switch.
-        rec["per_rail_bisection_gbps"] = c.servers // 2 * c.speed_gbps
+        rec["per_rail_bisection_gbps"] = c.servers // 2 * c.speed_gbps  # non-blocking within a rail
+        if d.uplinks:
+            rec.update({"leaves_per_rail": d.segments, "spines_per_rail": d.uplinks,
+                        "leaf_spine_links_per_pair": d.links_per_pair, "leaf_ports": {"down": d.segment, "up": d.segment}})
     else:
         rec.update({
             "uplink_speed_gbps": d.uplink_speed_gbps,
