@@ -202,3 +202,12 @@ def test_planned_guids_unique(tmp_path, hpn):
     from compiler.plan.guids import device_guids
     for plan in (_plan(tmp_path, RAIL_ONLY.format(servers=128)), hpn):
         assert np.unique(device_guids(plan)).size == len(plan.devices)
+
+
+def test_redundancy_dual_tor_is_dual_homed(hpn, tmp_path):
+    r = report_for(hpn)["figures"]["redundancy"]
+    assert r["single_homed_servers"] == 0  # both ports of every NIC on different ToRs
+    assert r["leaf_pair_edge_disjoint_paths_min"] == 60  # one path per aggregation switch of the plane
+    ro = report_for(_plan(tmp_path, RAIL_ONLY.format(servers=128)))["figures"]["redundancy"]
+    assert ro["single_homed_servers"] == 128
+    assert ro["leaf_pair_edge_disjoint_paths_min"] == 32  # 2 spines x 16 links, inside one rail
