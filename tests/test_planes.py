@@ -127,6 +127,7 @@ def test_rail_only_counts_and_zero_cross_rail_bisection(tmp_path):
     assert (rail[plan.links.b_dev] == plan.links.a_port + 1).all()  # NIC i -> rail switch i
     assert Counter(plan.links.b_dev.tolist()) == {i: 64 for i in range(64, 72)}
     assert any("scale-up domain" in n for n in plan.notes)
+    assert any("one OpenSM per rail" in n for n in plan.notes)  # InfiniBand: a subnet per rail
     report = report_for(plan)
     b = report["figures"]["bisection"]
     assert b["analytic_gbps"] == 0 and b["worst_cut_gbps"] == 0 and b["worst_cut"] == "rails"
@@ -155,6 +156,8 @@ def test_rail_only_two_tier_sub_fabric_per_rail(tmp_path):
 
 
 BAD = {
+    "layout": (RAIL_ONLY.format(servers=8) + "layout:\n  hall: DH2\n  rows: 1\n  racks_per_row: 4\n  rack: {height_u: 48, power_kw: 45}\n",
+               ["layout", "not supported on topology 'rail-only' yet"]),
     "rail too big for a sub-fabric": (RAIL_ONLY.format(servers=2049), ["servers", "need 65 leaves per rail", "at most 2,048 servers"]),
     "switch configs": (RAIL_ONLY.format(servers=8).replace("qm9700", "sn5600") + "  nos: sonic\n",
                        ["fabric.nos", "not generated for topology 'rail-only' yet"]),

@@ -76,6 +76,9 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     notes: list[str] = []
     if spec.extra_endpoints:
         error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet")
+    if spec.layout is not None:
+        error("SPEC_UNSUPPORTED", ("layout",), f"physical layout (racks, cable lengths) is not supported on topology '{fabric.topology}' yet",
+              "remove `layout:`; cabling then uses the default media without lengths")
     if fabric.nos is not None:
         error("SPEC_UNSUPPORTED", ("fabric", "nos"),
               f"switch configs (fabric.nos) are not generated for topology '{fabric.topology}' yet",
@@ -102,6 +105,9 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
             raise SpecInvalid(errors)
         notes.append(f"rail-only: {nic_ports} rails; rails never meet in the network, so traffic "
                      "between rails crosses the servers' scale-up domain and the network's bisection across rails is 0")
+        if sw.protocol == "infiniband" and nic_ports > 1:
+            notes.append("InfiniBand: each rail is a separate subnet (no switch joins them): "
+                         "it needs its own subnet manager, e.g. one OpenSM per rail")
         seg = c.servers if leaves == 1 else half
         return PlanesDesign(c, True, nic_ports, 1, seg, leaves, speed, spines, 0, 0, tuple(notes), m)
 
