@@ -42,7 +42,7 @@ CASES = {
     "su too large for radix": (GOOD.replace("scalable_unit: 32", "scalable_unit: 40"), ["fabric.scalable_unit", "80 ports at 1:1", "at most 32 downlinks"]),
     "two tiers too small": (GOOD.replace("servers: 64", "servers: 512") + "  tiers: 2\n", ["fabric.tiers", "128 leaves do not fit two tiers", "at most 64 leaves", "2,048 GPUs"]),
     "more than three tiers hold": (GOOD.replace("servers: 64", "servers: 16416"), ["three tiers of qm9700", "at most 2,048 leaves", "65,536 GPUs"]),
-    "unsupported topology": (GOOD.replace("rail-optimized", "rail-only"), ["fabric.topology", "not supported yet"]),
+    "clos keys on rail-only": (GOOD.replace("rail-optimized", "rail-only"), ["fabric", "not to topology 'rail-only'"]),
     "unknown topology": (GOOD.replace("rail-optimized", "hypercube"), ["unknown topology 'hypercube'"]),
     "speed the switch lacks": (GOOD.replace("qm9700", "q3400"), ["q3400 has no 400G port mode", "800G"]),
     "absurd size": (GOOD.replace("servers: 64", "servers: 999999999999"), ["servers", "less than or equal to 1048576"]),

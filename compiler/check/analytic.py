@@ -104,6 +104,17 @@ def dragonfly_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     return int(min(bounds) // 2), formula + "), Gb/s"
 
 
+def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
+    """Rail-only: no switch joins two rails, so a cut that puts rails 1..R/2 of every server on
+    one side is crossed by no network link: 0. Traffic between rails crosses the servers'
+    scale-up domain (NVLink), which the plan does not model as links. With one rail the
+    network is one switch: half the GPU injection."""
+    if plan.design["rails"] >= 2:
+        return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain); "
+                   f"per rail 1/2 * servers * link speed = {plan.design['per_rail_bisection_gbps']:,} Gb/s")
+    return int(_gpu_injection_gbps(g) // 2), "1/2 * GPU injection (one rail, one switch)"
+
+
 # topology kind -> closed form.
 ANALYTIC = {
     "fat-tree": clos_bisection_gbps,
@@ -112,4 +123,7 @@ ANALYTIC = {
     "mesh": torus_bisection_gbps,
     "dragonfly": dragonfly_bisection_gbps,
     "dragonfly+": dragonfly_bisection_gbps,
+    "rail-only": rail_only_bisection_gbps,
+    # Two tiers, every ToR reaches every aggregation switch of its plane: the Clos form holds.
+    "multi-plane": clos_bisection_gbps,
 }

@@ -56,6 +56,10 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     g = gpus // servers
     bis = ctx.figures["bisection"]["worst_cut_gbps"]
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
+    if d["topology"] == "rail-only":
+        # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain
+        # carries what crosses rails), so the network figure is each rail's own bisection.
+        bis = d["per_rail_bisection_gbps"] * d["rails"]
     factor = min(1.0, bis / (inj / 2)) if inj else 0.0
     nic_gbps_per_gpu = inj / gpus
     net = nic_gbps_per_gpu * factor

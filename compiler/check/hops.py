@@ -42,7 +42,14 @@ def check_hops(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         figures["across_groups_max"] = int(hops[finite].max())
         figures["across_groups_mean"] = round(float((hops[finite] * w[finite]).sum() / w[finite].sum()), 3)
     figures["max"] = int(hops[np.isfinite(hops)].max())
-    unreachable = int((~np.isfinite(hops)).sum())
+    unreachable_pairs = ~np.isfinite(hops)
+    apart = plan.design.get("never_meet")  # rail-only / multi-plane: rails or planes the network never joins
+    if apart:
+        label = np.array([getattr(d, apart) or 0 for d in dev])
+        by_design = label[np.searchsorted(edge, sources)][:, None] != label[None, :]
+        figures["apart_by_design_pairs"] = int((unreachable_pairs & by_design).sum())
+        unreachable_pairs &= ~by_design
+    unreachable = int(unreachable_pairs.sum())
     findings = [Finding("HOPS", "info", f"max {figures['max']} {figures.get('unit', 'switches')} between GPUs"
                         + (f"; across SUs/pods max {figures['across_groups_max']}, mean {figures['across_groups_mean']}"
                            if "across_groups_max" in figures else ""), "fabric")]

@@ -54,6 +54,15 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
             targets = [targets[i] for i in np.linspace(0, len(targets) - 1, MAX_SAMPLED_TARGETS).round().astype(int)]
         method = (f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
                   + (f" (at most {MAX_SAMPLED_TARGETS}, evenly spaced)" if len(same + others) > MAX_SAMPLED_TARGETS else ""))
+    apart = ctx.plan.design.get("never_meet")
+    if apart:
+        # Rails (rail-only) or planes (multi-plane) the design never joins: pairs inside one only.
+        def label(v):
+            return getattr(ctx.plan.devices[int(g.device_of[v])], apart) or 0
+        targets = [v for v in targets if label(v) == label(t0)]
+        what = "rail" if apart == "rail" else "plane"
+        method = (f"{len(targets)} max-flows from {ctx.plan.devices[int(g.device_of[t0])].name} to the other leaves "
+                  f"of its {what} (the design never joins two {what}s)")
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
@@ -90,11 +99,13 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     paths, method = leaf_pair_paths(ctx)
     figures: dict = {"leaf_pair_edge_disjoint_paths_min": paths, "leaf_pair_method": method}
 
-    # Single-homing per rail: each (server, NIC port) attaches to one switch.
+    # Single-homing per rail: each (server, NIC) attaches to one switch. A multi-plane NIC's
+    # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
     gpu = g.at_is_gpu_server
+    per_nic = int(plan.design.get("planes") or 1)
     homes = {}
     for dev, port, sw in zip(g.at_device[gpu].tolist(), g.at_port[gpu].tolist(), g.at_switch[gpu].tolist()):
-        homes.setdefault((dev, port), set()).add(sw)
+        homes.setdefault((dev, port // per_nic), set()).add(sw)
     single = {dev for (dev, _), sws in homes.items() if len(sws) == 1}
     n_servers = len({dev for dev, _ in homes})
     figures["single_homed_servers"] = len(single)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, clos, dragonfly, facts, layout, torus
+from . import addressing, clos, dragonfly, facts, layout, planes, torus
 from .resolve import ClosDesign, resolve
 
 # topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
@@ -15,6 +15,8 @@ RESOLVERS = {
     "mesh": torus.resolve,
     "dragonfly": dragonfly.resolve,
     "dragonfly+": dragonfly.resolve,
+    "rail-only": planes.resolve,
+    "multi-plane": planes.resolve,
 }
 
 # topology kind -> builder(design) -> Plan.
@@ -25,6 +27,8 @@ BUILDERS = {
     "mesh": torus.build,
     "dragonfly": dragonfly.build,
     "dragonfly+": dragonfly.build,
+    "rail-only": planes.build,
+    "multi-plane": planes.build,
 }
 
 

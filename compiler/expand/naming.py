@@ -123,3 +123,28 @@ def coordinate(prefix: str, coord: tuple[int, ...]) -> str:
 def group_switch(role: str, group: int, index: int) -> str:
     """A switch of a dragonfly group: g12-router-07, g3-leaf-01."""
     return f"g{group}-{role}-{index:02d}"
+
+
+def rail_switch(rail: int) -> str:
+    """The one switch of a rail in a rail-only network: rail-03."""
+    return f"rail-{rail:02d}"
+
+
+def plane_tor(plane: int, segment: int, rail: int) -> str:
+    """A ToR of a multi-plane (dual-ToR) network: p2-seg07-tor-r3."""
+    return f"p{plane}-seg{segment:02d}-tor-r{rail}"
+
+
+def plane_agg(plane: int, index: int) -> str:
+    """An aggregation switch of one plane: p1-agg-42."""
+    return f"p{plane}-agg-{index:02d}"
+
+
+def rail_leaf_of(rail: int, index: int) -> str:
+    """A leaf of a rail's own 2-tier sub-fabric (rail-only, rail larger than one switch): rail-03-leaf-02."""
+    return f"rail-{rail:02d}-leaf-{index:02d}"
+
+
+def rail_spine(rail: int, index: int) -> str:
+    """A spine of a rail's own sub-fabric; it joins leaves of that rail only: rail-03-spine-07."""
+    return f"rail-{rail:02d}-spine-{index:02d}"

@@ -58,3 +58,23 @@ def endpoint_layout(role: str, ports: int, speed_gbps: int, form_factor: str) ->
         f"{role}@{speed_gbps}",
         tuple(Port(f"p{i}", f"p{i}", 1, speed_gbps, form_factor, "flat", speed_gbps) for i in range(1, ports + 1)),
     )
+
+
+def mixed_switch_layout(switch: Switch, groups: list[tuple[int, int]]) -> PortLayout:
+    """A switch whose cages run at different speeds, e.g. a 51.2T ToR with host ports at
+    200G and uplinks at 400G. `groups`: (cages, speed_gbps) in panel order from cage 1;
+    each cage splits as that speed's mode says (64 x 800G OSFP: 4 x 200G or 2 x 400G per
+    cage). Cages left over after the groups run at the last group's speed."""
+    speeds: list[int] = []
+    for cages, speed in groups:
+        speeds += [speed] * cages
+    if len(speeds) > switch.cages:
+        raise ValueError(f"{switch.id}: {len(speeds)} cages asked for, the switch has {switch.cages}")
+    speeds += [groups[-1][1]] * (switch.cages - len(speeds))
+    ports = []
+    for cage, speed in enumerate(speeds, start=1):
+        mode = switch.modes[speed]
+        for lane in range(1, mode.ports_per_cage + 1):
+            name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
+            ports.append(Port(name, str(cage), lane, speed, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
+    return PortLayout(f"{switch.id}@" + "+".join(f"{n}x{s}" for n, s in groups), tuple(ports))

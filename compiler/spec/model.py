@@ -20,15 +20,18 @@ Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,15}$")]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 
 _RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*(\d{1,4})\s*$")
-TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+")
+TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane")
 # Known to the roadmap but not built yet: a clear error rather than "unknown".
-PLANNED_TOPOLOGIES = ("rail-only",)
+PLANNED_TOPOLOGIES: tuple[str, ...] = ()
 CLOS_TOPOLOGIES = ("fat-tree", "rail-optimized")
 TORUS_TOPOLOGIES = ("torus", "mesh")
 DRAGONFLY_TOPOLOGIES = ("dragonfly", "dragonfly+")
+PLANE_TOPOLOGIES = ("multi-plane",)
 # Keys that only mean something for one family: given for another, they are an error.
 FAMILY_KEYS = {
-    "tiers": CLOS_TOPOLOGIES, "oversubscription": CLOS_TOPOLOGIES, "scalable_unit": CLOS_TOPOLOGIES,
+    "tiers": CLOS_TOPOLOGIES, "oversubscription": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
+    "scalable_unit": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
+    "planes": PLANE_TOPOLOGIES, "uplink_speed_gbps": PLANE_TOPOLOGIES,
     "dims": TORUS_TOPOLOGIES, "wrap": TORUS_TOPOLOGIES, "twist": TORUS_TOPOLOGIES,
     "links_per_neighbor": TORUS_TOPOLOGIES,
     "groups": DRAGONFLY_TOPOLOGIES, "switches_per_group": DRAGONFLY_TOPOLOGIES,
@@ -86,7 +89,7 @@ class Twist(_Strict):
 
 
 class Fabric(_Strict):
-    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+")
+    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane")
     switch: CatalogId | None = Field(
         None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
@@ -122,6 +125,10 @@ class Fabric(_Strict):
     global_links_per_group_pair: int | None = Field(None, ge=1, le=4096, description="dragonfly: parallel global links between two groups")
     intra_group: Literal["all-to-all", "fat-tree"] | None = Field(
         None, description="dragonfly: switches of a group fully connected (dragonfly) or leaf/spine (dragonfly+)")
+    # --- multi-plane (dual-homed NICs, planes that never meet; Alibaba HPN) --------------
+    planes: int | None = Field(None, ge=1, le=8, description="multi-plane: planes (default and only value: ports per NIC)")
+    uplink_speed_gbps: int | None = Field(
+        None, gt=0, description="multi-plane: ToR-aggregation link speed (default: the host link speed)")
 
     @model_validator(mode="after")
     def _family_keys(self):
