@@ -61,9 +61,13 @@ def _table(rows: list[tuple[str, str]]) -> str:
     return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
 
 
+def _tiers_text(tiers: int) -> str:
+    return "direct (no switches)" if tiers == 0 else f"{tiers} tier{'' if tiers == 1 else 's'}"
+
+
 def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     rows = [("GPUs", f"{summary['gpus']:,}"), ("servers", f"{summary['servers']:,} x {summary['server']}"),
-            ("topology", f"{summary['topology']}, {summary['tiers']} tiers, {summary['speed_gbps']}G")]
+            ("topology", f"{summary['topology']}, {_tiers_text(summary['tiers'])}, {summary['speed_gbps']}G")]
     rows += [(f"{role} switches", f"{n:,} x {summary['switch']}") for role, n in summary["switches"].items()]
     rows += [(f"{role}", f"{n:,}") for role, n in summary["endpoints"].items()]
     rows += [(f"{kind} cables", f"{n:,}") for kind, n in summary["cables"].items()]

@@ -58,6 +58,8 @@ CASES = {
                    ["expands to more than 50,000 values"]),
     "python tag": ("name: !!python/object:os.system x\n", ["unsupported YAML tag"]),
     "unknown media": (GOOD + "  media: copper\n", ["fabric.media", "unknown medium 'copper'"]),
+    "layout on a torus": ("name: t\nservers: 16\nserver: tpu-v4\nfabric: {topology: torus, dims: [4, 4, 4]}\n"
+                          "layout: {rows: 1, racks_per_row: 4}\n", ["layout", "not supported on topology 'torus'"]),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..diagnostics import SpecInvalid
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
 from . import addressing, clos, dragonfly, facts, layout, planes, torus
@@ -34,6 +35,12 @@ BUILDERS = {
 
 def expand(loaded: LoadedSpec) -> Plan:
     kind = loaded.spec.fabric.topology
+    if loaded.spec.layout is not None and kind not in ("fat-tree", "rail-optimized"):
+        # Placement and cable lengths are built for Clos designs (leaf/spine/core racks).
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_UNSUPPORTED", ("layout",),
+            f"physical layout (racks, cable lengths) is not supported on topology '{kind}' yet",
+            "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
     design = RESOLVERS[kind](loaded)
     plan = BUILDERS[kind](design)
     if loaded.spec.layout is not None:
