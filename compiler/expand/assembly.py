@@ -1,8 +1,7 @@
 """Assembling a plan from blocks: devices with port offsets, shared layouts, and links
 added a block at a time as numpy columns with one medium per block.
 
-Used by the torus and dragonfly builders. (The Clos builder keeps its own copy in
-clos.py, which also handles extra endpoints; the two can merge once clos.py settles.)
+Used by every topology builder (Clos, torus, dragonfly, rail-only, multi-plane).
 """
 
 from __future__ import annotations

@@ -19,67 +19,18 @@ import math
 import numpy as np
 
 from ..diagnostics import SpecInvalid
-from ..plan.model import Device, LinkTable, Plan, PortLayout
-from . import media as media_choice
+from ..plan.model import Device, LinkTable, Plan
 from . import naming, ports
+from .assembly import PlanAssembly
 from .resolve import ClosDesign
 
 TIER_SERVER, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
 
 
-class _Builder:
-    def __init__(self, design: ClosDesign):
-        self.d = design
-        self.devices: list[Device] = []
-        self.layouts: dict[str, PortLayout] = {}
-        self.kinds: list[str] = []
-        self.parts: list[LinkTable] = []
-        self.media_ids: list[str] = []
-        self.port_total = 0
-
-    def layout(self, layout: PortLayout) -> str:
-        self.layouts.setdefault(layout.id, layout)
-        return layout.id
-
-    def add(self, device: Device) -> int:
-        device.port_offset = self.port_total
-        self.port_total += len(self.layouts[device.layout])
-        self.devices.append(device)
-        return len(self.devices) - 1
-
-    def link_block(self, kind: str, a_dev, a_port, b_dev, b_port) -> None:
-        """Append links of one kind; media chosen once per kind from its end ports."""
-        a_dev = np.asarray(a_dev, dtype=np.int32)
-        if a_dev.size == 0:
-            return
-        if kind not in self.kinds:
-            self.kinds.append(kind)
-        first_a = self.devices[int(a_dev[0])]
-        first_b = self.devices[int(np.asarray(b_dev)[0])]
-        end_a = self.layouts[first_a.layout].ports[int(np.asarray(a_port)[0])]
-        end_b = self.layouts[first_b.layout].ports[int(np.asarray(b_port)[0])]
-        requested = self.d.media_requested.get("endpoint-leaf" if first_a.tier == 0 and first_a.role != "server" else kind)
-        medium = media_choice.choose(self.d.catalog, requested, end_a, end_b)
-        if medium not in self.media_ids:
-            self.media_ids.append(medium)
-        n = a_dev.size
-        self.parts.append(
-            LinkTable(
-                a_dev,
-                np.asarray(a_port, dtype=np.int32),
-                np.asarray(b_dev, dtype=np.int32),
-                np.asarray(b_port, dtype=np.int32),
-                np.full(n, self.kinds.index(kind), dtype=np.int16),
-                np.full(n, self.media_ids.index(medium), dtype=np.int16),
-                np.full(n, min(end_a.speed_gbps, end_b.speed_gbps), dtype=np.int32),
-            )
-        )
-
-
 def build(design: ClosDesign) -> Plan:
     d = design
     s = d.sizing
-    b = _Builder(d)
+    b = PlanAssembly(d.catalog, d.media_requested)
     rails = d.rails
     server_layout = b.layout(ports.server_layout(d.server.id, "compute", d.nics))
     switch_layout = b.layout(ports.switch_layout(d.switch, d.speed_gbps))
@@ -200,7 +151,7 @@ def _free_downlinks(d: ClosDesign, leaf_first: int) -> list[tuple[int, int]]:
     return free
 
 
-def _endpoints(b: _Builder, d: ClosDesign, leaf_first: int) -> None:
+def _endpoints(b: PlanAssembly, d: ClosDesign, leaf_first: int) -> None:
     if not d.endpoints:
         return
     need = sum(e.spec.count * e.spec.ports for e in d.endpoints)
@@ -232,7 +183,8 @@ def _endpoints(b: _Builder, d: ClosDesign, leaf_first: int) -> None:
         cursor += k
         devs = np.repeat(np.arange(first, first + e.spec.count), e.spec.ports)
         pidx = np.tile(np.arange(e.spec.ports), e.spec.count)
-        b.link_block(f"{e.spec.role}-leaf", devs, pidx, [t[0] for t in taken], [t[1] for t in taken])
+        b.link_block(f"{e.spec.role}-leaf", devs, pidx, [t[0] for t in taken], [t[1] for t in taken],
+                     medium=d.media_requested.get("endpoint-leaf"))
 
 
 def _design_record(d: ClosDesign) -> dict:
