@@ -6,7 +6,8 @@ import re
 from ipaddress import IPv4Network
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator,
+                      model_validator)
 
 # Limits that stop absurd specs before anything is allocated. A million GPUs is the
 # design target; four million leaves headroom while still failing fast on typos.
@@ -88,12 +89,23 @@ class Twist(_Strict):
     offset: int = Field(ge=1, le=4096)
 
 
+# What editors see: ratios are written as text ("2:1"), sizes as "1GiB"; the models
+# parse them, so the published schema says so rather than showing the parsed form.
+_RATIO_SCHEMA = {"type": "string", "pattern": r"^\s*\d{1,4}\s*:\s*\d{1,4}\s*$", "examples": ["1:1", "2:1"]}
+_OVERSUB_SCHEMA = WithJsonSchema({"anyOf": [_RATIO_SCHEMA, {"type": "object", "additionalProperties": False,
+                                                             "properties": {"leaf": _RATIO_SCHEMA, "spine": _RATIO_SCHEMA}}]})
+_RATIO_MAP_SCHEMA = WithJsonSchema({"type": "object", "additionalProperties": False,
+                                    "properties": {"leaf": _RATIO_SCHEMA, "spine": _RATIO_SCHEMA}})
+_SIZES_SCHEMA = WithJsonSchema({"type": "array", "maxItems": 16, "items": {"anyOf": [
+    {"type": "integer", "minimum": 1}, {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$"}]}})
+
+
 class Fabric(_Strict):
     topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane")
     switch: CatalogId | None = Field(
         None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
-    oversubscription: Oversubscription = Field(
+    oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
         default_factory=Oversubscription,
         description='leaf downlink:uplink bandwidth ("1:1"), or {leaf: "2:1", spine: "1:1"}',
     )
@@ -237,7 +249,7 @@ class Requirements(_Strict):
     """What must hold; `clusterc check` exits 1 when any is violated."""
 
     min_bisection_gbps: int | None = Field(None, ge=1, description="worst-cut bisection, one direction, Gb/s")
-    max_oversubscription: dict[Literal["leaf", "spine"], Ratio] | None = Field(
+    max_oversubscription: Annotated[dict[Literal["leaf", "spine"], Ratio], _RATIO_MAP_SCHEMA] | None = Field(
         None, description='per tier, measured down:up bandwidth, e.g. {leaf: "1:1"}')
     survive: Survive | None = None
     max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
@@ -268,7 +280,7 @@ def parse_bytes(value) -> int:
 class Collectives(_Strict):
     """All-reduce estimates to report (alpha-beta model; see report/checks.json)."""
 
-    message_sizes: list[int] = Field(
+    message_sizes: Annotated[list[int], _SIZES_SCHEMA] = Field(
         default_factory=lambda: [2**20, 2**30, 140 * 10**9], max_length=16,
         description='bytes, or sizes like "1GiB", "140GB"')
     latency_us: float = Field(5.0, gt=0, le=1000, description="per-step network latency (alpha), microseconds")
