@@ -4,14 +4,18 @@ and compare what it does with what the plan predicts. One runner per protocol.""
 from __future__ import annotations
 
 from ..plan.model import Plan
+from ..plan.views import fabric_protocol
 from .ethernet import TwinOptions, TwinUnavailable
 from . import ethernet
 
 
 def protocol(plan: Plan) -> str:
-    # Only Ethernet plans carry a routing plan (addresses, ASNs); InfiniBand fabrics are
-    # routed by the subnet manager.
-    return "ethernet" if plan.routing is not None else "infiniband"
+    """The fabric's switch protocol; a direct network (chips wired to chips) has no twin."""
+    proto = fabric_protocol(plan)
+    if proto is None:
+        raise TwinUnavailable("a direct network (accelerators wired to each other, no switches) has no routing "
+                              "daemons or subnet manager to boot")
+    return proto
 
 
 def _infiniband(plan: Plan, options: TwinOptions) -> dict:

@@ -70,7 +70,8 @@ def _run(*cmd: str, check: bool = True, timeout: float = 30) -> subprocess.Compl
 
 def preflight(plan: Plan) -> None:
     if plan.routing is None:
-        raise TwinUnavailable("the Ethernet twin needs an Ethernet fabric")
+        raise TwinUnavailable("the Ethernet twin needs a routing plan: a fat-tree or rail-optimized Ethernet fabric "
+                              "(addressing is not planned for other topologies yet)")
     switches = sum(1 for d in plan.devices if d.role in SWITCH_ROLES)
     if switches > MAX_SWITCHES:
         raise TwinUnavailable(f"{switches} switches: the twin runs designs of up to {MAX_SWITCHES} switches on one machine")
