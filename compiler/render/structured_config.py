@@ -79,6 +79,13 @@ class SwitchConfig:
         return [i for i in self.interfaces if i.kind == "fabric"]
 
     @property
+    def bgp_sessions(self) -> list[tuple[str, int, str, str]]:
+        """Numbered fabric sessions as (peer address, peer ASN, peer, local address): plain
+        tuples so a template unpacks them instead of paying a Jinja lookup per field."""
+        return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
+                for i in self.interfaces if i.kind == "fabric" and i.peer_address]
+
+    @property
     def sonic_type(self) -> str:
         return SONIC_TYPE[self.role]
 
