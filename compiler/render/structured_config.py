@@ -12,7 +12,7 @@ device and port), then one small record per used switch port.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from types import SimpleNamespace
 from typing import Iterator, NamedTuple
@@ -79,6 +79,13 @@ class SwitchConfig:
         return [i for i in self.interfaces if i.kind == "fabric"]
 
     @property
+    def bgp_sessions(self) -> list[tuple[str, int, str, str]]:
+        """Numbered fabric sessions as (peer address, peer ASN, peer, local address): plain
+        tuples so a template unpacks them instead of paying a Jinja lookup per field."""
+        return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
+                for i in self.interfaces if i.kind == "fabric" and i.peer_address]
+
+    @property
     def sonic_type(self) -> str:
         return SONIC_TYPE[self.role]
 
@@ -126,8 +133,9 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
                                  for d in devices])
     gport = offsets[dev] + port
 
-    # one C-level pass builds every record (Interface._make), no per-port Python frames
-    rows = list(map(Interface._make, zip(
+    # one C-level pass builds every record: tuple.__new__ straight from zip's tuples
+    # (Interface._make is a Python frame per port, ~0.35 s at 655k ports)
+    rows = list(map(partial(tuple.__new__, Interface), zip(
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
         np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
         all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
