@@ -87,20 +87,27 @@ def _print_findings(report: dict, verbose: bool) -> None:
             print(f"  {f['severity']}: {f['code']}: {f['message']}{where}")
 
 
+def _plans(specs: List[Path], failed: list[Diagnostic]):
+    """(spec, plan) for every spec that compiles, one at a time (a big plan is not kept
+    while the next builds); the diagnostics of the others go into `failed`."""
+    from .pipeline import build_plan
+
+    for spec in specs:
+        try:
+            yield spec, build_plan(spec)[1]
+        except SpecInvalid as exc:
+            failed.extend(exc.diagnostics)
+
+
 @app.command()
 def validate(specs: List[Path] = typer.Argument(..., help="spec files"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Check specs (syntax, catalog ids, feasibility) without writing anything."""
-    from .pipeline import build_plan
 
     failed: list[Diagnostic] = []
-    for spec in specs:
-        try:
-            build_plan(spec)
-            if format == Format.text:
-                print(f"{spec}: ok")
-        except SpecInvalid as exc:
-            failed.extend(exc.diagnostics)
+    for spec, _plan in _plans(specs, failed):
+        if format == Format.text:
+            print(f"{spec}: ok")
     if failed:
         _print_diagnostics(failed, format)
         raise typer.Exit(EXIT_INVALID)
@@ -114,7 +121,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
              only: Optional[str] = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
-    from .pipeline import build_plan, write_outputs
+    from .pipeline import write_outputs
     from .plan.summary import summarize
     from .render import RENDERERS
 
@@ -130,12 +137,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
     failed: list[Diagnostic] = []
     results = []
     checks_failed = False
-    for spec in specs:
-        try:
-            _, plan = build_plan(spec)
-        except SpecInvalid as exc:
-            failed.extend(exc.diagnostics)
-            continue
+    for spec, plan in _plans(specs, failed):
         try:
             target = write_outputs(plan, out, outputs)
         except OSError as exc:
@@ -168,16 +170,10 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
     """Check specs' plans: bisection, oversubscription, redundancy, failures, budgets, hops,
     collective estimates and the spec's requirements. Exit 1 on an error finding."""
     from .check import report_for
-    from .pipeline import build_plan
 
     failed: list[Diagnostic] = []
     reports = []
-    for spec in specs:
-        try:
-            _, plan = build_plan(spec)
-        except SpecInvalid as exc:
-            failed.extend(exc.diagnostics)
-            continue
+    for spec, plan in _plans(specs, failed):
         report = report_for(plan)
         reports.append({"spec": str(spec), **report})
         if format == Format.text:
@@ -358,21 +354,17 @@ def nccl_xml(server: str = typer.Argument(..., help="a server or VM type with a 
     except StyleUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
+
+
 @app.command()
 def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files"),
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compare designs side by side: one column per spec (switches, cables, transceivers,
     power, bisection, oversubscription, hops, worst single failure)."""
     from .compare import comparison_text, design_figures
-    from .pipeline import build_plan
 
     failed: list[Diagnostic] = []
-    figures = []
-    for spec in specs:
-        try:
-            figures.append(design_figures(build_plan(spec)[1]))
-        except SpecInvalid as exc:
-            failed.extend(exc.diagnostics)
+    figures = [design_figures(plan) for _spec, plan in _plans(specs, failed)]
     if failed:
         _print_diagnostics(failed, format)
         raise typer.Exit(EXIT_INVALID)
@@ -380,6 +372,8 @@ def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files
         print(json.dumps({"ok": True, "designs": figures}, indent=2))
     else:
         print(comparison_text(figures), end="")
+
+
 @app.command()
 def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet design: up to a few dozen switches)"),
          fail_link: Optional[str] = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),

@@ -29,13 +29,13 @@ from ..spec.load import LoadedSpec
 from . import naming, ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .resolve import Common, resolve_common, size_field
+from .resolve import Common, OnCommon, resolve_common, size_field
 
 LINK_KINDS = ("server-router", "server-leaf", "local", "global")
 
 
 @dataclass(frozen=True)
-class DragonflyDesign:
+class DragonflyDesign(OnCommon):
     c: Common
     fat_tree: bool  # dragonfly+: leaf/spine inside the group
     groups: int
@@ -58,14 +58,6 @@ class DragonflyDesign:
     @property
     def endpoint_ports(self) -> int:
         return self.c.servers * len(self.c.nics.ports)
-
-    @property
-    def gpus(self) -> int:
-        return self.c.servers * self.c.server.gpus
-
-    @property
-    def catalog(self):
-        return self.c.catalog
 
 
 def resolve(loaded: LoadedSpec) -> DragonflyDesign:

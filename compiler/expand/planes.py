@@ -31,11 +31,11 @@ from ..spec.load import LoadedSpec
 from . import naming, ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .resolve import Common, resolve_common, size_field
+from .resolve import Common, OnCommon, resolve_common, size_field
 
 
 @dataclass(frozen=True)
-class PlanesDesign:
+class PlanesDesign(OnCommon):
     c: Common
     rail_only: bool
     rails: int  # NICs per server (rail-only: NIC ports per server)
@@ -48,14 +48,6 @@ class PlanesDesign:
     up_cages: int
     notes: tuple[str, ...]
     links_per_pair: int = 1  # rail-only sub-fabric: links from a leaf to each spine of its rail
-
-    @property
-    def gpus(self) -> int:
-        return self.c.servers * self.c.server.gpus
-
-    @property
-    def catalog(self):
-        return self.c.catalog
 
 
 def _uplinks(segment: int, speed: int, up_speed: int, ratio) -> int:

@@ -129,6 +129,20 @@ class Common:
     media_requested: dict[str, str]
 
 
+class OnCommon:
+    """What a family's design (holding its Common as `c`) exposes the same way."""
+
+    c: Common
+
+    @property
+    def gpus(self) -> int:
+        return self.c.servers * self.c.server.gpus
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.c.catalog
+
+
 def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_KINDS, direct: bool = False) -> Common:
     """Catalog ids, media per link kind, NIC/switch speeds and the server count, shared by
     every family. `direct`: no switch; the speed is the accelerators' own port speed.

@@ -28,14 +28,14 @@ from ..spec.load import LoadedSpec
 from . import naming, ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .resolve import Common, resolve_common, size_field
+from .resolve import Common, OnCommon, resolve_common, size_field
 
 AXES = "xyz"
 LINK_KINDS = ("server-router", "router-router", "chip-chip", "board")
 
 
 @dataclass(frozen=True)
-class TorusDesign:
+class TorusDesign(OnCommon):
     c: Common
     dims: tuple[int, ...]
     wrap: tuple[bool, ...]
@@ -49,14 +49,6 @@ class TorusDesign:
     @property
     def nodes(self) -> int:
         return math.prod(self.dims)
-
-    @property
-    def gpus(self) -> int:
-        return self.c.servers * self.c.server.gpus
-
-    @property
-    def catalog(self):
-        return self.c.catalog
 
 
 def _host_grid(grid: list[int], n: int) -> tuple[int, ...]:
