@@ -160,3 +160,19 @@ def test_compile_writes_checks_and_summary_figures(tmp_path):
     report = json.loads((tmp_path / "b200-superpod-4su" / "report" / "checks.json").read_text())
     schema = json.loads((resources.files("compiler.check") / "checks.schema.json").read_text())
     jsonschema.validate(report, schema)
+
+
+def test_large_graphs_measure_failures_on_the_tightest_cuts(tmp_path, monkeypatch):
+    """Above LARGE_GRAPH_LINKS, single failures use the two tightest intact cuts; on a
+    symmetric fabric that gives the same figures as every cut, and the report says so."""
+    from compiler.check import context, run_checks
+
+    path = _spec(tmp_path, "m", 64)
+    exact = run_checks(build_plan(path)[1])["figures"]["redundancy"]
+    monkeypatch.setattr(context, "LARGE_GRAPH_LINKS", 10)
+    sampled = run_checks(build_plan(path)[1])["figures"]["redundancy"]
+    assert "failure_cuts" not in exact
+    assert "2 tightest intact cuts" in sampled["failure_cuts"]
+    for key, failure in exact["single_failures"].items():
+        assert sampled["single_failures"][key]["bisection_gbps"] == failure["bisection_gbps"], key
+        assert sampled["single_failures"][key]["servers_cut_off"] == failure["servers_cut_off"], key

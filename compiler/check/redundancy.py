@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .context import CheckContext
+from .context import LARGE_GRAPH_LINKS, CheckContext
 from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
+MAX_SAMPLED_TARGETS_LARGE = 12  # graphs above LARGE_GRAPH_LINKS: each unit max-flow costs ~0.1 s
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
@@ -50,10 +51,11 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
         others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
         targets = same + others
-        if len(targets) > MAX_SAMPLED_TARGETS:  # dragonflies have thousands of groups: evenly spaced ones
-            targets = [targets[i] for i in np.linspace(0, len(targets) - 1, MAX_SAMPLED_TARGETS).round().astype(int)]
+        cap = MAX_SAMPLED_TARGETS if g.a.size <= LARGE_GRAPH_LINKS else MAX_SAMPLED_TARGETS_LARGE
+        if len(targets) > cap:  # dragonflies have thousands of groups: evenly spaced ones
+            targets = [targets[i] for i in np.linspace(0, len(targets) - 1, cap).round().astype(int)]
         method = (f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
-                  + (f" (at most {MAX_SAMPLED_TARGETS}, evenly spaced)" if len(same + others) > MAX_SAMPLED_TARGETS else ""))
+                  + (f" (at most {cap}, evenly spaced)" if len(same + others) > cap else ""))
     apart = ctx.plan.design.get("never_meet")
     if apart:
         # Rails (rail-only) or planes (multi-plane) the design never joins: pairs inside one only.
@@ -68,7 +70,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
 
 def _impact(ctx: CheckContext, base_gbps: int, keep_link=None, keep_switch=None) -> dict:
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch)
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=ctx.failure_cuts)
     lost_at = np.zeros(g.at_switch.size, dtype=bool) if keep_switch is None else ~keep_switch[g.at_switch]
     gpu_lost = lost_at & g.at_is_gpu_server
     servers_all = np.unique(g.at_device[g.at_is_gpu_server])
@@ -103,11 +105,14 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
     gpu = g.at_is_gpu_server
     per_nic = int(plan.design.get("planes") or 1)
-    homes = {}
-    for dev, port, sw in zip(g.at_device[gpu].tolist(), g.at_port[gpu].tolist(), g.at_switch[gpu].tolist()):
-        homes.setdefault((dev, port // per_nic), set()).add(sw)
-    single = {dev for (dev, _), sws in homes.items() if len(sws) == 1}
-    n_servers = len({dev for dev, _ in homes})
+    dev = g.at_device[gpu].astype(np.int64)
+    nic = g.at_port[gpu].astype(np.int64) // per_nic
+    width = int(nic.max(initial=0)) + 1
+    # distinct (NIC, switch) pairs, then switches per NIC: one means single-homed
+    homes, n_homes = np.unique(np.unique(np.stack([dev * width + nic, g.at_switch[gpu].astype(np.int64)]), axis=1)[0],
+                               return_counts=True)
+    single = set((homes[n_homes == 1] // width).tolist())
+    n_servers = int(np.unique(dev).size)
     figures["single_homed_servers"] = len(single)
     if single:
         findings.append(Finding("SINGLE_HOMED_PER_RAIL", "info",
@@ -135,7 +140,7 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
                                 f"({imp['bisection_gbps']:,} Gb/s), {imp['gpu_ports_cut_off']} GPU NIC ports and "
                                 f"{imp['servers_cut_off']} servers cut off", imp["switch"]))
     if g.a.size:
-        kinds = sorted({plan.link_kinds[int(plan.links.kind[int(i)])] for i in np.unique(g.link)})
+        kinds = sorted(plan.link_kinds[int(k)] for k in np.unique(plan.links.kind[g.link]))
         for kind in kinds:
             k_idx = plan.link_kinds.index(kind)
             first = int(np.nonzero(plan.links.kind[g.link] == k_idx)[0][0])
@@ -147,6 +152,10 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
             imp["leaf_pair_paths_min"] = leaf_pair_paths(ctx, keep, src, quick=True)[0]
             failures[f"link:{kind}"] = imp
     figures["single_failures"] = failures
+    if len(ctx.failure_cuts) < len(ctx.cuts):
+        figures["failure_cuts"] = (f"single failures measured on the {len(ctx.failure_cuts)} tightest intact cuts "
+                                   f"({', '.join(c.name for c in ctx.failure_cuts)}) of {len(ctx.cuts)}: the graph has "
+                                   f"{g.a.size:,} switch links")
     figures["monte_carlo"] = _monte_carlo(ctx, base)
     return figures, findings
 
@@ -177,7 +186,7 @@ def _monte_carlo(ctx: CheckContext, base: int, k: int = 2, samples: int | None =
     g = ctx.graph
     if g.a.size <= k:
         return {}
-    samples = samples or (32 if g.a.size < 50_000 else 12)
+    samples = samples or (32 if g.a.size < 50_000 else 12 if g.a.size <= LARGE_GRAPH_LINKS else 8)
     rng = np.random.default_rng(ctx.seed)
     # The two tightest cuts of the intact fabric: k random link losses rarely change which cut binds.
     by_value = sorted(ctx.figures["bisection"]["cuts"], key=lambda c: c["gbps"])[:2]

@@ -36,10 +36,17 @@ def qlines(*lines: str) -> str:
 PLURAL = {"server": "servers", "leaf": "leaves", "spine": "spines", "core": "cores"}
 
 
-def render_svg(dot: str) -> str:
+def render_svg(dot: str, prog: str = "dot") -> str:
     import pygraphviz
 
-    return pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot").decode("utf-8")
+    return pygraphviz.AGraph(string=dot).draw(format="svg", prog=prog).decode("utf-8")
+
+
+def overview_layout(plan: Plan) -> str:
+    """Clos overviews are layered (dot, bottom to top). Torus and dragonfly group graphs are
+    not, and dot's crossing minimisation on a dense one takes minutes (a 32-group dragonfly
+    overview: 144 s); neato lays it out in a fraction of a second, deterministically."""
+    return "dot" if plan.design.get("topology") in ("fat-tree", "rail-optimized") else "neato"
 
 
 def bandwidth(gbps: int) -> str:
@@ -120,7 +127,10 @@ def overview_dot(plan: Plan) -> str:
     pairs, inverse = np.unique(key, return_inverse=True)
     n_links = np.bincount(inverse)
     gbps = np.bincount(inverse, weights=links.speed_gbps.astype(np.float64))
-    lines = [f"graph {q(plan.name)} {{", '  graph [rankdir=BT, fontname="Helvetica", label=' + q(
+    layout = overview_layout(plan)
+    # layout= in the file too, so `dot -Tsvg fabric.dot` draws what we drew
+    attrs = "rankdir=BT" if layout == "dot" else f"layout={layout}, overlap=false"
+    lines = [f"graph {q(plan.name)} {{", f'  graph [{attrs}, fontname="Helvetica", label=' + q(
         f"{plan.name}: {plan.design['gpus']:,} GPUs, {plan.design['tiers']} tiers") + ", labelloc=t];",
              '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=9];']
@@ -203,7 +213,7 @@ def scope_dot(plan: Plan, name: str, members: list[int], link_ids: np.ndarray | 
 def render(plan: Plan, out: OutputDir) -> None:
     dot = overview_dot(plan)
     out.write_text("diagrams/fabric.dot", dot)
-    out.write_text("diagrams/fabric.svg", plan.memo("fabric_svg", lambda pl: render_svg(dot)))
+    out.write_text("diagrams/fabric.svg", plan.memo("fabric_svg", lambda pl: render_svg(dot, overview_layout(pl))))
     small = len(plan.devices) <= SVG_MAX_DEVICES
     names, _, link_scope = scope_index(plan)
     order = np.argsort(link_scope, kind="stable")

@@ -20,7 +20,7 @@ from ..check import report_for
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.summary import summarize
-from .diagrams import overview_dot, render_svg
+from .diagrams import overview_dot, overview_layout, render_svg
 from .writer import OutputDir
 
 CSS = """body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -140,7 +140,7 @@ def report_html(plan: Plan) -> str:
         ["category", "part number", "description", "quantity", "unit W", "total W", "notes"],
         [[b.category, b.part_number, b.description, b.quantity, b.unit_power_w, b.total_power_w, b.notes] for b in bom],
         {3, 4, 5}))
-    svg = plan.memo("fabric_svg", lambda pl: render_svg(overview_dot(pl)))
+    svg = plan.memo("fabric_svg", lambda pl: render_svg(overview_dot(pl), overview_layout(pl)))
     parts.append(f'<h2>Fabric</h2><div class="diagram">{_strip_prolog(svg)}</div>')
     plots = [bars("Bandwidth per tier (one direction)", bandwidth_per_tier(plan), "Tb/s"),
              bars("Failure impact: bisection lost (worst balanced cut)", failure_impact(plan), "%")]
