@@ -157,6 +157,14 @@ class Server(_Strict):
     sources: list[str]
     notes: str = ""
 
+    @model_validator(mode="after")
+    def _whole_servers_per_domain(self):
+        # A scale-up domain is whole servers (the plan finds a server's domain by division).
+        if self.scale_up and (self.scale_up.domain_gpus < self.gpus or self.scale_up.domain_gpus % self.gpus):
+            raise ValueError(f"scale_up.domain_gpus {self.scale_up.domain_gpus} is not a whole number of servers "
+                             f"of {self.gpus} GPUs")
+        return self
+
 
 class Transceiver(_Strict):
     part_number: str
