@@ -45,6 +45,20 @@ class ScaleUpDomains:
         """0-based domain of the 0-based server position (plan order)."""
         return server // self.servers_per_domain
 
+    def phrase(self) -> str:
+        """How notes and findings name the domain: `nvlink4 domains of 8 GPUs (1 server), 900 GB/s per GPU`."""
+        gbytes = f", {self.gbytes_per_s_per_gpu:,} GB/s per GPU" if self.gbytes_per_s_per_gpu else ""
+        servers = f"{self.servers_per_domain} server{'s' if self.servers_per_domain > 1 else ''}"
+        return f"{self.kind} domains of {self.gpus_per_domain} GPUs ({servers}){gbytes}"
+
+    def summary(self) -> dict:
+        """The summary.json section: what a capacity planner quotes."""
+        return {"kind": self.kind, "wiring": self.wiring, "domains": self.domains,
+                "gpus_per_domain": self.gpus_per_domain, "servers_per_domain": self.servers_per_domain,
+                "gbytes_per_s_per_gpu": self.gbytes_per_s_per_gpu, "domain_gbytes_per_s": self.domain_gbytes_per_s,
+                "switch_trays_per_domain": self.switch_trays_per_domain,
+                "switch_trays": self.switch_trays_per_domain * self.domains}
+
     def as_json(self) -> dict:
         return asdict(self)
 
