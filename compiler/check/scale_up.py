@@ -45,9 +45,9 @@ def check_scale_up(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         "switch_tray_failure": _tray_failure(up),
     }
     where = f"{up.kind} domains"
-    msg = f"{up.domains:,} {up.kind} domain(s) of {up.gpus_per_domain} GPUs ({up.servers_per_domain} server(s) each)"
+    msg = f"{up.domains:,} x {up.phrase()}"
     if per_gpu:
-        msg += (f", {per_gpu:,} GB/s per GPU bidirectional, {up.domain_gbytes_per_s:,} GB/s per domain"
+        msg += (f" (bidirectional), {up.domain_gbytes_per_s:,} GB/s per domain"
                 + (f"; {figures['scale_up_to_network_ratio']:g}x the {net:,.0f} Gb/s network per GPU" if net else ""))
     findings = [Finding("SCALE_UP_DOMAINS", "info", msg, where)]
     f = figures["switch_tray_failure"]
