@@ -119,6 +119,7 @@ class ScaleUp(_Strict):
     switch_tray: str | None = None
     switch_trays_per_domain: int | None = Field(None, ge=1)
     backplane: str | None = None  # one set per domain
+    domain_name: str | None = None  # what one multi-server domain is called, e.g. "NVL72 rack"
     gbytes_per_s_per_gpu_confidence: Confidence | None = None
     sources: list[str] = []
 

@@ -32,7 +32,8 @@ def scale_up_domains(server: Server, servers: int) -> ScaleUpDomains | None:
 
 
 def _unit(server: Server) -> str:
-    return "NVL72 racks" if server.scale_up.domain_gpus == 72 else "scale-up domains"
+    name = server.scale_up.domain_name
+    return f"{name}s" if name else "scale-up domains"
 
 
 def size_diagnostics(loaded: LoadedSpec, server: Server, servers: int, size_path: tuple) -> list[Diagnostic]:
