@@ -72,6 +72,10 @@ def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     rows += [(f"{role}", f"{n:,}") for role, n in summary["endpoints"].items()]
     rows += [(f"{kind} cables", f"{n:,}") for kind, n in summary["cables"].items()]
     rows += [("transceivers", f"{summary['transceivers']:,}")]
+    up = summary.get("scale_up")
+    if up and up["gbytes_per_s_per_gpu"]:
+        rows += [("scale-up", f"{up['domains']:,} x {up['kind']} domain of {up['gpus_per_domain']} GPUs, "
+                              f"{up['gbytes_per_s_per_gpu']:,} GB/s per GPU, {up['domain_gbytes_per_s']:,} GB/s per domain")]
     rows += [(f"oversubscription {tier}", r) for tier, r in summary["oversubscription"].items()]
     b = summary.get("bisection_gbps")
     if b:

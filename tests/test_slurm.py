@@ -185,8 +185,10 @@ def test_block_rules_can_fail():
     assert slurm_rules.block_problems([good[0], {"name": "a", "nodes": hosts[18:]}], [18], set(hosts), hosts)
 
 
-def test_no_scheduler_tree_note_for_misaligned_domains(tmp_path):
+def test_misaligned_domains_are_rejected(tmp_path):
+    # An NVL72 rack's NVLink domain never spans two SUs (Slurm blocks and k8s levels follow it).
     path = tmp_path / "gb.yaml"
     path.write_text(GB200.replace("scalable_unit: 18", "scalable_unit: 32").replace("gb200-blocks", "gb200-mis"))
     r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
-    assert r.returncode == 0 and "some NVLink domains span two SUs" in r.stdout
+    assert r.returncode == 2
+    assert "fabric.scalable_unit" in r.stderr and "e.g. 18 or 36" in r.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..diagnostics import Diagnostic, SpecInvalid
+from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
-from .models import Cable, HostTopology, Media, Server, Switch, Transceiver
+from .models import Cable, HostTopology, Media, ScaleUpPart, Server, Switch, Transceiver
 
 _SECTIONS = {
     "servers": (Server, "id"),
@@ -19,6 +19,7 @@ _SECTIONS = {
     "cables": (Cable, "id"),
     "media": (Media, "id"),
     "host_topology": (HostTopology, "id"),
+    "scale_up_parts": (ScaleUpPart, "id"),
 }
 
 
@@ -30,6 +31,7 @@ class Catalog:
     cables: dict[str, Cable] = field(default_factory=dict)
     media: dict[str, Media] = field(default_factory=dict)
     host_topology: dict[str, HostTopology] = field(default_factory=dict)  # by server or VM type id
+    scale_up_parts: dict[str, ScaleUpPart] = field(default_factory=dict)  # NVLink switch trays, backplanes
 
     def transceiver_for(self, fiber: str, form_factor: str, top: str, cage_gbps: int) -> Transceiver | None:
         """The transceiver that fits a cage for a fiber kind; first by part number for determinism."""
@@ -82,15 +84,35 @@ def load_catalog(user_file: str | Path | None = None) -> Catalog:
     catalog = Catalog()
     diagnostics: list[Diagnostic] = []
     data_dir = resources.files(__package__) / "data"
-    names = ["servers.yaml", "switches.yaml", "media.yaml"]
+    names = ["servers.yaml", "switches.yaml", "media.yaml", "scale_up.yaml"]
     names += sorted(f"host_topology/{p.name}" for p in (data_dir / "host_topology").iterdir() if p.name.endswith(".yaml"))
     for name in names:
         text = (data_dir / name).read_text(encoding="utf-8")
         _merge(catalog, load_yaml_text(text, f"<builtin>/{name}"), diagnostics)
+    diagnostics += _scale_up_references(catalog)
     if diagnostics:  # the built-in catalog is ours: a problem there is a bug
         raise RuntimeError("built-in catalog invalid:\n" + "\n".join(d.format() for d in diagnostics))
     if user_file is not None:
-        _merge(catalog, load_yaml_file(user_file), diagnostics)
+        source = load_yaml_file(user_file)
+        _merge(catalog, source, diagnostics)
+        diagnostics += _scale_up_references(catalog, source.file)
         if diagnostics:
             raise SpecInvalid(diagnostics)
     return catalog
+
+
+def _scale_up_references(catalog: Catalog, file: str | None = None) -> list[Diagnostic]:
+    """Every switch tray / backplane a server's scale_up names is a scale_up_parts entry of that kind."""
+    out = []
+    for server in catalog.servers.values():
+        up = server.scale_up
+        for field_name, kind in (("switch_tray", "switch-tray"), ("backplane", "backplane")):
+            ref = getattr(up, field_name) if up else None
+            if ref is not None and (ref not in catalog.scale_up_parts or catalog.scale_up_parts[ref].kind != kind):
+                out.append(Diagnostic("CATALOG_INVALID", f"server '{server.id}' scale_up.{field_name} '{ref}' is not a "
+                                      f"{kind} in scale_up_parts", path=f"servers.{server.id}.scale_up.{field_name}",
+                                      file=file or "", hint=nearest(ref, catalog.scale_up_parts)))
+        if up and (up.switch_tray is None) != (up.switch_trays_per_domain is None):
+            out.append(Diagnostic("CATALOG_INVALID", f"server '{server.id}': scale_up.switch_tray and "
+                                  "switch_trays_per_domain go together", path=f"servers.{server.id}.scale_up", file=file or ""))
+    return out

@@ -113,6 +113,32 @@ class ScaleUp(_Strict):
     port_gbps_confidence: Confidence | None = None
     wiring: Literal["switched", "torus", "full-mesh"] = "switched"
     host_grid: list[int] | None = None  # how a host's chips sit in a torus, e.g. [2, 2, 1]
+    # A domain larger than one server is switched by parts outside the servers (NVL72: 9 NVLink
+    # switch trays and the cable-cartridge backplane per rack): ScaleUpPart ids. None: the
+    # switch chips sit inside the chassis (DGX/HGX baseboard NVSwitches), no BOM line of their own.
+    switch_tray: str | None = None
+    switch_trays_per_domain: int | None = Field(None, ge=1)
+    backplane: str | None = None  # one set per domain
+    domain_name: str | None = None  # what one multi-server domain is called, e.g. "NVL72 rack"
+    gbytes_per_s_per_gpu_confidence: Confidence | None = None
+    sources: list[str] = []
+
+
+class ScaleUpPart(_Strict):
+    """A part of a scale-up fabric that is not a server: in the BOM, never a field cable."""
+
+    id: str
+    kind: Literal["switch-tray", "backplane"]
+    vendor: str
+    model: str
+    part_number: str | None = None  # None: no orderable number in our sources (ships with the rack)
+    part_of: str = ""  # what it ships with, e.g. "GB200 NVL72 rack"
+    rack_units: int | None = None
+    switch_asics: int | None = None  # NVSwitch chips per tray
+    power_w: int | None = None
+    confidence: Confidence
+    sources: list[str]
+    notes: str = ""
 
 
 class Server(_Strict):
@@ -131,6 +157,14 @@ class Server(_Strict):
     confidence: Confidence
     sources: list[str]
     notes: str = ""
+
+    @model_validator(mode="after")
+    def _whole_servers_per_domain(self):
+        # A scale-up domain is whole servers (the plan finds a server's domain by division).
+        if self.scale_up and (self.scale_up.domain_gpus < self.gpus or self.scale_up.domain_gpus % self.gpus):
+            raise ValueError(f"scale_up.domain_gpus {self.scale_up.domain_gpus} is not a whole number of servers "
+                             f"of {self.gpus} GPUs")
+        return self
 
 
 class Transceiver(_Strict):

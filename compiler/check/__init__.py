@@ -18,6 +18,7 @@ from .oversubscription import check_oversubscription
 from .physical import physical_findings
 from .redundancy import check_redundancy
 from .requirements import check_requirements
+from .scale_up import check_scale_up
 
 # check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
 CHECKS = {
@@ -27,6 +28,7 @@ CHECKS = {
     "oversubscription": check_oversubscription,
     "redundancy": check_redundancy,
     "hops": check_hops,
+    "scale_up": check_scale_up,  # before collectives, which use its domains
     "collectives": check_collectives,
     "requirements": check_requirements,
 }

@@ -110,7 +110,8 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     scale-up domain (NVLink), which the plan does not model as links. With one rail the
     network is one switch: half the GPU injection."""
     if plan.design["rails"] >= 2:
-        return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain); "
+        domain = f": {plan.scale_up.phrase()}" if plan.scale_up else ""
+        return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain{domain}); "
                    f"per rail 1/2 * servers * link speed = {plan.design['per_rail_bisection_gbps']:,} Gb/s")
     return int(_gpu_injection_gbps(g) // 2), "1/2 * GPU injection (one rail, one switch)"
 

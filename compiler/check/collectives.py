@@ -5,9 +5,12 @@ Model (stated in the output):
   fabric's worst-cut bisection implies, no compute/communication overlap;
 - ring over n ranks: 2(n-1)/n * S / B + 2(n-1) * alpha;
 - tree (double binary, pipelined): 2 * S / B + 2 * ceil(log2 n) * alpha;
-- hierarchical: reduce-scatter and all-gather inside the server over the scale-up
-  domain (NVLink), all-reduce of S/g across servers on each GPU's own NIC:
+- hierarchical: reduce-scatter inside the scale-up domain of g GPUs (8 on a DGX/HGX
+  baseboard, 72 in an NVL72 rack; plan.scale_up) over NVLink, all-reduce of S/g across the
+  M domains on each GPU's own NIC ports, all-gather inside the domain:
   2(g-1)/g * S / B_scaleup + 2(M-1)/M * (S/g) / B_net + 2(M-1) * alpha;
+- flat ring: one ring over all n GPUs at the slower of network and scale-up bandwidth;
+  `used` names the fastest of ring, tree and hierarchical (what NCCL's tuner would aim for);
 - B_net per GPU = NIC bandwidth x fabric factor, where the fabric factor is the worst-cut
   bisection over half the GPUs' injection (1.0 at 1:1, 0.5 at 2:1);
 - bus bandwidth (nccl-tests busbw) = algbw * 2(n-1)/n, algbw = S / t.
@@ -21,8 +24,9 @@ from .context import CheckContext
 from .findings import Finding
 
 MODEL = ("alpha-beta: t = latency + bytes/bottleneck bandwidth; ring 2(n-1)/n*S/B + 2(n-1)a; "
-         "tree 2S/B + 2ceil(log2 n)a; hierarchical: NVLink reduce-scatter/all-gather inside the server, "
-         "ring of S/g across servers per GPU NIC; network bandwidth per GPU = NIC Gb/s x (worst-cut bisection / "
+         "tree 2S/B + 2ceil(log2 n)a; hierarchical: reduce-scatter/all-gather inside the scale-up domain of g GPUs "
+         "(NVLink, one direction = half the bidirectional GB/s), ring of S/g across the domains per GPU NIC; "
+         "used = the fastest; network bandwidth per GPU = NIC Gb/s x (worst-cut bisection / "
          "half the injection); no overlap, no congestion beyond the bisection")
 
 
@@ -43,10 +47,16 @@ def tree_allreduce_s(size_bytes, ranks, gbps, alpha_s) -> float:
     return 2 * transfer_time_s(size_bytes, gbps) + 2 * math.ceil(math.log2(ranks)) * alpha_s
 
 
-def hierarchical_allreduce_s(size_bytes, gpus_per_server, servers, scaleup_gbps, net_gbps, alpha_s) -> float:
-    g = gpus_per_server
+def hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> tuple[float, float]:
+    """(scale-up stage: reduce-scatter + all-gather inside a domain, network stage: all-reduce
+    of S/g across the domains)."""
+    g = gpus_per_domain
     intra = 2 * (g - 1) / g * transfer_time_s(size_bytes, scaleup_gbps) if g > 1 and scaleup_gbps else 0.0
-    return intra + ring_allreduce_s(size_bytes / g, servers, net_gbps, alpha_s)
+    return intra, ring_allreduce_s(size_bytes / g, domains, net_gbps, alpha_s)
+
+
+def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> float:
+    return sum(hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s))
 
 
 def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
@@ -54,17 +64,20 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     d = plan.design
     gpus, servers = d["gpus"], d["servers"]
     g = gpus // servers
+    up = plan.scale_up
+    if up is not None and not up.in_plan_links and up.domains:
+        g = up.gpus_per_domain  # the NVLink domain: the server (DGX) or the rack (NVL72)
+    domains = gpus // g
     bis = ctx.figures["bisection"]["worst_cut_gbps"]
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
     if d["topology"] == "rail-only":
-        # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain
-        # carries what crosses rails), so the network figure is each rail's own bisection.
+        # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain of
+        # g GPUs carries what crosses rails), so the network figure is each rail's own bisection.
         bis = d["per_rail_bisection_gbps"] * d["rails"]
     factor = min(1.0, bis / (inj / 2)) if inj else 0.0
     nic_gbps_per_gpu = inj / gpus
     net = nic_gbps_per_gpu * factor
-    server_rec = plan.facts["models"].get(d["server"], {})
-    scaleup_gbytes = server_rec.get("scale_up_gbytes_per_s")  # bidirectional GB/s per GPU
+    scaleup_gbytes = up.gbytes_per_s_per_gpu if up is not None else None  # bidirectional GB/s per GPU
     scaleup_gbps = scaleup_gbytes * 8 / 2 if scaleup_gbytes else None  # one direction, Gb/s
     settings = plan.analysis.get("collectives", {})
     alpha = settings.get("latency_us", 5.0) * 1e-6
@@ -72,20 +85,25 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     for size in settings.get("message_sizes", []):
         ring = ring_allreduce_s(size, gpus, min(net, scaleup_gbps or net), alpha)
         tree = tree_allreduce_s(size, gpus, min(net, scaleup_gbps or net), alpha)
-        hier = hierarchical_allreduce_s(size, g, servers, scaleup_gbps, net, alpha)
-        best = min(ring, tree, hier)
+        intra, inter = hierarchical_stages_s(size, g, domains, scaleup_gbps, net, alpha)
+        hier = intra + inter
+        best, used = min((ring, "ring"), (tree, "tree"), (hier, "hierarchical"))
         rows.append({
             "message_bytes": size,
             "ring_s": round(ring, 6), "tree_s": round(tree, 6), "hierarchical_s": round(hier, 6),
+            "hierarchical_scale_up_s": round(intra, 6), "hierarchical_network_s": round(inter, 6), "used": used,
             "busbw_gbytes_per_s": round(size / best * 2 * (gpus - 1) / gpus / 1e9, 3) if best > 0 else None,
             "lower_bound_one_link_s": round(transfer_time_s(size, nic_gbps_per_gpu), 6),
         })
-    figures = {"model": MODEL, "ranks": gpus, "gpus_per_server": g, "latency_us": alpha * 1e6,
+    figures = {"model": MODEL, "ranks": gpus, "gpus_per_server": gpus // servers, "gpus_per_domain": g,
+               "domains": domains, "latency_us": alpha * 1e6,
                "nic_gbps_per_gpu": nic_gbps_per_gpu, "fabric_factor": round(factor, 4),
                "network_gbps_per_gpu": round(net, 3), "scaleup_gbps_per_gpu": scaleup_gbps, "allreduce": rows}
     findings = []
     for r in rows:
         findings.append(Finding("COLLECTIVE_ESTIMATE", "info",
                                 f"all-reduce of {r['message_bytes']:,} B over {gpus:,} GPUs: ring {r['ring_s']:.4g} s, "
-                                f"tree {r['tree_s']:.4g} s, hierarchical {r['hierarchical_s']:.4g} s", "fabric"))
+                                f"tree {r['tree_s']:.4g} s, hierarchical {r['hierarchical_s']:.4g} s "
+                                f"({g}-GPU domains: {r['hierarchical_scale_up_s']:.4g} s scale-up + "
+                                f"{r['hierarchical_network_s']:.4g} s network); {r['used']} is fastest", "fabric"))
     return figures, findings

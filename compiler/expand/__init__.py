@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..diagnostics import SpecInvalid
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, clos, dragonfly, facts, layout, planes, torus
+from . import addressing, clos, dragonfly, facts, layout, planes, scale_up, torus
 from .resolve import ClosDesign, resolve
 
 # topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
@@ -46,6 +46,7 @@ def expand(loaded: LoadedSpec) -> Plan:
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)
+    plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design["server"]], plan.design["servers"])
     spec = loaded.spec
     plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}
     if spec.requirements and spec.requirements.max_oversubscription:

@@ -74,6 +74,12 @@ def attach(plan: Plan, catalog: Catalog) -> None:
              for m, rec in models.items() if rec["kind"] == "server"}
     plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items())),
                   "host_topology": hosts}
+    # Scale-up fabric parts outside the servers (NVLink switch trays, backplanes): BOM lines.
+    parts = {ref: catalog.scale_up_parts[ref].model_dump(mode="json", exclude={"id"})
+             for m, rec in models.items() if rec["kind"] == "server" and catalog.servers[m].scale_up
+             for ref in (catalog.servers[m].scale_up.switch_tray, catalog.servers[m].scale_up.backplane) if ref}
+    if parts:
+        plan.facts["scale_up_parts"] = dict(sorted(parts.items()))
 
 
 def cage_key(form_factor: str, top: str, cage_gbps: int) -> str:

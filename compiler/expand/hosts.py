@@ -1,6 +1,5 @@
 """Resolve the spec's `hosts` section: how servers are named, which label prefix and
-NCCL topology style the scheduler outputs use, and how many servers share one
-scale-up (NVLink) domain.
+NCCL topology style the scheduler outputs use (scale-up domains: expand/scale_up.py).
 
 Names reach Slurm hostlists, Kubernetes label values, DNS and config files, so every
 name a pattern can produce is checked here, at validation time, against RFC 1123
@@ -27,7 +26,6 @@ class HostsDesign:
     pieces: tuple | None
     label_prefix: str
     nccl_topology: str  # skeleton | full
-    domain_servers: int  # servers per scale-up domain (18 trays per GB200 NVL72 rack; 1 otherwise)
 
     def server_name(self, index: int, su: int | None, n: int) -> str:
         """Name of the n-th server (1-based, plan order), the index-th of its SU."""
@@ -37,7 +35,7 @@ class HostsDesign:
 
     def record(self) -> dict:
         return {"hostname_pattern": self.pattern, "hostname_prefix": self.prefix, "label_prefix": self.label_prefix,
-                "nccl_topology": self.nccl_topology, "scale_up_domain_servers": self.domain_servers}
+                "nccl_topology": self.nccl_topology}
 
 
 def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers: int,
@@ -73,7 +71,7 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
                 "include {n}, or {index} together with {su}"))
         if errors:
             return None, errors, []
-    hosts = HostsDesign(prefix, spec.hostname, pieces, spec.label_prefix, spec.nccl_topology, _domain_servers(server))
+    hosts = HostsDesign(prefix, spec.hostname, pieces, spec.label_prefix, spec.nccl_topology)
     # Widths only grow with the numbers, so the name with the largest numbers is the longest.
     longest = hosts.server_name(min(su_size or servers, servers), sus or None, servers)
     if not naming.HOSTNAME_RE.match(longest):
@@ -84,7 +82,7 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
             "shorten the pattern or the catalog hostname_prefix"))
         return None, errors, []
     notes = nccl_file(server.id, catalog.host_topology.get(server.id), spec.nccl_topology, server.no_host_topology).notes
-    notes += scheduler_notes(hosts, su_size, loaded.spec.fabric.topology)
+    notes += scheduler_notes(loaded.spec.fabric.topology)
     return hosts, errors, notes
 
 
@@ -92,27 +90,16 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
 TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
 
 
-def scheduler_notes(hosts: HostsDesign, su_size: int | None, topology: str) -> list[str]:
+def scheduler_notes(topology: str) -> list[str]:
+    # A scale-up domain never spans two SUs: expand/scale_up.py rejects such a spec.
     if topology not in TREE_TOPOLOGIES:  # reachable once torus/dragonfly builders exist
         return [f"slurm: no topology.conf for a {topology} fabric: it has no switch tree for Slurm's tree plugin "
                 "(dragonfly: TopologyParam=dragonfly with leaves and one top switch; torus: none before Slurm 26.05's torus3d)"]
-    n = hosts.domain_servers
-    if n > 1 and su_size and su_size % n:
-        return [f"slurm/k8s: a scale-up domain is {n} servers but a scalable unit is {su_size}: some NVLink domains "
-                "span two SUs; Slurm blocks follow server order, and the Kubernetes levels leave the domain out"]
     return []
-
-
-def _domain_servers(server: Server) -> int:
-    up = server.scale_up
-    if up is None or up.domain_gpus <= server.gpus or up.domain_gpus % server.gpus:
-        return 1
-    return up.domain_gpus // server.gpus
 
 
 def plain_hosts_record(spec, server: Server) -> dict:
     """The hosts record for topologies that name servers by the catalog prefix only
-    (torus, dragonfly): same keys as HostsDesign.record(), one server per domain."""
+    (torus, dragonfly): same keys as HostsDesign.record()."""
     return {"hostname_pattern": None, "hostname_prefix": server.hostname_prefix,
-            "label_prefix": spec.hosts.label_prefix, "nccl_topology": spec.hosts.nccl_topology,
-            "scale_up_domain_servers": 1}
+            "label_prefix": spec.hosts.label_prefix, "nccl_topology": spec.hosts.nccl_topology}

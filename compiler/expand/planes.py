@@ -31,6 +31,7 @@ from ..spec.load import LoadedSpec
 from . import naming, ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
+from .scale_up import scale_up_domains
 from .resolve import Common, OnCommon, resolve_common, size_field
 
 
@@ -95,8 +96,10 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
                              f"{leaves} leaves ({half} servers each) and {spines} spines, non-blocking")
         if errors:
             raise SpecInvalid(errors)
+        up = scale_up_domains(c.server, c.servers)
+        domain = f" ({up.phrase()})" if up else ""
         notes.append(f"rail-only: {nic_ports} rails; rails never meet in the network, so traffic "
-                     "between rails crosses the servers' scale-up domain and the network's bisection across rails is 0")
+                     f"between rails crosses the servers' scale-up domain{domain} and the network's bisection across rails is 0")
         if sw.protocol == "infiniband" and nic_ports > 1:
             notes.append("InfiniBand: each rail is a separate subnet (no switch joins them): "
                          "it needs its own subnet manager, e.g. one OpenSM per rail")

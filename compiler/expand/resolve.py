@@ -16,7 +16,7 @@ from ..catalog.models import NicGroup, Server, Switch
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraEndpoint, Spec
-from . import sizing
+from . import scale_up, sizing
 from .hosts import HostsDesign, resolve_hosts
 from .sizing import ClosSizing, SizingError
 
@@ -218,6 +218,8 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
             error("SPEC_GPUS_NOT_WHOLE_SERVERS", ("gpus",),
                   f"{spec.gpus} GPUs is not a whole number of {server.id} servers ({server.gpus} GPUs each)",
                   f"use gpus: {servers * server.gpus} or {(servers + 1) * server.gpus}")
+    if not errors:
+        errors += scale_up.size_diagnostics(loaded, server, servers, size_field(spec))
     if errors:
         raise SpecInvalid(errors)
     return Common(spec, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
@@ -235,6 +237,7 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
     hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
+    host_errors = scale_up.scalable_unit_diagnostics(loaded, c.server, design.su_size) + host_errors
     if host_errors:
         raise SpecInvalid(host_errors)
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))

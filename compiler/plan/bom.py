@@ -19,7 +19,7 @@ NOT_IN_CATALOG = "NOT IN CATALOG"
 
 @dataclass(frozen=True, slots=True)
 class BomLine:
-    category: str  # switch, server, endpoint, nic, transceiver, cable
+    category: str  # switch, server, endpoint, nic, scale-up, transceiver, cable
     part_number: str
     description: str
     quantity: int
@@ -54,6 +54,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         else:
             lines.append(BomLine("endpoint", "", f"{model} (fabric endpoint, customer supplied)", qty, None))
 
+    lines.extend(_scale_up_lines(plan))
     # Transceivers: one per (cage, medium) with at least one link.
     links = plan.links
     if len(links):
@@ -126,4 +127,27 @@ def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
             out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m']):g} m",
                                m["cable_description"], cable_count(plan, cage_of_port, too_long, m["fit"]), None,
                                "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
+    return out
+
+
+def _scale_up_lines(plan: Plan) -> list[BomLine]:
+    """NVLink switch trays and backplanes outside the servers (NVL72: 9 trays and one cartridge
+    set per rack). Their NVLink ports are backplane connections: no cable lines, no cabling rows."""
+    up = plan.scale_up
+    parts = plan.facts.get("scale_up_parts", {})
+    if up is None or not up.domains:
+        return []
+    out = []
+    for ref, per_domain in ((up.switch_tray, up.switch_trays_per_domain), (up.backplane, 1)):
+        if ref is None:
+            continue
+        p = parts[ref]
+        what = f"{per_domain} per {up.kind} domain ({up.gpus_per_domain} GPUs)"
+        source = f"part of the {p['part_of']}" if p["part_of"] else "order separately"
+        out.append(BomLine("scale-up", p["part_number"] or (f"included: {p['part_of']}" if p["part_of"] else NOT_IN_CATALOG),
+                           f"{p['vendor']} {p['model']}" + (f", {p['rack_units']}U" if p["rack_units"] else "")
+                           + (f", {p['switch_asics']} NVSwitch ASICs" if p["switch_asics"] else ""),
+                           per_domain * up.domains, p["power_w"],
+                           f"scale-up: {what}; {source}; backplane-connected, no field cables"
+                           + ("" if p["power_w"] is not None else "; power not published")))
     return out

@@ -50,7 +50,10 @@ def host_table(plan: Plan) -> HostTable:
         group = [naming.su_group(s) for s in sus]
     else:
         group = [leaf_names.get(f, "") for f in first_leaf]
-    per_domain = int((plan.design.get("hosts") or {}).get("scale_up_domain_servers") or 1)
-    domain = [n // per_domain + 1 for n in range(servers.size)] if per_domain > 1 else [None] * servers.size
+    up = plan.scale_up
+    if up is not None and up.spans_servers:
+        domain = [up.domain_of(n) + 1 for n in range(servers.size)]
+    else:
+        domain = [None] * servers.size
     return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain,
                      "su" if rail_optimized else "leaf")

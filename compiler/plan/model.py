@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .routing import RoutingPlan
+    from .scale_up import ScaleUpDomains
 
 NO_LINK = -1
 
@@ -99,6 +100,7 @@ class Plan:
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
     physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
     routing: "RoutingPlan | None" = None  # Ethernet fabrics: addresses, ASNs, NOS port names (plan/routing.py)
+    scale_up: "ScaleUpDomains | None" = None  # which GPUs share an NVLink domain (plan/scale_up.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 

@@ -11,6 +11,7 @@ import json
 import numpy as np
 
 from .model import Plan
+from .scale_up import ScaleUpDomains
 from .views import cable_ids, per_port
 
 FORMAT = "clusterc-plan"
@@ -114,6 +115,7 @@ def plan_json_text(plan: Plan) -> str:
         "facts": plan.facts,
         "requirements": plan.requirements,
         "analysis": plan.analysis,
+        "scale_up": plan.scale_up.as_json() if plan.scale_up else None,
     }
     if phys is not None:
         head["physical"] = {"model": phys.model,
@@ -175,4 +177,5 @@ def plan_from_json(data: dict) -> Plan:
                 design=data["design"], notes=list(data["notes"]), facts=data["facts"])
     plan.requirements = data.get("requirements", {})
     plan.analysis = data.get("analysis", {})
+    plan.scale_up = ScaleUpDomains.from_json(data.get("scale_up"))
     return plan

@@ -61,6 +61,7 @@ def summarize(plan: Plan) -> dict:
         "server": design["server"],
         "switch": design["switch"],
         "speed_gbps": design["speed_gbps"],
+        "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection["analytic_gbps"], "worst_cut": bisection["worst_cut_gbps"]},
         "failures": failures,
         "checks_ok": report_for(plan)["ok"],

@@ -31,8 +31,7 @@ def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str
         columns.append((f"{p}/su", [naming.su_group(s) for s in hosts.su]))
     if hosts.group_kind == "leaf":
         columns.append((f"{p}/leaf", hosts.group))
-    per_domain = d["hosts"]["scale_up_domain_servers"]
-    if per_domain > 1 and (not d.get("scalable_unit") or d["scalable_unit"] % per_domain == 0):
+    if plan.scale_up is not None and plan.scale_up.spans_servers:  # whole domains per SU (validated)
         columns.append((f"{p}/nvlink-domain", [naming.nvlink_domain(x) for x in hosts.domain]))
     levels = [key for key, _ in columns]
     fixed = [(f"{p}/cluster", plan.name), (f"{p}/server-type", d["server"])]

@@ -66,7 +66,7 @@ def render(plan: Plan, out: OutputDir) -> None:
         return
     hosts = plan.memo("hosts", host_table)
     switches = tree_switches(plan, hosts)
-    base = int(plan.design.get("hosts", {}).get("scale_up_domain_servers") or 1)
+    base = plan.scale_up.servers_per_domain if plan.scale_up is not None and plan.scale_up.spans_servers else 1
     block_list, sizes = blocks(hosts, base) if base > 1 else ([], [])
     context = {"name": plan.name, "description": _description(plan, hosts), "switches": switches,
                "blocks": block_list, "block_sizes": sizes, "base": base}

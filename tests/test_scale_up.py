@@ -1,0 +1,195 @@
+"""Scale-up domains as plan data: NVL72 racks (72 GPUs, 9 NVLink switch trays, no field
+cables) and DGX baseboards (8 GPUs), in the plan, BOM, summary, checks and collectives."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from compiler.catalog import load_catalog
+from compiler.plan.bom import bill_of_materials
+from compiler.plan.serialize import plan_from_json, plan_json_text
+from compiler.plan.summary import summarize
+from compiler.check import report_for
+
+from .conftest import SPECS, cli_in_process, plan_from_text
+
+SU = (SPECS / "gb200-nvl72-su.yaml").read_text()
+
+
+@pytest.fixture(scope="module")
+def su_plan():
+    return plan_from_text(SU)
+
+
+@pytest.fixture(scope="module")
+def su_out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("su")
+    r = cli_in_process("compile", str(SPECS / "gb200-nvl72-su.yaml"), "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out / "gb200-nvl72-su"
+
+
+def test_catalog_has_the_nvlink_switch_tray_as_data():
+    cat = load_catalog()
+    tray = cat.scale_up_parts["nvlink5-switch-tray"]
+    assert (tray.kind, tray.rack_units, tray.switch_asics, tray.confidence) == ("switch-tray", 1, 2, "vendor")
+    assert tray.sources and tray.part_number is None  # no orderable number in our sources: not guessed
+    up = cat.servers["gb200-nvl72"].scale_up
+    assert (up.domain_gpus, up.switch_tray, up.switch_trays_per_domain, up.backplane) == \
+        (72, "nvlink5-switch-tray", 9, "nvl72-nvlink-cartridges")
+    assert cat.scale_up_parts[up.backplane].kind == "backplane"
+    # DGX: the NVSwitch chips are on the baseboard, not separate parts
+    assert cat.servers["dgx-h100"].scale_up.switch_tray is None
+
+
+def test_a_user_catalog_naming_an_unknown_tray_is_an_input_error(tmp_path):
+    (tmp_path / "cat.yaml").write_text(
+        "servers:\n  - {id: my-nvl, vendor: x, model: y, gpu: z, gpus: 4, hostname_prefix: gb, confidence: unconfirmed,\n"
+        "     sources: [], scale_up: {kind: nvlink5, domain_gpus: 72, switch_tray: nvlink5-switch-try,\n"
+        "     switch_trays_per_domain: 9},\n"
+        "     nic_groups: {compute: {nic: cx7, nics: 4, speed_gbps: 400, cage: {form_factor: OSFP, top: flat, gbps: 400},\n"
+        "       ports: [{name: p1, cage: p1}, {name: p2, cage: p2}, {name: p3, cage: p3}, {name: p4, cage: p4}],\n"
+        "       port_map_confidence: unconfirmed}}}\n")
+    (tmp_path / "s.yaml").write_text("name: u\nservers: 18\nserver: my-nvl\ncatalog: cat.yaml\n"
+                                     "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 18}\n")
+    r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+    assert r.returncode == 2
+    assert "nvlink5-switch-try" in r.stderr and "did you mean nvlink5-switch-tray?" in r.stderr
+
+
+def test_su_plan_knows_its_nvl72_domains(su_plan):
+    up = su_plan.scale_up
+    assert (up.kind, up.gpus_per_domain, up.servers_per_domain, up.domains) == ("nvlink5", 72, 18, 8)
+    assert up.gpus == su_plan.design["gpus"] == 576
+    assert up.switch_trays_per_domain == 9 and up.gbytes_per_s_per_gpu == 1800
+    assert up.domain_gbytes_per_s == 72 * 1800 == 129_600
+    assert abs(up.domain_gbytes_per_s / 1000 - 130) / 130 < 0.01  # NVIDIA: "~130 TB/s per rack"
+    assert [up.domain_of(i) for i in (0, 17, 18, 143)] == [0, 0, 1, 7]
+
+
+def test_plan_json_round_trips_scale_up(su_plan):
+    text = plan_json_text(su_plan)
+    data = json.loads(text)
+    assert data["scale_up"]["gpus_per_domain"] == 72 and data["scale_up"]["switch_trays_per_domain"] == 9
+    again = plan_from_json(data)
+    assert again.scale_up == su_plan.scale_up
+    assert plan_json_text(again) == text
+
+
+def test_plan_json_scale_up_follows_its_schema(su_plan):
+    jsonschema = pytest.importorskip("jsonschema")
+    from importlib import resources
+
+    schema = json.loads((resources.files("compiler.plan") / "plan.schema.json").read_text())
+    jsonschema.validate(json.loads(plan_json_text(su_plan)), schema)
+    bad = json.loads(plan_json_text(su_plan))
+    bad["scale_up"]["servers_per_domain"] = 0
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def test_bom_has_switch_trays_and_backplanes_but_cabling_has_no_nvlink(su_plan, su_out):
+    lines = [x for x in bill_of_materials(su_plan) if x.category == "scale-up"]
+    assert [(x.description.split(",")[0], x.quantity) for x in lines] == [
+        ("NVIDIA NVLink 5 switch tray", 72), ("NVIDIA NVL72 NVLink cable-cartridge backplane (passive copper)", 8)]
+    assert all("no field cables" in x.notes for x in lines)
+    rows = list(csv.DictReader(open(su_out / "bom.csv", newline="")))
+    assert sum(int(r["quantity"]) for r in rows if r["category"] == "scale-up" and "switch tray" in r["description"]) == 72
+    cabling = list(csv.DictReader(open(su_out / "cabling.csv", newline="")))
+    assert len(cabling) == 576 + 576  # 576 compute ports to leaves + leaf-spine; nothing for NVLink
+    assert not any("nvlink" in json.dumps(r).lower() for r in cabling)
+
+
+def test_summary_and_checks_report_the_domain(su_out):
+    s = json.loads((su_out / "summary.json").read_text())
+    assert s["gpus"] == 576 and s["servers"] == 144
+    assert s["scale_up"] == {"kind": "nvlink5", "wiring": "switched", "domains": 8, "gpus_per_domain": 72,
+                             "servers_per_domain": 18, "gbytes_per_s_per_gpu": 1800, "domain_gbytes_per_s": 129_600,
+                             "switch_trays_per_domain": 9, "switch_trays": 72}
+    report = json.loads((su_out / "report" / "checks.json").read_text())
+    f = report["figures"]["scale_up"]
+    assert f["network_gbps_per_gpu"] == 400.0  # 4 x 400G per 4-GPU tray
+    assert f["scale_up_to_network_ratio"] == 18.0  # 900 GB/s = 7,200 Gb/s each way vs 400 Gb/s
+    tray = f["switch_tray_failure"]
+    assert tray["trays_left"] == 8 and tray["gbytes_per_s_per_gpu_left"] == 1600.0 and tray["gpus_cut_off"] == 0
+    assert abs(tray["bandwidth_left_percent"] - 100 * 8 / 9) < 0.01
+    codes = {x["code"] for x in report["findings"]}
+    assert {"SCALE_UP_DOMAINS", "SCALE_UP_TRAY_FAILURE"} <= codes
+    hosts = list(csv.DictReader(open(su_out / "hosts.csv", newline="")))
+    assert [h["nvlink_domain"] for h in hosts] == [f"nvl{i // 18 + 1:03d}" for i in range(144)]
+
+
+def test_dgx_h100_domains_are_the_server():
+    plan = plan_from_text((SPECS / "h100-superpod-1su.yaml").read_text())
+    up = plan.scale_up
+    assert (up.kind, up.gpus_per_domain, up.servers_per_domain, up.gbytes_per_s_per_gpu) == ("nvlink4", 8, 1, 900)
+    assert up.domains == plan.design["servers"] and up.switch_trays_per_domain == 0
+    assert not [x for x in bill_of_materials(plan) if x.category == "scale-up"]
+    f = report_for(plan)["figures"]
+    assert f["scale_up"]["switch_tray_failure"] is None and f["collectives"]["gpus_per_domain"] == 8
+    assert summarize(plan)["scale_up"]["domain_gbytes_per_s"] == 8 * 900
+
+
+def test_torus_of_chips_is_one_domain_in_the_plan_links():
+    plan = plan_from_text((SPECS / "tpu-v4-pod.yaml").read_text())
+    assert plan.scale_up.in_plan_links and plan.scale_up.domains == 1 and not plan.scale_up.spans_servers
+
+
+@pytest.mark.parametrize("size, hint", [("servers: 140", "use servers: 126 or servers: 144 (7 or 8 domains)"),
+                                        ("gpus: 500", "use gpus: 432 or gpus: 504 (6 or 7 domains)"),
+                                        ("servers: 10", "use servers: 18 (one domain)")])
+def test_partial_nvl72_racks_are_exit_2_with_whole_rack_hints(tmp_path, size, hint):
+    (tmp_path / "s.yaml").write_text(SU.replace("servers: 144", size))
+    r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+    assert r.returncode == 2 and "not a whole number of NVL72 racks" in r.stderr and hint in r.stderr
+
+
+def test_scalable_unit_must_hold_whole_domains(tmp_path):
+    (tmp_path / "s.yaml").write_text(SU.replace("scalable_unit: 18", "scalable_unit: 27"))
+    r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+    assert r.returncode == 2 and "a domain must sit in one SU" in r.stderr and "e.g. 18 or 36" in r.stderr
+    # without a scalable_unit the default (a leaf's 32 downlinks) splits racks too: said so
+    (tmp_path / "d.yaml").write_text(SU.replace("  scalable_unit: 18\n", ""))
+    r = cli_in_process("validate", str(tmp_path / "d.yaml"))
+    assert r.returncode == 2 and "(the default)" in r.stderr and "e.g. 18 or 36" in r.stderr
+
+
+def _collectives(server: str, servers: int) -> dict:
+    plan = plan_from_text(f"name: c-{server}\nservers: {servers}\nserver: {server}\n"
+                          "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: '1:1', scalable_unit: 18}\n"
+                          "collectives: {message_sizes: [1073741824]}\n")
+    return report_for(plan)["figures"]["collectives"]
+
+
+def test_hierarchical_allreduce_uses_the_nvl72_domain():
+    nvl = _collectives("gb200-nvl72", 144)  # 576 GPUs, 400G per GPU
+    b200 = _collectives("dgx-b200", 72)  # 576 GPUs, 400G per GPU: the same network per GPU
+    h100 = _collectives("dgx-h100", 72)
+    assert nvl["network_gbps_per_gpu"] == b200["network_gbps_per_gpu"] == h100["network_gbps_per_gpu"] == 400
+    assert (nvl["gpus_per_domain"], nvl["domains"]) == (72, 8) and (b200["gpus_per_domain"], b200["domains"]) == (8, 72)
+    n, b, h = nvl["allreduce"][0], b200["allreduce"][0], h100["allreduce"][0]
+    # NVLink stage: NVL72 at 1.8 TB/s beats DGX H100's 0.9 TB/s; B200's 8-GPU stage is a little
+    # shorter (7/8 vs 71/72 of the data at the same bandwidth), but the network stage moves 1/72
+    # of the data per GPU instead of 1/8, so the whole all-reduce is faster on NVL72.
+    assert n["hierarchical_scale_up_s"] < h["hierarchical_scale_up_s"]
+    assert n["hierarchical_network_s"] * 8 < b["hierarchical_network_s"]
+    assert n["hierarchical_s"] < b["hierarchical_s"] < h["hierarchical_s"]
+    assert n["used"] == "hierarchical" and n["ring_s"] > n["hierarchical_s"]
+    S, bw = 1073741824, 7200e9  # bytes, one-direction NVLink 5 in bit/s
+    assert n["hierarchical_scale_up_s"] == pytest.approx(2 * 71 / 72 * S * 8 / bw, rel=1e-4)
+
+
+def test_rail_only_names_the_domain_that_carries_cross_rail_traffic():
+    plan = plan_from_text((SPECS / "rail-only-h100-64.yaml").read_text())
+    assert any("scale-up domain (nvlink4 domains of 8 GPUs (1 server), 900 GB/s per GPU)" in n for n in plan.notes)
+    text = report_for(plan)["figures"]["bisection"]
+    assert "nvlink4 domains of 8 GPUs" in json.dumps(text)
+
+
+def test_scale_up_outputs_are_deterministic(su_plan):
+    again = plan_from_text(SU)
+    assert plan_json_text(again) == plan_json_text(su_plan)
+    assert summarize(again) == summarize(su_plan)
