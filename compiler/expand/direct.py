@@ -163,6 +163,9 @@ def _notes(d: DirectDesign) -> list[str]:
     notes.append("no switches: checks treat each server as a node that relays traffic (GPU to GPU over NVLink "
                  "inside the server, then out on another port); the NICs themselves do not forward. With rail "
                  "affinity each rail alone is a set of disjoint server pairs")
+    notes.append("no switch outputs: no switch configs, InfiniBand files or Slurm topology.conf (there is no switch "
+                 "tree; Slurm without a topology plugin treats the nodes as equally close); the Kubernetes labels have "
+                 "no leaf level; NCCL topology files apply per server as usual")
     end = ports.server_layout(c.server.id, "compute", c.nics).ports[0]
     medium = c.media_requested.get("server-server") or media_choice.choose(c.catalog, None, end, end)
     notes.append(f"server-server cables: {end.form_factor} {end.top}-top at both ends -> {medium} "

@@ -24,7 +24,7 @@ class HostTable:
     group: list[str]  # leaf group name (Slurm logical leaf): su<S> or the leaf's device name
     rail_leaves: list[list[str]]  # leaf names in rail order
     domain: list[int | None]  # scale-up domain index (1-based), None when a domain is one server
-    group_kind: str  # "su" (rail-optimized) or "leaf" (fat-tree)
+    group_kind: str  # "su" (rail-optimized), "leaf" (fat-tree) or "none" (switchless ring / mesh)
 
 
 def host_table(plan: Plan) -> HostTable:
@@ -52,5 +52,6 @@ def host_table(plan: Plan) -> HostTable:
         group = [leaf_names.get(f, "") for f in first_leaf]
     per_domain = int((plan.design.get("hosts") or {}).get("scale_up_domain_servers") or 1)
     domain = [n // per_domain + 1 for n in range(servers.size)] if per_domain > 1 else [None] * servers.size
-    return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain,
-                     "su" if rail_optimized else "leaf")
+    # A switchless ring or mesh (servers cabled to each other) has no leaf to group by.
+    kind_of_group = "su" if rail_optimized else ("none" if plan.design.get("node_role") == "server" else "leaf")
+    return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain, kind_of_group)
