@@ -106,10 +106,9 @@ def resolve(loaded: LoadedSpec) -> DirectDesign:
 
     ring = fabric.topology == "ring"
     n, P = c.servers, len(c.nics.ports)
-    for key in ("extra_endpoints", "layout"):
-        if getattr(spec, key):
-            error("SPEC_UNSUPPORTED", (key,), f"{key} is not supported on topology '{fabric.topology}' yet",
-                  f"remove `{key}:`")
+    if spec.extra_endpoints:  # (layout: refused for every non-Clos family in expand())
+        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet",
+              "remove `extra_endpoints:`")
     if fabric.nos is not None:
         error("SPEC_UNSUPPORTED", ("fabric", "nos"),
               f"topology '{fabric.topology}' has no switches, so there is no switch OS to configure",
