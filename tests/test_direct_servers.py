@@ -71,7 +71,8 @@ def _brute_force_bisection_gbps(plan) -> int:
 CASES = ([("full-mesh", n, "dgx-h100") for n in range(2, 9)]
          + [("ring", n, "dgx-h100") for n in range(3, 10)]
          + [("full-mesh", 2, "lab-2port"), ("ring", 4, "lab-2port"), ("ring", 6, "lab-2port"), ("ring", 8, "lab-2port")]
-         + [("full-mesh", n, "lab-4port") for n in (2, 3, 4)] + [("ring", n, "lab-4port") for n in (3, 5, 7, 11)])
+         + [("full-mesh", n, "lab-4port") for n in (2, 3, 4)] + [("ring", n, "lab-4port") for n in (3, 5, 7, 11)]
+         + [("full-mesh", n, "gaudi3-8") for n in (10, 13)])  # 24 ports: m = 2, 5 and 11 heavy rounds
 
 
 @pytest.mark.parametrize("topology,n,server", CASES, ids=[f"{t}-{n}-{s}" for t, n, s in CASES])
@@ -153,6 +154,13 @@ def test_wiring_rule(tmp_path, topology, n):
     idle = n * DGX_PORTS - 2 * len(L)
     assert any(f"{idle} of {n * DGX_PORTS} compute ports stay idle" in note for note in plan.notes) == (idle > 0)
     assert (idle > 0) == bool(n % 2)
+
+
+def test_large_mesh_closed_forms(tmp_path):
+    """24-port servers: n = 20 (5 heavy rounds, exhaustive cut), n = 24 (one heavy round, any n)."""
+    for n, links in ((20, 1 * 10 * 10 + 8), (24, 1 * 12 * 12 + 0)):
+        b = report_for(_plan(tmp_path, "full-mesh", n, "gaudi3-8"))["figures"]["bisection"]
+        assert b["analytic_gbps"] == b["worst_cut_gbps"] == links * 200, b["analytic_formula"]
 
 
 def test_summary_hops_and_redundancy(tmp_path):

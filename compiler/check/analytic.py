@@ -118,7 +118,7 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
 def heavy_round_crossings(n: int, e: int) -> int:
     """Fewest links of the first e circle-method rounds (expand/direct.mesh_rounds, round 0 =
     (0,1), (2,3), ...) that a split of floor(n/2) servers vs the rest must cut. Found by
-    trying every split and checked that way for every n <= 16 and every e (tests): n odd
+    trying every split and checked that way for every n <= 20 and every e (tests to 12): n odd
     floor(e^2/4); n even, n/2 even: sum over j <= e of 2 * floor((j+2)/4); n/2 odd: sum
     over j <= e of 2 * floor(j/4) + 1."""
     if n % 2:
@@ -128,7 +128,7 @@ def heavy_round_crossings(n: int, e: int) -> int:
     return sum(2 * (j // 4) + 1 for j in range(1, e + 1))
 
 
-FULL_MESH_CLOSED_FORM_SERVERS = 16  # heavy_round_crossings is checked exhaustively up to here
+FULL_MESH_CLOSED_FORM_SERVERS = 20  # heavy_round_crossings (e >= 2) is checked exhaustively up to here
 
 
 def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
@@ -143,7 +143,7 @@ def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     n, m, s = d["servers"], d["links_per_pair"]["min"], d["speed_gbps"]
     h = n // 2
     e = sum(1 for t in d["rails_per_round"] if t > m)
-    if e and n > FULL_MESH_CLOSED_FORM_SERVERS:
+    if e >= 2 and n > FULL_MESH_CLOSED_FORM_SERVERS:  # e <= 1 holds for any n (a matching)
         return None, (f"no closed form above {FULL_MESH_CLOSED_FORM_SERVERS} servers with uneven links per pair "
                       f"(between {m * h * (n - h):,} and {(m + 1) * h * (n - h):,} links cross); max-flow only")
     x = heavy_round_crossings(n, e)

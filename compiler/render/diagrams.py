@@ -194,7 +194,9 @@ def scope_dot(plan: Plan, name: str, members: list[int], link_ids: np.ndarray | 
     for i in shown:
         by_tier.setdefault(devices[i].tier, []).append(i)
         lines.append(f"  {q(devices[i].name)} [fillcolor={q(colours.get(devices[i].role, '#f5f5f5'))}];")
-    for tier in sorted(by_tier):
+    # Ranks by tier; not for a switchless ring or mesh, whose edges all join one tier (dot's
+    # mincross aborts on many labelled edges inside one rank=same group).
+    for tier in sorted(by_tier) if plan.design.get("node_role") != "server" else ():
         lines.append("  { rank=same; " + " ".join(q(devices[i].name) for i in by_tier[tier]) + " }")
     pairs, counts = np.unique(np.stack([a, b]), axis=1, return_counts=True)
     for x, y, c in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist()):

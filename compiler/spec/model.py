@@ -104,9 +104,10 @@ _SIZES_SCHEMA = WithJsonSchema({"type": "array", "maxItems": 16, "items": {"anyO
 
 
 class Fabric(_Strict):
-    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane")
+    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane"
+                                      " | ring | full-mesh (servers cabled to each other, no switch)")
     switch: CatalogId | None = Field(
-        None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators)")
+        None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators; none for ring / full-mesh)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
     oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
         default_factory=Oversubscription,
