@@ -168,8 +168,9 @@ def _notes(d: DirectDesign) -> list[str]:
     end = ports.server_layout(c.server.id, "compute", c.nics).ports[0]
     medium = c.media_requested.get("server-server") or media_choice.choose(c.catalog, None, end, end)
     notes.append(f"server-server cables: {end.form_factor} {end.top}-top at both ends -> {medium} "
-                 f"({c.catalog.media[medium].description}); the catalog's copper cables fit finned switch cages, "
-                 "not two flat-top server cages, so back-to-back DAC is not offered")
+                 f"({c.catalog.media[medium].description}); the catalog's DAC cables are finned-to-finned (switch) or "
+                 "splitters to a finned cage, none fits two flat-top server cages (the flat-top twin-port DAC variant is "
+                 "not in the catalog), so back-to-back copper is not offered")
     return notes
 
 
