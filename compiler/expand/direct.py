@@ -155,6 +155,8 @@ def _notes(d: DirectDesign) -> list[str]:
     else:
         notes.append(f"full mesh of {n} servers: round-robin matchings ({d.rounds} rounds), rail r wired in round "
                      f"r mod {d.rounds}, port r meets port r of the peer: {spread} links per server pair")
+    notes.append("growth: the matchings depend on the number of servers, so adding a server re-plugs existing "
+                 "cables (clusterc diff lists which); past a few servers a switched design grows without that")
     if idle:
         why = ("a server outside a round's matching leaves that round's rails idle" if d.ring else
                "each server sits out one round, leaving that round's rails idle")
