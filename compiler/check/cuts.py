@@ -6,6 +6,7 @@ every server's NICs by rail). The worst of these is what we call the bisection.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +68,8 @@ def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 
                 order = servers[np.argsort(coords[axis] >= k // 2, kind="stable")]
                 cuts.append(_by_server(g, order, f"torus-{'xyz'[axis]}",
                                        f"nodes with {'xyz'[axis]} < {k // 2} vs the rest"))
+    if plan.design.get("node_role") == "server":
+        cuts += _switchless_cuts(g, servers)
     rails = int(g.at_port[g.at_is_gpu_server].max()) + 1 if g.at_is_gpu_server.any() else 0
     if rails >= 2:
         a = g.at_is_gpu_server & (g.at_port < rails // 2)
@@ -76,3 +79,34 @@ def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 
     for i in range(random_cuts):
         cuts.append(_by_server(g, rng.permutation(servers), f"random-{i + 1}", f"seeded random half of the servers (seed {seed}, draw {i + 1})"))
     return cuts
+
+
+EXHAUSTIVE_SERVERS = 20  # C(20, 10) = 184,756 splits: about half a second in numpy
+_SPLITS_PER_CHUNK = 16_384
+
+
+def _switchless_cuts(g: FabricGraph, servers: np.ndarray) -> list[Cut]:
+    """Switchless rings and meshes (whole servers are the nodes): the last half of the
+    servers (with n odd not the same split as the first half: for a ring the other arc
+    through the closing edge), and for n <= 20 the split that the fewest links cross,
+    found by trying every split of floor(n/2) servers against the rest."""
+    n = servers.size
+    out = []
+    if n % 2:
+        out.append(_by_server(g, servers[::-1], "halves-reversed", "last half of the servers in plan order vs the rest"))
+    if 2 <= n <= EXHAUSTIVE_SERVERS:
+        half = n // 2
+        combos = np.array(list(itertools.combinations(range(n), half)), dtype=np.int64)
+        best, best_gbps = 0, None
+        for start in range(0, combos.shape[0], _SPLITS_PER_CHUNK):
+            chunk = combos[start:start + _SPLITS_PER_CHUNK]
+            side = np.zeros((chunk.shape[0], g.n), dtype=bool)
+            side[np.arange(chunk.shape[0])[:, None], chunk] = True
+            crossing = ((side[:, g.a] != side[:, g.b]) * g.cap_gbps).sum(axis=1)
+            i = int(np.argmin(crossing))  # first minimum: deterministic
+            if best_gbps is None or crossing[i] < best_gbps:
+                best, best_gbps = start + i, int(crossing[i])
+        order = np.concatenate([servers[combos[best]], np.delete(servers, combos[best])])
+        out.append(_by_server(g, order, "lightest",
+                              f"the split of {half} servers vs the rest that the fewest links cross (all {combos.shape[0]:,} tried)"))
+    return out

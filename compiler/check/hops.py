@@ -22,20 +22,24 @@ def check_hops(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         return {}, []
     dev = [plan.devices[int(g.device_of[s])] for s in edge]
     group = np.array([(d.pod if d.pod is not None else (d.su or 0)) for d in dev])
+    direct = bool(plan.design.get("direct"))
+    node = plan.design.get("node_role", "chip")  # a direct network's nodes: chips, or switchless servers
+    what = f"{node}s" if direct else "edge switches"
     if edge.size > MAX_SOURCES:  # evenly spaced sources: tiers are symmetric, the mean is stable
         sources = edge[np.linspace(0, edge.size - 1, MAX_SOURCES).round().astype(int)]
-        method = f"BFS from {MAX_SOURCES} of {edge.size} edge switches"
+        method = f"BFS from {MAX_SOURCES} of {edge.size} {what}"
     else:
-        sources, method = edge, f"BFS from all {edge.size} edge switches"
+        sources, method = edge, f"BFS from all {edge.size} {what}"
     unit = g.adjacency(np.ones(g.a.size, dtype=np.int64))
     dist = shortest_path(unit, unweighted=True, indices=sources)[:, edge]
     src_group = group[np.searchsorted(edge, sources)]
     across = src_group[:, None] != group[None, :]
-    direct = bool(plan.design.get("direct"))
-    # Switches on the path = switch-to-switch edges + 1; a direct network counts chip-to-chip
-    # links (the GPUs are the nodes, so there is no switch to count).
+    # Switches on the path = switch-to-switch edges + 1; a direct network counts node-to-node
+    # links (the GPUs or their servers are the nodes, so there is no switch to count).
     hops = dist if direct else dist + 1
-    figures = {"method": method, **({"unit": "chip-to-chip links"} if direct else {})}
+    figures = {"method": method, **({"unit": f"{node}-to-{node} links"} if direct else {})}
+    if direct and node == "server":
+        figures["max_switches"] = 0  # switchless: what requirements.max_hops limits
     w = weight[edge][None, :] * np.ones((sources.size, 1))
     if across.any():
         finite = across & np.isfinite(hops)

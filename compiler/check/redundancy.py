@@ -8,6 +8,12 @@
 - One switch of each role, and one link of each kind, lost: bisection lost (percent,
   worst balanced cut), GPU NIC ports and servers cut off, leaf-pair path reduction.
 - Monte Carlo: k random switch-to-switch links lost, seeded; worst-cut bisection p50/p99.
+
+Switchless rings and meshes of servers: the servers are the nodes and stand in for
+leaves (server-pair edge-disjoint paths); a lost server-server link is rerouted through
+other servers, i.e. the model assumes servers relay (GPU to GPU over NVLink, out on
+another port), which NCCL's ring steps do and a NIC alone does not. A lost server is not
+reported (it loses its own GPUs; no fabric element fails), nor single-homing (no switch).
 """
 
 from __future__ import annotations
@@ -23,7 +29,15 @@ MAX_SAMPLED_TARGETS = 32
 MAX_SAMPLED_TARGETS_LARGE = 12  # graphs above LARGE_GRAPH_LINKS: each unit max-flow costs ~0.1 s
 
 
+def _switchless(ctx: CheckContext) -> bool:
+    """A ring or mesh of servers (expand/direct.py): the servers are the graph's nodes and
+    stand in for leaves; a path between two servers may relay through other servers."""
+    return ctx.plan.design.get("node_role") == "server"
+
+
 def _leaves(ctx: CheckContext) -> np.ndarray:
+    if _switchless(ctx):
+        return np.arange(ctx.graph.n)
     return np.nonzero(ctx.switch_tier == 1)[0]
 
 
@@ -32,8 +46,9 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     """Min edge-disjoint paths between leaves. `quick`: from `source` to a few leaves only
     (first and last of its pod, first of each of two other pods), for failure scenarios."""
     leaves = _leaves(ctx)
+    noun = "server" if _switchless(ctx) else "leaf"
     if leaves.size < 2:
-        return 0, "fewer than two leaves"
+        return 0, f"fewer than two {noun}s"
     g = ctx.graph
     unit = unit_graph(g, keep_link)
     deg = np.diff(unit.indptr) if keep_link is None else np.asarray(unit.sum(axis=1)).ravel()
@@ -46,7 +61,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         targets = sorted({int(same[0]), int(same[-1])} if same.size else set()) + other
         method = f"{len(targets)} max-flows from {ctx.plan.devices[int(g.device_of[t0])].name}"
     elif leaves.size <= EXACT_LEAF_LIMIT:
-        targets, method = [int(v) for v in leaves if v != t0], f"exact: {leaves.size - 1} max-flows from the weakest leaf"
+        targets, method = [int(v) for v in leaves if v != t0], f"exact: {leaves.size - 1} max-flows from the weakest {noun}"
     else:
         same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
         others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
@@ -54,7 +69,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         cap = MAX_SAMPLED_TARGETS if g.a.size <= LARGE_GRAPH_LINKS else MAX_SAMPLED_TARGETS_LARGE
         if len(targets) > cap:  # dragonflies have thousands of groups: evenly spaced ones
             targets = [targets[i] for i in np.linspace(0, len(targets) - 1, cap).round().astype(int)]
-        method = (f"sampled: {len(targets)} max-flows from the weakest leaf to its pod and one leaf per other pod"
+        method = (f"sampled: {len(targets)} max-flows from the weakest {noun} to its pod and one {noun} per other pod"
                   + (f" (at most {cap}, evenly spaced)" if len(same + others) > cap else ""))
     apart = ctx.plan.design.get("never_meet")
     if apart:
@@ -103,7 +118,7 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
 
     # Single-homing per rail: each (server, NIC) attaches to one switch. A multi-plane NIC's
     # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
-    gpu = g.at_is_gpu_server
+    gpu = g.at_is_gpu_server & (not plan.design.get("direct"))  # direct networks: no switch to be homed on
     per_nic = int(plan.design.get("planes") or 1)
     dev = g.at_device[gpu].astype(np.int64)
     nic = g.at_port[gpu].astype(np.int64) // per_nic
@@ -121,6 +136,8 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
 
     failures: dict = {}
     roles = list(dict.fromkeys(ctx.switch_role.tolist()))  # leaf, spine, core; router; chip (direct torus)
+    if _switchless(ctx):
+        roles = []  # the nodes are the servers: losing one is losing GPUs, not a fabric element
     for role in roles:
         s = _one_switch(ctx, role)
         if s is None:
@@ -129,7 +146,7 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         keep[s] = False
         imp = _impact(ctx, base, keep_switch=keep)
         imp["switch"] = plan.devices[int(g.device_of[s])].name
-        if role == "leaf":
+        if role == "leaf" or _switchless(ctx):  # the lost device is itself a path end
             imp["leaf_pair_paths_min"] = None
         else:  # from a leaf that lost a path through this switch
             src = _leaf_near(ctx, [s])
@@ -163,6 +180,8 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
 def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
     """A leaf among `switches`, else one below them (walking down one or two tiers)."""
     g = ctx.graph
+    if _switchless(ctx):
+        return switches[0]
     frontier = list(switches)
     for _ in range(3):
         leaves = [s for s in frontier if ctx.switch_tier[s] == 1]

@@ -89,7 +89,7 @@ def check_requirements(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         results.append({"name": "survive", "ok": not f, **detail})
         findings.extend(f)
     if "max_hops" in req:
-        measured = ctx.figures["hops"].get("max")
+        measured = ctx.figures["hops"].get("max_switches", ctx.figures["hops"].get("max"))
         ok = measured is not None and measured <= req["max_hops"]
         results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured})
         if not ok:

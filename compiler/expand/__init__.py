@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..diagnostics import SpecInvalid
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, clos, dragonfly, facts, layout, planes, scale_up, torus
+from . import addressing, clos, direct, dragonfly, facts, layout, planes, scale_up, torus
 from .resolve import ClosDesign, resolve
 
 # topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
@@ -18,6 +18,8 @@ RESOLVERS = {
     "dragonfly+": dragonfly.resolve,
     "rail-only": planes.resolve,
     "multi-plane": planes.resolve,
+    "ring": direct.resolve,
+    "full-mesh": direct.resolve,
 }
 
 # topology kind -> builder(design) -> Plan.
@@ -30,6 +32,8 @@ BUILDERS = {
     "dragonfly+": dragonfly.build,
     "rail-only": planes.build,
     "multi-plane": planes.build,
+    "ring": direct.build,
+    "full-mesh": direct.build,
 }
 
 

@@ -143,9 +143,11 @@ class OnCommon:
         return self.c.catalog
 
 
-def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_KINDS, direct: bool = False) -> Common:
+def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_KINDS, direct: bool = False,
+                   switchless: bool = False) -> Common:
     """Catalog ids, media per link kind, NIC/switch speeds and the server count, shared by
     every family. `direct`: no switch; the speed is the accelerators' own port speed.
+    `switchless`: no switch; the servers' compute NIC ports link to each other at the NIC speed.
     Raises SpecInvalid with every problem found."""
     spec = loaded.spec
     fabric = spec.fabric
@@ -176,7 +178,7 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         if media_id not in catalog.media:
             path = ("fabric", "media") if isinstance(fabric.media, str) else ("fabric", "media", kind)
             error("SPEC_UNKNOWN_MEDIA", path, f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
-    if errors or server is None or (switch is None and not direct):
+    if errors or server is None or (switch is None and not (direct or switchless)):
         raise SpecInvalid(errors)
 
     nics = server.nic_groups.get("compute")
@@ -192,7 +194,12 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         if nics is None:
             raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",), f"server type '{server.id}' has no compute NIC group in the catalog")])
         speed = fabric.speed_gbps or nics.speed_gbps
-        if speed not in switch.modes:
+        if switch is None:  # switchless: both ends are the same NIC, so only its own speed
+            if speed != nics.speed_gbps:
+                error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
+                      f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
+                      f"leave speed_gbps out, or use speed_gbps: {nics.speed_gbps}")
+        elif speed not in switch.modes:
             modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
             error("SPEC_SPEED_UNSUPPORTED", ("fabric", "speed_gbps") if fabric.speed_gbps else ("fabric", "switch"),
                   f"{switch.id} has no {speed}G port mode (the {server.id} NICs run at {nics.speed_gbps}G)",
@@ -201,7 +208,8 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
             error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
                   f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
                   "splitter-based speed changes are not supported yet; use the NIC speed")
-        error_nos(loaded, switch, error)
+        if switch is not None:
+            error_nos(loaded, switch, error)
     endpoints = []
     for i, ep in enumerate(spec.extra_endpoints):
         ep_speed = ep.speed_gbps or speed

@@ -8,7 +8,8 @@ ports, so it never binds) and keeps a 131,072-GPU plan's graph at ~5k nodes.
 Direct networks (a torus of accelerators linked chip to chip, `design.direct`) have no
 switches to attach to: there every chip is a node, its links are node-to-node links, and
 each chip gets one attachment to itself whose capacity is the sum of its links (the most
-it can inject, so it never binds either). Checks then read "switch" as "node".
+it can inject, so it never binds either). Checks then read "switch" as "node". Switchless
+rings and meshes of servers (`design.node_role: server`) are direct networks of servers.
 """
 
 from __future__ import annotations
@@ -76,15 +77,17 @@ def fabric_graph(plan: Plan) -> FabricGraph:
 
 
 def _direct_graph(plan: Plan) -> FabricGraph:
-    """Every device with links (the chips) is a node; one self-attachment per chip."""
+    """Every device of the node role (chips; servers of a switchless ring or mesh) is a
+    node; one self-attachment per node."""
     L = plan.links
-    chip = np.fromiter((d.role == "chip" for d in plan.devices), dtype=bool, count=len(plan.devices))
+    role = plan.design.get("node_role", "chip")
+    chip = np.fromiter((d.role == role for d in plan.devices), dtype=bool, count=len(plan.devices))
     device_of = np.nonzero(chip)[0]
     node_of = np.full(len(plan.devices), -1, dtype=np.int64)
     node_of[device_of] = np.arange(device_of.size)
     a, b = node_of[L.a_dev], node_of[L.b_dev]
     if (a < 0).any() or (b < 0).any():
-        raise ValueError("a direct network links chips only")
+        raise ValueError(f"a direct network links {role}s only")
     cap = L.speed_gbps.astype(np.int64)
     inject = np.bincount(np.concatenate([a, b]), weights=np.concatenate([cap, cap]), minlength=device_of.size).astype(np.int64)
     nodes = np.arange(device_of.size, dtype=np.int64)

@@ -24,7 +24,7 @@ class HostTable:
     group: list[str]  # leaf group name (Slurm logical leaf): su<S> or the leaf's device name
     rail_leaves: list[list[str]]  # leaf names in rail order
     domain: list[int | None]  # scale-up domain index (1-based), None when a domain is one server
-    group_kind: str  # "su" (rail-optimized) or "leaf" (fat-tree)
+    group_kind: str  # "su" (rail-optimized), "leaf" (fat-tree) or "none" (switchless ring / mesh)
 
 
 def host_table(plan: Plan) -> HostTable:
@@ -55,5 +55,6 @@ def host_table(plan: Plan) -> HostTable:
         domain = [up.domain_of(n) + 1 for n in range(servers.size)]
     else:
         domain = [None] * servers.size
-    return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain,
-                     "su" if rail_optimized else "leaf")
+    # A switchless ring or mesh (servers cabled to each other) has no leaf to group by.
+    kind_of_group = "su" if rail_optimized else ("none" if plan.design.get("node_role") == "server" else "leaf")
+    return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain, kind_of_group)

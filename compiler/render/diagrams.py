@@ -74,12 +74,13 @@ def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
     per = -(-sus // MAX_OVERVIEW_GROUPS) if sus > MAX_OVERVIEW_GROUPS else 1
 
     clos = plan.design.get("topology") in ("fat-tree", "rail-optimized")
+    switchless = plan.design.get("node_role") == "server"  # ring / full mesh: the servers are the fabric
     pods = max((d.pod or 0) for d in plan.devices)
     per_pod = -(-pods // MAX_OVERVIEW_GROUPS) if pods > MAX_OVERVIEW_GROUPS else 1
 
     def key_of(d) -> str | None:
         if not clos:  # torus, dragonfly: a node per group (or run of groups), one for chips/routers
-            if d.tier == 0 and d.role in ("server",):
+            if d.tier == 0 and d.role in ("server",) and not switchless:
                 return None
             if d.pod is not None:
                 lo = (d.pod - 1) // per_pod * per_pod + 1
@@ -155,6 +156,9 @@ def scope_index(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray]:
     names: list[str] = []
     index: dict[str, int] = {}
     dev_scope = np.full(len(plan.devices), -1, dtype=np.int64)
+    if plan.design.get("node_role") == "server":  # ring / full mesh (a few servers): one diagram of them all
+        dev_scope[:] = 0
+        return ["servers"], dev_scope, np.zeros(len(plan.links), dtype=np.int64)
     for i, d in enumerate(plan.devices):
         if d.role == "leaf":
             if d.su is not None:
@@ -200,7 +204,9 @@ def scope_dot(plan: Plan, name: str, members: list[int], link_ids: np.ndarray | 
     for i in shown:
         by_tier.setdefault(devices[i].tier, []).append(i)
         lines.append(f"  {q(devices[i].name)} [fillcolor={q(colours.get(devices[i].role, '#f5f5f5'))}];")
-    for tier in sorted(by_tier):
+    # Ranks by tier; not for a switchless ring or mesh, whose edges all join one tier (dot's
+    # mincross aborts on many labelled edges inside one rank=same group).
+    for tier in sorted(by_tier) if plan.design.get("node_role") != "server" else ():
         lines.append("  { rank=same; " + " ".join(q(devices[i].name) for i in by_tier[tier]) + " }")
     pairs, counts = np.unique(np.stack([a, b]), axis=1, return_counts=True)
     for x, y, c in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist()):

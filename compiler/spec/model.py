@@ -22,6 +22,9 @@ CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63
 
 _RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*(\d{1,4})\s*$")
 TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane")
+# Servers cabled to each other, no switch (small clusters): expand/direct.py.
+DIRECT_SERVER_TOPOLOGIES = ("ring", "full-mesh")
+TOPOLOGIES += DIRECT_SERVER_TOPOLOGIES
 # Known to the roadmap but not built yet: a clear error rather than "unknown".
 PLANNED_TOPOLOGIES: tuple[str, ...] = ()
 CLOS_TOPOLOGIES = ("fat-tree", "rail-optimized")
@@ -101,9 +104,10 @@ _SIZES_SCHEMA = WithJsonSchema({"type": "array", "maxItems": 16, "items": {"anyO
 
 
 class Fabric(_Strict):
-    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane")
+    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane"
+                                      " | ring | full-mesh (servers cabled to each other, no switch)")
     switch: CatalogId | None = Field(
-        None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators)")
+        None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators; none for ring / full-mesh)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
     oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
         default_factory=Oversubscription,
@@ -150,7 +154,10 @@ class Fabric(_Strict):
             families = FAMILY_KEYS.get(key)
             if families and self.topology not in families:
                 raise ValueError(f"key '{key}' applies to {' / '.join(families)}, not to topology '{self.topology}'")
-        if self.topology not in TORUS_TOPOLOGIES and self.switch is None:
+        if self.topology in DIRECT_SERVER_TOPOLOGIES and self.switch is not None:
+            raise ValueError(f"topology '{self.topology}' cables the servers to each other and has no switch; remove "
+                             f"`switch: {self.switch}`, or use rail-only / fat-tree to go through switches")
+        if self.topology not in TORUS_TOPOLOGIES + DIRECT_SERVER_TOPOLOGIES and self.switch is None:
             raise ValueError(f"topology '{self.topology}' needs `switch:` (a catalog switch id)")
         if self.topology in TORUS_TOPOLOGIES and self.dims is None:
             raise ValueError(f"topology '{self.topology}' needs `dims:`, e.g. [16, 16, 16]")
