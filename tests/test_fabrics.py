@@ -216,3 +216,22 @@ def test_ethernet_compute_with_storage(tmp_path):
     assert r.returncode == 0, r.stderr
     configs = sorted(p.name for p in (tmp_path / "out/roce-mf/configs").rglob("*") if p.is_file())
     assert configs and not any("inband" in c for c in configs)
+
+
+@pytest.mark.parametrize("server, groups", [
+    ("dgx-b200", {"storage": 2, "inband": 2, "oob": 1}),
+    ("dgx-h200", {"storage": 2, "inband": 2, "oob": 1}),
+    ("gb200-nvl72", {"storage": 4}),
+])
+def test_catalog_groups_feed_fabrics(tmp_path, server, groups):
+    """Every extra NIC group in the catalog builds: ports per server x servers server-leaf cables."""
+    switch = {"oob": "sn2201"}
+    lines = "".join(f"  - {{name: {g}, switch: {switch.get(g, 'sn5600')}}}\n" for g in groups)
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"name: t\nservers: 36\nserver: {server}\nfabric: {{topology: fat-tree, switch: qm9700}}\nfabrics:\n{lines}")
+    plan = build_plan(path)[1]
+    kinds = plan.count_by_kind()
+    for g, ports in groups.items():
+        assert kinds[f"{g}:server-leaf"] == ports * 36
+    media = {plan.media[m] for m in plan.links.media[plan.links.kind == plan.link_kinds.index("storage:server-leaf")].tolist()}
+    assert media == {"mmf"}
