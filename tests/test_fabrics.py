@@ -123,7 +123,10 @@ def test_outputs_labelled_by_fabric(compiled):
     assert summary["switches"] == {"leaf": 8, "spine": 4}  # top level: the compute fabric
     assert summary["fabrics"]["storage"]["cables"] == {"storage:server-leaf": 62, "storage:leaf-spine": 64}
     assert summary["fabrics"]["oob"]["switches"] == {"leaf": 1, "spine": 1}
-    assert summary["fabrics"]["oob"]["leaf_oversubscription"] == "2:1"
+    # measured: 31 BMC ports over 16 uplinks at 1G; 62 storage ports over 64 uplinks at 400G
+    assert summary["fabrics"]["oob"]["oversubscription"] == {"leaf": "31:16"}
+    assert summary["fabrics"]["storage"]["oversubscription"] == {"leaf": "31:32"}
+    assert summary["fabrics"]["compute"]["oversubscription"] == summary["oversubscription"]
     assert list(summary["fabrics"]) == ["compute", "storage", "oob"]
 
 

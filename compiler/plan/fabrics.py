@@ -99,15 +99,11 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     return out
 
 
-def _ratio(down: int, up: int) -> str:
-    from math import gcd
-
-    g = gcd(down, up) or 1
-    return f"{down // g}:{up // g}"
-
-
 def fabric_summary(plan: Plan, name: str) -> dict:
-    """One fabric's figures for summary.json: its switches, cables, optics and leaf ratio."""
+    """One fabric's figures for summary.json: its switches, cables, optics and the measured
+    down:up ratio per tier (the compute fabric's other checks are in the top level)."""
+    from ..check.context import CheckContext  # checks read the plan; the summary reports their figures
+    from ..check.oversubscription import check_oversubscription
     from .bom import bill_of_materials
     from .summary import cables_by_kind
 
@@ -119,7 +115,7 @@ def fabric_summary(plan: Plan, name: str) -> dict:
             switches[dev.role] = switches.get(dev.role, 0) + 1
     rec = plan.design["fabrics"][name]
     first, end = rec["server_ports"]
-    leaf = d.get("leaf_ports") or {}
+    oversub = check_oversubscription(CheckContext(view))[0]
     return {
         "nic_group": rec.get("nic_group", COMPUTE),
         "topology": d["topology"],
@@ -130,7 +126,7 @@ def fabric_summary(plan: Plan, name: str) -> dict:
         "switches": switches,
         "cables": cables_by_kind(view),
         "transceivers": sum(line.quantity for line in view.memo("bom", bill_of_materials) if line.category == "transceiver"),
-        "leaf_oversubscription": _ratio(leaf["down"], leaf["up"]) if leaf.get("up") else None,
+        "oversubscription": {tier: f["max"] for tier, f in oversub.items()},
     }
 
 
