@@ -9,6 +9,7 @@ import io
 import json
 
 import jsonschema
+import numpy as np
 import pytest
 
 from compiler.diagnostics import SpecInvalid
@@ -238,3 +239,28 @@ def test_catalog_groups_feed_fabrics(tmp_path, server, groups):
         assert kinds[f"{g}:server-leaf"] == ports * 36
     media = {plan.media[m] for m in plan.links.media[plan.links.kind == plan.link_kinds.index("storage:server-leaf")].tolist()}
     assert media == {"mmf"}
+
+
+def _cables(plan, prefix):
+    names = [d.name for d in plan.devices]
+    lt = plan.links
+    kinds = [i for i, k in enumerate(plan.link_kinds) if k.startswith(prefix)]
+    sel = np.isin(lt.kind, kinds)
+    return set(zip((names[i] for i in lt.a_dev[sel].tolist()), lt.a_port[sel].tolist(),
+                   (names[i] for i in lt.b_dev[sel].tolist()), lt.b_port[sel].tolist()))
+
+
+def test_growth_keeps_extra_fabric_cables(tmp_path):
+    """growth (in compute SUs) sizes every fabric's upper tiers: growing moves no storage or OOB cable."""
+    plans = []
+    for servers in (32, 96):
+        path = tmp_path / f"g{servers}.yaml"
+        path.write_text(BASE.replace("servers: 31", f"servers: {servers}")
+                        + "  - {name: storage, switch: sn5600}\n  - {name: oob, switch: sn2201, oversubscription: \"2:1\"}\n"
+                        + "growth: {max_scalable_units: 4}\n")
+        plans.append(build_plan(path)[1])
+    small, big = plans
+    assert any("oob fabric: upper tiers built for 128 servers" in n for n in small.notes)
+    for prefix in ("storage:", "oob:"):
+        assert _cables(small, prefix) <= _cables(big, prefix), prefix
+        assert len(_cables(big, prefix)) > len(_cables(small, prefix))

@@ -20,7 +20,7 @@ from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..plan.fabrics import COMPUTE
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
-from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric
+from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from . import clos, naming
 from .resolve import CLOS_LINK_KINDS, ClosDesign, _size
 from .sizing import SizingError
@@ -101,7 +101,8 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
              if k in fab.model_fields_set}
     growth = loaded.spec.growth
     if growth is not None and growth.max_scalable_units and fab.scalable_unit is None:
-        growth = None  # SUs of the compute fabric mean nothing here; this fabric is sized for today
+        # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
+        growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
     view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
         "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
