@@ -264,3 +264,27 @@ def test_growth_keeps_extra_fabric_cables(tmp_path):
     for prefix in ("storage:", "oob:"):
         assert _cables(small, prefix) <= _cables(big, prefix), prefix
         assert len(_cables(big, prefix)) > len(_cables(small, prefix))
+
+
+def test_port_names_must_differ_across_groups(tmp_path):
+    (tmp_path / "cat.yaml").write_text("""servers:
+  - id: twin-p1
+    vendor: lab
+    model: server whose storage and in-band groups both name a port p1
+    gpu: none
+    gpus: 1
+    hostname_prefix: host
+    nic_groups:
+      compute: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: OSFP, top: flat, gbps: 400}, ports: [{name: c1, cage: c1}], port_map_confidence: unconfirmed}
+      storage: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: QSFP112, top: flat, gbps: 400}, ports: [{name: p1, cage: p1}], port_map_confidence: unconfirmed}
+      inband: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: QSFP112, top: flat, gbps: 400}, ports: [{name: p1, cage: p1}], port_map_confidence: unconfirmed}
+    confidence: unconfirmed
+    sources: [test fixture]
+""")
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: t\nservers: 4\nserver: twin-p1\ncatalog: cat.yaml\nfabric: {topology: fat-tree, switch: sn5600}\n"
+                    "fabrics:\n  - {name: storage, switch: sn5600}\n  - {name: inband, switch: sn5600}\n")
+    with pytest.raises(SpecInvalid) as exc:
+        build_plan(path)
+    [d] = exc.value.diagnostics
+    assert d.code == "SPEC_PORT_NAME_CLASH" and d.path == "fabrics.1.name" and "p1" in d.message and d.line == 8

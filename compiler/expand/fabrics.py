@@ -67,6 +67,12 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
     elif group_id in taken:
         error("SPEC_NIC_GROUP_TAKEN", group_path, f"NIC group '{group_id}' already feeds fabric '{taken[group_id]}'",
               "each NIC group feeds one fabric; give nic_group: another group")
+    else:  # one server port list: names must tell the groups' ports apart (cabling sheets, plan.json)
+        used = {p.name for g in taken for p in server.nic_groups[g].ports}
+        clash = sorted(used & {p.name for p in group.ports})
+        if clash:
+            error("SPEC_PORT_NAME_CLASH", group_path, f"{server.id} NIC group '{group_id}' reuses port name(s) "
+                  f"{', '.join(clash)} of a group already in use", "rename the ports in the catalog")
     switch = catalog.switches.get(fab.switch)
     if switch is None:
         error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
@@ -153,7 +159,7 @@ def merge(plan: Plan, built: list) -> Plan:
         # Both builders list server g (0-based, spec order) as device g; names may differ (SUs), ids do not.
         assert all(d.role == "server" for d in extra_servers) and extra.devices[n].role != "server"
         port_base = len(ports)
-        ports += plan_ports(extra, extra_servers[0].layout)
+        ports += extra.layouts[extra_servers[0].layout].ports
         for d in extra.devices[n:]:
             d.name = naming.fabric_device(fab.name, d.name)
             d.fabric = fab.name
@@ -187,10 +193,6 @@ def merge(plan: Plan, built: list) -> Plan:
     design["fabrics"] = fabrics
     return Plan(name=plan.name, devices=all_devices, layouts={merged_id: merged, **layouts}, links=LinkTable.concat(parts),
                 link_kinds=kinds, media=media, design=design, notes=notes)
-
-
-def plan_ports(plan: Plan, layout_id: str) -> list:
-    return list(plan.layouts[layout_id].ports)
 
 
 def design_record(extra: Plan) -> dict:
