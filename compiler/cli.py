@@ -81,6 +81,9 @@ def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     if b:
         rows += [("bisection", f"{b['worst_cut']:,} Gb/s worst cut, {b['analytic']:,} Gb/s closed form")
                  if b["analytic"] is not None else ("bisection", f"{b['worst_cut']:,} Gb/s worst cut")]
+    for name, f in list(summary.get("fabrics", {}).items())[1:]:  # extra fabrics: storage, in-band, out-of-band
+        switches = " + ".join(f"{n:,} {role}" for role, n in f["switches"].items())
+        rows += [(f"{name} fabric", f"{switches} x {f['switch']}, {sum(f['cables'].values()):,} cables, {f['speed_gbps']}G")]
     return rows
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
-from .render import RENDERERS
+from .plan.fabrics import fabric_view
+from .render import ALL_FABRICS, RENDERERS
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid
 from .expand.resolve import raw_catalog_diagnostics
@@ -35,5 +36,6 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
     names = only or list(RENDERERS)
     with OutputDir(target) as out:
         for name in names:
-            RENDERERS[name](plan, out)
+            # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
+            RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
     return target

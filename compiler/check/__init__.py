@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
 from .bisection import CONVENTION, check_bisection
 from .budgets import check_budgets
@@ -37,7 +38,8 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def run_checks(plan: Plan, seed: int = 1) -> dict:
-    ctx = CheckContext(plan, seed=seed)
+    # Checks judge the compute fabric: storage and management links are no GPU paths.
+    ctx = CheckContext(fabric_view(plan), seed=seed)
     findings = []
     seconds = {}
     for name, check in CHECKS.items():

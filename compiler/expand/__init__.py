@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..diagnostics import SpecInvalid
+from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, clos, direct, dragonfly, facts, layout, planes, scale_up, torus
+from . import addressing, clos, direct, dragonfly, fabrics, facts, layout, planes, scale_up, torus
 from .resolve import ClosDesign, resolve
 
 # topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
@@ -47,6 +48,8 @@ def expand(loaded: LoadedSpec) -> Plan:
             "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
     design = RESOLVERS[kind](loaded)
     plan = BUILDERS[kind](design)
+    if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
+        plan = fabrics.attach(loaded, design, plan)
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)
@@ -57,5 +60,9 @@ def expand(loaded: LoadedSpec) -> Plan:
         plan.requirements["max_oversubscription"] = {k: str(v) for k, v in spec.requirements.max_oversubscription.items()}
     plan.analysis = {"collectives": spec.collectives.model_dump(mode="json")}
     if isinstance(design, ClosDesign) and design.switch.protocol == "ethernet":
-        plan.routing = addressing.plan_routing(loaded, design, plan)
+        compute = fabric_view(plan)  # the plan itself for one fabric
+        plan.routing = addressing.plan_routing(loaded, design, compute)
+        if compute is not plan:
+            compute.routing = plan.routing
+            plan.routing = fabrics.pad_routing(compute.routing, len(plan.devices), len(plan.links))
     return plan

@@ -31,6 +31,13 @@ def transceiver(catalog: Catalog, media_id: str, port: Port) -> Transceiver | No
 def choose(catalog: Catalog, requested: str | None, end_a: Port, end_b: Port) -> str:
     if requested:
         return requested
+    # A cable with its own connectors made for both ends' cages (Cat6 RJ45 for a 1GbE BMC);
+    # twin-port copper and splitters need lengths, so only per-port cables are picked here.
+    for media_id, medium in catalog.media.items():
+        cable = catalog.cables[medium.cable]
+        if medium.fit == "port" and not medium.needs_transceivers and cable.end_a and cable.end_b \
+                and _cage_key(cable.end_a) == _cage_key(end_a) and _cage_key(cable.end_b) == _cage_key(end_b):
+            return media_id
     for media_id in AUTO_ORDER:
         if transceiver(catalog, media_id, end_a) and transceiver(catalog, media_id, end_b):
             return media_id
@@ -124,7 +131,7 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
 
     rest = np.nonzero(choice < 0)[0]
     if rest.size:
-        optical = [mi for mi, m in enumerate(media_ids) if catalog.media[m].fit == "port"]
+        optical = [mi for mi, m in enumerate(media_ids) if catalog.media[m].fit == "port" and catalog.media[m].needs_transceivers]
         graph = coo_matrix((np.ones(rest.size), (ca[rest], cb[rest])), shape=(n_cages, n_cages))
         n_comp, label = connected_components(graph, directed=False)
         comp = label[ca[rest]]

@@ -36,6 +36,12 @@ def core(index: int) -> str:
     return f"core-{index:03d}"
 
 
+def fabric_device(fabric: str, name: str) -> str:
+    """A switch of an extra fabric (storage, in-band, out-of-band): its Clos name behind the
+    fabric's, e.g. storage-su1-leaf-01, oob-leaf-001; unique beside the compute fabric's."""
+    return f"{fabric}-{name}"
+
+
 def endpoint(role: str, index: int) -> str:
     return f"{role}-{index:02d}"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .bom import NOT_IN_CATALOG, bill_of_materials
+from .fabrics import is_multi_fabric, summarize_fabrics
 from .model import Plan
 
 SWITCH_ROLES = ("leaf", "spine", "core")
@@ -27,6 +28,8 @@ def cables_by_kind(plan: Plan) -> dict[str, int]:
 
 
 def summarize(plan: Plan) -> dict:
+    if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (plan/fabrics.py)
+        return summarize_fabrics(plan, summarize)
     design = plan.design
     counts = plan.count_by_role()
     switch_roles = _switch_roles(plan)

@@ -30,3 +30,5 @@ RENDERERS = {
     "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
     "configs": switch_configs.render,
 }
+# Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
+ALL_FABRICS = {"cabling", "bom", "plan", "summary"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..plan.bom import bill_of_materials
+from ..plan.fabrics import fabric_bom, is_multi_fabric
 from ..plan.model import Plan
 from .csvtext import csv_text
 from .writer import OutputDir
@@ -17,6 +18,11 @@ def _watts(value) -> str:
 
 
 def render(plan: Plan, out: OutputDir) -> None:
+    if is_multi_fabric(plan):  # one bill per fabric, labelled in a last column
+        rows = [(line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
+                 _watts(line.total_power_w), line.notes, fabric) for fabric, line in fabric_bom(plan)]
+        out.write_text("bom.csv", csv_text(HEADER + ["fabric"], rows))
+        return
     rows = [
         (line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
          _watts(line.total_power_w), line.notes)

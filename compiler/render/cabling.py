@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, per_port, port_table
 from .csvtext import csv_field
@@ -52,7 +53,14 @@ def render(plan: Plan, out: OutputDir) -> None:
     if len(links) and not pulled[links.media].all():
         rows = itertools.compress(rows, pulled[links.media].tolist())
     fmt = "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
-    out.write_text("cabling.csv", ",".join(HEADER) + "\n" + "".join(fmt % row for row in rows))
+    header = HEADER
+    if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
+        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)].tolist()
+        if len(links) and not pulled[links.media].all():
+            names = list(itertools.compress(names, pulled[links.media].tolist()))
+        rows = (row + (f,) for row, f in zip(rows, names))
+        fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
+    out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
 
 
 def modelled_lengths(plan: Plan) -> list[str]:
@@ -85,7 +93,8 @@ def media_tail(plan: Plan) -> list[str]:
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
-        pieces_by_media.append((rec["fiber"].upper(), "MPO-12/APC" if optical else "OSFP (integral)",
+        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
+        pieces_by_media.append((rec["fiber"].upper(), connector,
                                 rec["cable_part_number"], rec["jacket"], "Type-B" if optical else "", rec["parts"]))
     phys = plan.physical
     if phys is None or phys.order_m is None:

@@ -173,6 +173,22 @@ class Fabric(_Strict):
         raise ValueError(f"unknown topology '{value}'; supported: {', '.join(TOPOLOGIES)}")
 
 
+class ExtraFabric(_Strict):
+    """A fabric besides the compute one (storage, in-band or out-of-band management), fed
+    by one of the server's catalog NIC groups and built as a Clos of its own switches."""
+
+    name: Role = Field(description="storage | inband | oob | another short name ([a-z][a-z0-9]{0,15}); prefixes its switches and link kinds")
+    nic_group: Role | None = Field(None, description="the server's catalog NIC group that feeds this fabric (default: name)")
+    topology: str = Field("fat-tree", description="fat-tree | rail-optimized (Clos families only)")
+    switch: CatalogId = Field(description="catalog id of the switch model")
+    tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
+    oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
+        default_factory=Oversubscription, description='leaf downlink:uplink bandwidth ("1:1"), or {leaf: "2:1", spine: "1:1"}')
+    scalable_unit: int | None = Field(None, ge=1, le=4096, description="servers per scalable unit (SU)")
+    speed_gbps: int | None = Field(None, gt=0, description="link speed; default: the NIC group's speed")
+    media: str | dict[str, str] | None = Field(None, description="medium, or per link kind {server-leaf: mmf, leaf-spine: smf}")
+
+
 def _ipv4_network(value):
     if isinstance(value, str):
         try:
@@ -374,6 +390,8 @@ class Spec(_Strict):
     gpus: int | None = Field(None, ge=1, le=MAX_GPUS, description="number of GPUs (or give servers)")
     server: CatalogId = Field(description="catalog id of the server type")
     fabric: Fabric
+    fabrics: list[ExtraFabric] = Field(default_factory=list, max_length=8,
+                                       description="further fabrics (storage, in-band, out-of-band), each from a server NIC group")
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list, max_length=64)
     growth: Growth | None = None
     requirements: Requirements | None = None
@@ -389,6 +407,17 @@ class Spec(_Strict):
         if (self.servers is None) == (self.gpus is None):
             raise ValueError("give exactly one of `servers` or `gpus`")
         return self
+
+    @field_validator("fabrics")
+    @classmethod
+    def _unique_fabrics(cls, value):
+        names = [f.name for f in value]
+        if "compute" in names:
+            raise ValueError("fabric name 'compute' is the `fabric:` section; name extra fabrics storage, inband, oob, ...")
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"fabric {dupes[0]!r} given twice; give each fabric its own name")
+        return value
 
     @field_validator("extra_endpoints")
     @classmethod

@@ -1,0 +1,215 @@
+"""Extra fabrics (spec `fabrics:`): storage, in-band and out-of-band management networks
+beside the compute fabric, each fed by one of the server's catalog NIC groups.
+
+Each extra fabric is resolved and built by the Clos resolver/builder from a view of the
+spec in which it is the fabric and its NIC group the server's, then merged into the
+compute plan: servers appear once, their ports being the compute ports followed by each
+extra group's (compute port indices, hence every compute output, are unchanged); the
+extra fabric's switches are appended with `Device.fabric` set and their names prefixed
+(naming.fabric_device); its link kinds are prefixed (`storage:server-leaf`). All numpy
+column work; no per-link Python objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..diagnostics import Diagnostic, SpecInvalid, nearest
+from ..plan.fabrics import COMPUTE
+from ..plan.model import LinkTable, Plan, PortLayout
+from ..spec.load import LoadedSpec
+from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
+from . import clos, naming
+from .resolve import CLOS_LINK_KINDS, ClosDesign, _size
+from .sizing import SizingError
+
+EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if k != "endpoint-leaf")
+
+
+def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
+    """Combinations extra fabrics are not built for yet (a clear error, not a wrong plan)."""
+    out = []
+    if kind not in CLOS_TOPOLOGIES:
+        out.append(loaded.diagnostic(
+            "SPEC_UNSUPPORTED", ("fabrics",),
+            f"extra fabrics are built beside a fat-tree or rail-optimized compute fabric, not '{kind}' yet",
+            "remove `fabrics:`, or use a Clos compute fabric"))
+    if loaded.spec.layout is not None:
+        out.append(loaded.diagnostic(
+            "SPEC_UNSUPPORTED", ("fabrics",),
+            "physical layout (racks, cable lengths) does not place extra fabrics' switches yet",
+            "remove `layout:` or `fabrics:`"))
+    return out
+
+
+def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str]) -> ClosDesign:
+    """One extra fabric's Clos design. Raises SpecInvalid with every problem found."""
+    errors: list[Diagnostic] = []
+    where = ("fabrics", i)
+
+    def error(code, sub, message, hint=""):
+        errors.append(loaded.diagnostic(code, where + sub, message, hint))
+
+    server, catalog = compute.server, compute.catalog
+    if fab.topology not in CLOS_TOPOLOGIES:
+        error("SPEC_UNSUPPORTED", ("topology",), f"fabric '{fab.name}': topology '{fab.topology}' is not supported for an extra fabric",
+              f"use one of: {', '.join(CLOS_TOPOLOGIES)}")
+    group_id = fab.nic_group or fab.name
+    group_path = ("nic_group",) if fab.nic_group else ("name",)
+    group = server.nic_groups.get(group_id)
+    if group is None:
+        have = sorted(g for g in server.nic_groups if g != COMPUTE)
+        error("SPEC_UNKNOWN_NIC_GROUP", group_path, f"server type '{server.id}' has no NIC group '{group_id}'",
+              (f"its NIC groups: {', '.join(have)}" if have else f"{server.id} has only compute NICs in the catalog")
+              + ("" if fab.nic_group else "; or give nic_group: <one of them>"))
+    elif group_id in taken:
+        error("SPEC_NIC_GROUP_TAKEN", group_path, f"NIC group '{group_id}' already feeds fabric '{taken[group_id]}'",
+              "each NIC group feeds one fabric; give nic_group: another group")
+    else:  # one server port list: names must tell the groups' ports apart (cabling sheets, plan.json)
+        used = {p.name for g in taken for p in server.nic_groups[g].ports}
+        clash = sorted(used & {p.name for p in group.ports})
+        if clash:
+            error("SPEC_PORT_NAME_CLASH", group_path, f"{server.id} NIC group '{group_id}' reuses port name(s) "
+                  f"{', '.join(clash)} of a group already in use", "rename the ports in the catalog")
+    switch = catalog.switches.get(fab.switch)
+    if switch is None:
+        error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
+    requested = {}
+    if isinstance(fab.media, str):
+        requested = {k: fab.media for k in EXTRA_LINK_KINDS}
+    elif isinstance(fab.media, dict):
+        for kind, media_id in fab.media.items():
+            if kind not in EXTRA_LINK_KINDS:
+                error("SPEC_UNKNOWN_LINK_KIND", ("media", kind), f"unknown link kind '{kind}'", nearest(kind, EXTRA_LINK_KINDS))
+            requested[kind] = media_id
+    for kind, media_id in requested.items():
+        if media_id not in catalog.media:
+            error("SPEC_UNKNOWN_MEDIA", ("media",) if isinstance(fab.media, str) else ("media", kind),
+                  f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
+    if errors or group is None or switch is None:
+        raise SpecInvalid(errors)
+    speed = fab.speed_gbps or group.speed_gbps
+    if speed not in switch.modes:
+        modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
+        error("SPEC_SPEED_UNSUPPORTED", ("speed_gbps",) if fab.speed_gbps else ("switch",),
+              f"{switch.id} has no {speed}G port mode (the {server.id} '{group_id}' ports run at {group.speed_gbps}G)",
+              f"{switch.id} runs {modes}; choose a switch with {speed}G ports")
+    elif group.speed_gbps != speed:
+        error("SPEC_SPEED_MISMATCH", ("speed_gbps",),
+              f"fabric speed {speed}G differs from the {server.id} '{group_id}' port speed {group.speed_gbps}G",
+              f"use speed_gbps: {group.speed_gbps}")
+    if errors:
+        raise SpecInvalid(errors)
+
+    given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
+             if k in fab.model_fields_set}
+    growth = loaded.spec.growth
+    if growth is not None and growth.max_scalable_units and fab.scalable_unit is None:
+        # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
+        growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
+    view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
+        "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
+        "extra_endpoints": [], "fabrics": [], "growth": growth}))
+    try:
+        design = _size(view, catalog, server, group, switch, speed, compute.servers, (), requested)
+    except SizingError as exc:
+        path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
+        raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
+    notes = tuple(f"{fab.name} fabric: {n}" for n in design.notes)
+    return dataclasses.replace(design, hosts=compute.hosts, notes=notes)
+
+
+def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> Plan:
+    """The compute plan with every extra fabric of the spec merged in."""
+    errors = unsupported(loaded, loaded.spec.fabric.topology)
+    if errors:
+        raise SpecInvalid(errors)
+    taken = {COMPUTE: COMPUTE}
+    built = []
+    for i, fab in enumerate(loaded.spec.fabrics):
+        try:
+            design = resolve_extra(loaded, compute, i, fab, taken)
+        except SpecInvalid as exc:
+            errors.extend(exc.diagnostics)
+            continue
+        taken[fab.nic_group or fab.name] = fab.name
+        built.append((fab, design, clos.build(design)))
+    if errors:
+        raise SpecInvalid(errors)
+    return merge(plan, built)
+
+
+def merge(plan: Plan, built: list) -> Plan:
+    servers = [i for i, d in enumerate(plan.devices) if d.role == "server"]
+    n = len(servers)
+    assert servers == list(range(n)), "servers come first in a Clos plan"
+    base_layout = plan.devices[0].layout
+    ports = list(plan.layouts[base_layout].ports)
+    fabrics = {COMPUTE: {"server_ports": [0, len(ports)]}}
+    devices = plan.devices[n:]
+    layouts = {k: v for k, v in plan.layouts.items() if k != base_layout}
+    kinds, media = list(plan.link_kinds), list(plan.media)
+    parts = [plan.links]
+    notes = list(plan.notes)
+    first_dev = len(plan.devices)
+    for fab, design, extra in built:
+        extra_servers = extra.devices[:n]
+        # Both builders list server g (0-based, spec order) as device g; names may differ (SUs), ids do not.
+        assert all(d.role == "server" for d in extra_servers) and extra.devices[n].role != "server"
+        port_base = len(ports)
+        ports += extra.layouts[extra_servers[0].layout].ports
+        for d in extra.devices[n:]:
+            d.name = naming.fabric_device(fab.name, d.name)
+            d.fabric = fab.name
+            devices.append(d)
+        layouts.update((k, v) for k, v in extra.layouts.items() if k != extra_servers[0].layout)
+        # device ids: servers keep theirs, the fabric's switches follow everything before them
+        dev_map = np.concatenate([np.arange(n), first_dev + np.arange(len(extra.devices) - n)]).astype(np.int32)
+        first_dev += len(extra.devices) - n
+        kind_map = np.array([_index(kinds, f"{fab.name}:{k}") for k in extra.link_kinds], dtype=np.int16)
+        media_map = np.array([_index(media, m) for m in extra.media], dtype=np.int16)
+        lt = extra.links
+        server_end = lt.a_dev < n  # end a of server-leaf links is the server
+        parts.append(LinkTable(dev_map[lt.a_dev], np.where(server_end, lt.a_port + port_base, lt.a_port).astype(np.int32),
+                               dev_map[lt.b_dev], lt.b_port, kind_map[lt.kind], media_map[lt.media], lt.speed_gbps))
+        record = design_record(extra)
+        record.update({"nic_group": fab.nic_group or fab.name, "server_ports": [port_base, len(ports)]})
+        fabrics[fab.name] = record
+        notes += list(extra.notes)
+    merged_id = base_layout + "".join(f"+{name}" for name in list(fabrics)[1:])
+    merged = PortLayout(merged_id, tuple(ports))
+    server_devices = []
+    for d in plan.devices[:n]:
+        d.layout = merged_id
+        server_devices.append(d)
+    all_devices = server_devices + devices
+    offset = 0
+    for d in all_devices:
+        d.port_offset = offset
+        offset += len(merged if d.layout == merged_id else layouts[d.layout])
+    design = dict(plan.design)
+    design["fabrics"] = fabrics
+    return Plan(name=plan.name, devices=all_devices, layouts={merged_id: merged, **layouts}, links=LinkTable.concat(parts),
+                link_kinds=kinds, media=media, design=design, notes=notes)
+
+
+def design_record(extra: Plan) -> dict:
+    keep = ("topology", "tiers", "switch", "speed_gbps", "switch_radix", "scalable_unit", "rails", "leaf_ports",
+            "pods", "spines_per_pod", "leaf_spine_links_per_pair", "spine_ports", "cores_per_group")
+    return {k: extra.design[k] for k in keep if k in extra.design}
+
+
+def _index(table: list[str], value: str) -> int:
+    if value not in table:
+        table.append(value)
+    return table.index(value)
+
+
+def pad_routing(routing, devices: int, links: int):
+    """The compute fabric's routing plan over the merged plan: extra fabrics' devices and
+    links have no address (0, as servers do); their configs are not written."""
+    pad = lambda a, n: np.concatenate([a, np.zeros(n - a.shape[0], dtype=a.dtype)])  # noqa: E731
+    return dataclasses.replace(routing, loopback=pad(routing.loopback, devices), asn=pad(routing.asn, devices),
+                               management=pad(routing.management, devices), link_net=pad(routing.link_net, links))

@@ -1,0 +1,139 @@
+"""Several fabrics in one plan: which fabric a device or link belongs to, and a view of
+the plan that holds one fabric only.
+
+A plan with extra fabrics (spec `fabrics:`) lists every server once, its ports being the
+compute NIC group's followed by each extra fabric's group (recorded in
+`design["fabrics"][name]["server_ports"]`); switches carry `Device.fabric`; a link
+belongs to the fabric of its upper end (end b is always a switch of that fabric).
+The compute devices and links come first, so the compute view keeps every index.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+import numpy as np
+
+from .model import Device, LinkTable, Plan, PortLayout
+
+COMPUTE = "compute"
+
+
+def fabric_names(plan: Plan) -> list[str]:
+    """compute first, then the extra fabrics in spec order; ["compute"] for a single fabric."""
+    return list(plan.design.get("fabrics") or {COMPUTE: None})
+
+
+def is_multi_fabric(plan: Plan) -> bool:
+    return len(fabric_names(plan)) > 1
+
+
+def link_fabric(plan: Plan) -> np.ndarray:
+    """Per link, its fabric's index in fabric_names(plan)."""
+    names = fabric_names(plan)
+    of_device = np.fromiter((names.index(d.fabric) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    return of_device[plan.links.b_dev]
+
+
+def fabric_view(plan: Plan, name: str = COMPUTE) -> Plan:
+    """The plan of one fabric: the servers (with only that fabric's ports for compute, all
+    ports otherwise, so port indices stay) plus that fabric's devices and links. The plan
+    itself when it has one fabric. Memoised: every output shares one view per fabric."""
+    if not is_multi_fabric(plan):
+        return plan
+    return plan.memo(f"fabric_view:{name}", lambda p: _view(p, name))
+
+
+def _view(plan: Plan, name: str) -> Plan:
+    rec = plan.design["fabrics"][name]
+    keep = [i for i, d in enumerate(plan.devices) if d.fabric == name or d.role == "server"]
+    remap = np.full(len(plan.devices), -1, dtype=np.int64)
+    remap[keep] = np.arange(len(keep))
+    layouts = dict(plan.layouts)
+    devices = []
+    offset = 0
+    fields = attrgetter(*Device.__dataclass_fields__)  # a plain copy; dataclasses.replace is 2x slower
+    for i in keep:
+        d = Device(*fields(plan.devices[i]))
+        if d.role == "server" and name == COMPUTE:
+            first, end = rec["server_ports"]
+            lid = d.layout.split("+")[0]
+            if lid not in layouts:
+                layouts[lid] = PortLayout(lid, plan.layouts[d.layout].ports[first:end])
+            d.layout = lid
+        d.port_offset = offset
+        offset += len(layouts[d.layout])
+        devices.append(d)
+    used = {d.layout for d in devices}
+    layouts = {k: v for k, v in layouts.items() if k in used}
+    sel = link_fabric(plan) == fabric_names(plan).index(name)
+    lt = plan.links
+    links = LinkTable(remap[lt.a_dev[sel]].astype(np.int32), lt.a_port[sel], remap[lt.b_dev[sel]].astype(np.int32),
+                      lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
+    design = {k: v for k, v in plan.design.items() if k != "fabrics"}
+    if name != COMPUTE:
+        design.update({k: v for k, v in rec.items() if k not in ("server_ports", "nic_group")})
+        design["fabric"] = name
+    kinds, media = plan.link_kinds, plan.media
+    if name == COMPUTE:  # the compute fabric's kinds and media are a prefix of the plan's: indices hold
+        kinds = [k for k in kinds if ":" not in k]
+        media = media[:int(links.media.max()) + 1] if len(links) else []
+    view = Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design, notes=list(plan.notes), facts=plan.facts,
+                requirements=plan.requirements if name == COMPUTE else {}, analysis=plan.analysis,
+                physical=plan.physical, routing=plan.routing if name == COMPUTE else None,
+                scale_up=plan.scale_up)
+    return view
+
+
+def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
+    """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
+    switches, optics, cables), then each extra fabric's switches, optics and cables
+    (its servers are the compute fabric's, counted once)."""
+    from .bom import bill_of_materials
+
+    out = []
+    for name in fabric_names(plan):
+        view = fabric_view(plan, name)
+        for line in view.memo("bom", bill_of_materials):
+            if name == COMPUTE or line.category not in ("server", "nic", "endpoint"):
+                out.append((name, line))
+    return out
+
+
+def fabric_summary(plan: Plan, name: str) -> dict:
+    """One fabric's figures for summary.json: its switches, cables, optics and the measured
+    down:up ratio per tier (the compute fabric's other checks are in the top level)."""
+    from ..check.context import CheckContext  # checks read the plan; the summary reports their figures
+    from ..check.oversubscription import check_oversubscription
+    from .bom import bill_of_materials
+    from .summary import cables_by_kind
+
+    view = fabric_view(plan, name)
+    d = view.design
+    switches: dict[str, int] = {}
+    for dev in view.devices:
+        if dev.tier > 0 and dev.fabric == name:
+            switches[dev.role] = switches.get(dev.role, 0) + 1
+    rec = plan.design["fabrics"][name]
+    first, end = rec["server_ports"]
+    oversub = check_oversubscription(CheckContext(view))[0]
+    return {
+        "nic_group": rec.get("nic_group", COMPUTE),
+        "topology": d["topology"],
+        "switch": d["switch"],
+        "speed_gbps": d["speed_gbps"],
+        "tiers": d["tiers"],
+        "ports_per_server": end - first,
+        "switches": switches,
+        "cables": cables_by_kind(view),
+        "transceivers": sum(line.quantity for line in view.memo("bom", bill_of_materials) if line.category == "transceiver"),
+        "oversubscription": {tier: f["max"] for tier, f in oversub.items()},
+    }
+
+
+def summarize_fabrics(plan: Plan, summarize) -> dict:
+    """summary.json of a plan with several fabrics: the compute fabric's figures (checks run
+    on it alone), then `fabrics` with every fabric's switches, cables and optics."""
+    out = summarize(fabric_view(plan))
+    out["fabrics"] = {name: fabric_summary(plan, name) for name in fabric_names(plan)}
+    return out

@@ -1,0 +1,290 @@
+"""Several fabrics per cluster (spec `fabrics:`): counts by hand from the catalog facts,
+labels by fabric in every all-fabric output, checks on the compute fabric only,
+determinism, and bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+
+from compiler.diagnostics import SpecInvalid
+from compiler.plan.fabrics import fabric_view
+from compiler.plan.serialize import plan_from_json, plan_json_text
+from compiler.pipeline import build_plan
+
+from .conftest import SPECS, cli_in_process, tree_bytes
+
+MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
+SINGLE = SPECS / "h100-superpod-1su.yaml"
+SERVERS = 31
+# DGX H100 (servers.yaml, from the BasePOD deployment guide): port 1 of each of the two
+# dual-port ConnectX-7 QSFP112 cards is storage; one BMC RJ45 port.
+STORAGE_PORTS, OOB_PORTS = 2, 1
+
+
+@pytest.fixture(scope="module")
+def multi():
+    return build_plan(MULTI)[1]
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mf")
+    r = cli_in_process("compile", str(MULTI), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return out / "h100-superpod-1su-multi-fabric"
+
+
+def test_counts_by_hand(multi):
+    kinds = multi.count_by_kind()
+    # compute: NVIDIA RA 1 SU (31 DGX + UFM): 252 node/UFM-leaf, 256 leaf-spine cables
+    assert kinds["server-leaf"] + kinds["ufm-leaf"] == 252 and kinds["leaf-spine"] == 256
+    assert kinds["storage:server-leaf"] == STORAGE_PORTS * SERVERS == 62
+    # SN5600 at 400G = 128 ports; 62 server ports at 1:1 fit one leaf of 64 down / 64 up, whose
+    # 64 uplinks all go to the one spine
+    assert kinds["storage:leaf-spine"] == 64
+    assert kinds["oob:server-leaf"] == OOB_PORTS * SERVERS == 31  # switch management ports are not modelled
+    # SN2201 48 x 1G at 2:1 = 32 down / 16 up; 31 BMCs fit one leaf
+    assert kinds["oob:leaf-spine"] == 16
+    by_fabric = {}
+    for d in multi.devices:
+        if d.tier > 0:
+            by_fabric.setdefault(d.fabric, []).append(d.name)
+    assert len(by_fabric["compute"]) == 12
+    assert by_fabric["storage"] == ["storage-leaf-001", "storage-spine-01"]
+    assert by_fabric["oob"] == ["oob-leaf-001", "oob-spine-01"]
+    assert multi.count_by_role()["server"] == SERVERS  # servers appear once
+
+
+def test_server_ports_compute_first(multi):
+    layout = multi.layouts[multi.devices[0].layout]
+    names = [p.name for p in layout.ports]
+    assert names[:8] == [p.name for p in build_plan(SINGLE)[1].layouts["dgx-h100/compute"].ports]
+    assert names[8:] == ["slot1-p1", "slot2-p1", "bmc"]
+    assert {p.form_factor for p in layout.ports[8:10]} == {"QSFP112"} and layout.ports[10].form_factor == "RJ45"
+    assert multi.design["fabrics"]["storage"]["server_ports"] == [8, 10]
+    assert multi.design["fabrics"]["oob"]["server_ports"] == [10, 11]
+
+
+def test_compute_view_is_the_single_fabric_plan(multi):
+    single = build_plan(SINGLE)[1]
+    view = fabric_view(multi)
+    assert [d.name for d in view.devices] == [d.name for d in single.devices]
+    assert view.link_kinds == single.link_kinds and view.media == single.media
+    assert view.port_count() == single.port_count()
+    for col in ("a_dev", "a_port", "b_dev", "b_port", "kind", "media", "speed_gbps"):
+        assert (getattr(view.links, col) == getattr(single.links, col)).all(), col
+
+
+def test_checks_see_compute_only(compiled):
+    single_out = compiled.parent / "single"
+    assert cli_in_process("compile", str(SINGLE), "-o", str(single_out)).returncode == 0
+    a = json.loads((compiled / "report/checks.json").read_text())
+    b = json.loads((single_out / "h100-superpod-1su/report/checks.json").read_text())
+    assert a["figures"] == b["figures"]  # storage and BMC links are no GPU paths
+    for rel in ("nccl", "slurm", "infiniband"):  # one-fabric tools: byte-identical but for the name
+        fresh, ref = tree_bytes(compiled / rel), tree_bytes(single_out / "h100-superpod-1su" / rel)
+        assert sorted(fresh) == sorted(ref)
+        for k in fresh:
+            assert fresh[k].replace(b"h100-superpod-1su-multi-fabric", b"h100-superpod-1su") == ref[k], k
+
+
+def test_outputs_labelled_by_fabric(compiled):
+    rows = list(csv.DictReader(io.StringIO((compiled / "cabling.csv").read_text())))
+    for r in rows:
+        assert r["kind"].startswith(f"{r['fabric']}:") or (r["fabric"] == "compute" and ":" not in r["kind"])
+    by = {}
+    for r in rows:
+        by[r["fabric"]] = by.get(r["fabric"], 0) + 1
+    assert by == {"compute": 508, "storage": 62 + 64, "oob": 31 + 16}
+    assert len({r["cable_id"] for r in rows}) == len(rows)
+    oob = [r for r in rows if r["fabric"] == "oob"]
+    assert {r["media"] for r in oob} == {"CAT6"} and {r["connector"] for r in oob} == {"RJ45"}
+    storage_servers = [r for r in rows if r["kind"] == "storage:server-leaf"]
+    assert {r["a_transceiver"] for r in storage_servers} == {"MMA1Z00-NS400"}  # QSFP112 at the DGX
+    assert {r["b_transceiver"] for r in storage_servers} == {"MMA4Z00-NS"}  # twin-port at the SN5600
+
+    bom = list(csv.DictReader(io.StringIO((compiled / "bom.csv").read_text())))
+    assert {r["fabric"] for r in bom} == {"compute", "storage", "oob"}
+    servers = [r for r in bom if r["category"] == "server"]
+    assert len(servers) == 1 and servers[0]["quantity"] == "31" and servers[0]["fabric"] == "compute"
+    line = {(r["fabric"], r["category"], r["part_number"]): int(r["quantity"]) for r in bom}
+    assert line[("storage", "transceiver", "MMA1Z00-NS400")] == 62
+    # SN5600 twin-port cages: leaf 62 down ports (31 cages) + 64 up (32), spine 64 (32)
+    assert line[("storage", "transceiver", "MMA4Z00-NS")] == 31 + 32 + 32
+    assert line[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 31 + 16
+    assert line[("storage", "switch", "MSN5600 (full ordering code per configuration)")] == 2
+
+    summary = json.loads((compiled / "summary.json").read_text())
+    assert summary["switches"] == {"leaf": 8, "spine": 4}  # top level: the compute fabric
+    assert summary["fabrics"]["storage"]["cables"] == {"storage:server-leaf": 62, "storage:leaf-spine": 64}
+    assert summary["fabrics"]["oob"]["switches"] == {"leaf": 1, "spine": 1}
+    # measured: 31 BMC ports over 16 uplinks at 1G; 62 storage ports over 64 uplinks at 400G
+    assert summary["fabrics"]["oob"]["oversubscription"] == {"leaf": "31:16"}
+    assert summary["fabrics"]["storage"]["oversubscription"] == {"leaf": "31:32"}
+    assert summary["fabrics"]["compute"]["oversubscription"] == summary["oversubscription"]
+    assert list(summary["fabrics"]) == ["compute", "storage", "oob"]
+
+
+def test_plan_json_records_fabrics_and_round_trips(compiled):
+    data = json.loads((compiled / "plan.json").read_text())
+    jsonschema.validate(data, json.loads((compiled / "plan.schema.json").read_text()))
+    assert set(data["design"]["fabrics"]) == {"compute", "storage", "oob"}
+    fabric_col = data["devices"]["columns"].index("fabric")
+    assert {r[fabric_col] for r in data["devices"]["rows"]} == {"compute", "storage", "oob"}
+    plan = plan_from_json(data)
+    assert fabric_view(plan, "storage").count_by_kind() == {"storage:server-leaf": 62, "storage:leaf-spine": 64}
+    assert plan_json_text(plan).startswith('{\n  "$schema"')
+
+
+def test_deterministic(tmp_path, compiled):
+    r = cli_in_process("compile", str(MULTI), "-o", str(tmp_path))
+    assert r.returncode == 0
+    assert tree_bytes(tmp_path / "h100-superpod-1su-multi-fabric") == tree_bytes(compiled)
+
+
+BASE = """name: bad
+servers: 31
+server: dgx-h100
+fabric:
+  topology: rail-optimized
+  switch: qm9700
+  scalable_unit: 32
+fabrics:
+"""
+
+BAD = {
+    "unknown nic group": ("  - {name: backup, switch: sn5600}\n",
+                          ["spec.yaml:9", "SPEC_UNKNOWN_NIC_GROUP", "no NIC group 'backup'", "inband, oob, storage"]),
+    "no groups on server": ("  - {name: storage, switch: sn5600}\n",
+                            ["no NIC group 'storage'", "only compute NICs"]),
+    "name compute": ("  - {name: compute, switch: sn5600}\n", ["fabrics", "'compute'"]),
+    "duplicate": ("  - {name: storage, switch: sn5600}\n  - {name: storage, switch: sn5600}\n", ["'storage' given twice"]),
+    "group taken": ("  - {name: storage, switch: sn5600}\n  - {name: data, nic_group: storage, switch: sn5600}\n",
+                    ["SPEC_NIC_GROUP_TAKEN", "already feeds fabric 'storage'"]),
+    "speed mismatch": ("  - {name: storage, switch: sn5600, speed_gbps: 200}\n",
+                       ["SPEC_SPEED_MISMATCH", "200G differs", "400G"]),
+    "switch speed": ("  - {name: storage, switch: sn2201}\n", ["SPEC_SPEED_UNSUPPORTED", "sn2201 has no 400G", "runs 1G"]),
+    "oob on 400G switch": ("  - {name: oob, switch: sn5600}\n", ["SPEC_SPEED_UNSUPPORTED", "no 1G port mode"]),
+    "topology": ("  - {name: storage, switch: sn5600, topology: torus}\n", ["SPEC_UNSUPPORTED", "topology 'torus'"]),
+    "unknown switch": ("  - {name: storage, switch: sn5601}\n", ["SPEC_UNKNOWN_SWITCH", "sn5600"]),
+    "bad name": ("  - {name: \"st;rage\", switch: sn5600}\n", ["fabrics.0.name"]),
+    "unknown media": ("  - {name: storage, switch: sn5600, media: fibre}\n", ["SPEC_UNKNOWN_MEDIA", "fibre"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_fabrics(tmp_path, case):
+    extra, expected = BAD[case]
+    text = BASE + extra
+    if case == "no groups on server":
+        text = text.replace("dgx-h100", "hgx-h100")
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    message = r.stdout + r.stderr
+    assert "Traceback" not in message
+    codes = [p for p in expected if p.startswith("SPEC_")]
+    for piece in expected:
+        if piece not in codes:
+            assert piece in message, (piece, message)
+    if codes:  # stable codes, as `--format json` and the library report them
+        with pytest.raises(SpecInvalid) as exc:
+            build_plan(path)
+        assert {d.code for d in exc.value.diagnostics} >= set(codes)
+
+
+def test_layout_with_fabrics_is_unsupported(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text(BASE + "  - {name: storage, switch: sn5600}\nlayout: {rows: 2, racks_per_row: 20}\n")
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2 and "does not place extra fabrics' switches" in r.stderr
+
+
+def test_ethernet_compute_with_storage(tmp_path):
+    """A RoCE compute fabric keeps its addressing and configs; the storage switches get none."""
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: roce-mf\nservers: 16\nserver: dgx-h100\nfabric: {topology: rail-optimized, switch: sn5600, "
+                    "scalable_unit: 16, nos: frr}\nfabrics:\n  - {name: inband, switch: sn5600}\n")
+    loaded, plan = build_plan(path)
+    assert plan.count_by_kind()["inband:server-leaf"] == 32
+    view = fabric_view(plan)
+    assert len(plan.routing.loopback) == len(plan.devices) and len(view.routing.loopback) == len(view.devices)
+    r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    configs = sorted(p.name for p in (tmp_path / "out/roce-mf/configs").rglob("*") if p.is_file())
+    assert configs and not any("inband" in c for c in configs)
+
+
+@pytest.mark.parametrize("server, groups", [
+    ("dgx-b200", {"storage": 2, "inband": 2, "oob": 1}),
+    ("dgx-h200", {"storage": 2, "inband": 2, "oob": 1}),
+    ("gb200-nvl72", {"storage": 4}),
+])
+def test_catalog_groups_feed_fabrics(tmp_path, server, groups):
+    """Every extra NIC group in the catalog builds: ports per server x servers server-leaf cables."""
+    switch = {"oob": "sn2201"}
+    lines = "".join(f"  - {{name: {g}, switch: {switch.get(g, 'sn5600')}}}\n" for g in groups)
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"name: t\nservers: 36\nserver: {server}\nfabric: {{topology: fat-tree, switch: qm9700}}\nfabrics:\n{lines}")
+    plan = build_plan(path)[1]
+    kinds = plan.count_by_kind()
+    for g, ports in groups.items():
+        assert kinds[f"{g}:server-leaf"] == ports * 36
+    media = {plan.media[m] for m in plan.links.media[plan.links.kind == plan.link_kinds.index("storage:server-leaf")].tolist()}
+    assert media == {"mmf"}
+
+
+def _cables(plan, prefix):
+    names = [d.name for d in plan.devices]
+    lt = plan.links
+    kinds = [i for i, k in enumerate(plan.link_kinds) if k.startswith(prefix)]
+    sel = np.isin(lt.kind, kinds)
+    return set(zip((names[i] for i in lt.a_dev[sel].tolist()), lt.a_port[sel].tolist(),
+                   (names[i] for i in lt.b_dev[sel].tolist()), lt.b_port[sel].tolist()))
+
+
+def test_growth_keeps_extra_fabric_cables(tmp_path):
+    """growth (in compute SUs) sizes every fabric's upper tiers: growing moves no storage or OOB cable."""
+    plans = []
+    for servers in (32, 96):
+        path = tmp_path / f"g{servers}.yaml"
+        path.write_text(BASE.replace("servers: 31", f"servers: {servers}")
+                        + "  - {name: storage, switch: sn5600}\n  - {name: oob, switch: sn2201, oversubscription: \"2:1\"}\n"
+                        + "growth: {max_scalable_units: 4}\n")
+        plans.append(build_plan(path)[1])
+    small, big = plans
+    assert any("oob fabric: upper tiers built for 128 servers" in n for n in small.notes)
+    for prefix in ("storage:", "oob:"):
+        assert _cables(small, prefix) <= _cables(big, prefix), prefix
+        assert len(_cables(big, prefix)) > len(_cables(small, prefix))
+
+
+def test_port_names_must_differ_across_groups(tmp_path):
+    (tmp_path / "cat.yaml").write_text("""servers:
+  - id: twin-p1
+    vendor: lab
+    model: server whose storage and in-band groups both name a port p1
+    gpu: none
+    gpus: 1
+    hostname_prefix: host
+    nic_groups:
+      compute: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: OSFP, top: flat, gbps: 400}, ports: [{name: c1, cage: c1}], port_map_confidence: unconfirmed}
+      storage: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: QSFP112, top: flat, gbps: 400}, ports: [{name: p1, cage: p1}], port_map_confidence: unconfirmed}
+      inband: {nic: x, nics: 1, speed_gbps: 400, cage: {form_factor: QSFP112, top: flat, gbps: 400}, ports: [{name: p1, cage: p1}], port_map_confidence: unconfirmed}
+    confidence: unconfirmed
+    sources: [test fixture]
+""")
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: t\nservers: 4\nserver: twin-p1\ncatalog: cat.yaml\nfabric: {topology: fat-tree, switch: sn5600}\n"
+                    "fabrics:\n  - {name: storage, switch: sn5600}\n  - {name: inband, switch: sn5600}\n")
+    with pytest.raises(SpecInvalid) as exc:
+        build_plan(path)
+    [d] = exc.value.diagnostics
+    assert d.code == "SPEC_PORT_NAME_CLASH" and d.path == "fabrics.1.name" and "p1" in d.message and d.line == 8
