@@ -125,6 +125,23 @@ def test_between_zones_the_spine_uplinks_bound(plan):
     assert between / (24_576 * GBPS / 2) == pytest.approx(27 / 192)
 
 
+def test_why_the_spine_ratio_is_64_to_9():
+    """A pod holds as many ToRs as a spine has downlinks at oversubscription.spine. On a
+    288-port chassis 7:1 gives 252 down / 36 up (pods of 252 ToRs, not 192); 64:9 gives
+    exactly 192 / 27. No whole split of 192 downlinks is exactly 7:1."""
+    from compiler.expand import sizing
+    from compiler.spec.model import Ratio
+
+    tor = sizing.PortSplit(16, 16)
+    seven = sizing.split_for_ratio(288, Ratio(down=7, up=1))
+    assert (seven.down, seven.up) == (252, 36)
+    assert sizing.three_tier(1_536, tor, seven, 288, 1).leaves_per_pod == 252
+    s = sizing.three_tier(1_536, tor, sizing.split_for_ratio(288, Ratio(down=64, up=9)), 288, 1)
+    assert (s.leaves_per_pod, s.pods, s.spines_per_pod, s.spine.down, s.spine.up) == (192, 8, 16, 192, 27)
+    assert (s.cores_per_group, s.spine_core_links, s.cores) == (1, 27, 16)
+    assert all(Fraction(192, up) != 7 for up in range(1, 193))
+
+
 # --- the new keys, in general and as bad input ------------------------------------------
 
 BASE = """name: t
