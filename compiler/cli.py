@@ -68,7 +68,8 @@ def _tiers_text(tiers: int) -> str:
 def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     rows = [("GPUs", f"{summary['gpus']:,}"), ("servers", f"{summary['servers']:,} x {summary['server']}"),
             ("topology", f"{summary['topology']}, {_tiers_text(summary['tiers'])}, {summary['speed_gbps']}G")]
-    rows += [(f"{role} switches", f"{n:,} x {summary['switch']}") for role, n in summary["switches"].items()]
+    models = summary.get("switch_models", {})
+    rows += [(f"{role} switches", f"{n:,} x {models.get(role, summary['switch'])}") for role, n in summary["switches"].items()]
     rows += [(f"{role}", f"{n:,}") for role, n in summary["endpoints"].items()]
     rows += [(f"{kind} cables", f"{n:,}") for kind, n in summary["cables"].items()]
     rows += [("transceivers", f"{summary['transceivers']:,}")]

@@ -24,6 +24,8 @@ Cost: O(devices + links), vectorised over links.
 
 from __future__ import annotations
 
+import itertools
+
 import math
 import re
 from ipaddress import IPv4Network
@@ -184,21 +186,26 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
     if errors:
         raise SpecInvalid(errors)
 
-    switch = design.switch
     _check_names(loaded, design, plan)
     port_names: dict[str, dict[str, tuple[str, ...]]] = {}
     lanes: dict[str, list[list[int]]] = {}
-    switch_layouts = sorted({d.layout for d in plan.devices if d.role in SWITCH_ROLES})
+    switch_of = _switch_of_layout(design, plan)
+    switch_layouts = sorted(switch_of)
     for nos in sorted({"frr", *([spec.fabric.nos] if spec.fabric.nos else [])}):
-        port_names[nos] = {lid: ports.nos_port_names(switch, design.speed_gbps, nos) for lid in switch_layouts}
+        port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], design.speed_gbps, nos) for lid in switch_layouts}
     for lid in switch_layouts:
-        lanes[lid] = ports.port_lanes(switch, design.speed_gbps)
+        lanes[lid] = ports.port_lanes(switch_of[lid], design.speed_gbps)
     return RoutingPlan(
         nos=spec.fabric.nos, peering=addressing.peering,
         pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
     )
+
+
+def _switch_of_layout(design: ClosDesign, plan: Plan) -> dict:
+    """Switch layout id -> its catalog switch (spine/core tiers may use other models than the leaf)."""
+    return {d.layout: design.catalog.switches[d.model] for d in plan.devices if d.role in SWITCH_ROLES}
 
 
 def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> None:
@@ -209,12 +216,13 @@ def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> None:
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
             "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
     nos_list = sorted({"frr", *([loaded.spec.fabric.nos] if loaded.spec.fabric.nos else [])})
-    for nos in nos_list:
-        names = ports.nos_port_names(design.switch, design.speed_gbps, nos)
+    models = {design.switch.id: design.switch} | {sw.id: sw for sw in _switch_of_layout(design, plan).values()}
+    for nos, switch in itertools.product(nos_list, models.values()):
+        names = ports.nos_port_names(switch, design.speed_gbps, nos)
         bad = next((n for n in names if not SAFE_PORT.match(n)), None)
         if bad is not None:
             errors.append(loaded.diagnostic(
-                "NAME_UNSAFE_FOR_CONFIG", ("fabric", "switch"), f"{design.switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
+                "NAME_UNSAFE_FOR_CONFIG", ("fabric", "switch"), f"{switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
                 "port names (catalog modes / nos_port_names) use letters, digits and / . _ : - only"))
     for lid, layout in plan.layouts.items():
         bad = next((p.name for p in layout.ports if not SAFE_PORT.match(p.name)), None)

@@ -34,6 +34,9 @@ def build(design: ClosDesign) -> Plan:
     rails = d.rails
     server_layout = b.layout(ports.server_layout(d.server.id, "compute", d.nics))
     switch_layout = b.layout(ports.switch_layout(d.switch, d.speed_gbps))
+    spine_sw, core_sw = d.spine_switch or d.switch, d.core_switch or d.spine_switch or d.switch
+    spine_layout = b.layout(ports.switch_layout(spine_sw, d.speed_gbps))  # the leaf's layout when the model is the same
+    core_layout = b.layout(ports.switch_layout(core_sw, d.speed_gbps))
 
     # --- servers -------------------------------------------------------------------
     n = d.servers
@@ -63,13 +66,13 @@ def build(design: ClosDesign) -> Plan:
     for p in range(s.pods):
         for j in range(s.spines_per_pod):
             pod = p + 1 if s.tiers == 3 else None
-            b.add(Device(naming.spine(j + 1, pod), "spine", d.switch.id, switch_layout, TIER_SPINE, j + 1, pod=pod))
+            b.add(Device(naming.spine(j + 1, pod), "spine", spine_sw.id, spine_layout, TIER_SPINE, j + 1, pod=pod))
     core_first = len(b.devices)
     if s.tiers == 3:
         for j in range(s.spines_per_pod):
             for c in range(s.cores_per_group):
                 idx = j * s.cores_per_group + c + 1
-                b.add(Device(naming.core(idx), "core", d.switch.id, switch_layout, TIER_CORE, idx, group=j + 1))
+                b.add(Device(naming.core(idx), "core", core_sw.id, core_layout, TIER_CORE, idx, group=j + 1))
 
     # --- server -> leaf -------------------------------------------------------------
     g = np.arange(n, dtype=np.int64)
@@ -210,6 +213,11 @@ def _design_record(d: ClosDesign) -> dict:
     }
     if d.hosts is not None:
         rec["hosts"] = d.hosts.record()
+    # Per-tier models only where a spec gives them, so single-model plans read as before.
+    for key, sw in (("spine_switch", d.spine_switch), ("core_switch", d.core_switch if s.tiers == 3 else None)):
+        if sw is not None and sw.id != d.switch.id:
+            rec[key] = sw.id
+            rec[key.replace("switch", "radix")] = sw.radix(d.speed_gbps)
     if s.tiers == 3:
         rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}
         rec["core_groups"] = s.spines_per_pod

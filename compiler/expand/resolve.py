@@ -44,6 +44,8 @@ class ClosDesign:
     notes: tuple[str, ...] = ()
     final_servers: int = 0  # the size the upper tiers are built for (growth), else servers
     hosts: HostsDesign | None = None  # hostnames, scheduler labels, NCCL style (expand/hosts.py)
+    spine_switch: Switch | None = None  # fabric.spine_switch; None: the leaf switch
+    core_switch: Switch | None = None  # fabric.core_switch; None: the spine switch
 
     @property
     def rail_optimized(self) -> bool:
@@ -88,6 +90,8 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
     for path, value, table, what, code in (
         (("server",), data.get("server"), catalog.servers, "server type", "SPEC_UNKNOWN_SERVER"),
         (("fabric", "switch"), fabric.get("switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
+        (("fabric", "spine_switch"), fabric.get("spine_switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
+        (("fabric", "core_switch"), fabric.get("core_switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
     ):
         if isinstance(value, str) and value not in table:
             line, col = source.where(path)
@@ -238,10 +242,78 @@ def size_field(spec: Spec) -> tuple[str]:
     return ("servers",) if spec.servers is not None else ("gpus",)
 
 
+@dataclass(frozen=True)
+class _Upper:
+    """The switch models of the tiers above the leaf (fabric.spine_switch / core_switch)."""
+
+    spine: Switch
+    core: Switch
+    speed_gbps: int
+
+    @property
+    def spine_radix(self) -> int:
+        return self.spine.radix(self.speed_gbps)
+
+    @property
+    def core_radix(self) -> int:
+        return self.core.radix(self.speed_gbps)
+
+    @property
+    def name(self) -> str:
+        """For messages: the model, or spine/core models where they differ."""
+        return self.spine.id if self.spine.id == self.core.id else f"{self.spine.id} spines / {self.core.id} cores"
+
+
+def _upper_switches(loaded: LoadedSpec, c: Common) -> _Upper:
+    """fabric.spine_switch and core_switch, checked like fabric.switch; default: the leaf model."""
+    fabric = loaded.spec.fabric
+    errors: list[Diagnostic] = []
+
+    def pick(key: str, default: Switch) -> Switch:
+        sid = getattr(fabric, key)
+        if sid is None:
+            return default
+        path = ("fabric", key)
+        sw = c.catalog.switches.get(sid)
+        if sw is None:
+            errors.append(loaded.diagnostic("SPEC_UNKNOWN_SWITCH", path, f"unknown switch '{sid}'", nearest(sid, c.catalog.switches)))
+        elif c.speed_gbps not in sw.modes:
+            modes = ", ".join(f"{s}G" for s in sorted(sw.modes))
+            errors.append(loaded.diagnostic("SPEC_SPEED_UNSUPPORTED", path, f"{sw.id} has no {c.speed_gbps}G port mode "
+                                            f"(the fabric runs at {c.speed_gbps}G)", f"{sw.id} runs {modes}"))
+        elif sw.protocol != c.switch.protocol:
+            errors.append(loaded.diagnostic("SPEC_SWITCH_PROTOCOL_MISMATCH", path, f"{sw.id} is an {sw.protocol} switch; "
+                                            f"the leaf switch {c.switch.id} is {c.switch.protocol}",
+                                            f"choose an {c.switch.protocol} switch"))
+        elif sw.protocol == "infiniband" and sw.id != c.switch.id:
+            # The subnet-manager outputs (render/infiniband.py) describe one switch model.
+            errors.append(loaded.diagnostic("SPEC_UNSUPPORTED", path, "InfiniBand fabrics of mixed switch models are not "
+                                            "supported yet", f"remove fabric.{key}"))
+        elif fabric.nos is not None and fabric.nos not in sw.nos:
+            runs = ", ".join(sw.nos) or "none known"
+            errors.append(loaded.diagnostic("SPEC_NOS_UNSUPPORTED", path, f"{sw.id} does not run {fabric.nos} (catalog: {runs})",
+                                            "choose a switch whose catalog entry lists this NOS"))
+        else:
+            return sw
+        return default
+
+    spine = pick("spine_switch", c.switch)
+    core = pick("core_switch", spine)
+    if loaded.spec.layout is not None and {spine.id, core.id} != {c.switch.id}:
+        # Placement sizes every switch as fabric.switch (RU, power).
+        errors.append(loaded.diagnostic("SPEC_UNSUPPORTED", ("layout",), "physical layout with spine_switch / core_switch "
+                                        "is not supported yet", "remove `layout:` or the per-tier switch keys"))
+    if errors:
+        raise SpecInvalid(errors)
+    return _Upper(spine, core, c.speed_gbps)
+
+
 def resolve(loaded: LoadedSpec) -> ClosDesign:
     c = resolve_common(loaded)
+    upper = _upper_switches(loaded, c)
     try:
-        design = _size(loaded, c.catalog, c.server, c.nics, c.switch, c.speed_gbps, c.servers, c.endpoints, c.media_requested)
+        design = _size(loaded, c.catalog, c.server, c.nics, c.switch, c.speed_gbps, c.servers, c.endpoints, c.media_requested,
+                       upper)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
     hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
@@ -266,6 +338,26 @@ class _LeafPlan:
         return math.ceil(servers / self.servers_per_leaf)
 
 
+def _given_leaf(spl: int, ratio, radix: int, rails: int, notes: list[str]) -> sizing.PortSplit:
+    """fabric.servers_per_leaf: downlinks for exactly those servers, uplinks at the ratio."""
+    down = spl * rails
+    path = ("fabric", "servers_per_leaf")
+    if (down * ratio.up) % ratio.down:
+        raise SizingError(path, f"{spl} servers x {rails} NIC ports = {down} downlinks per leaf at {ratio} would need "
+                                f"{down * ratio.up / ratio.down:g} uplinks; oversubscription must give a whole number",
+                          f"choose servers_per_leaf so that {down} becomes a multiple of {ratio.down}")
+    up = down * ratio.up // ratio.down
+    if down + up > radix:
+        most = sizing.split_for_ratio(radix, ratio).down // rails
+        raise SizingError(path, f"{spl} servers per leaf need {down} downlinks + {up} uplinks = {down + up} ports at "
+                                f"{ratio}; the leaf switch has {radix}",
+                          f"at {ratio} a leaf holds at most {most} servers of {rails} NIC ports" if most else
+                          "use a larger leaf switch or a higher oversubscription")
+    notes.append(f"servers_per_leaf {spl}: a leaf uses {down} downlinks + {up} uplinks of its {radix} ports; "
+                 f"{radix - down - up} stay spare")
+    return sizing.PortSplit(down, up)
+
+
 def _leaf_plan(fabric, server, radix: int, rails: int, notes: list[str]) -> _LeafPlan:
     ratio = fabric.oversubscription.leaf
     if fabric.topology == "rail-optimized":
@@ -273,13 +365,17 @@ def _leaf_plan(fabric, server, radix: int, rails: int, notes: list[str]) -> _Lea
         if not fabric.scalable_unit:
             notes.append(f"scalable_unit not given: {su} servers per SU (a leaf's downlinks at {ratio})")
         return _LeafPlan(sizing.uplinks_for(su, ratio, radix, "scalable_unit"), su, su, rails)
-    best = sizing.split_for_ratio(radix, ratio)
-    servers_per_leaf = best.down // rails
-    if servers_per_leaf == 0:
-        raise SizingError(("fabric", "oversubscription"),
-                          f"a leaf has {best.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
-                          "use rail-optimized, a larger switch, or a higher oversubscription")
-    leaf = sizing.uplinks_for(best.down, ratio, radix, "switch")
+    if fabric.servers_per_leaf is not None:
+        servers_per_leaf = fabric.servers_per_leaf
+        leaf = _given_leaf(servers_per_leaf, ratio, radix, rails, notes)
+    else:
+        best = sizing.split_for_ratio(radix, ratio)
+        servers_per_leaf = best.down // rails
+        if servers_per_leaf == 0:
+            raise SizingError(("fabric", "oversubscription"),
+                              f"a leaf has {best.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
+                              "use rail-optimized, a larger switch, or a higher oversubscription")
+        leaf = sizing.uplinks_for(best.down, ratio, radix, "switch")
     su = fabric.scalable_unit
     if su is not None and su % servers_per_leaf:
         raise SizingError(("fabric", "scalable_unit"),
@@ -288,31 +384,32 @@ def _leaf_plan(fabric, server, radix: int, rails: int, notes: list[str]) -> _Lea
     return _LeafPlan(leaf, servers_per_leaf, su, (su // servers_per_leaf) if su else 1)
 
 
-def _upper_tiers(loaded, switch, server, radix, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
+def _upper_tiers(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
     """Spines (and cores) for `servers`, or a SizingError saying the limit."""
     fabric = loaded.spec.fabric
     ratio = fabric.oversubscription.leaf
     leaves = lp.leaves(servers, rails, fabric.topology == "rail-optimized")
     per_leaf = lp.servers_per_leaf if fabric.topology == "fat-tree" else lp.servers_per_leaf / rails
+    radix = up.spine_radix
     two = sizing.two_tier(leaves, lp.leaf, radix)
     if fabric.tiers == 2 and two is None:
         cap = sizing.max_two_tier_leaves(lp.leaf, radix)
         raise SizingError(("fabric", "tiers"),
-                          f"{leaves} leaves do not fit two tiers of {switch.id}: a spine with {radix} ports joins at most "
+                          f"{leaves} leaves do not fit two tiers of {up.spine.id}: a spine with {radix} ports joins at most "
                           f"{cap} leaves ({int(cap * per_leaf * server.gpus):,} GPUs at {ratio})",
                           "use tiers: 3 or tiers: auto")
     if fabric.tiers == 2 or (fabric.tiers == "auto" and two is not None):
         return two
     spine_split = sizing.split_for_ratio(radix, fabric.oversubscription.spine)
-    cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, radix, lp.group)
+    cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, up.core_radix, lp.group)
     if leaves > cap:
         where = ("growth",) if loaded.spec.growth else (("servers",) if loaded.spec.servers is not None else ("gpus",))
         raise SizingError(where,
-                          f"{servers:,} servers need {leaves:,} leaves; three tiers of {switch.id} at leaf {ratio} / "
+                          f"{servers:,} servers need {leaves:,} leaves; three tiers of {up.name} at leaf {ratio} / "
                           f"spine {fabric.oversubscription.spine} hold at most {cap:,} leaves "
                           f"({int(cap * per_leaf) * server.gpus:,} GPUs)",
                           "use a larger-radix switch or a higher oversubscription")
-    return sizing.three_tier(leaves, lp.leaf, spine_split, radix, lp.group)
+    return sizing.three_tier(leaves, lp.leaf, spine_split, up.core_radix, lp.group)
 
 
 def _shrink(final: sizing.ClosSizing, leaves: int) -> sizing.ClosSizing:
@@ -326,16 +423,16 @@ def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
     return all(getattr(a, k) == getattr(b, k) for k in keys) and (a.tiers == 3 or a.spines == b.spines)
 
 
-def _growth_note(loaded, switch, server, radix, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
+def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
     """Without `growth:`, how far the design grows before a pulled cable has to move."""
     step = lp.su or lp.servers_per_leaf
     last_ok = servers
     probe = (servers // step + 1) * step
     for _ in range(4096):
         try:
-            nxt = _upper_tiers(loaded, switch, server, radix, rails, lp, probe)
+            nxt = _upper_tiers(loaded, up, server, rails, lp, probe)
         except SizingError:
-            return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({switch.id})"
+            return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({up.name})"
         if not _same_wiring(now, nxt):
             what = []
             if nxt.tiers != now.tiers:
@@ -354,7 +451,7 @@ def _growth_note(loaded, switch, server, radix, rails, lp: _LeafPlan, servers: i
     return f"grows to at least {last_ok:,} servers without moving a cable"
 
 
-def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested) -> ClosDesign:
+def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested, up: _Upper) -> ClosDesign:
     fabric = loaded.spec.fabric
     radix = switch.radix(speed)
     rails = len(nics.ports)
@@ -370,16 +467,20 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, medi
         if final_servers < servers:
             raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
                               f"use max_servers >= {servers}")
-    final = _upper_tiers(loaded, switch, server, radix, rails, lp, final_servers)
+    final = _upper_tiers(loaded, up, server, rails, lp, final_servers)
+    if final.tiers == 2 and loaded.spec.fabric.core_switch is not None:
+        raise SizingError(("fabric", "core_switch"), f"the design has two tiers, so there is no core tier for "
+                                                     f"core_switch {loaded.spec.fabric.core_switch}",
+                          "remove core_switch, or set tiers: 3")
     result = _shrink(final, lp.leaves(servers, rails, fabric.topology == "rail-optimized"))
     notes.extend(result.notes)
     if growth is not None:
         notes.append(f"upper tiers built for {final_servers:,} servers (growth): adding servers up to that size "
                      f"adds devices and cables and moves none")
     else:
-        notes.append(_growth_note(loaded, switch, server, radix, rails, lp, servers, final))
+        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final))
     if nics.port_map_confidence != "vendor":
         notes.append(f"{server.id}: which cage feeds which GPU is {nics.port_map_confidence}, not from a vendor table; "
                      f"verify server-side ports against the server's manual before cabling")
     return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, lp.su, lp.servers_per_leaf, result,
-                      endpoints, media_requested, tuple(notes), final_servers)
+                      endpoints, media_requested, tuple(notes), final_servers, spine_switch=up.spine, core_switch=up.core)

@@ -63,6 +63,9 @@ def summarize(plan: Plan) -> dict:
         "topology": design["topology"],
         "server": design["server"],
         "switch": design["switch"],
+        # per-tier models, only where a spec gives them (fabric.spine_switch / core_switch)
+        **({"switch_models": {role: design.get(f"{role}_switch", design["switch"]) for role in switches}}
+           if "spine_switch" in design or "core_switch" in design else {}),
         "speed_gbps": design["speed_gbps"],
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection["analytic_gbps"], "worst_cut": bisection["worst_cut_gbps"]},

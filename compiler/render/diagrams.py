@@ -11,7 +11,8 @@
 SVG comes from pygraphviz (it bundles Graphviz: no system package, the same layout
 engine everywhere, so the SVG is byte-identical run to run). Above SVG_MAX_DEVICES
 devices only the DOT of the detailed diagrams is written (rendering hundreds of SU
-diagrams takes minutes); the overview is always rendered.
+diagrams takes minutes), nor for a scope past MAX_SCOPE_SVG_NODES nodes or
+MAX_SCOPE_SVG_EDGES edges; the overview is always rendered.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ LEAVES_PER_SCOPE = 8
 # dot's layout time grows superlinearly: a scope past this many nodes gets its .dot file
 # but no SVG (1,216 nodes took 3.5 minutes).
 MAX_SCOPE_SVG_NODES = 600
+# ... and edges: a pod of 192 ToRs under 16 spines (592 nodes, 3,456 edges) takes dot
+# over a minute per pod; the committed examples stay below 1,000 edges.
+MAX_SCOPE_SVG_EDGES = 2_000
 
 
 def group_of(plan: Plan) -> tuple[list[str], np.ndarray, list[str]]:
@@ -229,5 +233,5 @@ def render(plan: Plan, out: OutputDir) -> None:
         dot = scope_dot(plan, name, members, link_ids)
         out.write_text(f"diagrams/{name}.dot", dot)
         nodes = len(set(members) | set(plan.links.b_dev[link_ids].tolist()))
-        if small and nodes <= MAX_SCOPE_SVG_NODES:
+        if small and nodes <= MAX_SCOPE_SVG_NODES and dot.count(" -- ") <= MAX_SCOPE_SVG_EDGES:
             out.write_text(f"diagrams/{name}.svg", render_svg(dot))

@@ -35,6 +35,7 @@ PLANE_TOPOLOGIES = ("multi-plane",)
 FAMILY_KEYS = {
     "tiers": CLOS_TOPOLOGIES, "oversubscription": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
     "scalable_unit": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
+    "servers_per_leaf": ("fat-tree",), "spine_switch": CLOS_TOPOLOGIES, "core_switch": CLOS_TOPOLOGIES,
     "planes": PLANE_TOPOLOGIES, "uplink_speed_gbps": PLANE_TOPOLOGIES,
     "dims": TORUS_TOPOLOGIES, "wrap": TORUS_TOPOLOGIES, "twist": TORUS_TOPOLOGIES,
     "links_per_neighbor": TORUS_TOPOLOGIES,
@@ -117,6 +118,15 @@ class Fabric(_Strict):
         None, ge=1, le=4096,
         description="servers per scalable unit (SU); rail-optimized: NIC i of every server in an SU goes to leaf i",
     )
+    servers_per_leaf: int | None = Field(
+        None, ge=1, le=4096,
+        description="fat-tree: servers that share one leaf (ToR), e.g. 2; default: as many as the leaf's downlinks at "
+                    "the leaf oversubscription hold. Uplinks follow the ratio; the leaf's other ports stay spare",
+    )
+    spine_switch: CatalogId | None = Field(
+        None, description="Clos: catalog id of the spine switch model (e.g. a modular chassis); default: `switch`")
+    core_switch: CatalogId | None = Field(
+        None, description="Clos, three tiers: catalog id of the core switch model; default: `spine_switch`")
     speed_gbps: int | None = Field(None, gt=0, description="link speed; default: the server's NIC speed")
     media: str | dict[str, str] | None = Field(
         None, description="mmf | smf, or per link kind {server-leaf: mmf, leaf-spine: smf}; default: multimode where the catalog has it",
