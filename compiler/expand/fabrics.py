@@ -22,7 +22,7 @@ from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from . import clos, naming
-from .resolve import CLOS_LINK_KINDS, ClosDesign, _size
+from .resolve import CLOS_LINK_KINDS, ClosDesign, _size, _Upper
 from .sizing import SizingError
 
 EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if k != "endpoint-leaf")
@@ -113,7 +113,8 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
-        design = _size(view, catalog, server, group, switch, speed, compute.servers, (), requested)
+        design = _size(view, catalog, server, group, switch, speed, compute.servers, (), requested,
+                       _Upper(switch, switch, speed))  # an extra fabric is one switch model
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
