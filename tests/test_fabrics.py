@@ -45,19 +45,18 @@ def test_counts_by_hand(multi):
     # compute: NVIDIA RA 1 SU (31 DGX + UFM): 252 node/UFM-leaf, 256 leaf-spine cables
     assert kinds["server-leaf"] + kinds["ufm-leaf"] == 252 and kinds["leaf-spine"] == 256
     assert kinds["storage:server-leaf"] == STORAGE_PORTS * SERVERS == 62
-    # SN5600 at 400G = 128 ports; 62 server ports at 1:1 fit one leaf of 64 down / 64 up, whose
-    # 64 uplinks all go to the one spine
-    assert kinds["storage:leaf-spine"] == 64
+    # SN5600 at 400G = 128 ports hold all 62 server ports: one switch, no spine (tiers: auto)
+    assert "storage:leaf-spine" not in kinds
     assert kinds["oob:server-leaf"] == OOB_PORTS * SERVERS == 31  # switch management ports are not modelled
-    # SN2201 48 x 1G at 2:1 = 32 down / 16 up; 31 BMCs fit one leaf
-    assert kinds["oob:leaf-spine"] == 16
+    # SN2201 48 x 1G holds all 31 BMCs: one switch
+    assert "oob:leaf-spine" not in kinds
     by_fabric = {}
     for d in multi.devices:
         if d.tier > 0:
             by_fabric.setdefault(d.fabric, []).append(d.name)
     assert len(by_fabric["compute"]) == 12
-    assert by_fabric["storage"] == ["storage-leaf-001", "storage-spine-01"]
-    assert by_fabric["oob"] == ["oob-leaf-001", "oob-spine-01"]
+    assert by_fabric["storage"] == ["storage-leaf-001"]
+    assert by_fabric["oob"] == ["oob-leaf-001"]
     assert multi.count_by_role()["server"] == SERVERS  # servers appear once
 
 
@@ -101,7 +100,7 @@ def test_outputs_labelled_by_fabric(compiled):
     by = {}
     for r in rows:
         by[r["fabric"]] = by.get(r["fabric"], 0) + 1
-    assert by == {"compute": 508, "storage": 62 + 64, "oob": 31 + 16}
+    assert by == {"compute": 508, "storage": 62, "oob": 31}
     assert len({r["cable_id"] for r in rows}) == len(rows)
     oob = [r for r in rows if r["fabric"] == "oob"]
     assert {r["media"] for r in oob} == {"CAT6"} and {r["connector"] for r in oob} == {"RJ45"}
@@ -115,18 +114,17 @@ def test_outputs_labelled_by_fabric(compiled):
     assert len(servers) == 1 and servers[0]["quantity"] == "31" and servers[0]["fabric"] == "compute"
     line = {(r["fabric"], r["category"], r["part_number"]): int(r["quantity"]) for r in bom}
     assert line[("storage", "transceiver", "MMA1Z00-NS400")] == 62
-    # SN5600 twin-port cages: leaf 62 down ports (31 cages) + 64 up (32), spine 64 (32)
-    assert line[("storage", "transceiver", "MMA4Z00-NS")] == 31 + 32 + 32
-    assert line[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 31 + 16
-    assert line[("storage", "switch", "MSN5600 (full ordering code per configuration)")] == 2
+    # SN5600 twin-port cages: 62 server ports on 31 cages
+    assert line[("storage", "transceiver", "MMA4Z00-NS")] == 31
+    assert line[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 31
+    assert line[("storage", "switch", "MSN5600 (full ordering code per configuration)")] == 1
 
     summary = json.loads((compiled / "summary.json").read_text())
     assert summary["switches"] == {"leaf": 8, "spine": 4}  # top level: the compute fabric
-    assert summary["fabrics"]["storage"]["cables"] == {"storage:server-leaf": 62, "storage:leaf-spine": 64}
-    assert summary["fabrics"]["oob"]["switches"] == {"leaf": 1, "spine": 1}
-    # measured: 31 BMC ports over 16 uplinks at 1G; 62 storage ports over 64 uplinks at 400G
-    assert summary["fabrics"]["oob"]["oversubscription"] == {"leaf": "31:16"}
-    assert summary["fabrics"]["storage"]["oversubscription"] == {"leaf": "31:32"}
+    assert summary["fabrics"]["storage"]["cables"] == {"storage:server-leaf": 62}
+    assert summary["fabrics"]["oob"]["switches"] == {"leaf": 1} and summary["fabrics"]["oob"]["tiers"] == 1
+    # one switch: no uplinks in the plan, so no measured ratio
+    assert summary["fabrics"]["oob"]["oversubscription"] == {}
     assert summary["fabrics"]["compute"]["oversubscription"] == summary["oversubscription"]
     assert list(summary["fabrics"]) == ["compute", "storage", "oob"]
 
@@ -138,7 +136,7 @@ def test_plan_json_records_fabrics_and_round_trips(compiled):
     fabric_col = data["devices"]["columns"].index("fabric")
     assert {r[fabric_col] for r in data["devices"]["rows"]} == {"compute", "storage", "oob"}
     plan = plan_from_json(data)
-    assert fabric_view(plan, "storage").count_by_kind() == {"storage:server-leaf": 62, "storage:leaf-spine": 64}
+    assert fabric_view(plan, "storage").count_by_kind() == {"storage:server-leaf": 62}
     assert plan_json_text(plan).startswith('{\n  "$schema"')
 
 
@@ -288,3 +286,24 @@ def test_port_names_must_differ_across_groups(tmp_path):
         build_plan(path)
     [d] = exc.value.diagnostics
     assert d.code == "SPEC_PORT_NAME_CLASH" and d.path == "fabrics.1.name" and "p1" in d.message and d.line == 8
+
+
+def test_two_tier_extra_fabric_by_hand(tmp_path):
+    """tiers: 2 keeps the Clos rules: SN5600 at 400G = 128 ports; 62 storage ports at 1:1 fit
+    one leaf of 64 down / 64 up, whose 64 uplinks all go to the one spine; SN2201 48 x 1G at
+    2:1 = 32 down / 16 up."""
+    text = MULTI.read_text()
+    assert text.count("switch: sn5600") == 1 and text.count("switch: sn2201") == 1
+    text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2").replace("switch: sn2201", "switch: sn2201\n    tiers: 2")
+    path = tmp_path / "two.yaml"
+    path.write_text(text)
+    kinds = build_plan(path)[1].count_by_kind()
+    assert kinds["storage:leaf-spine"] == 64 and kinds["oob:leaf-spine"] == 16
+
+
+def test_one_switch_that_cannot_hold_the_ports_is_an_error(tmp_path):
+    text = MULTI.read_text().replace("switch: sn2201", "switch: sn2201\n    tiers: 1").replace("servers: 31", "servers: 62")
+    path = tmp_path / "one.yaml"
+    path.write_text(text)
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2 and "one switch takes 48 ports at 1G, the fabric brings 62 server ports" in r.stderr, r.stderr

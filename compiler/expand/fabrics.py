@@ -23,7 +23,7 @@ from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from . import clos, naming
 from .resolve import CLOS_LINK_KINDS, ClosDesign, _size, _Upper
-from .sizing import SizingError
+from .sizing import ClosSizing, PortSplit, SizingError
 
 EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if k != "endpoint-leaf")
 
@@ -105,6 +105,9 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
 
     given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
              if k in fab.model_fields_set}
+    one_switch = fab.tiers in (1, "auto") and fab.topology == "fat-tree" and fab.scalable_unit is None
+    if one_switch:
+        given.pop("tiers", None)  # sized as two tiers first, then the spine tier is dropped below
     growth = loaded.spec.growth
     if growth is not None and growth.max_scalable_units and fab.scalable_unit is None:
         # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
@@ -118,8 +121,33 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
+    server_ports = design.final_servers * len(group.ports)
+    radix = switch.radix(speed)
+    if fab.tiers == 1 and (fab.topology != "fat-tree" or fab.scalable_unit is not None or server_ports > radix):
+        raise SpecInvalid([loaded.diagnostic(
+            "DESIGN_IMPOSSIBLE", where + ("tiers",),
+            f"fabric '{fab.name}': one switch takes {radix} ports at {speed}G, the fabric brings {server_ports} "
+            f"server ports" if server_ports > radix else f"fabric '{fab.name}': tiers: 1 is a single fat-tree switch, without SUs",
+            "use tiers: 2 or auto" if server_ports > radix else "use topology: fat-tree without scalable_unit")])
+    if one_switch and server_ports <= radix:
+        design = _one_switch(design, server_ports, radix)
     notes = tuple(f"{fab.name} fabric: {n}" for n in design.notes)
     return dataclasses.replace(design, hosts=compute.hosts, notes=notes)
+
+
+def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign:
+    """Every server port of the fabric on one switch: no spine. A storage or management
+    network of a few racks is one switch uplinked to the site network; those uplinks
+    (and the storage arrays or firewalls behind them) are the site's, not this plan's."""
+    sizing = ClosSizing(1, 1, PortSplit(server_ports, 0), PortSplit(0, 0), 1, 0, 0, 0)
+    ports_each = server_ports // design.final_servers
+    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded"))]
+    notes.append(f"one {design.switch.id} holds all {server_ports} server ports: no spine tier; its other "
+                 f"{radix - server_ports} ports stay spare, and its uplinks to the site network are not in this plan")
+    notes.append(f"grows to {radix // ports_each:,} servers on this switch; beyond that the fabric needs a spine tier "
+                 f"and its server cables move")
+    return dataclasses.replace(design, sizing=sizing, servers_per_leaf=design.final_servers, su_size=None,
+                               notes=tuple(notes))
 
 
 def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> Plan:

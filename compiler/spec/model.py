@@ -191,7 +191,9 @@ class ExtraFabric(_Strict):
     nic_group: Role | None = Field(None, description="the server's catalog NIC group that feeds this fabric (default: name)")
     topology: str = Field("fat-tree", description="fat-tree | rail-optimized (Clos families only)")
     switch: CatalogId = Field(description="catalog id of the switch model")
-    tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
+    tiers: Literal["auto", 1, 2, 3] = Field(
+        "auto", description="1 (one switch, its uplinks to the site network outside the plan), 2, 3 or auto: "
+                            "one switch when it holds every server port of the fabric, else the fewest tiers that fit")
     oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
         default_factory=Oversubscription, description='leaf downlink:uplink bandwidth ("1:1"), or {leaf: "2:1", spine: "1:1"}')
     scalable_unit: int | None = Field(None, ge=1, le=4096, description="servers per scalable unit (SU)")
