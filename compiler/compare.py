@@ -5,7 +5,7 @@ hops, the worst single failure). Pure functions over compiled plans; the CLI pri
 from __future__ import annotations
 
 from .check import report_for
-from .plan.bom import bill_of_materials
+from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
 from .plan.summary import summarize
 
@@ -14,7 +14,7 @@ def design_figures(plan: Plan) -> dict:
     """The figures compared for one plan (plain JSON values)."""
     s = summarize(plan)
     report = report_for(plan)
-    bom = plan.memo("bom", bill_of_materials)
+    bom = [line for _, line in fabric_bom(plan)]  # every fabric's parts (the compute bill alone for one)
     known = [line.total_power_w for line in bom if line.total_power_w is not None]
     unknown = sorted({line.category for line in bom if line.total_power_w is None and line.category in ("switch", "server", "transceiver")})
     worst = None
@@ -33,11 +33,23 @@ def design_figures(plan: Plan) -> dict:
         "oversubscription": s["oversubscription"],
         "max_hops": hops.get("max"), "hops_unit": hops.get("unit", "switches"),
         "worst_single_failure": worst,
+        "scale_up": s.get("scale_up"),
+        # storage / in-band / OOB networks: what they add to the bill (the rows above are compute)
+        "extra_fabrics": {name: {"switches": sum(f["switches"].values()), "cables": sum(f["cables"].values()),
+                                 "transceivers": f["transceivers"]}
+                          for name, f in (s.get("fabrics") or {}).items() if name != COMPUTE},
     }
 
 
 def _fmt(n) -> str:
     return "-" if n is None else (f"{n:,}" if isinstance(n, int) else str(n))
+
+
+def _scale_up(up: dict | None) -> str:
+    if not up:
+        return "-"
+    return f"{up['gpus_per_domain']:,} GPUs, {up['gbytes_per_s_per_gpu']:,} GB/s/GPU" if up["gbytes_per_s_per_gpu"] \
+        else f"{up['gpus_per_domain']:,} GPUs"
 
 
 def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
@@ -54,6 +66,12 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     rows += [(f"cables: {k}", [_fmt(f["cables"].get(k)) for f in figures]) for k in union("cables")]
     rows.append(("cables total", [_fmt(f["cables_total"]) for f in figures]))
     rows.append(("transceivers", [_fmt(f["transceivers"]) for f in figures]))
+    for name in union("extra_fabrics"):
+        for what in ("switches", "cables", "transceivers"):
+            rows.append((f"{name} fabric: {what}", [_fmt((f["extra_fabrics"].get(name) or {}).get(what)) for f in figures]))
+    rows.append(("scale-up domain", [_scale_up(f["scale_up"]) for f in figures]))
+    if any(f["scale_up"] and f["scale_up"]["switch_trays"] for f in figures):
+        rows.append(("scale-up switch trays", [_fmt(f["scale_up"]["switch_trays"] if f["scale_up"] else None) for f in figures]))
     rows.append(("power (kW, known parts)", [f"{f['power_w'] / 1000:,.1f}" + (" +?" if f["power_unknown_for"] else "")
                                              for f in figures]))
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))

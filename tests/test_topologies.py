@@ -298,3 +298,19 @@ def test_group_graph_overviews_use_neato_and_render(tmp_path):
     assert svg.count('class="node"') == min(groups, 32) and svg.count('class="edge"') > 0
     _, clos = build_plan(SPECS / "h100-superpod-1su.yaml")
     assert overview_layout(clos) == "dot" and "rankdir=BT" in overview_dot(clos)
+
+
+def test_compare_counts_every_fabric_and_the_scale_up_domain():
+    """An NVL72 SU against a DGX H100 SU with storage and OOB networks: the domain and its
+    switch trays, and what the extra fabrics add to the bill, appear per design."""
+    j = cli_in_process("compare", "--format", "json", str(SPECS / "gb200-nvl72-su.yaml"),
+                       str(SPECS / "h100-superpod-1su-multi-fabric.yaml"))
+    assert j.returncode == 0, j.stderr
+    nvl, multi = json.loads(j.stdout)["designs"]
+    assert nvl["scale_up"]["gpus_per_domain"] == 72 and nvl["scale_up"]["switch_trays"] == 8 * 9
+    assert multi["scale_up"]["gpus_per_domain"] == 8 and multi["scale_up"]["gbytes_per_s_per_gpu"] == 900
+    assert multi["extra_fabrics"] == {"storage": {"switches": 1, "cables": 62, "transceivers": 62 + 31},
+                                      "oob": {"switches": 1, "cables": 31, "transceivers": 0}}
+    assert nvl["extra_fabrics"] == {}
+    text = cli_in_process("compare", str(SPECS / "gb200-nvl72-su.yaml"), str(SPECS / "h100-superpod-1su-multi-fabric.yaml")).stdout
+    assert "72 GPUs, 1,800 GB/s/GPU" in text and "storage fabric: cables" in text
