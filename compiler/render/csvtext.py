@@ -21,6 +21,8 @@ def csv_field(value) -> str:
     tables are joined from ready-made pieces instead of escaping 10M fields one by one.
     """
     text = str(value)
-    if any(ch in text for ch in ',"\n\r'):
+    # four substring tests run in C: ~10x faster than any() over a generator, which
+    # mattered at 2.6M fields (NetBox cables of a 262k-endpoint dragonfly)
+    if "," in text or '"' in text or "\n" in text or "\r" in text:
         return '"' + text.replace('"', '""') + '"'
     return text
