@@ -193,3 +193,17 @@ def test_scale_up_outputs_are_deterministic(su_plan):
     again = plan_from_text(SU)
     assert plan_json_text(again) == plan_json_text(su_plan)
     assert summarize(again) == summarize(su_plan)
+
+
+def test_extra_fabrics_do_not_order_the_nvlink_trays_again(tmp_path):
+    """The trays and backplanes come with the racks: one storage fabric beside the compute
+    fabric must not bill them a second time (bom.csv had 72 + 72 trays and 8 + 8 backplanes)."""
+    path = tmp_path / "st.yaml"
+    path.write_text(SU + "fabrics:\n  - {name: storage, switch: sn5600}\n")
+    r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = list(csv.DictReader(open(tmp_path / "out" / "gb200-nvl72-su" / "bom.csv", newline="")))
+    trays = [(r["fabric"], int(r["quantity"])) for r in rows if r["category"] == "scale-up" and "switch tray" in r["description"]]
+    backplanes = [(r["fabric"], int(r["quantity"])) for r in rows if r["category"] == "scale-up" and "backplane" in r["description"]]
+    assert trays == [("compute", 72)] and backplanes == [("compute", 8)]
+    assert sum(int(r["quantity"]) for r in rows if r["category"] == "server") == 144
