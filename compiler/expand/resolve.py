@@ -419,8 +419,11 @@ def _shrink(final: sizing.ClosSizing, leaves: int) -> sizing.ClosSizing:
 
 
 def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
-    keys = ("tiers", "spines_per_pod", "leaf_spine_links", "cores_per_group", "spine_core_links", "leaves_per_pod")
-    return all(getattr(a, k) == getattr(b, k) for k in keys) and (a.tiers == 3 or a.spines == b.spines)
+    # Two tiers: leaf i's uplink t lands on spine t // m, port i * m + t % m (clos.py), so more
+    # leaves on the same spines and m move nothing; leaves_per_pod (= all leaves) is not wiring there.
+    keys = ("tiers", "spines_per_pod", "leaf_spine_links", "cores_per_group", "spine_core_links")
+    return (all(getattr(a, k) == getattr(b, k) for k in keys)
+            and (a.spines == b.spines if a.tiers == 2 else a.leaves_per_pod == b.leaves_per_pod))
 
 
 def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
