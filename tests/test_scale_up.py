@@ -147,6 +147,18 @@ def test_partial_nvl72_racks_are_exit_2_with_whole_rack_hints(tmp_path, size, hi
     assert r.returncode == 2 and "not a whole number of NVL72 racks" in r.stderr and hint in r.stderr
 
 
+def test_growth_target_must_be_whole_nvl72_racks(tmp_path):
+    """growth.max_servers sizes the upper tiers for the final cluster: 200 trays is 11.1 racks
+    (compiled without a word before); 198 or 216 are whole racks."""
+    (tmp_path / "s.yaml").write_text(SU + "growth: {max_servers: 200}\n")
+    r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "growth.max_servers" in r.stderr and "not a whole number of NVL72 racks" in r.stderr
+    assert "use max_servers: 198 or max_servers: 216 (11 or 12 domains)" in r.stderr
+    (tmp_path / "ok.yaml").write_text(SU + "growth: {max_servers: 216}\n")
+    assert cli_in_process("validate", str(tmp_path / "ok.yaml")).returncode == 0
+
+
 def test_scalable_unit_must_hold_whole_domains(tmp_path):
     (tmp_path / "s.yaml").write_text(SU.replace("scalable_unit: 18", "scalable_unit: 27"))
     r = cli_in_process("validate", str(tmp_path / "s.yaml"))

@@ -318,6 +318,8 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
     hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
     host_errors = scale_up.scalable_unit_diagnostics(loaded, c.server, design.su_size) + host_errors
+    if loaded.spec.growth is not None and loaded.spec.growth.max_servers:  # the growth target is whole domains too
+        host_errors = scale_up.size_diagnostics(loaded, c.server, design.final_servers, ("growth", "max_servers")) + host_errors
     if host_errors:
         raise SpecInvalid(host_errors)
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))
