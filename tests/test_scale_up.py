@@ -219,3 +219,13 @@ def test_extra_fabrics_do_not_order_the_nvlink_trays_again(tmp_path):
     backplanes = [(r["fabric"], int(r["quantity"])) for r in rows if r["category"] == "scale-up" and "backplane" in r["description"]]
     assert trays == [("compute", 72)] and backplanes == [("compute", 8)]
     assert sum(int(r["quantity"]) for r in rows if r["category"] == "server") == 144
+
+
+def test_growth_note_counts_whole_nvl72_racks(tmp_path):
+    """Without growth:, the note says how far the design grows: in whole racks (18 trays), not
+    by a leaf's 5 servers ("grows to 40 servers ... at 45" named sizes an NVL72 cannot have)."""
+    plan = plan_from_text("name: f\nservers: 36\nserver: gb200-nvl72\n"
+                          "fabric: {topology: fat-tree, switch: qm9700, servers_per_leaf: 5}\n")
+    note = next(n for n in plan.notes if n.startswith("grows to"))
+    # 54 trays = 11 leaves x 20 uplinks = 220 <= 4 spines x 64; 72 trays = 15 leaves: 300 > 256
+    assert "grows to 54 servers without moving a cable; at 72 servers" in note, note

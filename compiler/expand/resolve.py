@@ -430,7 +430,8 @@ def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
 
 def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
     """Without `growth:`, how far the design grows before a pulled cable has to move."""
-    step = lp.su or lp.servers_per_leaf
+    domain = scale_up.domain_servers(server)  # an NVL72 grows by whole racks, not by a leaf's servers
+    step = lp.su or (domain if domain > 1 else lp.servers_per_leaf)
     last_ok = servers
     probe = (servers // step + 1) * step
     for _ in range(4096):
