@@ -190,8 +190,45 @@ def test_hierarchical_allreduce_uses_the_nvl72_domain():
     assert n["hierarchical_network_s"] * 8 < b["hierarchical_network_s"]
     assert n["hierarchical_s"] < b["hierarchical_s"] < h["hierarchical_s"]
     assert n["used"] == "hierarchical" and n["ring_s"] > n["hierarchical_s"]
-    S, bw = 1073741824, 7200e9  # bytes, one-direction NVLink 5 in bit/s
-    assert n["hierarchical_scale_up_s"] == pytest.approx(2 * 71 / 72 * S * 8 / bw, rel=1e-4)
+    S, bw, a = 1073741824, 7200e9, 5e-6  # bytes, one-direction NVLink 5 in bit/s, default latency
+    assert n["hierarchical_scale_up_s"] == pytest.approx(2 * 71 / 72 * S * 8 / bw + 2 * 71 * a, rel=1e-4)
+
+
+@pytest.mark.parametrize("server, servers, g, domains, one_way_gbps", [
+    ("dgx-h100", 72, 8, 72, 3600e9),  # 900 GB/s bidirectional = 450 GB/s each way
+    ("gb200-nvl72", 144, 72, 8, 7200e9),  # 1,800 GB/s bidirectional
+])
+def test_hierarchical_allreduce_algebra_by_hand(server, servers, g, domains, one_way_gbps):
+    """t = 2(g-1)/g S/B_su + 2(g-1)a (ring RS+AG in the domain) + 2(M-1)/M (S/g)/B_net + 2(M-1)a.
+    The scale-up stage used to carry no latency: at 1 MiB on NVL72 that priced 142 ring steps
+    at 0 s and called hierarchical fastest (73 us) where the same model gives 0.78 ms and tree wins."""
+    S, a, net = 1073741824, 5e-6, 400e9
+    row = _collectives(server, servers)["allreduce"][0]
+    intra = 2 * (g - 1) / g * S * 8 / one_way_gbps + 2 * (g - 1) * a
+    inter = 2 * (domains - 1) / domains * (S / g) * 8 / net + 2 * (domains - 1) * a
+    assert row["hierarchical_scale_up_s"] == pytest.approx(intra, abs=1e-6)
+    assert row["hierarchical_network_s"] == pytest.approx(inter, abs=1e-6)
+    assert row["hierarchical_s"] == pytest.approx(intra + inter, abs=2e-6)
+    small = plan_from_text(f"name: c\nservers: {servers}\nserver: {server}\n"
+                           "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 18}\n"
+                           "collectives: {message_sizes: [1048576]}\n")
+    r = report_for(small)["figures"]["collectives"]["allreduce"][0]
+    assert r["hierarchical_scale_up_s"] >= 2 * (g - 1) * a
+    if server == "gb200-nvl72":
+        assert r["used"] == "tree" and r["tree_s"] < r["hierarchical_s"]
+
+
+def test_hierarchical_is_not_estimated_without_scale_up_bandwidth():
+    """hpn-8x2x200g: an NVLink domain of 8 GPUs with no GB/s in the catalog. Its scale-up stage
+    was 0 s, so hierarchical always looked fastest; now it is not estimated."""
+    plan = plan_from_text("name: h\nservers: 16\nserver: hpn-8x2x200g\n"
+                          "fabric: {topology: fat-tree, switch: tomahawk5, speed_gbps: 200}\n")
+    rep = report_for(plan)
+    c = rep["figures"]["collectives"]
+    assert c["allreduce"], "the spec sets message sizes"
+    for r in c["allreduce"]:
+        assert r["hierarchical_s"] is None and r["hierarchical_scale_up_s"] is None and r["used"] in ("ring", "tree")
+    assert any("hierarchical not estimated" in f["message"] for f in rep["findings"] if f["code"] == "COLLECTIVE_ESTIMATE")
 
 
 def test_rail_only_names_the_domain_that_carries_cross_rail_traffic():
