@@ -253,6 +253,8 @@ BAD = {
                   ["extra_endpoints", "not supported on topology 'full-mesh'"]),
     "torus key": ("ring", 4, "dgx-h100", "  dims: [4]\n", ["key 'dims' applies to torus / mesh"]),
     "speed": ("ring", 4, "dgx-h100", "  speed_gbps: 200\n", ["fabric.speed_gbps", "200G differs from the dgx-h100 NIC speed 400G"]),
+    # growth: builds nothing ahead here (the matchings depend on n): it was accepted and ignored
+    "growth": ("full-mesh", 4, "dgx-h100", "growth: {max_servers: 8}\n", ["growth", "not supported on topology 'full-mesh'"]),
 }
 
 

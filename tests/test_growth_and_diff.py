@@ -67,6 +67,22 @@ def test_without_growth_the_summary_says_what_recables(tmp_path):
     assert d["counts"]["cables_changed"] > 0  # 8 -> 16 spines: leaf-spine cables move
 
 
+def test_growth_note_agrees_with_diff_when_only_leaves_are_added(tmp_path):
+    """Two tiers, servers_per_leaf 2 (16 down / 16 up on QM9700): 5 and 6 leaves both fit 2
+    spines with 8 links per leaf-spine pair, so a 6th leaf only adds cables. The note said
+    "at 12 servers every existing leaf-spine cable is re-plugged (2 -> 2 spines, 8 -> 8 ...)"."""
+    def plan(servers):
+        p = tmp_path / f"spl-{servers}.yaml"
+        p.write_text(f"name: spl\nservers: {servers}\nserver: dgx-h100\n"
+                     "fabric: {topology: fat-tree, switch: qm9700, servers_per_leaf: 2}\n")
+        return build_plan(p)[1]
+    small = plan(10)
+    note = next(n for n in small.notes if n.startswith("grows to"))
+    assert "grows to 16 servers without moving a cable; at 18 servers" in note, note  # 9 leaves x 16 > 2 x 64
+    _assert_only_additions([small, plan(12), plan(16)])
+    assert diff_plans(plan(16), plan(18))["counts"]["cables_changed"] > 0
+
+
 def test_growth_below_today_is_an_error(tmp_path):
     p = tmp_path / "g.yaml"
     p.write_text(RAIL.format(servers=64, growth="growth: {max_servers: 32}", tiers="auto"))

@@ -147,6 +147,18 @@ def test_partial_nvl72_racks_are_exit_2_with_whole_rack_hints(tmp_path, size, hi
     assert r.returncode == 2 and "not a whole number of NVL72 racks" in r.stderr and hint in r.stderr
 
 
+def test_growth_target_must_be_whole_nvl72_racks(tmp_path):
+    """growth.max_servers sizes the upper tiers for the final cluster: 200 trays is 11.1 racks
+    (compiled without a word before); 198 or 216 are whole racks."""
+    (tmp_path / "s.yaml").write_text(SU + "growth: {max_servers: 200}\n")
+    r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "growth.max_servers" in r.stderr and "not a whole number of NVL72 racks" in r.stderr
+    assert "use max_servers: 198 or max_servers: 216 (11 or 12 domains)" in r.stderr
+    (tmp_path / "ok.yaml").write_text(SU + "growth: {max_servers: 216}\n")
+    assert cli_in_process("validate", str(tmp_path / "ok.yaml")).returncode == 0
+
+
 def test_scalable_unit_must_hold_whole_domains(tmp_path):
     (tmp_path / "s.yaml").write_text(SU.replace("scalable_unit: 18", "scalable_unit: 27"))
     r = cli_in_process("validate", str(tmp_path / "s.yaml"))
@@ -178,8 +190,45 @@ def test_hierarchical_allreduce_uses_the_nvl72_domain():
     assert n["hierarchical_network_s"] * 8 < b["hierarchical_network_s"]
     assert n["hierarchical_s"] < b["hierarchical_s"] < h["hierarchical_s"]
     assert n["used"] == "hierarchical" and n["ring_s"] > n["hierarchical_s"]
-    S, bw = 1073741824, 7200e9  # bytes, one-direction NVLink 5 in bit/s
-    assert n["hierarchical_scale_up_s"] == pytest.approx(2 * 71 / 72 * S * 8 / bw, rel=1e-4)
+    S, bw, a = 1073741824, 7200e9, 5e-6  # bytes, one-direction NVLink 5 in bit/s, default latency
+    assert n["hierarchical_scale_up_s"] == pytest.approx(2 * 71 / 72 * S * 8 / bw + 2 * 71 * a, rel=1e-4)
+
+
+@pytest.mark.parametrize("server, servers, g, domains, one_way_gbps", [
+    ("dgx-h100", 72, 8, 72, 3600e9),  # 900 GB/s bidirectional = 450 GB/s each way
+    ("gb200-nvl72", 144, 72, 8, 7200e9),  # 1,800 GB/s bidirectional
+])
+def test_hierarchical_allreduce_algebra_by_hand(server, servers, g, domains, one_way_gbps):
+    """t = 2(g-1)/g S/B_su + 2(g-1)a (ring RS+AG in the domain) + 2(M-1)/M (S/g)/B_net + 2(M-1)a.
+    The scale-up stage used to carry no latency: at 1 MiB on NVL72 that priced 142 ring steps
+    at 0 s and called hierarchical fastest (73 us) where the same model gives 0.78 ms and tree wins."""
+    S, a, net = 1073741824, 5e-6, 400e9
+    row = _collectives(server, servers)["allreduce"][0]
+    intra = 2 * (g - 1) / g * S * 8 / one_way_gbps + 2 * (g - 1) * a
+    inter = 2 * (domains - 1) / domains * (S / g) * 8 / net + 2 * (domains - 1) * a
+    assert row["hierarchical_scale_up_s"] == pytest.approx(intra, abs=1e-6)
+    assert row["hierarchical_network_s"] == pytest.approx(inter, abs=1e-6)
+    assert row["hierarchical_s"] == pytest.approx(intra + inter, abs=2e-6)
+    small = plan_from_text(f"name: c\nservers: {servers}\nserver: {server}\n"
+                           "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 18}\n"
+                           "collectives: {message_sizes: [1048576]}\n")
+    r = report_for(small)["figures"]["collectives"]["allreduce"][0]
+    assert r["hierarchical_scale_up_s"] >= 2 * (g - 1) * a
+    if server == "gb200-nvl72":
+        assert r["used"] == "tree" and r["tree_s"] < r["hierarchical_s"]
+
+
+def test_hierarchical_is_not_estimated_without_scale_up_bandwidth():
+    """hpn-8x2x200g: an NVLink domain of 8 GPUs with no GB/s in the catalog. Its scale-up stage
+    was 0 s, so hierarchical always looked fastest; now it is not estimated."""
+    plan = plan_from_text("name: h\nservers: 16\nserver: hpn-8x2x200g\n"
+                          "fabric: {topology: fat-tree, switch: tomahawk5, speed_gbps: 200}\n")
+    rep = report_for(plan)
+    c = rep["figures"]["collectives"]
+    assert c["allreduce"], "the spec sets message sizes"
+    for r in c["allreduce"]:
+        assert r["hierarchical_s"] is None and r["hierarchical_scale_up_s"] is None and r["used"] in ("ring", "tree")
+    assert any("hierarchical not estimated" in f["message"] for f in rep["findings"] if f["code"] == "COLLECTIVE_ESTIMATE")
 
 
 def test_rail_only_names_the_domain_that_carries_cross_rail_traffic():
@@ -193,3 +242,27 @@ def test_scale_up_outputs_are_deterministic(su_plan):
     again = plan_from_text(SU)
     assert plan_json_text(again) == plan_json_text(su_plan)
     assert summarize(again) == summarize(su_plan)
+
+
+def test_extra_fabrics_do_not_order_the_nvlink_trays_again(tmp_path):
+    """The trays and backplanes come with the racks: one storage fabric beside the compute
+    fabric must not bill them a second time (bom.csv had 72 + 72 trays and 8 + 8 backplanes)."""
+    path = tmp_path / "st.yaml"
+    path.write_text(SU + "fabrics:\n  - {name: storage, switch: sn5600}\n")
+    r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = list(csv.DictReader(open(tmp_path / "out" / "gb200-nvl72-su" / "bom.csv", newline="")))
+    trays = [(r["fabric"], int(r["quantity"])) for r in rows if r["category"] == "scale-up" and "switch tray" in r["description"]]
+    backplanes = [(r["fabric"], int(r["quantity"])) for r in rows if r["category"] == "scale-up" and "backplane" in r["description"]]
+    assert trays == [("compute", 72)] and backplanes == [("compute", 8)]
+    assert sum(int(r["quantity"]) for r in rows if r["category"] == "server") == 144
+
+
+def test_growth_note_counts_whole_nvl72_racks(tmp_path):
+    """Without growth:, the note says how far the design grows: in whole racks (18 trays), not
+    by a leaf's 5 servers ("grows to 40 servers ... at 45" named sizes an NVL72 cannot have)."""
+    plan = plan_from_text("name: f\nservers: 36\nserver: gb200-nvl72\n"
+                          "fabric: {topology: fat-tree, switch: qm9700, servers_per_leaf: 5}\n")
+    note = next(n for n in plan.notes if n.startswith("grows to"))
+    # 54 trays = 11 leaves x 20 uplinks = 220 <= 4 spines x 64; 72 trays = 15 leaves: 300 > 256
+    assert "grows to 54 servers without moving a cable; at 72 servers" in note, note

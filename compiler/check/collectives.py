@@ -8,7 +8,9 @@ Model (stated in the output):
 - hierarchical: reduce-scatter inside the scale-up domain of g GPUs (8 on a DGX/HGX
   baseboard, 72 in an NVL72 rack; plan.scale_up) over NVLink, all-reduce of S/g across the
   M domains on each GPU's own NIC ports, all-gather inside the domain:
-  2(g-1)/g * S / B_scaleup + 2(M-1)/M * (S/g) / B_net + 2(M-1) * alpha;
+  2(g-1)/g * S / B_scaleup + 2(g-1) * alpha + 2(M-1)/M * (S/g) / B_net + 2(M-1) * alpha
+  (the domain's ring steps pay alpha like any other ring's; not estimated (None) where the
+  catalog has no scale-up bandwidth: a free NVLink stage would make it win by default);
 - flat ring: one ring over all n GPUs at the slower of network and scale-up bandwidth;
   `used` names the fastest of ring, tree and hierarchical (what NCCL's tuner would aim for);
 - B_net per GPU = NIC bandwidth x fabric factor, where the fabric factor is the worst-cut
@@ -25,7 +27,8 @@ from .findings import Finding
 
 MODEL = ("alpha-beta: t = latency + bytes/bottleneck bandwidth; ring 2(n-1)/n*S/B + 2(n-1)a; "
          "tree 2S/B + 2ceil(log2 n)a; hierarchical: reduce-scatter/all-gather inside the scale-up domain of g GPUs "
-         "(NVLink, one direction = half the bidirectional GB/s), ring of S/g across the domains per GPU NIC; "
+         "(NVLink, one direction = half the bidirectional GB/s; 2(g-1)a), ring of S/g across the domains per GPU NIC "
+         "(none where the scale-up bandwidth is unknown); "
          "used = the fastest; network bandwidth per GPU = NIC Gb/s x (worst-cut bisection / "
          "half the injection); no overlap, no congestion beyond the bisection")
 
@@ -47,16 +50,24 @@ def tree_allreduce_s(size_bytes, ranks, gbps, alpha_s) -> float:
     return 2 * transfer_time_s(size_bytes, gbps) + 2 * math.ceil(math.log2(ranks)) * alpha_s
 
 
-def hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> tuple[float, float]:
-    """(scale-up stage: reduce-scatter + all-gather inside a domain, network stage: all-reduce
-    of S/g across the domains)."""
+def hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps,
+                          alpha_s) -> tuple[float | None, float]:
+    """(scale-up stage: reduce-scatter + all-gather inside a domain, a ring of g ranks, so
+    2(g-1) steps of alpha; network stage: all-reduce of S/g across the domains). The scale-up
+    stage is None where a domain of several GPUs has no known bandwidth."""
     g = gpus_per_domain
-    intra = 2 * (g - 1) / g * transfer_time_s(size_bytes, scaleup_gbps) if g > 1 and scaleup_gbps else 0.0
+    if g <= 1:
+        intra = 0.0
+    elif not scaleup_gbps:
+        intra = None
+    else:
+        intra = ring_allreduce_s(size_bytes, g, scaleup_gbps, alpha_s)  # RS + AG = 2(g-1)/g S/B + 2(g-1) alpha
     return intra, ring_allreduce_s(size_bytes / g, domains, net_gbps, alpha_s)
 
 
-def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> float:
-    return sum(hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s))
+def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> float | None:
+    intra, inter = hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s)
+    return None if intra is None else intra + inter
 
 
 def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
@@ -86,12 +97,14 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         ring = ring_allreduce_s(size, gpus, min(net, scaleup_gbps or net), alpha)
         tree = tree_allreduce_s(size, gpus, min(net, scaleup_gbps or net), alpha)
         intra, inter = hierarchical_stages_s(size, g, domains, scaleup_gbps, net, alpha)
-        hier = intra + inter
-        best, used = min((ring, "ring"), (tree, "tree"), (hier, "hierarchical"))
+        hier = None if intra is None else intra + inter
+        best, used = min([(ring, "ring"), (tree, "tree")] + ([(hier, "hierarchical")] if hier is not None else []))
         rows.append({
             "message_bytes": size,
-            "ring_s": round(ring, 6), "tree_s": round(tree, 6), "hierarchical_s": round(hier, 6),
-            "hierarchical_scale_up_s": round(intra, 6), "hierarchical_network_s": round(inter, 6), "used": used,
+            "ring_s": round(ring, 6), "tree_s": round(tree, 6),
+            "hierarchical_s": None if hier is None else round(hier, 6),
+            "hierarchical_scale_up_s": None if intra is None else round(intra, 6),
+            "hierarchical_network_s": round(inter, 6), "used": used,
             "busbw_gbytes_per_s": round(size / best * 2 * (gpus - 1) / gpus / 1e9, 3) if best > 0 else None,
             "lower_bound_one_link_s": round(transfer_time_s(size, nic_gbps_per_gpu), 6),
         })
@@ -101,9 +114,10 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
                "network_gbps_per_gpu": round(net, 3), "scaleup_gbps_per_gpu": scaleup_gbps, "allreduce": rows}
     findings = []
     for r in rows:
+        hier = (f"hierarchical {r['hierarchical_s']:.4g} s ({g}-GPU domains: {r['hierarchical_scale_up_s']:.4g} s "
+                f"scale-up + {r['hierarchical_network_s']:.4g} s network)" if r["hierarchical_s"] is not None else
+                f"hierarchical not estimated ({g}-GPU domains: no scale-up bandwidth in the catalog)")
         findings.append(Finding("COLLECTIVE_ESTIMATE", "info",
                                 f"all-reduce of {r['message_bytes']:,} B over {gpus:,} GPUs: ring {r['ring_s']:.4g} s, "
-                                f"tree {r['tree_s']:.4g} s, hierarchical {r['hierarchical_s']:.4g} s "
-                                f"({g}-GPU domains: {r['hierarchical_scale_up_s']:.4g} s scale-up + "
-                                f"{r['hierarchical_network_s']:.4g} s network); {r['used']} is fastest", "fabric"))
+                                f"tree {r['tree_s']:.4g} s, {hier}; {r['used']} is fastest", "fabric"))
     return figures, findings

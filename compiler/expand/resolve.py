@@ -318,6 +318,8 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
     hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
     host_errors = scale_up.scalable_unit_diagnostics(loaded, c.server, design.su_size) + host_errors
+    if loaded.spec.growth is not None and loaded.spec.growth.max_servers:  # the growth target is whole domains too
+        host_errors = scale_up.size_diagnostics(loaded, c.server, design.final_servers, ("growth", "max_servers")) + host_errors
     if host_errors:
         raise SpecInvalid(host_errors)
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))
@@ -419,13 +421,17 @@ def _shrink(final: sizing.ClosSizing, leaves: int) -> sizing.ClosSizing:
 
 
 def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
-    keys = ("tiers", "spines_per_pod", "leaf_spine_links", "cores_per_group", "spine_core_links", "leaves_per_pod")
-    return all(getattr(a, k) == getattr(b, k) for k in keys) and (a.tiers == 3 or a.spines == b.spines)
+    # Two tiers: leaf i's uplink t lands on spine t // m, port i * m + t % m (clos.py), so more
+    # leaves on the same spines and m move nothing; leaves_per_pod (= all leaves) is not wiring there.
+    keys = ("tiers", "spines_per_pod", "leaf_spine_links", "cores_per_group", "spine_core_links")
+    return (all(getattr(a, k) == getattr(b, k) for k in keys)
+            and (a.spines == b.spines if a.tiers == 2 else a.leaves_per_pod == b.leaves_per_pod))
 
 
 def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
     """Without `growth:`, how far the design grows before a pulled cable has to move."""
-    step = lp.su or lp.servers_per_leaf
+    domain = scale_up.domain_servers(server)  # an NVL72 grows by whole racks, not by a leaf's servers
+    step = lp.su or (domain if domain > 1 else lp.servers_per_leaf)
     last_ok = servers
     probe = (servers // step + 1) * step
     for _ in range(4096):

@@ -44,7 +44,7 @@ def size_diagnostics(loaded: LoadedSpec, server: Server, servers: int, size_path
     low, high = servers // per * per, (servers // per + 1) * per
     by_gpus = size_path == ("gpus",)
     scale = server.gpus if by_gpus else 1
-    options = " or ".join(f"{size_path[0]}: {n * scale:,}" for n in (low, high) if n)
+    options = " or ".join(f"{size_path[-1]}: {n * scale:,}" for n in (low, high) if n)
     return [loaded.diagnostic(
         "SPEC_PARTIAL_SCALE_UP_DOMAIN", size_path,
         f"{servers:,} {server.id} servers ({servers * server.gpus:,} GPUs) is not a whole number of {_unit(server)} "
