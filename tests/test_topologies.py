@@ -314,3 +314,11 @@ def test_compare_counts_every_fabric_and_the_scale_up_domain():
     assert nvl["extra_fabrics"] == {}
     text = cli_in_process("compare", str(SPECS / "gb200-nvl72-su.yaml"), str(SPECS / "h100-superpod-1su-multi-fabric.yaml")).stdout
     assert "72 GPUs, 1,800 GB/s/GPU" in text and "storage fabric: cables" in text
+
+
+@pytest.mark.parametrize("spec", ["tpu-v4-pod", "dragonfly-2k", "rail-only-h100-64", "alibaba-hpn-pod"])
+def test_growth_on_non_clos_topologies_is_refused_not_ignored(tmp_path, spec):
+    path = tmp_path / f"{spec}.yaml"
+    path.write_text((SPECS / f"{spec}.yaml").read_text() + "growth: {max_servers: 100000}\n")
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2 and "growth planning is not supported on topology" in r.stderr, r.stderr

@@ -46,6 +46,12 @@ def expand(loaded: LoadedSpec) -> Plan:
             "SPEC_UNSUPPORTED", ("layout",),
             f"physical layout (racks, cable lengths) is not supported on topology '{kind}' yet",
             "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
+    if loaded.spec.growth is not None and kind in ("torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane"):
+        # Building upper tiers ahead is a Clos idea; silently ignoring the key would promise
+        # a cable-stable growth nobody planned.
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_UNSUPPORTED", ("growth",), f"growth planning is not supported on topology '{kind}' yet",
+            "remove `growth:` (clusterc diff shows what growing would move), or use a fat-tree or rail-optimized fabric")])
     design = RESOLVERS[kind](loaded)
     plan = BUILDERS[kind](design)
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
