@@ -48,8 +48,9 @@ def expand(loaded: LoadedSpec) -> Plan:
             "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
     design = RESOLVERS[kind](loaded)
     plan = BUILDERS[kind](design)
+    extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
-        plan = fabrics.attach(loaded, design, plan)
+        plan, extra_designs = fabrics.attach(loaded, design, plan)
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)
@@ -65,4 +66,6 @@ def expand(loaded: LoadedSpec) -> Plan:
         if compute is not plan:
             compute.routing = plan.routing
             plan.routing = fabrics.pad_routing(compute.routing, len(plan.devices), len(plan.links))
+    if extra_designs:
+        fabrics.route(loaded, plan, extra_designs, isinstance(design, ClosDesign) and design.switch.protocol == "ethernet")
     return plan
