@@ -130,6 +130,8 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     for pool_name, values in (("loopbacks", loopback), ("management", management)):
         regions[pool_name] = {}
         for role in REGIONS[pool_name][0]:
+            if role == "server" and extra is not None:
+                continue
             base, size = _region(pools[pool_name], role, pool_name)
             regions[pool_name][role] = f"{IPv4Network((base, 32 - int(math.log2(size))))}" if size else "-"
             mask = roles == role
