@@ -265,18 +265,23 @@ def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:
     spec = loaded.spec
     seen: list[tuple[str, str, object, tuple]] = []  # (fabric, pool, network, path)
     errors = []
+    written = loaded.source.positions  # point at the pool the user wrote, not at a default
     for i in fabrics:
         addr, fab_name, where = (spec.addressing, COMPUTE, ()) if i is None else \
             (spec.fabrics[i].addressing, spec.fabrics[i].name, ("fabrics", i))
         for pool, net in addr.pools().items():
-            for other_fab, other_pool, other_net, _ in seen:
+            for other_fab, other_pool, other_net, other_path in seen:
                 if net.overlaps(other_net):
+                    path = where + ("addressing", pool)
+                    mine, theirs = (fab_name, pool, net), (other_fab, other_pool, other_net)
+                    if path not in written and other_path in written:
+                        path, mine, theirs = other_path, theirs, mine
                     errors.append(loaded.diagnostic(
-                        "ADDRESS_POOL_OVERLAP", where + ("addressing", pool),
-                        f"fabric '{fab_name}' {pool} {net} overlaps fabric '{other_fab}' {other_pool} {other_net}",
+                        "ADDRESS_POOL_OVERLAP", path,
+                        "fabric '{}' {} {} overlaps fabric '{}' {} {}".format(*mine, *theirs),
                         "give each fabric its own ranges (`fabrics[].addressing`); by default the k-th extra "
                         "fabric takes 10.(192+8(k-1)).0.0/13, apart from the compute defaults"))
-            seen.append((fab_name, pool, net, where))
+            seen.append((fab_name, pool, net, where + ("addressing", pool)))
     if errors:
         raise SpecInvalid(errors)
 
