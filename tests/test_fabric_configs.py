@@ -255,3 +255,20 @@ def test_deterministic(example, tmp_path):
     r = cli_in_process("compile", str(MULTI), "-o", str(tmp_path))
     assert r.returncode == 0
     assert tree_bytes(tmp_path / MULTI.stem / "configs") == tree_bytes(folder / "configs")
+
+
+def test_eos_one_switch_storage(tmp_path):
+    """EOS: the one-switch storage config keeps EOS structure (3-space indents, `end`) and
+    says in a comment that it has no fabric peers, with no peer group or address family."""
+    path = tmp_path / "eos.yaml"
+    path.write_text(IB_PLUS.format(name="mf-eos", storage="nos: eos", oob="tiers: auto")
+                    .replace("switch: sn5600", "switch: arista-7060x6-64pe"))
+    folder = write_outputs(build_plan(path)[1], tmp_path / "out")
+    [f] = _configs(folder, "startup-config")
+    lines = f.read_text().splitlines()
+    assert f.parent.name == "storage-leaf-001" and lines[-1] == "end"
+    assert all((len(ln) - len(ln.lstrip(" "))) % 3 == 0 and "\t" not in ln for ln in lines)
+    text = "\n".join(lines)
+    assert "   ! no BGP fabric peers: this fabric is one switch" in text and "router bgp 64512\n" in text
+    assert " neighbor " not in text and "address-family" not in text
+    assert text.count("\ninterface Ethernet") == 62

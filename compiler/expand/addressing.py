@@ -111,8 +111,6 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     errors = []
     slots = structural_slots(plan, design)
     roles = np.array([_region_role(d.role) for d in plan.devices], dtype=object)
-    if extra is not None:
-        roles[roles == "server"] = "-"  # neither a management address nor a region
     n_dev = len(plan.devices)
 
     def exhausted(pool_name: str, role: str, needed: int, capacity: int, what: str):
@@ -130,7 +128,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     for pool_name, values in (("loopbacks", loopback), ("management", management)):
         regions[pool_name] = {}
         for role in REGIONS[pool_name][0]:
-            if role == "server" and extra is not None:
+            if role == "server" and extra is not None:  # servers keep the compute fabric's management address
                 continue
             base, size = _region(pools[pool_name], role, pool_name)
             regions[pool_name][role] = f"{IPv4Network((base, 32 - int(math.log2(size))))}" if size else "-"
