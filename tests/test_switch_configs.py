@@ -129,7 +129,7 @@ def _nvue_shape(doc) -> list[str]:
     bgp = body["vrf"]["default"]["router"]["bgp"]
     if bgp.get("enable") != "on" or bgp["path-selection"]["multipath"]["aspath-ignore"] != "on":
         problems.append("bgp enable/aspath-ignore must be the strings on/off")
-    for peer, n in bgp["neighbor"].items():
+    for peer, n in bgp.get("neighbor", {}).items():  # none on a one-switch fabric
         if n.get("type") not in ("numbered", "unnumbered") or not n.get("remote-as"):
             problems.append(f"neighbor {peer}: {n}")
         if n["type"] == "unnumbered" and peer not in body["interface"]:

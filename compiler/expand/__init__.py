@@ -54,8 +54,9 @@ def expand(loaded: LoadedSpec) -> Plan:
             "remove `growth:` (clusterc diff shows what growing would move), or use a fat-tree or rail-optimized fabric")])
     design = RESOLVERS[kind](loaded)
     plan = BUILDERS[kind](design)
+    extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
-        plan = fabrics.attach(loaded, design, plan)
+        plan, extra_designs = fabrics.attach(loaded, design, plan)
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded)
     facts.attach(plan, design.catalog)
@@ -71,4 +72,6 @@ def expand(loaded: LoadedSpec) -> Plan:
         if compute is not plan:
             compute.routing = plan.routing
             plan.routing = fabrics.pad_routing(compute.routing, len(plan.devices), len(plan.links))
+    if extra_designs:
+        fabrics.route(loaded, plan, extra_designs, isinstance(design, ClosDesign) and design.switch.protocol == "ethernet")
     return plan

@@ -71,8 +71,8 @@ def structural_slots(plan: Plan, design: ClosDesign) -> np.ndarray:
         total += e.spec.count
     out = np.empty(len(plan.devices), dtype=np.int64)
     for i, d in enumerate(plan.devices):
-        if d.role == "server":
-            slot = (d.su - 1) * design.su_size + d.index - 1 if d.su is not None else d.index - 1
+        if d.role == "server":  # an extra fabric's view keeps the compute SUs (its slots are unused there)
+            slot = (d.su - 1) * design.su_size + d.index - 1 if d.su is not None and design.su_size else d.index - 1
         elif d.role == "leaf":
             if d.rail is not None:
                 slot = (d.su - 1) * design.rails + d.rail - 1
@@ -98,9 +98,15 @@ def _prefix_for(addresses_needed: int, share: float) -> int:
     return 32 - math.ceil(math.log2(max(1.0, addresses_needed / share)))
 
 
-def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingPlan:
+def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int | None = None) -> RoutingPlan:
+    """The compute fabric's routing plan, or with `extra` = i that of the spec's i-th extra
+    fabric (`plan` is then its fabric_view: its switches and the servers). An extra fabric
+    draws from its own `fabrics[i].addressing` and NOS; its servers take no management
+    address from it (they have one management address, the compute fabric's)."""
     spec = loaded.spec
-    addressing = spec.addressing
+    fabric = spec.fabric if extra is None else spec.fabrics[extra]
+    where = () if extra is None else ("fabrics", extra)
+    addressing = fabric.addressing if extra is not None else spec.addressing
     pools = addressing.pools()
     errors = []
     slots = structural_slots(plan, design)
@@ -111,7 +117,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
         shares, denominator = REGIONS[pool_name]
         share = shares[role][1] / denominator
         errors.append(loaded.diagnostic(
-            "ADDRESS_POOL_EXHAUSTED", ("addressing", pool_name),
+            "ADDRESS_POOL_EXHAUSTED", where + ("addressing", pool_name),
             f"{pool_name} {pools[pool_name]}: the {role} share holds {capacity:,} addresses but {what} need {needed:,}",
             f"use a /{_prefix_for(needed, share)} or larger (the {role}s own {shares[role][1]}/{denominator} of the pool)"))
 
@@ -122,6 +128,8 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
     for pool_name, values in (("loopbacks", loopback), ("management", management)):
         regions[pool_name] = {}
         for role in REGIONS[pool_name][0]:
+            if role == "server" and extra is not None:  # servers keep the compute fabric's management address
+                continue
             base, size = _region(pools[pool_name], role, pool_name)
             regions[pool_name][role] = f"{IPv4Network((base, 32 - int(math.log2(size))))}" if size else "-"
             mask = roles == role
@@ -172,7 +180,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
     asn = np.zeros(n_dev, dtype=np.int64)
     if needed > last - first + 1:
         errors.append(loaded.diagnostic(
-            "ASN_RANGE_EXHAUSTED", ("addressing", "asn"),
+            "ASN_RANGE_EXHAUSTED", where + ("addressing", "asn"),
             f"ASNs {first}-{last} hold {last - first + 1:,} but the design needs {needed:,} "
             f"(1 top tier + {pods} pods + {leaf_slots:,} leaves, RFC 7938)",
             "use asn: 4-byte (4200000000-4294967294, RFC 6996) or a wider range"))
@@ -186,17 +194,17 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> RoutingP
     if errors:
         raise SpecInvalid(errors)
 
-    _check_names(loaded, design, plan)
+    _check_names(loaded, design, plan, fabric.nos, where + ("fabric",) if extra is None else where)
     port_names: dict[str, dict[str, tuple[str, ...]]] = {}
     lanes: dict[str, list[list[int]]] = {}
     switch_of = _switch_of_layout(design, plan)
     switch_layouts = sorted(switch_of)
-    for nos in sorted({"frr", *([spec.fabric.nos] if spec.fabric.nos else [])}):
+    for nos in sorted({"frr", *([fabric.nos] if fabric.nos else [])}):
         port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], design.speed_gbps, nos) for lid in switch_layouts}
     for lid in switch_layouts:
         lanes[lid] = ports.port_lanes(switch_of[lid], design.speed_gbps)
     return RoutingPlan(
-        nos=spec.fabric.nos, peering=addressing.peering,
+        nos=fabric.nos, peering=addressing.peering,
         pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
@@ -208,21 +216,21 @@ def _switch_of_layout(design: ClosDesign, plan: Plan) -> dict:
     return {d.layout: design.catalog.switches[d.model] for d in plan.devices if d.role in SWITCH_ROLES}
 
 
-def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan) -> None:
+def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan, nos: str | None, fabric_path: tuple) -> None:
     errors = []
     bad_device = next((d.name for d in plan.devices if not SAFE_DEVICE.match(d.name)), None)
     if bad_device is not None:
         errors.append(loaded.diagnostic(
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
             "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
-    nos_list = sorted({"frr", *([loaded.spec.fabric.nos] if loaded.spec.fabric.nos else [])})
+    nos_list = sorted({"frr", *([nos] if nos else [])})
     models = {design.switch.id: design.switch} | {sw.id: sw for sw in _switch_of_layout(design, plan).values()}
     for nos, switch in itertools.product(nos_list, models.values()):
         names = ports.nos_port_names(switch, design.speed_gbps, nos)
         bad = next((n for n in names if not SAFE_PORT.match(n)), None)
         if bad is not None:
             errors.append(loaded.diagnostic(
-                "NAME_UNSAFE_FOR_CONFIG", ("fabric", "switch"), f"{switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
+                "NAME_UNSAFE_FOR_CONFIG", fabric_path + ("switch",), f"{switch.id} port name {bad!r} ({nos}) cannot go into a switch config",
                 "port names (catalog modes / nos_port_names) use letters, digits and / . _ : - only"))
     for lid, layout in plan.layouts.items():
         bad = next((p.name for p in layout.ports if not SAFE_PORT.match(p.name)), None)

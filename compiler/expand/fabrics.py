@@ -17,11 +17,11 @@ import dataclasses
 import numpy as np
 
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from ..plan.fabrics import COMPUTE
+from ..plan.fabrics import COMPUTE, fabric_view
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
-from . import clos, naming
+from . import addressing, clos, naming
 from .resolve import CLOS_LINK_KINDS, ClosDesign, _size, _Upper
 from .sizing import ClosSizing, PortSplit, SizingError
 
@@ -90,6 +90,13 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
                   f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
     if errors or group is None or switch is None:
         raise SpecInvalid(errors)
+    if fab.nos is not None and switch.protocol != "ethernet":
+        error("SPEC_NOS_NOT_ETHERNET", ("nos",), f"fabric '{fab.name}': {switch.id} is an {switch.protocol} switch: it takes no NOS",
+              "remove nos")
+    elif fab.nos is not None and fab.nos not in switch.nos:
+        runs = ", ".join(switch.nos) or "none known"
+        error("SPEC_NOS_UNSUPPORTED", ("nos",), f"fabric '{fab.name}': {switch.id} does not run {fab.nos} (catalog: {runs})",
+              f"use one of: {runs}" if switch.nos else "choose a switch whose catalog entry lists this NOS")
     speed = fab.speed_gbps or group.speed_gbps
     if speed not in switch.modes:
         modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
@@ -150,8 +157,9 @@ def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign
                                notes=tuple(notes))
 
 
-def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> Plan:
-    """The compute plan with every extra fabric of the spec merged in."""
+def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, list[tuple[int, ClosDesign]]]:
+    """The compute plan with every extra fabric of the spec merged in, and each extra
+    fabric's design by its index in `fabrics:` (route() plans their addresses)."""
     errors = unsupported(loaded, loaded.spec.fabric.topology)
     if errors:
         raise SpecInvalid(errors)
@@ -167,7 +175,7 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> Plan:
         built.append((fab, design, clos.build(design)))
     if errors:
         raise SpecInvalid(errors)
-    return merge(plan, built)
+    return merge(plan, built), [(i, design) for i, (_, design, _) in enumerate(built)]
 
 
 def merge(plan: Plan, built: list) -> Plan:
@@ -236,9 +244,51 @@ def _index(table: list[str], value: str) -> int:
     return table.index(value)
 
 
+def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]], compute_ethernet: bool) -> None:
+    """Each Ethernet extra fabric's routing plan (RFC 7938 ASNs, loopbacks, /31s from its
+    own `addressing:`), planned on its fabric_view and kept in plan.fabric_routing, after
+    checking that no two Ethernet fabrics' pools overlap. The fabrics are separate routing
+    domains (no link joins them), so each has its own ASN plan; their address pools
+    must still be apart, as hosts and the site network see them side by side."""
+    ethernet = [(i, d) for i, d in designs if d.switch.protocol == "ethernet"]
+    check_pools(loaded, ([None] if compute_ethernet else []) + [i for i, _ in ethernet])
+    for i, design in ethernet:
+        name = loaded.spec.fabrics[i].name
+        view = fabric_view(plan, name)
+        view.routing = addressing.plan_routing(loaded, design, view, extra=i)
+        plan.fabric_routing[name] = view.routing
+
+
+def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:
+    """No pool of one fabric (None: compute; i: fabrics[i]) overlaps a pool of another.
+    (Within one fabric the Addressing model already keeps its four pools apart.)"""
+    spec = loaded.spec
+    seen: list[tuple[str, str, object, tuple]] = []  # (fabric, pool, network, path)
+    errors = []
+    written = loaded.source.positions  # point at the pool the user wrote, not at a default
+    for i in fabrics:
+        addr, fab_name, where = (spec.addressing, COMPUTE, ()) if i is None else \
+            (spec.fabrics[i].addressing, spec.fabrics[i].name, ("fabrics", i))
+        for pool, net in addr.pools().items():
+            for other_fab, other_pool, other_net, other_path in seen:
+                if net.overlaps(other_net):
+                    path = where + ("addressing", pool)
+                    mine, theirs = (fab_name, pool, net), (other_fab, other_pool, other_net)
+                    if path not in written and other_path in written:
+                        path, mine, theirs = other_path, theirs, mine
+                    errors.append(loaded.diagnostic(
+                        "ADDRESS_POOL_OVERLAP", path,
+                        "fabric '{}' {} {} overlaps fabric '{}' {} {}".format(*mine, *theirs),
+                        "give each fabric its own ranges (`fabrics[].addressing`); by default the k-th extra "
+                        "fabric takes 10.(192+8(k-1)).0.0/13, apart from the compute defaults"))
+            seen.append((fab_name, pool, net, where + ("addressing", pool)))
+    if errors:
+        raise SpecInvalid(errors)
+
+
 def pad_routing(routing, devices: int, links: int):
     """The compute fabric's routing plan over the merged plan: extra fabrics' devices and
-    links have no address (0, as servers do); their configs are not written."""
+    links have no address there (0, as servers do); theirs are in plan.fabric_routing."""
     pad = lambda a, n: np.concatenate([a, np.zeros(n - a.shape[0], dtype=a.dtype)])  # noqa: E731
     return dataclasses.replace(routing, loopback=pad(routing.loopback, devices), asn=pad(routing.asn, devices),
                                management=pad(routing.management, devices), link_net=pad(routing.link_net, links))

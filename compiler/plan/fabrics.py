@@ -80,7 +80,7 @@ def _view(plan: Plan, name: str) -> Plan:
         media = media[:int(links.media.max()) + 1] if len(links) else []
     view = Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design, notes=list(plan.notes), facts=plan.facts,
                 requirements=plan.requirements if name == COMPUTE else {}, analysis=plan.analysis,
-                physical=plan.physical, routing=plan.routing if name == COMPUTE else None,
+                physical=plan.physical, routing=plan.routing if name == COMPUTE else plan.fabric_routing.get(name),
                 scale_up=plan.scale_up)
     return view
 

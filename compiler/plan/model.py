@@ -100,6 +100,8 @@ class Plan:
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
     physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
     routing: "RoutingPlan | None" = None  # Ethernet fabrics: addresses, ASNs, NOS port names (plan/routing.py)
+    # each Ethernet extra fabric's routing plan, indexed over its fabric_view (plan/fabrics.py)
+    fabric_routing: "dict[str, RoutingPlan]" = field(default_factory=dict)
     scale_up: "ScaleUpDomains | None" = None  # which GPUs share an NVLink domain (plan/scale_up.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)

@@ -69,9 +69,11 @@ ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
 ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
 
 
-def _addressing_text(plan: Plan) -> str:
+def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
-    management address, per-link /31 (upper end .even, lower end .odd), NOS port names."""
+    management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
+    `fabric`: an extra fabric's, from its view; its device rows are its own switches (the
+    servers take no address from it), its links its own."""
     from .routing import dotted
 
     r = plan.routing
@@ -81,13 +83,25 @@ def _addressing_text(plan: Plan) -> str:
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")
     loop, mgmt = dotted(r.loopback), dotted(r.management)
     dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
-                for i, d in enumerate(plan.devices))
+                for i, d in enumerate(plan.devices) if fabric is None or d.fabric == fabric)
     numbered = np.nonzero(r.link_net)[0]
     ids = plan.memo("cable_ids", cable_ids)
     nets = dotted(r.link_net[numbered])
     link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets))
     return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
             + ',\n    "links": ' + _table(ADDRESS_LINK_COLUMNS, link_rows, "    ") + "\n  }")
+
+
+def _fabric_addressing_text(plan: Plan) -> str:
+    """"fabric_addressing": each Ethernet extra fabric's routing plan, by fabric name in
+    spec order ("addressing" stays the compute fabric's); nothing without one."""
+    from .fabrics import fabric_view
+
+    if not plan.fabric_routing:
+        return ""
+    parts = [f"    {_dump(name)}: " + _addressing_text(fabric_view(plan, name), name).replace("\n", "\n  ")
+             for name in plan.fabric_routing]
+    return ',\n  "fabric_addressing": {\n' + ",\n".join(parts) + "\n  }"
 
 
 def plan_json_text(plan: Plan) -> str:
@@ -128,6 +142,7 @@ def plan_json_text(plan: Plan) -> str:
         + ',\n  "devices": ' + _table(DEVICE_COLUMNS, device_rows, "  ")
         + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
         + (',\n  "addressing": ' + _addressing_text(plan) if plan.routing is not None else "")
+        + _fabric_addressing_text(plan)
         + "\n}\n"
     )
 

@@ -1,6 +1,8 @@
-"""Switch configs of an Ethernet fabric, one folder per switch under configs/, for the
-NOS the spec names (fabric.nos). Python decides what each switch needs
-(structured_config.py); the templates under templates/<nos>/ only spell it out.
+"""Switch configs of every Ethernet fabric, one folder per switch under configs/, for the
+NOS the spec names (fabric.nos, and fabrics[].nos for storage / in-band / out-of-band
+fabrics, whose switch names carry the fabric: configs/storage-leaf-001/). Python decides
+what each switch needs (structured_config.py, on each fabric's fabric_view and routing
+plan); the templates under templates/<nos>/ only spell it out.
 
 Writes nothing for InfiniBand fabrics or when no NOS is named.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+from ..plan.fabrics import fabric_names, fabric_view
 from ..plan.model import Plan
 from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
@@ -72,14 +75,15 @@ def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> 
 
 
 def render(plan: Plan, out: OutputDir) -> None:
-    if plan.routing is None or plan.routing.nos is None:
+    views = [v for v in (fabric_view(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
+    if not views:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
     # would re-scan them over and over (about a third of the time at 5,000 switches).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        configs = list(switch_configs(plan, plan.routing.nos))
+        configs = [c for v in views for c in switch_configs(v, v.routing.nos)]
         workers = min(len(os.sched_getaffinity(0)), 8) if hasattr(os, "sched_getaffinity") else 1
         if workers > 1 and len(configs) >= PARALLEL_FROM and hasattr(os, "fork"):
             _write_forked(configs, out, workers)

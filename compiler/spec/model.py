@@ -199,6 +199,22 @@ class ExtraFabric(_Strict):
     scalable_unit: int | None = Field(None, ge=1, le=4096, description="servers per scalable unit (SU)")
     speed_gbps: int | None = Field(None, gt=0, description="link speed; default: the NIC group's speed")
     media: str | dict[str, str] | None = Field(None, description="medium, or per link kind {server-leaf: mmf, leaf-spine: smf}")
+    nos: Literal["frr", "sonic", "cumulus", "eos"] | None = Field(
+        None, description="Ethernet only: the switch operating system to write this fabric's configs for (the switch model must run it)")
+    addressing: Addressing = Field(
+        default_factory=lambda: Addressing(**extra_fabric_pools(0)),
+        description="Ethernet: this fabric's pools, peering and ASN plan. Pools not given default to the k-th extra "
+                    "fabric's share of 10.192.0.0/10 (a /13 each, apart from the compute defaults): server_links "
+                    "10.x.0.0/14, fabric_links /15, loopbacks /16, management /16, x = 192 + 8(k-1)")
+
+
+def extra_fabric_pools(i: int) -> dict[str, IPv4Network]:
+    """Default pools of the i-th (0-based) extra fabric: 10.192.0.0/10, which the compute
+    defaults leave free, split into eight /13s (one per extra fabric, `fabrics:` holds at
+    most 8); each /13 is server_links /14, fabric_links /15, loopbacks /16, management /16."""
+    base = int(IPv4Network("10.192.0.0/10").network_address) + i * (1 << 19)
+    return {"server_links": IPv4Network((base, 14)), "fabric_links": IPv4Network((base + (1 << 18), 15)),
+            "loopbacks": IPv4Network((base + 3 * (1 << 17), 16)), "management": IPv4Network((base + 7 * (1 << 16), 16))}
 
 
 def _ipv4_network(value):
@@ -419,6 +435,23 @@ class Spec(_Strict):
         if (self.servers is None) == (self.gpus is None):
             raise ValueError("give exactly one of `servers` or `gpus`")
         return self
+
+    @field_validator("fabrics", mode="before")
+    @classmethod
+    def _fabric_pools(cls, value):
+        """Each extra fabric's pools not given take its own defaults (extra_fabric_pools), so
+        a partial `addressing:` never falls back onto the compute fabric's pools."""
+        if not isinstance(value, list):
+            return value
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and i < 8:
+                given = item.get("addressing")
+                if given is None or isinstance(given, dict):
+                    defaults = {k: str(v) for k, v in extra_fabric_pools(i).items()}
+                    item = {**item, "addressing": {**defaults, **(given or {})}}
+            out.append(item)
+        return out
 
     @field_validator("fabrics")
     @classmethod

@@ -1,0 +1,274 @@
+"""Switch configs of Ethernet extra fabrics (spec `fabrics[].nos`, `fabrics[].addressing`):
+each fabric gets its own RFC 7938 routing plan on its own view and its configs pass the
+same real consumers as the compute fabric's (vtysh -C for frr.conf, SONiC YANG through
+libyang for config_db.json, the NVUE shape for startup.yaml); pools of different fabrics
+may not overlap; compute configs keep their bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from ipaddress import IPv4Address, IPv4Network
+
+import jsonschema
+import pytest
+import yaml
+
+from compiler.diagnostics import SpecInvalid
+from compiler.pipeline import build_plan, write_outputs
+from compiler.plan.fabrics import fabric_view
+from compiler.plan.serialize import plan_from_json, plan_json_text
+
+from .conftest import SPECS, cli_in_process, plan_from_text, tree_bytes
+from .test_switch_configs import _nvue_shape, _OnOffLoader, _vtysh_check, sonic_yang  # noqa: F401 (fixture)
+
+MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
+# InfiniBand compute (as the SuperPOD example) plus an Ethernet storage fabric: {storage} is filled in.
+IB_PLUS = """name: {name}
+servers: 31
+server: dgx-h100
+fabric: {{topology: rail-optimized, switch: qm9700, oversubscription: "1:1", scalable_unit: 32}}
+fabrics:
+  - {{name: storage, switch: sn5600, oversubscription: "1:1", {storage}}}
+  - {{name: oob, switch: sn2201, oversubscription: "2:1", {oob}}}
+"""
+ROCE = SPECS / "roce-2spine-4leaf-frr.yaml"
+
+
+def _write(tmp_path, name, storage="nos: frr", oob="tiers: auto"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(IB_PLUS.format(name=name, storage=storage, oob=oob))
+    _, plan = build_plan(path)
+    return plan, write_outputs(plan, tmp_path / "out")
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    _, plan = build_plan(MULTI)
+    return plan, write_outputs(plan, tmp_path_factory.mktemp("mf"))
+
+
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory):
+    """storage as one FRR switch, as a two-tier FRR Clos (BGP peers), as a two-tier SONiC
+    Clos, unnumbered FRR; oob on Cumulus (one switch)."""
+    out = {}
+    for key, storage, oob in (
+        ("frr1", "nos: frr", "tiers: auto"),
+        ("frr2", "nos: frr, tiers: 2", "tiers: auto"),
+        ("sonic2", "nos: sonic, tiers: 2", "tiers: auto"),
+        ("unnumbered", "nos: frr, tiers: 2, addressing: {peering: unnumbered}", "tiers: auto"),
+        ("cumulus", "nos: cumulus, tiers: 2", "nos: cumulus"),
+    ):
+        out[key] = _write(tmp_path_factory.mktemp(key), f"mf-{key}", storage, oob)
+    return out
+
+
+def _configs(folder, name):
+    files = sorted(folder.glob(f"configs/*/{name}"))
+    assert files, f"no {name} under {folder}"
+    return files
+
+
+# --- the committed example: InfiniBand compute, SONiC storage -----------------------------
+def test_example_writes_storage_configs_only(example):
+    plan, folder = example
+    folders = sorted(p.name for p in (folder / "configs").iterdir())
+    assert folders == ["storage-leaf-001"]  # compute is InfiniBand, oob names no NOS
+    r = plan.fabric_routing["storage"]
+    view = fabric_view(plan, "storage")
+    assert view.routing is r and len(r.loopback) == len(view.devices) and len(r.link_net) == len(view.links) == 62
+    assert plan.routing is None  # the compute fabric is InfiniBand
+
+
+def test_example_storage_config_db(example, sonic_yang):
+    _, folder = example
+    cfg = json.loads((folder / "configs/storage-leaf-001/config_db.json").read_text())
+    assert sonic_yang.validate(cfg) == []
+    assert cfg["DEVICE_METADATA"]["localhost"]["bgp_asn"] == "64512"
+    assert "BGP_NEIGHBOR" not in cfg  # one switch: no fabric peers (JSON holds no comment)
+    assert len(cfg["PORT"]) == 62 and all(p["speed"] == "400000" for p in cfg["PORT"].values())
+    assert list(cfg["LOOPBACK_INTERFACE"])[1] == "Loopback0|10.198.0.1/32"
+    subnets = [k.split("|")[1] for k in cfg["INTERFACE"] if "|" in k]
+    assert len(subnets) == 62 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)
+
+
+def test_plan_json_records_each_fabric_routing(example):
+    plan, folder = example
+    data = json.loads((folder / "plan.json").read_text())
+    jsonschema.validate(data, json.loads((folder / "plan.schema.json").read_text()))
+    # oob is Ethernet too: its addresses are planned (plan only, no NOS named: no configs)
+    assert "addressing" not in data and list(data["fabric_addressing"]) == ["storage", "oob"]
+    assert data["fabric_addressing"]["oob"]["nos"] is None
+    st = data["fabric_addressing"]["storage"]
+    assert st["nos"] == "sonic" and st["pools"]["loopbacks"] == "10.198.0.0/16"
+    assert st["devices"]["rows"] == [["storage-leaf-001", "10.198.0.1", 64512, "10.199.160.1"]]
+    cables = {row[0] for row in (folder / "cabling.csv").read_text().splitlines()[1:] for row in [row.split(",")]}
+    assert len(st["links"]["rows"]) == 62 and {c for c, _ in st["links"]["rows"]} <= cables
+    again = plan_from_json(data)  # round trip: the structure comes back (addressing is recomputed from the spec)
+    assert fabric_view(again, "storage").count_by_kind() == {"storage:server-leaf": 62}
+    assert plan_json_text(again).startswith('{\n  "$schema"')
+    bad = json.loads(json.dumps(data))
+    bad["fabric_addressing"]["storage"]["links"]["rows"][0][1] = "10.192.0.0/30"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, json.loads((folder / "plan.schema.json").read_text()))
+
+
+# --- the same real consumers as the compute fabric ------------------------------------------
+@pytest.mark.skipif(not shutil.which("vtysh"), reason="FRR's vtysh is not installed (Debian package frr, .ci/debian-packages)")
+@pytest.mark.parametrize("key", ["frr1", "frr2", "unnumbered"])
+def test_storage_frr_configs_pass_vtysh(variants, key, tmp_path):
+    _, folder = variants[key]
+    for f in _configs(folder, "frr.conf"):
+        assert f.parent.name.startswith("storage-")
+        r = _vtysh_check(f, tmp_path)
+        assert r.returncode == 0, f"{f}: {r.stdout}{r.stderr}"
+
+
+def test_one_switch_fabric_says_it_has_no_peers(variants):
+    _, folder = variants["frr1"]
+    [f] = _configs(folder, "frr.conf")
+    text = f.read_text()
+    assert " ! no BGP fabric peers: this fabric is one switch" in text
+    assert "neighbor" not in text.replace("! no BGP fabric peers", "")
+    assert text.count("\ninterface swp") == 62 and "router bgp 64512\n" in text
+
+
+def test_two_tier_storage_peers_within_its_fabric(variants):
+    plan, folder = variants["frr2"]
+    r = plan.fabric_routing["storage"]
+    view = fabric_view(plan, "storage")
+    spines = [i for i, d in enumerate(view.devices) if d.role == "spine"]
+    leaves = [i for i, d in enumerate(view.devices) if d.role == "leaf"]
+    assert spines and leaves and {int(r.asn[i]) for i in spines} == {r.asn_range[1]}
+    leaf = (folder / f"configs/{view.devices[leaves[0]].name}/frr.conf").read_text()
+    peers = {line.split()[1] for line in leaf.splitlines() if " remote-as " in line}
+    assert peers and all(IPv4Address(p) in IPv4Network("10.196.0.0/15") for p in peers)
+    assert f"remote-as {r.asn_range[1]}" in leaf and "storage-spine-" in leaf and "dgx-" in leaf
+
+
+def test_storage_sonic_configs_validate_against_yang(variants, sonic_yang):
+    _, folder = variants["sonic2"]
+    files = _configs(folder, "config_db.json")
+    assert any("leaf" in f.parent.name for f in files) and any("spine" in f.parent.name for f in files)
+    for f in files:
+        cfg = json.loads(f.read_text())
+        assert sonic_yang.validate(cfg) == [], f
+        assert cfg["BGP_NEIGHBOR"]  # two tiers: leaves and spines peer
+
+
+def test_cumulus_storage_and_oob_nvue_shape(variants):
+    _, folder = variants["cumulus"]
+    files = _configs(folder, "startup.yaml")
+    assert {f.parent.name.split("-")[0] for f in files} == {"storage", "oob"}
+    for f in files:
+        text = f.read_text()
+        doc = yaml.load(text, Loader=_OnOffLoader)
+        assert _nvue_shape(doc) == [], f
+        bgp = doc[0]["set"]["vrf"]["default"]["router"]["bgp"]
+        if f.parent.name.startswith("oob-"):  # one switch: no neighbor key, a comment instead
+            assert "neighbor" not in bgp and "# no BGP fabric peers" in text
+        else:
+            assert bgp["neighbor"]
+
+
+# --- compute configs keep their bytes; pools stay apart --------------------------------------
+def test_compute_configs_unchanged_beside_an_ethernet_storage_fabric(tmp_path):
+    base = ROCE.read_text()
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(base.replace("hgx-h100", "dgx-h100"))
+    both = tmp_path / "both.yaml"
+    both.write_text(base.replace("hgx-h100", "dgx-h100") + "fabrics:\n  - {name: storage, switch: sn5600, nos: frr}\n")
+    a = write_outputs(build_plan(alone)[1], tmp_path / "a")
+    b = write_outputs(build_plan(both)[1], tmp_path / "b")
+    before = tree_bytes(a / "configs")
+    after = tree_bytes(b / "configs")
+    assert before and {k: v for k, v in after.items() if not k.startswith("storage-")} == before
+    assert any(k.startswith("storage-leaf-001") for k in after)
+
+
+def _spec(tmp_path, storage="", oob="", compute="switch: qm9700"):
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"""name: bad
+servers: 16
+server: dgx-h100
+fabric: {{topology: rail-optimized, {compute}, scalable_unit: 16}}
+fabrics:
+  - name: storage
+    switch: sn5600
+{storage}  - name: oob
+    switch: sn2201
+{oob}""")
+    return path
+
+
+def test_pools_of_two_fabrics_may_not_overlap(tmp_path):
+    path = _spec(tmp_path, storage="    addressing:\n      loopbacks: 10.200.0.0/16\n")
+    r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    # the storage pool the user wrote is blamed (line 9), not the oob default it hits
+    assert f"{path}:9:18: error: fabrics.0.addressing.loopbacks: fabric 'storage' loopbacks 10.200.0.0/16 overlaps " \
+           "fabric 'oob' server_links 10.200.0.0/14" in r.stderr and "hint: give each fabric its own ranges" in r.stderr
+
+
+def test_extra_pools_may_not_overlap_an_ethernet_compute_fabric(tmp_path):
+    path = _spec(tmp_path, storage="    addressing: {server_links: 10.64.0.0/16}\n", compute="switch: sn5600, nos: frr")
+    with pytest.raises(SpecInvalid) as exc:
+        build_plan(path)
+    [d] = exc.value.diagnostics
+    assert d.code == "ADDRESS_POOL_OVERLAP" and d.path == "fabrics.0.addressing.server_links" and d.line == 8
+    assert "overlaps fabric 'compute' server_links 10.64.0.0/10" in d.message
+
+
+def test_infiniband_compute_pools_are_not_in_use(tmp_path):
+    """An InfiniBand compute fabric has no IP pools: an extra fabric may use the compute defaults."""
+    path = _spec(tmp_path, storage="    nos: frr\n    addressing: {loopbacks: 10.0.0.0/16, server_links: 10.64.0.0/10, "
+                                   "fabric_links: 10.128.0.0/10, management: 172.16.0.0/12}\n")
+    _, plan = build_plan(path)
+    assert plan.fabric_routing["storage"].pools["loopbacks"] == "10.0.0.0/16"
+
+
+@pytest.mark.parametrize("oob, needles", [
+    ("    nos: sonic\n", ["sn2201 does not run sonic", "use one of: cumulus", ":10:"]),  # the SN2201 runs Cumulus only (catalog)
+    ("    nos: junos\n", ["fabrics.1.nos", ":10:"]),
+    ("    addressing: {loopbacks: 10.0.0.0/33}\n", ["fabrics.1.addressing.loopbacks", "not an IPv4 prefix"]),
+    # 10.0.0.0/8 holds the fabric's own default pools: the Addressing model's own check
+    ("    addressing: {loopbacks: 10.0.0.0/8}\n", ["fabrics.1.addressing", "overlap"]),
+])
+def test_bad_extra_fabric_nos_or_addressing(tmp_path, oob, needles):
+    path = _spec(tmp_path, oob=oob)
+    r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert all(n in r.stderr for n in needles), r.stderr
+
+
+def test_defaults_of_every_extra_fabric_are_apart():
+    from compiler.spec.model import Addressing, extra_fabric_pools
+
+    nets = [n for i in range(8) for n in extra_fabric_pools(i).values()] + list(Addressing().pools().values())
+    assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    assert all(n.subnet_of(IPv4Network("10.192.0.0/10")) for n in nets[:32])
+
+
+def test_deterministic(example, tmp_path):
+    _, folder = example
+    r = cli_in_process("compile", str(MULTI), "-o", str(tmp_path))
+    assert r.returncode == 0
+    assert tree_bytes(tmp_path / MULTI.stem / "configs") == tree_bytes(folder / "configs")
+
+
+def test_eos_one_switch_storage(tmp_path):
+    """EOS: the one-switch storage config keeps EOS structure (3-space indents, `end`) and
+    says in a comment that it has no fabric peers, with no peer group or address family."""
+    path = tmp_path / "eos.yaml"
+    path.write_text(IB_PLUS.format(name="mf-eos", storage="nos: eos", oob="tiers: auto")
+                    .replace("switch: sn5600", "switch: arista-7060x6-64pe"))
+    folder = write_outputs(build_plan(path)[1], tmp_path / "out")
+    [f] = _configs(folder, "startup-config")
+    lines = f.read_text().splitlines()
+    assert f.parent.name == "storage-leaf-001" and lines[-1] == "end"
+    assert all((len(ln) - len(ln.lstrip(" "))) % 3 == 0 and "\t" not in ln for ln in lines)
+    text = "\n".join(lines)
+    assert "   ! no BGP fabric peers: this fabric is one switch" in text and "router bgp 64512\n" in text
+    assert " neighbor " not in text and "address-family" not in text
+    assert text.count("\ninterface Ethernet") == 62
