@@ -272,3 +272,18 @@ def test_eos_one_switch_storage(tmp_path):
     assert "   ! no BGP fabric peers: this fabric is one switch" in text and "router bgp 64512\n" in text
     assert " neighbor " not in text and "address-family" not in text
     assert text.count("\ninterface Ethernet") == 62
+
+
+def test_storage_targets_get_addressed_ports_that_pass_yang(tmp_path, sonic_yang):
+    """Storage targets on the storage fabric: their switch ports are server-facing /31s
+    from the storage pools, and the SONiC config still validates."""
+    text = MULTI.read_text().replace("    nos: sonic\n", "    nos: sonic\n    extra_endpoints:\n      - {role: vast, count: 4, ports: 2}\n")
+    spec = tmp_path / "targets.yaml"
+    spec.write_text(text)
+    r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    cfg = json.loads((tmp_path / "out/h100-superpod-1su-multi-fabric/configs/storage-leaf-001/config_db.json").read_text())
+    assert sonic_yang.validate(cfg) == []
+    assert len(cfg["PORT"]) == 62 + 8
+    subnets = [k.split("|")[1] for k in cfg["INTERFACE"] if "|" in k]
+    assert len(subnets) == 70 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)

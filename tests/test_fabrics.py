@@ -306,4 +306,44 @@ def test_one_switch_that_cannot_hold_the_ports_is_an_error(tmp_path):
     path = tmp_path / "one.yaml"
     path.write_text(text)
     r = cli_in_process("validate", str(path))
-    assert r.returncode == 2 and "one switch takes 48 ports at 1G, the fabric brings 62 server ports" in r.stderr, r.stderr
+    assert r.returncode == 2 and "one switch takes 48 ports at 1G, the fabric brings 62 server and endpoint ports" in r.stderr, r.stderr
+
+
+def _with_storage_endpoints(tmp_path, extra: str, name: str = "ep.yaml"):
+    text = MULTI.read_text()
+    assert text.count("    nos: sonic\n") == 1
+    path = tmp_path / name
+    path.write_text(text.replace("    nos: sonic\n", "    nos: sonic\n" + extra))
+    return path
+
+
+def test_storage_targets_on_the_storage_fabric_by_hand(tmp_path):
+    """8 storage targets with 2 x 400G each join the 62 DGX storage ports on the one SN5600:
+    78 ports, 39 twin-port cages; the targets are storage-fabric devices, not compute ones."""
+    path = _with_storage_endpoints(tmp_path, "    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
+    plan = build_plan(path)[1]
+    assert plan.count_by_kind()["storage:vast-leaf"] == 16
+    targets = [d for d in plan.devices if d.role == "vast"]
+    assert [d.name for d in targets][:2] == ["storage-vast-01", "storage-vast-02"] and len(targets) == 8
+    assert {d.fabric for d in targets} == {"storage"}
+    assert "vast" not in fabric_view(plan, "compute").count_by_role()
+    from compiler.plan.fabrics import fabric_bom
+    lines = {(f, line.category, line.part_number): line.quantity for f, line in fabric_bom(plan)}
+    assert lines[("storage", "transceiver", "MMA4Z00-NS")] == (62 + 16) // 2
+    assert lines[("storage", "transceiver", "MMA4Z00-NS400")] == 16  # flat-top single-port at the targets
+    assert lines[("storage", "switch", "MSN5600 (full ordering code per configuration)")] == 1
+    # switch ports: servers first (cages 1-31), targets after, none shared
+    ends = plan.links.b_port[plan.links.kind >= 0]
+    storage_leaf = plan.device_index("storage-leaf-001")
+    used = plan.links.b_port[plan.links.b_dev == storage_leaf]
+    assert used.size == 78 and np.unique(used).size == 78 and ends.size == len(plan.links)
+
+
+def test_storage_targets_without_free_ports_are_an_error(tmp_path):
+    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2, r.stderr
+    assert "fabrics.0.extra_endpoints: fabric 'storage': extra endpoints need 16 leaf ports but only 2" in r.stderr, r.stderr
+    bad = _with_storage_endpoints(tmp_path, "    extra_endpoints:\n      - {role: spine, count: 1}\n", "bad.yaml")
+    r = cli_in_process("validate", str(bad))
+    assert r.returncode == 2 and "role 'spine' is reserved" in r.stderr, r.stderr

@@ -95,7 +95,7 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     for name in fabric_names(plan):
         view = fabric_view(plan, name)
         for line in view.memo("bom", bill_of_materials):
-            if name == COMPUTE or line.category not in ("server", "nic", "endpoint"):
+            if name == COMPUTE or line.category not in ("server", "nic"):
                 out.append((name, line))
     return out
 

@@ -199,6 +199,10 @@ class ExtraFabric(_Strict):
     scalable_unit: int | None = Field(None, ge=1, le=4096, description="servers per scalable unit (SU)")
     speed_gbps: int | None = Field(None, gt=0, description="link speed; default: the NIC group's speed")
     media: str | dict[str, str] | None = Field(None, description="medium, or per link kind {server-leaf: mmf, leaf-spine: smf}")
+    extra_endpoints: list["ExtraEndpoint"] = Field(
+        default_factory=list, max_length=64,
+        description="devices on this fabric only, e.g. storage targets: [{role: vast, count: 8, ports: 2}]; "
+                    "named <fabric>-<role>-NN, on free leaf downlinks")
     nos: Literal["frr", "sonic", "cumulus", "eos"] | None = Field(
         None, description="Ethernet only: the switch operating system to write this fabric's configs for (the switch model must run it)")
     addressing: Addressing = Field(
@@ -206,6 +210,11 @@ class ExtraFabric(_Strict):
         description="Ethernet: this fabric's pools, peering and ASN plan. Pools not given default to the k-th extra "
                     "fabric's share of 10.192.0.0/10 (a /13 each, apart from the compute defaults): server_links "
                     "10.x.0.0/14, fabric_links /15, loopbacks /16, management /16, x = 192 + 8(k-1)")
+
+    @field_validator("extra_endpoints")
+    @classmethod
+    def _unique_roles(cls, value):
+        return unique_endpoint_roles(value)
 
 
 def extra_fabric_pools(i: int) -> dict[str, IPv4Network]:
@@ -275,6 +284,19 @@ class Addressing(_Strict):
         return self
 
 
+def unique_endpoint_roles(value: list) -> list:
+    """Endpoint roles name devices and cable kinds: not a fabric role, not twice."""
+    roles = [e.role for e in value]
+    reserved = {"server", "leaf", "spine", "core", "router", "chip"}
+    for r in roles:
+        if r in reserved:
+            raise ValueError(f"role '{r}' is reserved for fabric devices")
+    dupes = sorted({r for r in roles if roles.count(r) > 1})
+    if dupes:
+        raise ValueError(f"role {dupes[0]!r} given twice; merge the entries")
+    return value
+
+
 class ExtraEndpoint(_Strict):
     """Non-GPU devices on the same fabric: fabric managers, storage or service nodes."""
 
@@ -283,6 +305,9 @@ class ExtraEndpoint(_Strict):
     ports: int = Field(1, ge=1, le=64, description="fabric ports per device")
     speed_gbps: int | None = Field(None, gt=0, description="default: the fabric's link speed")
     form_factor: Literal["OSFP", "QSFP112"] = "OSFP"
+
+
+ExtraFabric.model_rebuild()  # its extra_endpoints refer to ExtraEndpoint, defined above
 
 
 class Survive(_Strict):
@@ -467,12 +492,4 @@ class Spec(_Strict):
     @field_validator("extra_endpoints")
     @classmethod
     def _unique_roles(cls, value):
-        roles = [e.role for e in value]
-        reserved = {"server", "leaf", "spine", "core", "router", "chip"}
-        for r in roles:
-            if r in reserved:
-                raise ValueError(f"role '{r}' is reserved for fabric devices")
-        dupes = sorted({r for r in roles if roles.count(r) > 1})
-        if dupes:
-            raise ValueError(f"role {dupes[0]!r} given twice; merge the entries")
-        return value
+        return unique_endpoint_roles(value)
