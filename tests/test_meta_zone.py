@@ -4,6 +4,7 @@ the keys it needs (fabric.servers_per_leaf, spine_switch, core_switch)."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -16,6 +17,7 @@ from compiler.plan.graph import fabric_graph
 from compiler.plan.summary import summarize
 
 from .conftest import SPECS, cli_in_process, plan_from_text
+from .test_switch_configs import sonic_yang  # noqa: F401 (fixture)
 
 SPEC = SPECS / "meta-llama3-24k.yaml"
 GBPS = 400
@@ -225,3 +227,43 @@ def test_compile_and_check_cli(tmp_path):
     assert "oversubscription spine  64:9" in r.stdout
     r = cli_in_process("check", str(SPEC))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+MIXED = """name: mixed-{nos}
+servers: 64
+server: dgx-h100
+fabric:
+  topology: rail-optimized
+  switch: sn5600
+  speed_gbps: 400
+  spine_switch: sn5400
+  scalable_unit: 32
+  nos: {nos}
+"""
+
+
+def test_mixed_leaf_and_spine_models_give_configs_the_nos_accepts(tmp_path, sonic_yang):
+    """SN5600 leaves (128 x 400G, two ports per cage) under SN5400 spines (64 x 400G, one per
+    cage): each switch's config names its own model's ports; SONiC YANG and FRR's vtysh take them."""
+    import shutil
+    from .test_switch_configs import _vtysh_check
+
+    out = {}
+    for nos in ("sonic", "frr"):
+        spec = tmp_path / f"{nos}.yaml"
+        spec.write_text(MIXED.format(nos=nos))
+        r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
+        assert r.returncode == 0, r.stderr
+        out[nos] = tmp_path / "out" / f"mixed-{nos}" / "configs"
+    leaf = json.loads((out["sonic"] / "su1-leaf-r1" / "config_db.json").read_text())
+    spine = json.loads((out["sonic"] / "spine-01" / "config_db.json").read_text())
+    for cfg in (leaf, spine):
+        assert sonic_yang.validate(cfg) == []
+    # SONiC names a port by its first SerDes lane: 8 lanes per cage, 2 ports per SN5600 cage at 400G,
+    # one per SN5400 cage; each spine takes 16 leaves x 4 links
+    assert "Ethernet4" in leaf["PORT"] and len(leaf["PORT"]) == 32 + 32  # ports in use: 32 servers, 32 uplinks
+    assert "Ethernet4" not in spine["PORT"] and "Ethernet8" in spine["PORT"] and len(spine["PORT"]) == 64
+    if shutil.which("vtysh"):
+        for f in sorted(out["frr"].glob("*/frr.conf")):
+            r = _vtysh_check(f, tmp_path)
+            assert r.returncode == 0, f"{f}: {r.stdout}{r.stderr}"
