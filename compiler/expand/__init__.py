@@ -6,6 +6,7 @@ from ..diagnostics import SpecInvalid
 from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
+from ..spec.model import CLOS_TOPOLOGIES
 from . import addressing, clos, direct, dragonfly, fabrics, facts, layout, planes, scale_up, torus
 from .resolve import ClosDesign, resolve
 
@@ -40,15 +41,15 @@ BUILDERS = {
 
 def expand(loaded: LoadedSpec) -> Plan:
     kind = loaded.spec.fabric.topology
-    if loaded.spec.layout is not None and kind not in ("fat-tree", "rail-optimized"):
+    if loaded.spec.layout is not None and kind not in CLOS_TOPOLOGIES:
         # Placement and cable lengths are built for Clos designs (leaf/spine/core racks).
         raise SpecInvalid([loaded.diagnostic(
             "SPEC_UNSUPPORTED", ("layout",),
             f"physical layout (racks, cable lengths) is not supported on topology '{kind}' yet",
             "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
-    if loaded.spec.growth is not None and kind in ("torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane"):
-        # Building upper tiers ahead is a Clos idea; silently ignoring the key would promise
-        # a cable-stable growth nobody planned.
+    if loaded.spec.growth is not None and kind not in CLOS_TOPOLOGIES:
+        # Building upper tiers ahead is a Clos idea (a ring's or mesh's matchings even change
+        # with n); silently ignoring the key would promise a cable-stable growth nobody planned.
         raise SpecInvalid([loaded.diagnostic(
             "SPEC_UNSUPPORTED", ("growth",), f"growth planning is not supported on topology '{kind}' yet",
             "remove `growth:` (clusterc diff shows what growing would move), or use a fat-tree or rail-optimized fabric")])

@@ -109,9 +109,6 @@ def resolve(loaded: LoadedSpec) -> DirectDesign:
     if spec.extra_endpoints:  # (layout: refused for every non-Clos family in expand())
         error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet",
               "remove `extra_endpoints:`")
-    if spec.growth is not None:  # nothing to build ahead: the matchings themselves change with n
-        error("SPEC_UNSUPPORTED", ("growth",), f"growth is not supported on topology '{fabric.topology}': adding a "
-              "server re-plugs existing cables whatever is built today", "remove `growth:`, or use a switched topology")
     if fabric.nos is not None:
         error("SPEC_UNSUPPORTED", ("fabric", "nos"),
               f"topology '{fabric.topology}' has no switches, so there is no switch OS to configure",

@@ -69,9 +69,6 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     notes: list[str] = []
     if spec.extra_endpoints:
         error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet")
-    if spec.layout is not None:
-        error("SPEC_UNSUPPORTED", ("layout",), f"physical layout (racks, cable lengths) is not supported on topology '{fabric.topology}' yet",
-              "remove `layout:`; cabling then uses the default media without lengths")
     if fabric.nos is not None:
         error("SPEC_UNSUPPORTED", ("fabric", "nos"),
               f"switch configs (fabric.nos) are not generated for topology '{fabric.topology}' yet",
