@@ -8,9 +8,9 @@ rather than None: GraphML has no null and networkx's writers refuse None.
 
 Cost: the columns come from the columnar link table with numpy indexing (no per-link
 Python object); `to_networkx` then builds what networkx needs, one dict per node and
-per edge: O(devices + links) time and roughly 1 KB of memory per edge (a 1,024-GPU
-SuperPOD with 2,048 links: ~10 ms; measured in benchmarks/api.py). For 100k+ GPU
-plans prefer `compiler.plan.graph.fabric_graph` (scipy arrays, what the checks use).
+per edge: O(devices + links) time, ~11 us and ~600 B per link (16,384 GPUs, 49,152
+links: 0.5 s and 29 MB; benchmarks/graph_export.py). For 100k+ GPU analyses prefer
+`compiler.plan.graph.fabric_graph` (scipy arrays, what the checks use).
 """
 
 from __future__ import annotations
