@@ -6,8 +6,8 @@ cabling.csv), so one graph holds parallel cables between the same two switches. 
 attribute that does not apply (no SU on a spine, no rack without a layout) is absent
 rather than None: GraphML has no null and networkx's writers refuse None.
 
-Cost: the columns come from the columnar link table with numpy indexing (no per-link
-Python object); `to_networkx` then builds what networkx needs, one dict per node and
+Cost: the columns come from the columnar link table by numpy indexing (one Python value
+per field and link, no record object); `to_networkx` adds what networkx needs, a dict per node and
 per edge: O(devices + links) time, ~11 us and ~600 B per link (16,384 GPUs, 49,152
 links: 0.5 s and 29 MB; benchmarks/graph_export.py). For 100k+ GPU analyses prefer
 `compiler.plan.graph.fabric_graph` (scipy arrays, what the checks use).
