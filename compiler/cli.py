@@ -6,6 +6,7 @@ spec or usage. A user's input never produces a traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from enum import Enum
@@ -95,6 +96,17 @@ def _print_findings(report: dict, verbose: bool) -> None:
             print(f"  {f['severity']}: {f['code']}: {f['message']}{where}")
 
 
+def _shows_progress(command):
+    """Stages on stderr while a long command runs in a terminal (text output only; compiler/progress.py)."""
+    @functools.wraps(command)
+    def run(*args, **kwargs):
+        from .progress import terminal_progress
+
+        with terminal_progress(enabled=kwargs.get("format") != Format.json):
+            return command(*args, **kwargs)
+    return run
+
+
 def _plans(specs: List[Path], failed: list[Diagnostic]):
     """(spec, plan) for every spec that compiles, one at a time (a big plan is not kept
     while the next builds); the diagnostics of the others go into `failed`."""
@@ -124,6 +136,7 @@ def validate(specs: List[Path] = typer.Argument(..., help="spec files"),
 
 
 @app.command(name="compile")
+@_shows_progress
 def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
              out: Path = typer.Option(Path("out"), "-o", "--out", help="output folder; each spec writes OUT/<name>/"),
              only: Optional[str] = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
@@ -172,6 +185,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
 
 
 @app.command()
+@_shows_progress
 def check(specs: List[Path] = typer.Argument(..., help="spec files"),
           format: Format = typer.Option(Format.text, "--format", help="text or json"),
           verbose: bool = typer.Option(False, "-v", "--verbose", help="also print info findings")) -> None:

@@ -8,24 +8,33 @@ from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
 from .plan.fabrics import fabric_view
+from .progress import stage
 from .render import ALL_FABRICS, RENDERERS
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid
 from .expand.resolve import raw_catalog_diagnostics
 from .spec.load import LoadedSpec, spec_from_source
-from .spec.yaml_source import load_yaml_file
+from .spec.yaml_source import Source, load_yaml_file
 
 
 def build_plan(spec_path: str | Path) -> tuple[LoadedSpec, Plan]:
-    """Load, validate and expand a spec. Raises SpecInvalid for any user error."""
-    source = load_yaml_file(spec_path)
-    try:
-        loaded = spec_from_source(source)
-    except SpecInvalid as exc:
-        exc.diagnostics.extend(raw_catalog_diagnostics(source))
-        raise
-    plan = expand(loaded)
-    broken = plan_invariants(plan)
+    """Load, validate and expand a spec file. Raises SpecInvalid for any user error."""
+    with stage("load"):
+        source = load_yaml_file(spec_path)
+    return plan_from_source(source)
+
+
+def plan_from_source(source: Source) -> tuple[LoadedSpec, Plan]:
+    """Validate and expand a loaded YAML document (a file, text or a mapping: compiler.api)."""
+    with stage("validate"):
+        try:
+            loaded = spec_from_source(source)
+        except SpecInvalid as exc:
+            exc.diagnostics.extend(raw_catalog_diagnostics(source))
+            raise
+    with stage("expand"):
+        plan = expand(loaded)
+        broken = plan_invariants(plan)
     if broken:  # the builder produced an impossible plan: our bug, never the user's
         raise AssertionError("plan invariants violated:\n" + "\n".join(f.message for f in broken))
     return loaded, plan
@@ -36,6 +45,7 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
     names = only or list(RENDERERS)
     with OutputDir(target) as out:
         for name in names:
-            # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
-            RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
+            with stage(f"render {name}"):
+                # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
+                RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
     return target

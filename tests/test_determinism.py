@@ -23,4 +23,4 @@ def test_two_compiles_identical_across_hash_seeds(tmp_path):
     assert {"bom.csv", "cabling.csv", "plan.json", "plan.schema.json", "summary.json", "report/checks.json",
             "infiniband/opensm.conf", "infiniband/topology.ibnetdiscover", "hosts.csv", "nccl/dgx-h100.xml",
             "slurm/topology.conf", "slurm/topology.yaml", "k8s/node-labels.yaml", "k8s/label-nodes.sh",
-            "k8s/kueue-topology.yaml"} <= set(digests[0]["h100-superpod-1su"])
+            "k8s/kueue-topology.yaml", "graph.graphml"} <= set(digests[0]["h100-superpod-1su"])

@@ -10,6 +10,7 @@ import time
 
 from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
+from ..progress import stage
 from .bisection import CONVENTION, check_bisection
 from .budgets import check_budgets
 from .collectives import check_collectives
@@ -44,7 +45,8 @@ def run_checks(plan: Plan, seed: int = 1) -> dict:
     seconds = {}
     for name, check in CHECKS.items():
         t0 = time.perf_counter()
-        figures, found = check(ctx)
+        with stage(f"check {name}"):
+            figures, found = check(ctx)
         seconds[name] = time.perf_counter() - t0
         ctx.figures[name] = figures
         findings.extend(found)

@@ -6,14 +6,15 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import (bom, cabling, checks, diagrams, elevations, hosts_csv, infiniband, interop, k8s, labels, nccl, netbox,
-               plan_json, report, slurm, summary, switch_configs, workbook)
+from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, nccl,
+               netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
     "cabling": cabling.render,
     "bom": bom.render,
     "plan": plan_json.render,
+    "graphml": graphml.render,  # graph.graphml (networkx, Gephi, yEd)
     "summary": summary.render,
     "checks": checks.render,
     "infiniband": infiniband.render,  # InfiniBand designs only
@@ -31,4 +32,4 @@ RENDERERS = {
     "configs": switch_configs.render,
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-ALL_FABRICS = {"cabling", "bom", "plan", "summary", "configs"}
+ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs"}

@@ -26,3 +26,10 @@ def environment() -> jinja2.Environment:
 
 def render_template(template: str, /, **context) -> str:
     return environment().get_template(template).render(**context)
+
+
+def stream_template(template: str, /, **context):
+    """The rendered text in pieces, for files too large to hold as one string (graph.graphml)."""
+    stream = environment().get_template(template).stream(**context)
+    stream.enable_buffering(64)  # join 64 small pieces per write
+    return stream

@@ -59,6 +59,11 @@ class OutputDir:
         with open(self.path(relative), "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
 
+    def write_chunks(self, relative: str, chunks) -> None:
+        """Text written piece by piece: a file of hundreds of MB is never one string."""
+        with open(self.path(relative), "w", encoding="utf-8", newline="") as fh:
+            fh.writelines(chunks)
+
     def write_bytes(self, relative: str, data: bytes) -> None:
         with open(self.path(relative), "wb") as fh:
             fh.write(data)

@@ -1,0 +1,139 @@
+"""Progress on long work: the pipeline names its stages here, and a terminal may show them.
+
+The pipeline wraps each stage in `with stage("expand"):`. Without a reporter (the
+Python API, tests, CI logs, pipes) that costs nothing and prints nothing. The CLI
+installs a `TerminalProgress` only when stderr is a terminal and the output is text,
+and even then nothing appears before AFTER_S seconds: a quick compile looks as it
+always did. Past that, a spinner names the running stage and each finished stage
+gets a line with its time, on stderr, so stdout (the summary) stays clean.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
+
+AFTER_ENV = "CLUSTERC_PROGRESS_AFTER_S"  # seconds of silence before stages show; tests force 0
+AFTER_S = 2.0
+
+_reporter: ContextVar["TerminalProgress | None"] = ContextVar("clusterc_progress", default=None)
+
+
+@contextmanager
+def stage(name: str):
+    """Report the enclosed work as stage `name` (stages nest: render summary > check hops)."""
+    reporter = _reporter.get()
+    if reporter is None:
+        yield
+        return
+    reporter.begin(name)
+    try:
+        yield
+    except BaseException:
+        reporter.end(ok=False)
+        raise
+    reporter.end(ok=True)
+
+
+class TerminalProgress:
+    """Stages on a rich console: silent for `after_s` seconds, then a spinner with the running
+    stage(s) and one line per finished stage (those finished while silent are printed when
+    the display starts). A timer thread starts the display, so a single long stage shows too."""
+
+    def __init__(self, console, after_s: float):
+        self.console = console
+        self.after_s = after_s
+        self._lock = threading.RLock()
+        self._running: list[tuple[str, float]] = []  # (stage, start), outermost first
+        self._unshown: list[str] = []  # lines of stages finished while silent
+        self._visible = False
+        self._closed = False
+        self._status = None
+        self._timer: threading.Timer | None = None
+        self._token = None
+
+    def __enter__(self) -> "TerminalProgress":
+        self._token = _reporter.set(self)
+        self._timer = threading.Timer(max(self.after_s, 0.0), self._show)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        with self._lock:
+            self._closed = True
+            self._visible = False
+            self._stop_spinner()
+        _reporter.reset(self._token)
+
+    def begin(self, name: str) -> None:
+        with self._lock:
+            self._running.append((name, time.monotonic()))
+            self._refresh()
+
+    def end(self, ok: bool) -> None:
+        with self._lock:
+            name, start = self._running.pop()
+            indent = "  " * len(self._running)
+            line = f"{indent}{name}  {time.monotonic() - start:.1f} s" + ("" if ok else "  (failed)")
+            if self._visible:
+                self.console.print(line)
+            else:
+                self._unshown.append(line)
+            self._refresh()
+
+    def _show(self) -> None:
+        with self._lock:
+            if self._closed:  # the timer fired as the compile ended
+                return
+            self._visible = True
+            for line in self._unshown:
+                self.console.print(line)
+            self._unshown.clear()
+            self._refresh()
+
+    def _refresh(self) -> None:
+        """Spinner on while a stage runs, off (cleared) between stages so the CLI's own
+        printing never meets it."""
+        if not self._visible:
+            return
+        if not self._running:
+            self._stop_spinner()
+            return
+        from rich.text import Text
+
+        text = Text(" > ".join(name for name, _ in self._running))
+        if self._status is None:
+            self._status = self.console.status(text)
+            self._status.start()
+        else:
+            self._status.update(text)
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def after_seconds() -> float:
+    """AFTER_S, or the number in $CLUSTERC_PROGRESS_AFTER_S."""
+    try:
+        return float(os.environ.get(AFTER_ENV, AFTER_S))
+    except ValueError:
+        return AFTER_S
+
+
+def terminal_progress(enabled: bool = True):
+    """The CLI's reporter: a TerminalProgress on stderr when `enabled` and stderr is a
+    terminal; otherwise a context that does nothing."""
+    if not enabled or not sys.stderr.isatty():
+        return nullcontext()
+    from rich.console import Console  # only on a terminal: rich costs ~30 ms to import
+
+    console = Console(stderr=True, markup=False, highlight=False, emoji=False)
+    return TerminalProgress(console, after_seconds())
