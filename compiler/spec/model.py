@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator,
                       model_validator)
+from pydantic_core import PydanticCustomError
 
 from .ratio import MAX_RATIO_TERM, Ratio, parse_ratio
 
@@ -213,12 +214,16 @@ def extra_fabric_pools(i: int) -> dict[str, IPv4Network]:
 
 
 def _ipv4_network(value):
+    hint = "an IPv4 prefix: address/length, like 10.0.0.0/16"
     if isinstance(value, str):
         try:
             return IPv4Network(value.strip())
         except ValueError as exc:  # says why: "has host bits set", "not a valid netmask"
-            raise ValueError(f"{value!r} is not an IPv4 prefix like 10.0.0.0/16: {exc}") from None
-    return value
+            raise PydanticCustomError("ip_prefix", f"{value!r} is not an IPv4 prefix like 10.0.0.0/16: {exc}",
+                                      {"hint": hint}) from None
+    if isinstance(value, IPv4Network):
+        return value
+    raise PydanticCustomError("ip_prefix", f"expected an IPv4 prefix like 10.0.0.0/16, got {value!r}", {"hint": hint})
 
 
 Pool = Annotated[IPv4Network, BeforeValidator(_ipv4_network)]
@@ -329,7 +334,13 @@ def parse_bytes(value) -> int:
         m = _SIZE.match(value)
         if m:
             return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
-    raise ValueError(f"expected a size like 140GB or 1GiB, got {value!r}")
+    hint = "a whole number of bytes, or a size like 140GB or 1GiB"
+    if isinstance(value, float) and value.is_integer() and 0 < value < 2**63:
+        # 1e9 is a float in YAML 1.2: say what to write rather than guess
+        n = int(value)
+        unit = next((u for u in ("TB", "GB", "MB", "KB") if n % _SIZE_UNITS[u] == 0), None)
+        hint = f"write {n // _SIZE_UNITS[unit]}{unit} or {n}" if unit else f"write {n}"
+    raise PydanticCustomError("size", f"expected a size like 140GB or 1GiB, got {value!r}", {"hint": hint})
 
 
 class Collectives(_Strict):

@@ -13,6 +13,7 @@ import re
 from .yaml_source import Source
 
 _DIGITS_WITH_SEPARATORS = re.compile(r"[-+]?[0-9][0-9_]*")
+_BASE_60 = re.compile(r"[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+")  # YAML 1.1's sexagesimal int
 
 
 def _as_written(source: Source | None, loc: tuple, value) -> str:
@@ -42,10 +43,16 @@ def describe(err: dict, loc: tuple, source: Source | None = None) -> tuple[str, 
                     f"write {value.replace('_', '')}")
         if isinstance(value, str) and _DIGITS_WITH_SEPARATORS.fullmatch(value):
             return f"{value!r} is text (quoted), not a whole number", f"write {value} without quotes"
+        if isinstance(value, str) and _BASE_60.fullmatch(value):
+            return (f"{value!r} is not a whole number: YAML 1.2 reads it as text (YAML 1.1 read it as a base-60 number)",
+                    "write a whole number, like 64")
         return f"{written} is not a whole number", "write a whole number, like 64"
     if kind in ("float_type", "float_parsing"):
         if value is None:
             return "no value given; expected a number", "write a number, or remove the key"
+        if isinstance(value, str) and "_" in value and re.fullmatch(r"[-+]?[0-9][0-9_]*(\.[0-9_]*)?", value):
+            return (f"{value!r} is not a number: YAML 1.2 reads digits with '_' as text",
+                    f"write {value.replace('_', '')}")
         return f"{written} is not a number", "a number like 5 or 0.5, without quotes"
     if kind == "bool_type":
         if isinstance(value, str):
