@@ -2,8 +2,9 @@
 # One script for the README's two commands, from a fresh clone on Debian with Python 3.11+:
 #   ./dev.sh example          set up, then compile specs/b200-superpod-4su.yaml into out/
 #   ./dev.sh test [ARGS...]   set up, then run the whole test suite (pytest ARGS)
-# Set-up: a virtualenv in .venv with the package and its test extras; as root, the
-# Debian packages the real-tool tests drive (listed in .ci/debian-packages).
+# Set-up: a virtualenv in .venv with the package (example), plus its test and sonic
+# extras (test); as root, the Debian packages the real-tool tests drive (listed in
+# .ci/debian-packages).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,7 +22,17 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-setup_venv() {
+# The stamp lists the extras installed (one per line) and is newer than pyproject.toml
+# while it holds; each command asks for the extras it needs, so a venv made by
+# `example` (none: quick) is completed by `test` rather than silently reused.
+STAMP=.venv/.clusterc-extras
+
+pip_install() {
+  local extras=$1   # comma-separated, may be empty
+  .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+}
+
+setup_venv() {   # $1: extras this command needs (space-separated); sonic is built when it can be
   need_python
   if [ ! -x .venv/bin/python ]; then
     if ! "$PY" -m venv .venv 2>/dev/null; then
@@ -31,15 +42,36 @@ setup_venv() {
       "$PY" -m venv .venv
     fi
   fi
-  local stamp=.venv/.clusterc-installed
-  if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  local have="" previous="" fresh=0
+  [ -f "$STAMP" ] && previous=$(cat "$STAMP")
+  if [ -f "$STAMP" ] && [ ! pyproject.toml -nt "$STAMP" ]; then
+    have=$previous
+  else
+    fresh=1   # the package itself (re)installs, with every extra the venv had before
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    local extras=test
-    # the SONiC YANG tests need PyPI libyang, which compiles against Debian's libyang2-dev
-    dpkg -s libyang2-dev >/dev/null 2>&1 && extras=test,sonic
-    .venv/bin/python -m pip install -q -e ".[$extras]"
-    touch "$stamp"
   fi
+  local want todo=() sonic=0 e
+  want=$(printf '%s\n' $1 $previous | sort -u)
+  for e in $want; do
+    grep -qx "$e" <<<"$have" && continue
+    if [ "$e" = sonic ]; then sonic=1; else todo+=("$e"); fi
+  done
+  if [ $fresh = 1 ] || [ ${#todo[@]} -gt 0 ]; then
+    pip_install "$(IFS=,; echo "${todo[*]}")"
+    have=$(printf '%s\n' $have "${todo[@]}")
+  fi
+  if [ $sonic = 1 ]; then
+    # PyPI libyang is sdist-only: it compiles against Debian's libyang2-dev (gcc, python3-dev)
+    if ! dpkg -s libyang2-dev >/dev/null 2>&1; then
+      echo "note: SONiC YANG tests will skip: they need Debian's libyang2-dev (run ./dev.sh test as root to install it)" >&2
+    elif pip_install sonic >.venv/sonic-install.log 2>&1; then
+      have=$(printf '%s\n' $have sonic)
+    else
+      echo "note: SONiC YANG tests will skip: building PyPI libyang failed (see .venv/sonic-install.log)" >&2
+    fi
+  fi
+  printf '%s\n' $have | sort -u | grep . >"$STAMP.new" || true
+  mv "$STAMP.new" "$STAMP"
 }
 
 setup_system_packages() {
@@ -56,12 +88,12 @@ cmd=${1:-}
 shift || true
 case "$cmd" in
   example)
-    setup_venv
+    setup_venv ""
     exec .venv/bin/clusterc compile specs/b200-superpod-4su.yaml -o out "$@"
     ;;
   test)
     setup_system_packages   # first: the venv's sonic extra builds against libyang2-dev
-    setup_venv
+    setup_venv "test sonic"
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)

@@ -18,6 +18,7 @@ from .pipeline import build_plan
 from .plan.diff import diff_plans, summary_deltas
 from .plan.summary import summarize
 from .render.diff_report import diff_markdown
+from .spec.yaml_source import load_yaml_text
 
 
 @dataclass
@@ -47,12 +48,11 @@ def _spec_at_ref(spec: Path, ref: str, workdir: Path) -> Path | None:
     target = workdir / rel
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(shown.stdout)
-    import yaml
-
     try:
-        catalog = (yaml.safe_load(shown.stdout) or {}).get("catalog")
-    except yaml.YAMLError:
-        catalog = None
+        data = load_yaml_text(shown.stdout, f"{ref}:{rel.as_posix()}").data
+    except SpecInvalid:
+        data = None  # the old spec is broken; diffing against it reports that
+    catalog = data.get("catalog") if isinstance(data, dict) else None
     if isinstance(catalog, str):
         cat_rel = (rel.parent / catalog).as_posix()
         cat = _git(repo, "show", f"{ref}:{cat_rel}")

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
+from ..spec.value_errors import describe
 from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
 from .models import Cable, HostTopology, Media, ScaleUpPart, Server, Switch, Transceiver
 
@@ -71,9 +72,10 @@ def _merge(catalog: Catalog, source: Source, diagnostics: list[Diagnostic]) -> N
                 for err in exc.errors():
                     loc = (section, i) + tuple(err["loc"])
                     line, col = source.where(loc)
+                    msg, hint = describe(err, loc, source) or (err["msg"], "")
                     diagnostics.append(
-                        Diagnostic("CATALOG_INVALID", err["msg"], path=".".join(map(str, loc)),
-                                   file=source.file, line=line, column=col)
+                        Diagnostic("CATALOG_INVALID", msg, path=".".join(map(str, loc)),
+                                   file=source.file, line=line, column=col, hint=hint)
                     )
                 continue
             table[getattr(item, key)] = item  # a later file overrides by id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 Confidence = Literal["vendor", "third-party", "inferred", "unconfirmed"]
 FormFactor = Literal["OSFP", "QSFP112", "QSFP-DD", "QSFP28", "RJ45", "backplane"]
@@ -13,7 +13,19 @@ FiberKind = Literal["mmf", "smf", "dac", "lacc", "aec", "aoc", "cat6", "trace", 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a value is of its field's type as YAML 1.2 reads it; no "400" -> 400,
+    # 1024.0 -> 1024 or true -> 1 behind the user's back (same rule as the spec).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+def _speed_key(value):
+    """Mapping keys are text as written (`400:`); a speed key is its decimal digits."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 6:
+        return int(value)
+    return value
+
+
+SpeedKey = Annotated[int, BeforeValidator(_speed_key)]
 
 
 # Port and NIC names reach cabling sheets and fabric-manager files (node-name maps,
@@ -59,7 +71,7 @@ class Switch(_Strict):
     protocol: Literal["infiniband", "ethernet"]
     cages: int = Field(gt=0)
     cage: Cage
-    modes: dict[int, PortMode]  # logical port speed (Gb/s) -> split
+    modes: dict[SpeedKey, PortMode]  # logical port speed (Gb/s) -> split
     rack_units: int | None = None
     power_w: int | None = None  # typical without optics; None where no datasheet says
     nos: list[str] = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan.model import Plan
+from .fontconfig_noise import without_fontconfig_noise
 from .writer import OutputDir
 
 SVG_MAX_DEVICES = 5_000
@@ -40,7 +41,8 @@ PLURAL = {"server": "servers", "leaf": "leaves", "spine": "spines", "core": "cor
 def render_svg(dot: str, prog: str = "dot") -> str:
     import pygraphviz
 
-    return pygraphviz.AGraph(string=dot).draw(format="svg", prog=prog).decode("utf-8")
+    with without_fontconfig_noise():  # the wheel's Fontconfig warns about the host's config
+        return pygraphviz.AGraph(string=dot).draw(format="svg", prog=prog).decode("utf-8")
 
 
 def overview_layout(plan: Plan) -> str:

@@ -18,9 +18,9 @@ from types import SimpleNamespace
 from typing import Iterator, NamedTuple
 
 import numpy as np
-import yaml
 
 from ..plan.model import Plan
+from ..spec.yaml_source import load_yaml_text
 from ..plan.routing import dotted
 
 SWITCH_ROLES = ("leaf", "spine", "core")
@@ -36,7 +36,9 @@ def roce_profile() -> SimpleNamespace:
     """The profile as attributes: Jinja resolves `r.roce_tc` by getattr first, and a
     dict would miss there and fall back to item lookup on every use (measurably slower)."""
     text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)["roce_profile"]
+    data = dict(load_yaml_text(text, "<builtin>/roce.yaml").data["roce_profile"])
+    # mapping keys are read as written (text); traffic classes are numbers
+    data["ets_percent"] = {int(tc): pct for tc, pct in data["ets_percent"].items()}
     data["mtu"] = SimpleNamespace(**data["mtu"])
     return SimpleNamespace(**data)
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from .model import Spec
+from .value_errors import describe
 from .yaml_source import Source, load_yaml_file, load_yaml_text
 
 
@@ -58,8 +59,6 @@ def _hint_for(err: dict, loc: tuple) -> str:
         return "add this key"
     if kind == "string_pattern_mismatch":
         return "use lower-case letters, digits and '-', starting with a letter or digit (no '/', quotes, spaces)"
-    if kind in ("int_parsing", "int_type", "int_from_float"):
-        return "a whole number, without quotes"
     if kind == "literal_error":
         return "allowed: " + str(err.get("ctx", {}).get("expected", ""))
     return ""
@@ -82,17 +81,20 @@ def spec_from_source(source: Source) -> LoadedSpec:
         for err in exc.errors():
             loc = _clean_loc(tuple(err["loc"]))
             msg = err["msg"].removeprefix("Value error, ")
+            hint = _hint_for(err, loc)
             if err["type"] == "extra_forbidden":
                 msg = f"unknown key '{loc[-1]}'"
             elif err["type"] == "string_pattern_mismatch":
                 msg = f"{err['input']!r} is not a valid value here"
+            elif described := describe(err, loc, source):
+                msg, hint = described
             key = (loc, msg)
             if key in seen:
                 continue
             seen.add(key)
             line, col = source.where(loc, key=err["type"] in ("extra_forbidden", "missing"))
             diagnostics.append(Diagnostic("SPEC_INVALID", msg, path=".".join(map(str, loc)) or "(top level)",
-                                          file=source.file, line=line, column=col, hint=_hint_for(err, loc)))
+                                          file=source.file, line=line, column=col, hint=hint))
         raise SpecInvalid(diagnostics) from None
     return LoadedSpec(spec, source)
 

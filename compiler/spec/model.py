@@ -8,6 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator,
                       model_validator)
+from pydantic_core import PydanticCustomError
+
+from .ratio import MAX_RATIO_TERM, Ratio, parse_ratio
 
 # Limits that stop absurd specs before anything is allocated. A million GPUs is the
 # design target; four million leaves headroom while still failing fast on typos.
@@ -20,7 +23,6 @@ Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,15}$")]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 
-_RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*(\d{1,4})\s*$")
 TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane")
 # Servers cabled to each other, no switch (small clusters): expand/direct.py.
 DIRECT_SERVER_TOPOLOGIES = ("ring", "full-mesh")
@@ -46,56 +48,41 @@ FAMILY_KEYS = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a value must already be of its field's type as YAML 1.2 reads it. Lax
+    # pydantic would turn `servers: 1_024` (text in YAML 1.2) into 1024, `true` into 1,
+    # 1024.0 into 1024 and "yes" into True: silent guesses, not a language.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class Ratio(_Strict):
-    """Oversubscription as downlink:uplink bandwidth, e.g. 1:1 or 2:1."""
-
-    down: int = Field(ge=1)
-    up: int = Field(ge=1)
-
-    def __str__(self) -> str:
-        return f"{self.down}:{self.up}"
-
-
-def parse_ratio(value) -> Ratio:
-    if isinstance(value, Ratio):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return Ratio(down=value, up=1)
-    if isinstance(value, str):
-        m = _RATIO.match(value)
-        if m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1:
-            return Ratio(down=int(m.group(1)), up=int(m.group(2)))
-    raise ValueError(f"expected a ratio like \"1:1\" or \"2:1\" (downlink:uplink), got {value!r}")
+# Ratio fields: "2:1" (quoted or not), or a whole number N meaning N:1 (spec/ratio.py).
+RatioValue = Annotated[Ratio, BeforeValidator(parse_ratio)]
 
 
 class Oversubscription(_Strict):
-    leaf: Ratio = Ratio(down=1, up=1)
-    spine: Ratio = Ratio(down=1, up=1)
+    leaf: RatioValue = Ratio(down=1, up=1)
+    spine: RatioValue = Ratio(down=1, up=1)
 
     @model_validator(mode="before")
     @classmethod
     def _from_text(cls, value):
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            return {"leaf": parse_ratio(value)}
-        if isinstance(value, dict):
-            return {k: (parse_ratio(v) if k in ("leaf", "spine") else v) for k, v in value.items()}
-        return value
+        if isinstance(value, (dict, Oversubscription)):
+            return value
+        return {"leaf": value}  # one ratio: the leaf's
 
 
 class Twist(_Strict):
     """Twisted torus: the wrap-around links of dimension `dims[0]` land `offset` positions
     further along dimension `dims[1]` (0-based dimension numbers)."""
 
-    dims: tuple[int, int]
+    dims: Annotated[tuple[int, int], BeforeValidator(lambda v: tuple(v) if isinstance(v, list) else v)]  # YAML has lists
     offset: int = Field(ge=1, le=4096)
 
 
-# What editors see: ratios are written as text ("2:1"), sizes as "1GiB"; the models
-# parse them, so the published schema says so rather than showing the parsed form.
-_RATIO_SCHEMA = {"type": "string", "pattern": r"^\s*\d{1,4}\s*:\s*\d{1,4}\s*$", "examples": ["1:1", "2:1"]}
+# What editors see: ratios are written as text ("2:1", or 2:1 unquoted: YAML 1.2 text)
+# or a whole number N (N:1), sizes as "1GiB"; the models parse them, so the published
+# schema says so rather than showing the parsed form.
+_RATIO_SCHEMA = {"anyOf": [{"type": "string", "pattern": r"^\s*\d{1,4}\s*:\s*\d{1,4}\s*$", "examples": ["1:1", "2:1"]},
+                           {"type": "integer", "minimum": 1, "maximum": MAX_RATIO_TERM}]}
 _OVERSUB_SCHEMA = WithJsonSchema({"anyOf": [_RATIO_SCHEMA, {"type": "object", "additionalProperties": False,
                                                              "properties": {"leaf": _RATIO_SCHEMA, "spine": _RATIO_SCHEMA}}]})
 _RATIO_MAP_SCHEMA = WithJsonSchema({"type": "object", "additionalProperties": False,
@@ -227,12 +214,16 @@ def extra_fabric_pools(i: int) -> dict[str, IPv4Network]:
 
 
 def _ipv4_network(value):
+    hint = "an IPv4 prefix: address/length, like 10.0.0.0/16"
     if isinstance(value, str):
         try:
             return IPv4Network(value.strip())
         except ValueError as exc:  # says why: "has host bits set", "not a valid netmask"
-            raise ValueError(f"{value!r} is not an IPv4 prefix like 10.0.0.0/16: {exc}") from None
-    return value
+            raise PydanticCustomError("ip_prefix", f"{value!r} is not an IPv4 prefix like 10.0.0.0/16: {exc}",
+                                      {"hint": hint}) from None
+    if isinstance(value, IPv4Network):
+        return value
+    raise PydanticCustomError("ip_prefix", f"expected an IPv4 prefix like 10.0.0.0/16, got {value!r}", {"hint": hint})
 
 
 Pool = Annotated[IPv4Network, BeforeValidator(_ipv4_network)]
@@ -325,17 +316,10 @@ class Requirements(_Strict):
     """What must hold; `clusterc check` exits 1 when any is violated."""
 
     min_bisection_gbps: int | None = Field(None, ge=1, description="worst-cut bisection, one direction, Gb/s")
-    max_oversubscription: Annotated[dict[Literal["leaf", "spine"], Ratio], _RATIO_MAP_SCHEMA] | None = Field(
+    max_oversubscription: Annotated[dict[Literal["leaf", "spine"], RatioValue], _RATIO_MAP_SCHEMA] | None = Field(
         None, description='per tier, measured down:up bandwidth, e.g. {leaf: "1:1"}')
     survive: Survive | None = None
     max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
-
-    @field_validator("max_oversubscription", mode="before")
-    @classmethod
-    def _ratios(cls, value):
-        if isinstance(value, dict):
-            return {k: parse_ratio(v) for k, v in value.items()}
-        return value
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
@@ -350,7 +334,13 @@ def parse_bytes(value) -> int:
         m = _SIZE.match(value)
         if m:
             return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
-    raise ValueError(f"expected a size like 140GB or 1GiB, got {value!r}")
+    hint = "a whole number of bytes, or a size like 140GB or 1GiB"
+    if isinstance(value, float) and value.is_integer() and 0 < value < 2**63:
+        # 1e9 is a float in YAML 1.2: say what to write rather than guess
+        n = int(value)
+        unit = next((u for u in ("TB", "GB", "MB", "KB") if n % _SIZE_UNITS[u] == 0), None)
+        hint = f"write {n // _SIZE_UNITS[unit]}{unit} or {n}" if unit else f"write {n}"
+    raise PydanticCustomError("size", f"expected a size like 140GB or 1GiB, got {value!r}", {"hint": hint})
 
 
 class Collectives(_Strict):

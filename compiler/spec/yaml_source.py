@@ -4,7 +4,11 @@ PyYAML's composer gives nodes with marks; we build the values ourselves instead 
 using its constructor so that (a) every value's (line, column) is kept, keyed by
 its path, (b) only plain types come out (no tags, no Python objects), and (c)
 anchors and aliases cannot blow up: every expanded node counts against a budget,
-so a "billion laughs" spec fails fast with a clear message.
+so a "billion laughs" spec fails fast with a clear message, and (d) scalars mean what
+YAML 1.2's core schema says (yaml_core_schema), not what PyYAML's YAML 1.1 resolver
+says: `oversubscription: 2:1` is the text "2:1", never the base-60 number 121.
+
+This is the one reader of YAML the compiler has: specs, user and built-in catalogs.
 """
 
 from __future__ import annotations
@@ -14,13 +18,24 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..diagnostics import Diagnostic, SpecInvalid
+from .yaml_core_schema import NotCoreScalar, resolve_plain, resolve_tagged
 
 MAX_NODES = 50_000  # a real spec has tens of nodes; a catalog a few thousand
 MAX_DEPTH = 32
 MAX_BYTES = 1024 * 1024  # specs are a few hundred bytes; catalogs a few hundred KB
 # libyaml's composer is ~50x faster than PyYAML's pure-Python one: a hostile
 # 1 MiB document is rejected in milliseconds rather than seconds.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Plain (unquoted, untagged) scalars get this tag instead of PyYAML's YAML 1.1 guess;
+# the builder resolves them by YAML 1.2 core rules. Quoted scalars keep !!str.
+PLAIN = "tag:clusterc,2024:plain"
+
+
+class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+    def resolve(self, kind, value, implicit):
+        if kind is yaml.ScalarNode and implicit[0]:
+            return PLAIN
+        return super().resolve(kind, value, implicit)
 
 Path = tuple  # ("fabric", "switch") or ("extra_endpoints", 0, "role")
 
@@ -33,6 +48,9 @@ class Source:
     data: object
     positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    # The text as written of every plain scalar that resolved to something other than
+    # text (a number, bool, null), so an error can show it: `name: 010` -> quote "010".
+    plain_text: dict[Path, str] = field(default_factory=dict)
 
     def where(self, path: Path, key: bool = False) -> tuple[int, int]:
         """Line/column of a path's value (or its key), else of its nearest existing ancestor."""
@@ -53,6 +71,7 @@ class _Builder:
         self.count = 0
         self.positions: dict[Path, tuple[int, int]] = {}
         self.key_positions: dict[Path, tuple[int, int]] = {}
+        self.plain_text: dict[Path, str] = {}
 
     def fail(self, node, message, hint=""):
         mark = node.start_mark
@@ -85,11 +104,10 @@ class _Builder:
             for key_node, value_node in node.value:
                 if not isinstance(key_node, yaml.ScalarNode):
                     self.fail(key_node, "mapping keys must be plain strings")
-                key = self.scalar(key_node)
-                if key == "<<" and key_node.tag == "tag:yaml.org,2002:merge":
+                # Keys are names: taken as written (`on:`, `010:` stay "on", "010").
+                key = key_node.value
+                if key == "<<" and key_node.tag == PLAIN:
                     self.fail(key_node, "YAML merge keys (<<) are not supported", "write the keys out")
-                if not isinstance(key, str):
-                    key = str(key)
                 if key in out:
                     self.fail(key_node, f"duplicate key '{key}'", "each key may appear once")
                 self.key_positions[path + (key,)] = (
@@ -100,35 +118,25 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
-        return self.scalar(node)
+        value = self.scalar(node)
+        if node.tag == PLAIN and not isinstance(value, str):
+            self.plain_text[path] = node.value
+        return value
 
     def scalar(self, node):
         tag = node.tag
-        if tag.startswith("tag:yaml.org,2002:"):
-            kind = tag.rsplit(":", 1)[1]
-            if kind in ("str", "int", "float", "bool", "null"):
-                # Resolve with PyYAML's own safe rules for the core scalar types.
-                return yaml.SafeLoader.construct_scalar_value(node, kind)  # type: ignore[attr-defined]
-            if kind in ("timestamp", "binary"):
-                return node.value  # kept as text; the schema decides
+        try:
+            if tag == PLAIN:
+                return resolve_plain(node.value)
+            if tag.startswith("tag:yaml.org,2002:"):
+                kind = tag.rsplit(":", 1)[1]
+                if kind in ("str", "int", "float", "bool", "null"):
+                    return resolve_tagged(kind, node.value)
+                if kind in ("timestamp", "binary"):
+                    return node.value  # kept as text; the schema decides
+        except NotCoreScalar as exc:
+            self.fail(node, str(exc), "YAML 1.2 core forms: 10, 0o12, 0xa, 1.5, true/false, null")
         self.fail(node, f"unsupported YAML tag {tag}", "use plain values")
-
-
-def _construct_scalar_value(node, kind):
-    loader = yaml.SafeLoader("")
-    try:
-        return {
-            "str": loader.construct_yaml_str,
-            "int": loader.construct_yaml_int,
-            "float": loader.construct_yaml_float,
-            "bool": loader.construct_yaml_bool,
-            "null": loader.construct_yaml_null,
-        }[kind](node)
-    finally:
-        loader.dispose()
-
-
-yaml.SafeLoader.construct_scalar_value = staticmethod(_construct_scalar_value)  # type: ignore[attr-defined]
 
 
 def load_yaml_text(text: str, file: str) -> Source:
@@ -137,7 +145,7 @@ def load_yaml_text(text: str, file: str) -> Source:
             [Diagnostic("SPEC_TOO_LARGE", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB", file=file)]
         )
     try:
-        nodes = list(yaml.compose_all(text, Loader=_LOADER))
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise SpecInvalid(
@@ -159,7 +167,7 @@ def load_yaml_text(text: str, file: str) -> Source:
         )
     builder = _Builder(file)
     data = builder.build(nodes[0], (), 0)
-    return Source(file, data, builder.positions, builder.key_positions)
+    return Source(file, data, builder.positions, builder.key_positions, builder.plain_text)
 
 
 def load_yaml_file(path) -> Source:
