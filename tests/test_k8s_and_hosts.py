@@ -112,7 +112,7 @@ def test_default_names_unchanged_and_pattern_used_everywhere(tmp_path):
     names = [row["hostname"] for row in csv.DictReader(open(folder / "hosts.csv", newline=""))]
     assert names[0] == "dgx1n01" and names[-1] == "dgx2n32" and len(set(names)) == 64
     assert "SwitchName=su1 Nodes=dgx1n[01-32]" in (folder / "slurm" / "topology.conf").read_text()
-    assert "name: dgx2n32" in (folder / "k8s" / "node-labels.yaml").read_text()
+    assert "name: \"dgx2n32\"" in (folder / "k8s" / "node-labels.yaml").read_text()
     assert "dgx1n01," in (folder / "cabling.csv").read_text()
     r, folder = compile_to(tmp_path, with_name("b200-superpod-2su.yaml", "dflt"), "dflt")
     assert "dgx-su2-032" in (folder / "hosts.csv").read_text()
@@ -136,3 +136,16 @@ def test_bad_hostname_patterns_are_spec_errors(tmp_path, pattern, message):
 def test_su_field_without_sus_is_an_error(tmp_path):
     r, _ = compile_to(tmp_path, with_name("seed-8k-fat-tree.yaml", "ft", 'hosts: {hostname: "{prefix}-su{su}-{index}"}\n'), "ft")
     assert r.returncode == 2 and "no scalable units" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["no", "on", "010", "1e3", "null"])
+def test_names_yaml_1_1_readers_would_retype_stay_strings(tmp_path, name):
+    """Kubernetes' YAML reader (like PyYAML) is YAML 1.1: an unquoted `name: no` is false
+    and `010` is 8. A spec may be named so; every name in the k8s files must stay text."""
+    r, folder = compile_to(tmp_path, with_name("h100-superpod-1su.yaml", f'"{name}"'), name)
+    assert r.returncode == 0, r.stderr
+    topo, flavor = list(yaml.safe_load_all((folder / "k8s" / "kueue-topology.yaml").read_text()))
+    assert topo["metadata"]["name"] == name and flavor["spec"]["topologyName"] == name
+    assert isinstance(flavor["metadata"]["name"], str) and flavor["metadata"]["name"].startswith(f"{name}-")
+    nodes = [d for d in yaml.safe_load_all((folder / "k8s" / "node-labels.yaml").read_text()) if d]
+    assert all(isinstance(n["metadata"]["name"], str) for n in nodes)
