@@ -107,7 +107,7 @@ def test_diff_cli_formats_and_gates(tmp_path):
     assert r.returncode == 0
     d = json.loads(r.stdout)
     assert set(d) >= {"cables", "devices", "bom", "summary"}
-    assert set(d["cables"]) == {"added", "removed", "changed"}
+    assert set(d["cables"]) == {"added", "removed", "changed", "physical"}
     assert d["summary"]["switches.spine"] == {"old": 8, "new": 16}
     bom = {(b["category"], b["part_number"]): b["delta"] for b in d["bom"]}
     assert bom[("switch", "MQM9700-NS2F")] == 8 + 8  # one more SU of 8 rail leaves, spines 8 -> 16
@@ -126,8 +126,8 @@ def test_diff_reads_output_folders_and_plan_json(tmp_path):
     folder = tmp_path / "a" / "b200-superpod-2su"
     r = cli_in_process("diff", str(folder), str(folder / "plan.json"), "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "cables_added": 0,
-                                              "cables_removed": 0, "cables_changed": 0}
+    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "devices_moved": 0, "cables_added": 0,
+                                              "cables_removed": 0, "cables_changed": 0, "cables_physical": 0}
     r = cli_in_process("diff", str(folder), str(SPECS / "b200-superpod-4su.yaml"))
     assert r.returncode == 0 and "+512" in r.stdout
     bad = tmp_path / "bad.json"
