@@ -217,19 +217,19 @@ def _network_racks(switches: list[int], sizes: _Sizes) -> list[tuple[str, list[i
 
 
 def _central_racks(plan: Plan, homeless: list[int], sizes: _Sizes) -> list[tuple[str, list[int]]]:
-    """Network racks of their own after the last unit: per fabric (compute first, then the
-    extra fabrics in spec order) its spines, its cores, its leaves that serve no server,
-    and its extra endpoints, each group starting a rack."""
-    fabrics = list(dict.fromkeys(d.fabric for d in plan.devices if d.role != "server"))
-    fabrics.sort(key=lambda f: f != COMPUTE)
+    """Network racks of their own after the last unit: the compute fabric's spines, its
+    cores and its extra endpoints, each group starting a rack; then the extra fabrics'
+    spines, cores and leaves that serve no server (a few switches each: they share racks,
+    fabric by fabric in spec order), then their endpoints (storage targets)."""
+    compute = [(i, d) for i, d in enumerate(plan.devices) if _compute(d) and d.role != "server"]
     racks: list[tuple[str, list[int]]] = []
+    for group in ([i for i, d in compute if d.role == "spine"], [i for i, d in compute if d.role == "core"],
+                  [i for i, d in compute if d.tier == 0]):
+        racks += _network_racks(group, sizes)
     homeless_set = set(homeless)
-    for fabric in fabrics:
-        mine = [(i, d) for i, d in enumerate(plan.devices) if d.fabric == fabric and d.role != "server"]
-        for group in ([i for i, d in mine if d.role == "spine"], [i for i, d in mine if d.role == "core"],
-                      [i for i, _ in mine if i in homeless_set],
-                      [i for i, d in mine if d.tier == 0]):
-            racks += _network_racks(group, sizes)
+    extra = [(i, d) for i, d in enumerate(plan.devices) if not _compute(d)]
+    racks += _network_racks([i for i, d in extra if d.tier >= 2 or i in homeless_set], sizes)
+    racks += _network_racks([i for i, d in extra if d.tier == 0], sizes)
     return racks
 
 

@@ -88,14 +88,14 @@ def _view(plan: Plan, name: str) -> Plan:
 
 def _physical_view(phys: Physical | None, keep: np.ndarray, sel: np.ndarray) -> Physical | None:
     """The physical side of a fabric's view: its devices' places and its links' lengths.
-    Every rack stays (same indices), so a rack's elevation and power are the whole plan's
-    business: the physical check and the rack outputs read the plan with every fabric."""
+    Every rack stays (same indices); what a rack holds and draws is counted over every
+    fabric (Physical.whole), and the physical check and the rack outputs read the whole plan."""
     if phys is None:
         return None
     return Physical(phys.racks, phys.dev_rack[keep], phys.dev_u[keep], phys.dev_height_u[keep], phys.dev_power_w[keep],
                     phys.rack_width_m, phys.row_pitch_m, phys.depth_mm,
                     length_m=None if phys.length_m is None else phys.length_m[sel],
-                    order_m=None if phys.order_m is None else phys.order_m[sel], model=phys.model)
+                    order_m=None if phys.order_m is None else phys.order_m[sel], model=phys.model, whole=phys)
 
 
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
