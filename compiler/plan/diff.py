@@ -18,9 +18,11 @@ Cost: O(devices + links) Python dict work over both plans.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .bom import bill_of_materials
 from .model import Plan
-from .views import cable_ids, link_physical
+from .views import cable_ids, link_physical, port_table
 
 # What a cable end or cable physically is, beyond its two ends (device, port) and speed.
 CABLE_ATTRIBUTES = ("a_rack", "a_u", "a_transceiver", "b_rack", "b_u", "b_transceiver", "media", "length_m",
@@ -31,20 +33,39 @@ DEVICE_ATTRIBUTES = ("rack", "u")
 FAIL_ON = ("added", "removed", "changed", "physical")
 
 
-def _cables(plan: Plan) -> dict[tuple, tuple[dict, tuple]]:
-    """(a end, b end) -> (the cable's record, its physical attributes in CABLE_ATTRIBUTES order)."""
-    names = [d.name for d in plan.devices]
-    layouts = [plan.layouts[d.layout].ports for d in plan.devices]
-    phys = link_physical(plan)
-    attrs = zip(*(phys[k] for k in CABLE_ATTRIBUTES))
-    out = {}
-    for cid, a, ap, b, bp, k, s, at in zip(plan.memo("cable_ids", cable_ids), plan.links.a_dev.tolist(),
-                                           plan.links.a_port.tolist(), plan.links.b_dev.tolist(), plan.links.b_port.tolist(),
-                                           plan.links.kind.tolist(), plan.links.speed_gbps.tolist(), attrs):
-        a_end, b_end = (names[a], layouts[a][ap].name), (names[b], layouts[b][bp].name)
-        out[(a_end, b_end)] = ({"cable_id": cid, "a": list(a_end), "b": list(b_end), "kind": plan.link_kinds[k],
-                                "media": at[6], "speed_gbps": s}, at)
-    return out
+class _Cables:
+    """A plan's cables as columns: each end's device and port names, a text key per end
+    and per cable (strings: at 400k links, tuples and dicts per cable would cost more in
+    garbage collection than the diff itself), kind, speed and the physical attributes."""
+
+    def __init__(self, plan: Plan):
+        links = plan.links
+        names = np.array([d.name for d in plan.devices], dtype=object)
+        ports = plan.memo("port_table", port_table)["name"]
+        offsets = plan.port_offsets()
+        self.ids = plan.memo("cable_ids", cable_ids)
+        self.a_dev, self.b_dev = names[links.a_dev], names[links.b_dev]
+        self.a_port, self.b_port = ports[offsets[links.a_dev] + links.a_port], ports[offsets[links.b_dev] + links.b_port]
+        self.a_key = (self.a_dev + "\t" + self.a_port).tolist()
+        self.b_key = (self.b_dev + "\t" + self.b_port).tolist()
+        self.key = [a + "\n" + b for a, b in zip(self.a_key, self.b_key)]
+        self.kind = np.array(plan.link_kinds, dtype=object)[links.kind]
+        self.speed = links.speed_gbps
+        phys = link_physical(plan)
+        self.attrs = {k: np.array(phys[k], dtype=object) for k in CABLE_ATTRIBUTES}
+
+    def record(self, i: int) -> dict:
+        return {"cable_id": self.ids[i], "a": [self.a_dev[i], self.a_port[i]], "b": [self.b_dev[i], self.b_port[i]],
+                "kind": self.kind[i], "media": self.attrs["media"][i], "speed_gbps": int(self.speed[i])}
+
+    def changes(self, i: int, other: "_Cables", j: int) -> dict[str, dict]:
+        return {k: {"old": _plain(self.attrs[k][i]), "new": _plain(other.attrs[k][j])} for k in CABLE_ATTRIBUTES
+                if self.attrs[k][i] != other.attrs[k][j]}
+
+
+def _plain(value):
+    """numpy scalars (U positions) as JSON-ready Python values."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _changes(keys: tuple[str, ...], old: tuple, new: tuple) -> dict[str, dict]:
@@ -84,31 +105,42 @@ def diff_plans(old: Plan, new: Plan) -> dict:
         "moved": [{"name": n, "changes": _changes(DEVICE_ATTRIBUTES, old_place[n], new_place[n])}
                   for n in both if old_place[n] != new_place[n]],
     }
-    oc, nc = _cables(old), _cables(new)
-    new_by_end = {}
-    for key in nc:
-        new_by_end[key[0]] = key
-        new_by_end[key[1]] = key
-    added = [nc[k][0] for k in nc if k not in oc]
-    removed, changed, physical = [], [], []
-    for key, (cable, attrs) in oc.items():
-        if key in nc:
-            n, n_attrs = nc[key]
-            if n["speed_gbps"] != cable["speed_gbps"]:
-                changed.append({"old": cable, "new": n, "what": "speed",
-                                "changes": _changes(CABLE_ATTRIBUTES, attrs, n_attrs)})
-            elif attrs != n_attrs:
-                physical.append({**n, "changes": _changes(CABLE_ATTRIBUTES, attrs, n_attrs)})
+    oc, nc = _Cables(old), _Cables(new)
+    new_index = {key: j for j, key in enumerate(nc.key)}
+    new_by_end = dict(zip(nc.a_key, range(len(nc.key))))
+    new_by_end.update(zip(nc.b_key, range(len(nc.key))))
+    old_keys = set(oc.key)
+    same_i, same_j = [], []
+    removed, changed = [], []
+    moved_to_new: set[int] = set()
+    for i, key in enumerate(oc.key):
+        j = new_index.get(key)
+        if j is not None:
+            same_i.append(i)
+            same_j.append(j)
             continue
-        moved_to = new_by_end.get(key[0]) or new_by_end.get(key[1])
-        if moved_to is not None and moved_to not in oc:
-            n, n_attrs = nc[moved_to]
-            changed.append({"old": cable, "new": n, "what": "an end moved",
-                            "changes": _changes(CABLE_ATTRIBUTES, attrs, n_attrs)})
+        j = new_by_end.get(oc.a_key[i])
+        if j is None:
+            j = new_by_end.get(oc.b_key[i])
+        if j is not None and nc.key[j] not in old_keys:
+            changed.append({"old": oc.record(i), "new": nc.record(j), "what": "an end moved", "changes": oc.changes(i, nc, j)})
+            moved_to_new.add(j)
         else:
-            removed.append(cable)
-    moved_targets = {tuple(map(tuple, (c["new"]["a"], c["new"]["b"]))) for c in changed if c["what"] == "an end moved"}
-    added = [c for c in added if (tuple(c["a"]), tuple(c["b"])) not in moved_targets]
+            removed.append(oc.record(i))
+    si, sj = np.array(same_i, dtype=np.int64), np.array(same_j, dtype=np.int64)
+    speed = oc.speed[si] != nc.speed[sj]
+    differs = np.zeros(si.size, dtype=bool)
+    for k in CABLE_ATTRIBUTES:
+        differs |= oc.attrs[k][si] != nc.attrs[k][sj]
+    physical = []
+    for i, j in zip(si[speed].tolist(), sj[speed].tolist()):
+        changed.append({"old": oc.record(i), "new": nc.record(j), "what": "speed", "changes": oc.changes(i, nc, j)})
+    for i, j in zip(si[differs & ~speed].tolist(), sj[differs & ~speed].tolist()):
+        physical.append({**nc.record(j), "changes": oc.changes(i, nc, j)})
+    matched = np.zeros(len(nc.key), dtype=bool)
+    matched[sj] = True
+    matched[list(moved_to_new)] = True
+    added = [nc.record(j) for j in np.nonzero(~matched)[0].tolist()]
     ob, nb = _bom(old), _bom(new)
     bom = [{"category": cat, "part_number": part, "length_m": length, "old": ob.get(key, 0), "new": nb.get(key, 0),
             "delta": nb.get(key, 0) - ob.get(key, 0)}
