@@ -15,7 +15,7 @@ from pathlib import Path
 from .check import report_for
 from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import build_plan
-from .plan.diff import diff_plans, summary_deltas
+from .plan.diff import diff_plans, gate_hits, summary_deltas
 from .plan.summary import summarize
 from .render.diff_report import diff_markdown
 from .spec.yaml_source import load_yaml_text
@@ -94,8 +94,7 @@ def run_ci(specs: list[Path], against: str, fail_on: set[str]) -> CiResult:
         counts = d["counts"]
         moved = counts["cables_removed"] + counts["cables_changed"]
         result.moved_cables += moved
-        if ("removed" in fail_on and counts["cables_removed"]) or ("changed" in fail_on and counts["cables_changed"]) \
-                or ("added" in fail_on and counts["cables_added"]):
+        if gate_hits(d, fail_on):
             result.checks_failed = True
         parts.append(diff_markdown(d))
     result.markdown = "\n".join(parts) + "\n"

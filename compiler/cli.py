@@ -36,14 +36,14 @@ class DiffFormat(str, Enum):
     markdown = "markdown"
 
 
-FAIL_ON = {"added", "removed", "changed"}
-
 
 def _fail_on(value: str | None) -> set[str]:
+    from .plan.diff import FAIL_ON  # `diff` and `ci` gate on the same kinds
+
     kinds = {v.strip() for v in (value or "").split(",") if v.strip()}
-    unknown = kinds - FAIL_ON
+    unknown = kinds - set(FAIL_ON)
     if unknown:
-        print(f"error: --fail-on takes {', '.join(sorted(FAIL_ON))}; got {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"error: --fail-on takes {','.join(FAIL_ON)}; got {', '.join(sorted(unknown))}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
     return kinds
 
@@ -222,9 +222,11 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
 def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          new: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
-         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables were: added,removed,changed")) -> None:
-    """What changes physically from OLD to NEW: devices, cables (added, removed, moved), BOM, figures."""
-    from .plan.diff import diff_plans, summary_deltas
+         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables were: added,removed,changed,physical "
+                                                                      "(physical: same ends, another rack/U/length/part/label; or a device moved)")) -> None:
+    """What changes from OLD to NEW: devices (added, removed, moved), cables (added, removed, re-plugged,
+    changed physically), BOM by exact part and length, figures."""
+    from .plan.diff import diff_plans, gate_hits, summary_deltas
     from .plan.load import load_plan
     from .plan.summary import summarize
     from .render.diff_report import diff_markdown, diff_text
@@ -243,9 +245,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
         print(diff_markdown(d), end="")
     else:
         print(diff_text(d), end="")
-    c = d["counts"]
-    hit = {"added": c["cables_added"], "removed": c["cables_removed"], "changed": c["cables_changed"]}
-    if any(hit[k] for k in kinds):
+    if gate_hits(d, kinds):
         raise typer.Exit(EXIT_CHECK_FAILED)
 
 
@@ -253,7 +253,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
 def ci(specs: List[Path] = typer.Argument(..., help="spec files"),
        against: str = typer.Option("origin/main", "--against", help="git ref to diff against"),
        markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the Markdown summary here (default: stdout)"),
-       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables were: added,removed,changed")) -> None:
+       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables were: added,removed,changed,physical")) -> None:
     """validate + check + diff against a git ref, with a Markdown summary for the pull request."""
     from .ci import run_ci
 

@@ -198,11 +198,79 @@ def test_bad_fabrics(tmp_path, case):
         assert {d.code for d in exc.value.diagnostics} >= set(codes)
 
 
-def test_layout_with_fabrics_is_unsupported(tmp_path):
+HALL = SPECS / "h100-superpod-1su-multi-fabric-hall.yaml"
+
+
+@pytest.fixture(scope="module")
+def hall():
+    return build_plan(HALL)[1]
+
+
+def _where(plan, name):
+    phys, i = plan.physical, plan.device_index(name)
+    return phys.racks[int(phys.dev_rack[i])].name, int(phys.dev_u[i])
+
+
+def test_layout_puts_storage_and_oob_switches_with_their_servers(hall):
+    """31 DGX H100 at 4 per rack fill DH1.A01-A08; the row's network rack DH1.A09 holds the
+    eight rail leaves (1U QM9700, U46 down to U39) and below them the storage SN5600 (2U:
+    U37-38) and the OOB SN2201 (U36), each serving every server of the row; the spines and
+    the UFMs get racks of their own after it."""
+    assert [_where(hall, f"su1-leaf-r{r}") for r in range(1, 9)] == [("DH1.A09", 47 - r) for r in range(1, 9)]
+    assert _where(hall, "storage-leaf-001") == ("DH1.A09", 37)
+    assert _where(hall, "oob-leaf-001") == ("DH1.A09", 36)
+    assert {_where(hall, f"spine-{j:02d}")[0] for j in range(1, 5)} == {"DH1.A10"}
+    assert {_where(hall, f"ufm-{j:02d}")[0] for j in (1, 2)} == {"DH1.A11"}
+    assert [r.name for r in hall.physical.racks] == [f"DH1.A{k:02d}" for k in range(1, 12)]
+
+
+def test_layout_cables_extra_fabrics_like_the_compute_fabric(hall):
+    """Storage port slot1-p1 of dgx-su1-001 (8U at DH1.A01 U1-8) to storage-leaf-001 (2U at
+    DH1.A09 U37-38), by the stated model: (48 - 8) + (48 - 38) U x 0.04445 m + 2 x 0.3 m up
+    to the tray, 8 positions x 0.6 m along the row = 7.6225 m, plus 10 % slack = 8.38 m;
+    multimode (too long for copper), ordered at 10 m: MFP7E10-N010. BMC cables are Cat6 at
+    the modelled length rounded up to a whole metre, within its 100 m."""
+    from compiler.plan.views import cable_ids, link_physical
+
+    ids = hall.memo("cable_ids", cable_ids)
+    k = ids.index("dgx-su1-001:9")
+    assert hall.link_kinds[int(hall.links.kind[k])] == "storage:server-leaf"
+    assert hall.physical.length_m[k] == pytest.approx(8.38)
+    phys = link_physical(hall)
+    assert (phys["media"][k], phys["length_m"][k], phys["part_number"][k]) == ("mmf", 10.0, "MFP7E10-N010")
+    assert (phys["a_transceiver"][k], phys["b_transceiver"][k]) == ("MMA1Z00-NS400", "MMA4Z00-NS")
+    oob = [i for i, kind in enumerate(hall.links.kind.tolist()) if hall.link_kinds[kind] == "oob:server-leaf"]
+    assert len(oob) == SERVERS * OOB_PORTS
+    for i in oob:
+        modelled, ordered = float(hall.physical.length_m[i]), phys["length_m"][i]
+        assert phys["media"][i] == "cat6" and ordered == int(ordered) and modelled <= ordered < modelled + 1 and ordered <= 100
+        assert phys["a_transceiver"][i] == phys["b_transceiver"][i] == ""
+
+
+def test_layout_fabric_views_and_checks_see_every_rack(hall):
+    """A fabric's view keeps its own places and lengths, and every rack's contents: the
+    storage switch's 2U count in the network rack whichever view reads it; the physical
+    check reads every fabric (the power warning names the storage and OOB switches)."""
+    from compiler.check import report_for
+
+    for name in ("compute", "storage", "oob"):
+        view = fabric_view(hall, name)
+        assert view.physical.length_m.shape == (len(view.links),) == view.physical.order_m.shape
+        assert view.physical.dev_rack.shape == (len(view.devices),)
+        assert np.array_equal(view.physical.rack_used_u(), hall.physical.rack_used_u())
+    a09 = [r.name for r in hall.physical.racks].index("DH1.A09")
+    assert hall.physical.rack_used_u()[a09] == 8 * 1 + 2 + 1
+    warning = next(f for f in report_for(hall)["findings"] if f["code"] == "RACK_POWER_UNKNOWN")
+    assert "sn2201" in warning["message"] and "sn5600" in warning["message"]
+
+
+def test_layout_error_points_at_the_extra_fabric_switch(tmp_path):
+    """A fabric switch the catalog has no height for cannot be placed: the error names its spec entry."""
     path = tmp_path / "spec.yaml"
-    path.write_text(BASE + "  - {name: storage, switch: sn5600}\nlayout: {rows: 2, racks_per_row: 20}\n")
+    path.write_text(BASE + "  - {name: storage, switch: arista-7060x6-64pe}\nlayout: {rows: 2, racks_per_row: 20}\n")
     r = cli_in_process("validate", str(path))
-    assert r.returncode == 2 and "does not place extra fabrics' switches" in r.stderr
+    assert r.returncode == 2 and "fabrics.0.switch" in r.stderr and "no height (rack_units) for arista-7060x6-64pe" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_ethernet_compute_with_storage(tmp_path):

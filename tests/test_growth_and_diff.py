@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+
+import numpy as np
 
 import pytest
 
@@ -107,7 +110,7 @@ def test_diff_cli_formats_and_gates(tmp_path):
     assert r.returncode == 0
     d = json.loads(r.stdout)
     assert set(d) >= {"cables", "devices", "bom", "summary"}
-    assert set(d["cables"]) == {"added", "removed", "changed"}
+    assert set(d["cables"]) == {"added", "removed", "changed", "physical"}
     assert d["summary"]["switches.spine"] == {"old": 8, "new": 16}
     bom = {(b["category"], b["part_number"]): b["delta"] for b in d["bom"]}
     assert bom[("switch", "MQM9700-NS2F")] == 8 + 8  # one more SU of 8 rail leaves, spines 8 -> 16
@@ -126,11 +129,200 @@ def test_diff_reads_output_folders_and_plan_json(tmp_path):
     folder = tmp_path / "a" / "b200-superpod-2su"
     r = cli_in_process("diff", str(folder), str(folder / "plan.json"), "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "cables_added": 0,
-                                              "cables_removed": 0, "cables_changed": 0}
+    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "devices_moved": 0, "cables_added": 0,
+                                              "cables_removed": 0, "cables_changed": 0, "cables_physical": 0}
     r = cli_in_process("diff", str(folder), str(SPECS / "b200-superpod-4su.yaml"))
     assert r.returncode == 0 and "+512" in r.stdout
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     r = cli_in_process("diff", str(bad), str(folder))
     assert r.returncode == 2 and "not a clusterc plan.json" in r.stderr
+
+
+# --- physical diff and growth with a layout --------------------------------------------
+
+B200_HALL = """name: b200-{servers}
+servers: {servers}
+server: dgx-b200
+fabric: {{topology: rail-optimized, switch: qm9700, oversubscription: "1:1", scalable_unit: 32{fabric}}}
+{growth}
+layout:
+  hall: DH1
+  rows: {rows}
+  racks_per_row: 10
+  rack: {{height_u: 48, power_kw: 60, width_m: 0.6, depth_mm: 1200}}
+  leaf_placement: end-of-row
+"""
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(text)
+    return p
+
+
+def _cable_counts_by_part(folder) -> dict[tuple[str, float], int]:
+    """(part, orderable length) -> cables, read from cabling.csv: a row per optical cable, two
+    rows (the two ports of a QM9700 cage) per twin-port copper cable."""
+    import csv
+
+    out: dict[tuple[str, float], float] = {}
+    with open(folder / "cabling.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            assert row["media"] in ("MMF", "LACC", "DAC"), row
+            key = (row["part_number"], float(row["length_m"]))
+            out[key] = out.get(key, 0) + (1 if row["media"] == "MMF" else 0.5)
+    return out
+
+
+def test_layout_growth_without_planning_is_a_physical_change(tmp_path):
+    """3 -> 4 SU of the B200 SuperPOD in a hall, no growth planning: logically only additions
+    (16 spines at both sizes, 2 links per leaf-spine pair: one SU's 256 + 256 cables), but the
+    spine rack follows the last SU's row, so all 16 spines move and every one of the 3 SUs'
+    24 x 32 = 768 leaf-spine cables changes far-end rack and label; the BOM delta is by exact
+    part and length."""
+    old = _write(tmp_path, "old", B200_HALL.format(servers=96, fabric="", growth="", rows=4))
+    new = _write(tmp_path, "new", B200_HALL.format(servers=128, fabric="", growth="", rows=4))
+    d = diff_plans(build_plan(old)[1], build_plan(new)[1])
+    c = d["counts"]
+    assert (c["cables_added"], c["cables_removed"], c["cables_changed"], c["cables_physical"]) == (512, 0, 0, 768)
+    assert sorted(m["name"] for m in d["devices"]["moved"]) == [f"spine-{i:02d}" for i in range(1, 17)]
+    assert all(set(m["changes"]) <= {"rack", "u"} and "rack" in m["changes"] for m in d["devices"]["moved"])
+    for cable in d["cables"]["physical"]:
+        ch = cable["changes"]
+        assert cable["kind"] == "leaf-spine" and cable["b"][0].startswith("spine-")
+        assert ch["b_rack"]["old"] != ch["b_rack"]["new"] and "a_rack" not in ch
+        assert {"label_a", "label_b"} <= set(ch)
+        assert ("length_m" in ch) == ("part_number" in ch)  # an MMF part number is its length code
+    assert any("length_m" in cable["changes"] for cable in d["cables"]["physical"])
+
+    # The BOM delta, by (part, length), equals what the two cabling sheets list.
+    for spec, folder in ((old, "a"), (new, "b")):
+        assert cli_in_process("compile", str(spec), "-o", str(tmp_path / folder)).returncode == 0
+    before = _cable_counts_by_part(tmp_path / "a" / "b200-96")
+    after = _cable_counts_by_part(tmp_path / "b" / "b200-128")
+    want = {key: after.get(key, 0) - before.get(key, 0) for key in set(before) | set(after)}
+    got = {(b["part_number"], b["length_m"]): b["delta"] for b in d["bom"] if b["category"] == "cable"}
+    assert got == {k: v for k, v in want.items() if v}
+    assert all(part.endswith(f"-N{int(length):03d}") for part, length in got)
+
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed")
+    assert r.returncode == 0  # logically nothing moved ...
+    assert "cables +512 -0 ~0 (768 changed physically)" in r.stdout and "(16 moved)" in r.stdout
+    assert "> spine-01 moved: rack DH1.C10 -> DH1.D10" in r.stdout and "! su1-leaf-r1:33: " in r.stdout
+    bom_lines = re.findall(r"BOM cable (MFP7E10-N0(\d\d)) (\d+) m: \d+ -> \d+ \([+-]\d+\)", r.stdout)
+    assert bom_lines and all(int(code) == int(length) for _, code, length in bom_lines)
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "physical")
+    assert r.returncode == 1  # ... but physically it did
+    r = cli_in_process("diff", str(old), str(new), "--format", "markdown")
+    assert "| cables | 512 | 0 | 0 | 768 |" in r.stdout and "Physically changed cables (768)" in r.stdout
+    assert "Moved devices (16)" in r.stdout and "`MFP7E10-N0" in r.stdout
+    r = cli_in_process("diff", str(old), str(new), "--format", "json")
+    j = json.loads(r.stdout)
+    assert len(j["cables"]["physical"]) == 768 and j["counts"]["devices_moved"] == 16
+
+
+def test_media_change_on_the_same_ends_is_physical(tmp_path):
+    """The B200 4-SU fabric with its leaf-spine links on single-mode instead of multimode: the
+    same 32 leaves x 32 uplinks = 1,024 cables on the same ports, each with another medium,
+    other transceivers at both ends and another cable part."""
+    base = (SPECS / "b200-superpod-4su.yaml").read_text()
+    smf = _write(tmp_path, "smf", base.replace('scalable_unit: 32', 'scalable_unit: 32\n  media: {leaf-spine: smf}'))
+    d = diff_plans(build_plan(SPECS / "b200-superpod-4su.yaml")[1], build_plan(smf)[1])
+    c = d["counts"]
+    assert (c["cables_added"], c["cables_removed"], c["cables_changed"], c["cables_physical"]) == (0, 0, 0, 1024)
+    for cable in d["cables"]["physical"]:
+        ch = cable["changes"]
+        assert cable["kind"] == "leaf-spine" and ch["media"] == {"old": "mmf", "new": "smf"}
+        assert {"a_transceiver", "b_transceiver", "part_number"} <= set(ch)
+    r = cli_in_process("diff", str(SPECS / "b200-superpod-4su.yaml"), str(smf), "--fail-on", "added,removed,changed")
+    assert r.returncode == 0
+    assert cli_in_process("diff", str(SPECS / "b200-superpod-4su.yaml"), str(smf), "--fail-on", "physical").returncode == 1
+
+
+def test_compiled_hall_diffs_like_its_spec(tmp_path):
+    """plan.json keeps the physical side: a compiled hall against its own spec (and its
+    plan.json) shows nothing, BOM included (cables by length need the lengths back)."""
+    from compiler.plan.load import load_plan
+
+    spec = SPECS / "b200-superpod-4su-hall.yaml"
+    assert cli_in_process("compile", str(spec), "-o", str(tmp_path)).returncode == 0
+    folder = tmp_path / "b200-superpod-4su-hall"
+    built, loaded = build_plan(spec)[1], load_plan(folder)
+    assert [r.name for r in loaded.physical.racks] == [r.name for r in built.physical.racks]
+    for field in ("dev_rack", "dev_u", "dev_height_u", "order_m", "length_m"):
+        assert np.array_equal(getattr(loaded.physical, field), getattr(built.physical, field), equal_nan=True), field
+    for a, b in ((folder, spec), (folder / "plan.json", folder)):
+        r = cli_in_process("diff", str(a), str(b), "--format", "json", "--fail-on", "added,removed,changed,physical")
+        assert r.returncode == 0, r.stdout[:2000]
+        d = json.loads(r.stdout)
+        assert set(d["counts"].values()) == {0} and d["bom"] == []
+
+
+def test_fail_on_names_its_kinds(tmp_path):
+    old = _write(tmp_path, "o", RAIL.format(servers=64, growth="", tiers="auto"))
+    r = cli_in_process("diff", str(old), str(old), "--fail-on", "moved")
+    assert r.returncode == 2 and "added,removed,changed,physical" in r.stderr
+    assert cli_in_process("diff", str(old), str(old), "--fail-on", "physical").returncode == 0
+
+
+H100_HALL = """name: h-{servers}
+servers: {servers}
+server: dgx-h100
+fabric: {{topology: {topology}, switch: qm9700{fabric}}}
+{extra}growth: {growth}
+layout:
+  hall: DH1
+  rows: {rows}
+  racks_per_row: 12
+  rack: {{height_u: 48, power_kw: 45}}
+  leaf_placement: {policy}
+"""
+
+GROWTH_CASES = {
+    # NVIDIA's B200 SuperPOD grown SU by SU to 8 SUs (two tiers, 32 spines), plus a partial SU.
+    "rail-2tier-end-of-row": ([32 * n for n in range(1, 9)] + [100],
+                              lambda n: B200_HALL.format(servers=n, fabric="", growth="growth: {max_scalable_units: 8}", rows=8)),
+    # three tiers forced on 1..6 SUs, leaves in a network rack beside each SU, plus a partial SU
+    "rail-3tier-network-rack": ([32 * n for n in range(1, 7)] + [150],
+                                lambda n: H100_HALL.format(servers=n, topology="rail-optimized", fabric=", scalable_unit: 32, tiers: 3",
+                                                           extra="", growth="{max_scalable_units: 6}", rows=6, policy="network-rack")),
+    # a fat tree of ToR pairs (2 servers per leaf) grown to 40 servers, leaves top-of-rack
+    "fat-tree-top-of-rack": ([2, 4, 7, 8, 16, 24, 40],
+                             lambda n: H100_HALL.format(servers=n, topology="fat-tree", fabric=", servers_per_leaf: 2", extra="",
+                                                        growth="{max_servers: 40}", rows=4, policy="top-of-rack")),
+    # every fabric at once: two-tier storage, one OOB switch per SU, middle-of-row
+    "multi-fabric-middle-of-row": ([20, 31, 62, 93, 124],
+                                   lambda n: H100_HALL.format(
+                                       servers=n, topology="rail-optimized", fabric=", scalable_unit: 32",
+                                       extra="fabrics:\n  - {name: storage, switch: sn5600, tiers: 2}\n"
+                                             "  - {name: oob, switch: sn2201, oversubscription: \"2:1\"}\n",
+                                       growth="{max_servers: 124}", rows=4, policy="middle-of-row")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GROWTH_CASES))
+def test_growth_with_a_layout_moves_nothing_physically(tmp_path, case):
+    """Every growth step with a layout: nothing removed, re-plugged or changed physically, no
+    device moved; each step's racks are racks of the next under the same name and place,
+    and the top tier's racks are there, whole, from day one."""
+    sizes, spec = GROWTH_CASES[case]
+    plans = [build_plan(_write(tmp_path, f"s{n}", spec(n)))[1] for n in sorted(sizes)]
+    _assert_only_additions(plans)
+    for old, new in zip(plans, plans[1:]):
+        d = diff_plans(old, new)
+        assert d["cables"]["physical"] == [] and d["devices"]["moved"] == [], (
+            f"{old.design['servers']} -> {new.design['servers']}: {(d['cables']['physical'] + d['devices']['moved'])[:2]}")
+        places = {(r.name, r.kind, r.row, r.position) for r in new.physical.racks}
+        assert {(r.name, r.kind, r.row, r.position) for r in old.physical.racks} <= places
+    # The top tier (spines at two tiers, cores at three) is built whole from day one, in its final racks.
+    top = max(d.tier for d in plans[0].devices if d.fabric == "compute")
+    upper = [{(d.name, p.physical.racks[int(p.physical.dev_rack[i])].name)
+              for i, d in enumerate(p.devices) if d.tier == top} for p in plans]
+    assert top >= 2 and upper[0] and all(u == upper[0] for u in upper)
+
+
+def test_hall_too_small_for_the_growth_target_says_so(tmp_path):
+    spec = _write(tmp_path, "small", B200_HALL.format(servers=64, fabric="", growth="growth: {max_scalable_units: 8}", rows=4))
+    r = cli_in_process("validate", str(spec))
+    assert r.returncode == 2 and "too small at the growth target (256 servers)" in r.stderr and "use rows: 8" in r.stderr

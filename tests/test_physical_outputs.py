@@ -25,6 +25,8 @@ from .conftest import SPECS
 
 HALL_SPECS = ["b200-superpod-4su-hall", "h100-roce-2su-hall"]
 EXAMPLE_SPECS = HALL_SPECS + ["b200-superpod-4su", "h100-superpod-1su", "b300-xdr-1su"]
+# Rack outputs (workbook, cabling, labels, elevations) cover every fabric of a plan.
+RACK_SPECS = HALL_SPECS + ["h100-superpod-1su-multi-fabric-hall"]
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -32,7 +34,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 def compiled(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     result = {}
-    for name in EXAMPLE_SPECS:
+    for name in EXAMPLE_SPECS + RACK_SPECS[len(HALL_SPECS):]:
         _, plan = build_plan(SPECS / f"{name}.yaml")
         result[name] = (plan, write_outputs(plan, out))
     return result
@@ -44,7 +46,7 @@ def _rows(path: Path) -> list[dict]:
 
 # --- workbook and labels -------------------------------------------------------------
 
-@pytest.mark.parametrize("name", HALL_SPECS)
+@pytest.mark.parametrize("name", RACK_SPECS)
 def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter(compiled, name):
     from openpyxl import load_workbook
 
@@ -72,7 +74,7 @@ def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter
     assert len(seen) == len(plan.links)
 
 
-@pytest.mark.parametrize("name", HALL_SPECS)
+@pytest.mark.parametrize("name", RACK_SPECS)
 def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name):
     plan, target = compiled[name]
     rows = _rows(target / "cabling.csv")
@@ -110,7 +112,7 @@ def test_every_diagram_renders_and_shows_every_device_of_its_scope(compiled, nam
             assert want <= titles, sorted(want - titles)[:5]
 
 
-@pytest.mark.parametrize("name", HALL_SPECS)
+@pytest.mark.parametrize("name", RACK_SPECS)
 def test_rack_elevations_parse_and_show_every_device_in_the_rack(compiled, name):
     plan, target = compiled[name]
     phys = plan.physical

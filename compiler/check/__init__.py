@@ -25,7 +25,8 @@ from .scale_up import check_scale_up
 # check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
 CHECKS = {
     "budgets": check_budgets,
-    "physical": lambda ctx: ({}, physical_findings(ctx.plan)),  # rack power, reach (with a layout)
+    # rack power and cable reach (with a layout) of every fabric: a storage switch draws from its rack too
+    "physical": lambda ctx: ({}, physical_findings(ctx.all_fabrics)),
     "bisection": check_bisection,
     "oversubscription": check_oversubscription,
     "redundancy": check_redundancy,
@@ -40,7 +41,7 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 def run_checks(plan: Plan, seed: int = 1) -> dict:
     # Checks judge the compute fabric: storage and management links are no GPU paths.
-    ctx = CheckContext(fabric_view(plan), seed=seed)
+    ctx = CheckContext(fabric_view(plan), seed=seed, whole=plan)
     findings = []
     seconds = {}
     for name, check in CHECKS.items():

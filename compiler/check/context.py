@@ -19,9 +19,14 @@ LARGE_GRAPH_LINKS = 100_000
 
 @dataclass
 class CheckContext:
-    plan: Plan
+    plan: Plan  # the compute fabric (plan/fabrics.py fabric_view): what the fabric checks judge
     seed: int = 1
     figures: dict = field(default_factory=dict)  # results of earlier checks, by check name
+    whole: Plan | None = None  # the plan with every fabric, for what all fabrics share (racks, cable reach)
+
+    @property
+    def all_fabrics(self) -> Plan:
+        return self.whole if self.whole is not None else self.plan
 
     @cached_property
     def graph(self) -> FabricGraph:

@@ -59,7 +59,7 @@ def expand(loaded: LoadedSpec) -> Plan:
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = fabrics.attach(loaded, design, plan)
     if loaded.spec.layout is not None:
-        layout.apply(plan, design, loaded)
+        layout.apply(plan, design, loaded, extra_designs)
     facts.attach(plan, design.catalog)
     plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design["server"]], plan.design["servers"])
     spec = loaded.spec

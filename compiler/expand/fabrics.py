@@ -36,11 +36,6 @@ def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
             "SPEC_UNSUPPORTED", ("fabrics",),
             f"extra fabrics are built beside a fat-tree or rail-optimized compute fabric, not '{kind}' yet",
             "remove `fabrics:`, or use a Clos compute fabric"))
-    if loaded.spec.layout is not None:
-        out.append(loaded.diagnostic(
-            "SPEC_UNSUPPORTED", ("fabrics",),
-            "physical layout (racks, cable lengths) does not place extra fabrics' switches yet",
-            "remove `layout:` or `fabrics:`"))
     return out
 
 

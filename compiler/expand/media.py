@@ -50,9 +50,13 @@ def _cage_key(end) -> str:
     return f"{end.form_factor} {end.top} {end.cage_gbps}G"
 
 
-def _orderable(lengths_m: list[float], need_m: np.ndarray) -> np.ndarray:
-    """The shortest orderable length >= need; NaN where none is long enough."""
-    table = np.array(sorted(lengths_m) or [np.inf], dtype=np.float64)
+def _orderable(lengths_m: list[float], need_m: np.ndarray, reach_m: float) -> np.ndarray:
+    """The shortest orderable length >= need; NaN where none is long enough. A cable the
+    catalog lists no lengths for (a generic Cat6 patch cord, made or bought per site) is
+    ordered at the need rounded up to a whole metre, up to its reach."""
+    if not lengths_m:
+        return np.where(np.ceil(need_m - 1e-9) <= reach_m, np.ceil(need_m - 1e-9), np.nan)
+    table = np.array(sorted(lengths_m), dtype=np.float64)
     idx = np.searchsorted(table, need_m - 1e-9, side="left")
     out = np.full(need_m.shape, np.nan)
     ok = idx < table.size
@@ -95,17 +99,25 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
     need = length_m.astype(np.float64).copy()
     for kind, media_id in requested.items():
         choice[link_kind == kind] = media_ids.index(media_id) if media_id in media_ids else -1
-    if requested.get("endpoint-leaf"):
-        is_endpoint = np.array([d.tier == 0 and d.role != "server" for d in plan.devices])[links.a_dev]
+    if requested.get("endpoint-leaf"):  # the compute fabric's endpoints (an extra fabric's have its own kinds)
+        is_endpoint = np.array([d.tier == 0 and d.role != "server" and d.fabric == "compute" for d in plan.devices])[links.a_dev]
         choice[is_endpoint] = media_ids.index(requested["endpoint-leaf"])
     auto = choice < 0
     type_index = {k: i for i, k in enumerate(keys)}
 
     for mi, media_id in enumerate(media_ids):
         medium = catalog.media[media_id]
+        cable = catalog.cables[medium.cable]
+        if medium.fit == "port" and not medium.needs_transceivers and cable.end_a and cable.end_b:
+            # A cable with its own connectors for both ends' cages (Cat6 RJ45 for a 1GbE BMC):
+            # the only thing those ports take, so theirs at any length (beyond its reach
+            # the order is NaN and check.physical reports it), as choose() does without lengths.
+            key_a, key_b = type_index.get(_cage_key(cable.end_a)), type_index.get(_cage_key(cable.end_b))
+            if key_a is not None and key_b is not None:
+                choice[auto & (choice < 0) & (ta == key_a) & (tb == key_b)] = mi
+            continue
         if medium.fit == "port":
             continue
-        cable = catalog.cables[medium.cable]
         if cable.end_a is None or cable.end_b is None:
             continue
         key_a, key_b = type_index.get(_cage_key(cable.end_a)), type_index.get(_cage_key(cable.end_b))
@@ -167,7 +179,7 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
         sel = choice == mi
         if sel.any():
             cable = catalog.cables[catalog.media[media_id].cable]
-            order[sel] = _orderable(cable.lengths_m, need[sel])
+            order[sel] = _orderable(cable.lengths_m, need[sel], cable.reach_m)
     used_media = [m for mi, m in enumerate(media_ids) if (choice == mi).any()]
     remap = np.array([used_media.index(m) if m in used_media else -1 for m in media_ids], dtype=np.int16)
     return used_media, remap[choice], order

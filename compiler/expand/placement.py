@@ -10,6 +10,16 @@ units into blocks of adjacent racks:
 Spines, cores and extra endpoints follow in network racks of their own. A block starts
 a new row rather than straddle a row break, unless it is longer than a row.
 
+Extra fabrics (spec `fabrics:`) are placed like the compute fabric's tiers: a storage,
+in-band or OOB leaf goes with the unit of the first server it serves, after that
+unit's compute leaves (in the row's or unit's network racks, or dealt over its compute
+racks with `top-of-rack`), so its server cables stay short and in the row; its spines,
+cores and endpoints get network racks of their own after the compute fabric's. A
+one-switch fabric (an OOB switch for an SU) is a leaf and sits with its servers.
+
+Under `growth:` this runs on the plan at the growth target (expand/final_size.py), and
+day one takes its devices' places from it: no rack of today moves when the cluster grows.
+
 Servers fill compute racks from U1 up; switches fill racks from the top (below the
 reserved U) down, nearest the overhead tray. Racks hold what their U and power budget
 allow; an impossible hall (too small, a server taller, deeper or hungrier than a rack)
@@ -24,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..diagnostics import Diagnostic, SpecInvalid
+from ..plan.fabrics import COMPUTE
 from ..plan.model import Plan
 from ..plan.physical import Physical, Rack
 from ..spec.load import LoadedSpec
@@ -52,29 +63,43 @@ def _fail(loaded: LoadedSpec, code: str, path: tuple, message: str, hint: str = 
 
 
 class _Sizes:
-    """Heights and power of the devices, from the catalog; errors where the hall cannot hold them."""
+    """Heights and power of the devices, from the catalog; errors where the hall cannot hold them.
 
-    def __init__(self, design: ClosDesign, layout: Layout, loaded: LoadedSpec):
+    Per device (`height_u`, `power_w`): servers and every switch model in the plan (compute
+    and extra fabrics) by their catalog entry, extra endpoints `layout.endpoint_rack_units`
+    with no power figure."""
+
+    def __init__(self, plan: Plan, design: ClosDesign, layout: Layout, loaded: LoadedSpec):
         rack = layout.rack
         self.usable_u = rack.height_u - rack.reserved_u
         self.budget_w = rack.power_kw * 1000.0
-        server, switch = design.server, design.switch
+        server = design.server
+        catalog = design.catalog
+        # where each switch model comes from in the spec, for errors that point at it
+        paths: dict[str, tuple] = {design.switch.id: ("fabric", "switch")}
+        for i, fab in enumerate(loaded.spec.fabrics):
+            paths.setdefault(fab.switch, ("fabrics", i, "switch"))
+        models = {d.model for d in plan.devices if d.tier > 0}
         if server.rack_units is None:
             raise _fail(loaded, "LAYOUT_SIZE_UNKNOWN", ("server",),
                         f"the catalog has no height (rack_units) for {server.id}, so it cannot be placed",
                         "give rack_units for it in a catalog file (spec key `catalog`)")
-        if switch.rack_units is None:
-            raise _fail(loaded, "LAYOUT_SIZE_UNKNOWN", ("fabric", "switch"),
-                        f"the catalog has no height (rack_units) for {switch.id}, so it cannot be placed",
-                        "give rack_units for it in a catalog file (spec key `catalog`)")
-        self.server_u, self.switch_u = server.rack_units, switch.rack_units
-        self.server_w = float(server.power_w) if server.power_w is not None else math.nan
-        self.switch_w = float(switch.power_w) if switch.power_w is not None else math.nan
+        unit: dict[str, int] = {server.id: server.rack_units}
+        watts: dict[str, float] = {server.id: float(server.power_w) if server.power_w is not None else math.nan}
+        for model in sorted(models, key=lambda m: (paths.get(m, ("fabric",)), m)):
+            sw = catalog.switches[model]
+            if sw.rack_units is None:
+                raise _fail(loaded, "LAYOUT_SIZE_UNKNOWN", paths.get(model, ("fabric", "switch")),
+                            f"the catalog has no height (rack_units) for {sw.id}, so it cannot be placed",
+                            "give rack_units for it in a catalog file (spec key `catalog`)")
+            unit[model] = sw.rack_units
+            watts[model] = float(sw.power_w) if sw.power_w is not None else math.nan
+        self.server_u, self.server_w = unit[server.id], watts[server.id]
         self.endpoint_u = layout.endpoint_rack_units
-        for what, u, path in ((server.id, self.server_u, ("server",)), (switch.id, self.switch_u, ("fabric", "switch"))):
+        for model, u in unit.items():
             if u > self.usable_u:
                 raise _fail(loaded, "LAYOUT_DEVICE_TOO_TALL", ("layout", "rack", "height_u"),
-                            f"a {what} is {u}U; a {rack.height_u}U rack with {rack.reserved_u}U reserved has {self.usable_u}U",
+                            f"a {model} is {u}U; a {rack.height_u}U rack with {rack.reserved_u}U reserved has {self.usable_u}U",
                             f"use racks of at least {u + rack.reserved_u}U")
         if server.depth_mm is not None and server.depth_mm > rack.depth_mm:
             raise _fail(loaded, "LAYOUT_DEVICE_TOO_DEEP", ("layout", "rack", "depth_mm"),
@@ -95,38 +120,88 @@ class _Sizes:
             self.servers_per_rack = layout.servers_per_rack
         else:
             self.servers_per_rack = min(by_u, by_power)
-        switch_by_power = int(self.budget_w // self.switch_w) if not math.isnan(self.switch_w) else 10**9
-        self.switches_per_rack = max(1, min(self.usable_u // self.switch_u, switch_by_power))
+        self.height_u = np.array([self.endpoint_u if d.tier == 0 and d.role != "server" else unit[d.model]
+                                  for d in plan.devices], dtype=np.int16)
+        self.power_w = np.array([math.nan if d.tier == 0 and d.role != "server" else watts[d.model]
+                                 for d in plan.devices], dtype=np.float64)
 
-    def tor_racks(self, servers: int, leaves: int) -> int:
-        """Fewest compute racks holding `servers` plus `leaves` spread over them."""
+    def pack(self, devices: list[int]) -> list[list[int]]:
+        """Devices in order into as few racks as their U and power allow, each rack filled
+        before the next (a device with no power figure counts 0 W; one device always fits
+        an empty rack, and check.physical reports a rack over its budget)."""
+        racks: list[list[int]] = []
+        used_u, used_w = self.usable_u + 1, 0.0
+        for i in devices:
+            u, w = int(self.height_u[i]), float(np.nan_to_num(self.power_w[i]))
+            if used_u + u > self.usable_u or used_w + w > self.budget_w:
+                racks.append([])
+                used_u, used_w = 0, 0.0
+            racks[-1].append(i)
+            used_u += u
+            used_w += w
+        return racks
+
+    def tor_racks(self, servers: int, leaves: list[int]) -> int:
+        """Fewest compute racks holding `servers` plus `leaves` dealt over them round robin."""
         racks = max(1, math.ceil(servers / self.servers_per_rack))
+        server_w = float(np.nan_to_num(self.server_w))
         while True:
-            s, l = math.ceil(servers / racks), math.ceil(leaves / racks)
-            power = s * np.nan_to_num(self.server_w) + l * np.nan_to_num(self.switch_w)
-            if s * self.server_u + l * self.switch_u <= self.usable_u and (power <= self.budget_w or s <= 1):
+            per = math.ceil(servers / racks)
+            fits = True
+            for k in range(racks):
+                s = max(0, min(per, servers - k * per))
+                lf = leaves[k::racks]
+                u = s * self.server_u + int(self.height_u[lf].sum()) if lf else s * self.server_u
+                w = s * server_w + float(np.nan_to_num(self.power_w[lf]).sum()) if lf else s * server_w
+                if u > self.usable_u or (w > self.budget_w and s > 1):
+                    fits = False
+                    break
+            if fits:
                 return racks
             racks += 1
 
 
-def _units(plan: Plan, design: ClosDesign) -> tuple[list[list[int]], list[list[int]]]:
-    """Servers and leaves per unit, in plan order."""
+def _compute(d) -> bool:
+    return d.fabric == COMPUTE
+
+
+def _units(plan: Plan, design: ClosDesign) -> tuple[list[list[int]], list[list[int]], list[list[int]], list[int]]:
+    """Per unit (an SU; a leaf and its servers where a fat tree has no SUs), in plan order:
+    its servers, its compute leaves, and the leaves of extra fabrics whose first server is
+    in it (a storage or OOB leaf goes where the servers it serves are); plus the extra
+    fabrics' leaves that serve no server."""
     servers: dict[int, list[int]] = {}
     leaves: dict[int, list[int]] = {}
     spl = design.servers_per_leaf
     srv_seen = 0
     leaf_seen = 0
+    unit_of_server = np.full(len(plan.devices), -1, dtype=np.int64)
     for i, d in enumerate(plan.devices):
         if d.role == "server":
             key = d.su if d.su is not None else srv_seen // spl
             srv_seen += 1
             servers.setdefault(key, []).append(i)
-        elif d.role == "leaf":
+            unit_of_server[i] = key
+        elif d.role == "leaf" and _compute(d):
             key = d.su if d.su is not None else leaf_seen
             leaf_seen += 1
             leaves.setdefault(key, []).append(i)
     keys = sorted(set(servers) | set(leaves))
-    return [servers.get(k, []) for k in keys], [leaves.get(k, []) for k in keys]
+    extra = [i for i, d in enumerate(plan.devices) if d.role == "leaf" and not _compute(d)]
+    by_unit: dict[int, list[int]] = {}
+    homeless: list[int] = []
+    if extra:
+        links = plan.links
+        first = np.full(len(plan.devices), len(plan.devices), dtype=np.int64)
+        to_server = unit_of_server[links.a_dev] >= 0
+        np.minimum.at(first, links.b_dev[to_server], links.a_dev[to_server])
+        for i in extra:  # plan order: fabric by fabric, leaf by leaf
+            if first[i] < len(plan.devices):
+                by_unit.setdefault(int(unit_of_server[first[i]]), []).append(i)
+            else:
+                homeless.append(i)
+    return ([servers.get(k, []) for k in keys], [leaves.get(k, []) for k in keys],
+            [by_unit.get(k, []) for k in keys], homeless)
 
 
 def _chunks(items: list[int], size: int) -> list[list[int]]:
@@ -138,31 +213,50 @@ def _compute_racks(servers: list[int], sizes: _Sizes) -> list[tuple[str, list[in
 
 
 def _network_racks(switches: list[int], sizes: _Sizes) -> list[tuple[str, list[int]]]:
-    return [("network", c) for c in _chunks(switches, sizes.switches_per_rack)]
+    return [("network", c) for c in sizes.pack(switches)]
+
+
+def _central_racks(plan: Plan, homeless: list[int], sizes: _Sizes) -> list[tuple[str, list[int]]]:
+    """Network racks of their own after the last unit: the compute fabric's spines, its
+    cores and its extra endpoints, each group starting a rack; then the extra fabrics'
+    spines, cores and leaves that serve no server (a few switches each: they share racks,
+    fabric by fabric in spec order), then their endpoints (storage targets)."""
+    compute = [(i, d) for i, d in enumerate(plan.devices) if _compute(d) and d.role != "server"]
+    racks: list[tuple[str, list[int]]] = []
+    for group in ([i for i, d in compute if d.role == "spine"], [i for i, d in compute if d.role == "core"],
+                  [i for i, d in compute if d.tier == 0]):
+        racks += _network_racks(group, sizes)
+    homeless_set = set(homeless)
+    extra = [(i, d) for i, d in enumerate(plan.devices) if not _compute(d)]
+    racks += _network_racks([i for i, d in extra if d.tier >= 2 or i in homeless_set], sizes)
+    racks += _network_racks([i for i, d in extra if d.tier == 0], sizes)
+    return racks
 
 
 def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> list[_Block]:
-    unit_servers, unit_leaves = _units(plan, design)
+    unit_servers, unit_leaves, unit_extra, homeless = _units(plan, design)
     policy = layout.leaf_placement
     blocks: list[_Block] = []
     if policy == "top-of-rack":
-        for srv, lf in zip(unit_servers, unit_leaves):
-            n = sizes.tor_racks(len(srv), len(lf))
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+            switches = lf + ex
+            n = sizes.tor_racks(len(srv), switches)
             per = math.ceil(len(srv) / n) if srv else 0
-            racks = [("compute", srv[k * per:(k + 1) * per] + lf[k::n]) for k in range(n)]
+            racks = [("compute", srv[k * per:(k + 1) * per] + switches[k::n]) for k in range(n)]
             blocks.append(_Block(racks))
     elif policy == "network-rack":
-        for srv, lf in zip(unit_servers, unit_leaves):
-            blocks.append(_Block(_network_racks(lf, sizes) + _compute_racks(srv, sizes)))
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+            blocks.append(_Block(_network_racks(lf + ex, sizes) + _compute_racks(srv, sizes)))
     else:  # end-of-row / middle-of-row: pack units into rows, network racks shared per row
         pending_srv: list[list[int]] = []
         pending_lf: list[int] = []
+        pending_ex: list[int] = []
 
         def close() -> None:
             if not pending_srv:
                 return
             compute = [r for srv in pending_srv for r in _compute_racks(srv, sizes)]
-            network = _network_racks(pending_lf, sizes)
+            network = _network_racks(pending_lf + pending_ex, sizes)
             if policy == "middle-of-row":
                 half = (len(compute) + 1) // 2
                 blocks.append(_Block(compute[:half] + network + compute[half:]))
@@ -170,24 +264,20 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
                 blocks.append(_Block(compute + network))
             pending_srv.clear()
             pending_lf.clear()
+            pending_ex.clear()
 
-        for srv, lf in zip(unit_servers, unit_leaves):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
             racks_if_added = (sum(math.ceil(len(s) / sizes.servers_per_rack) for s in pending_srv + [srv])
-                              + math.ceil((len(pending_lf) + len(lf)) / sizes.switches_per_rack))
+                              + len(sizes.pack(pending_lf + lf + pending_ex + ex)))
             if pending_srv and racks_if_added > layout.racks_per_row:
                 close()
             pending_srv.append(srv)
             pending_lf.extend(lf)
+            pending_ex.extend(ex)
         close()
-    spines = [i for i, d in enumerate(plan.devices) if d.role == "spine"]
-    cores = [i for i, d in enumerate(plan.devices) if d.role == "core"]
-    endpoints = [i for i, d in enumerate(plan.devices) if d.tier == 0 and d.role != "server"]
-    core_racks = _network_racks(spines, sizes) + _network_racks(cores, sizes)
-    if endpoints:
-        per = max(1, sizes.usable_u // sizes.endpoint_u)
-        core_racks += [("network", c) for c in _chunks(endpoints, per)]
-    if core_racks:
-        blocks.append(_Block(core_racks))
+    central = _central_racks(plan, homeless, sizes)
+    if central:
+        blocks.append(_Block(central))
     return blocks
 
 
@@ -210,14 +300,15 @@ def _positions(blocks: list[_Block], per_row: int) -> list[tuple[int, int]]:
 def place(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> Physical:
     layout = loaded.spec.layout
     assert layout is not None
-    sizes = _Sizes(design, layout, loaded)
+    sizes = _Sizes(plan, design, layout, loaded)
     blocks = _blocks(plan, design, layout, sizes)
     positions = _positions(blocks, layout.racks_per_row)
     rows_needed = positions[-1][0] + 1 if positions else 0
     if rows_needed > layout.rows:
         kinds = [kind for b in blocks for kind, _ in b.racks]
+        grown = f" at the growth target ({plan.design['servers']:,} servers)" if loaded.spec.growth is not None else ""
         raise _fail(loaded, "LAYOUT_HALL_TOO_SMALL", ("layout", "rows"),
-                    f"the hall is too small: {len(kinds)} racks ({kinds.count('compute')} compute, "
+                    f"the hall is too small{grown}: {len(kinds)} racks ({kinds.count('compute')} compute, "
                     f"{kinds.count('network')} network, {sizes.servers_per_rack} servers per rack, "
                     f"{layout.leaf_placement}) need {rows_needed} rows of {layout.racks_per_row}; "
                     f"the layout has {layout.rows} ({layout.rows * layout.racks_per_row} positions)",
@@ -226,15 +317,7 @@ def place(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> Physical:
     n_dev = len(plan.devices)
     dev_rack = np.full(n_dev, -1, dtype=np.int32)
     dev_u = np.zeros(n_dev, dtype=np.int16)
-    dev_h = np.zeros(n_dev, dtype=np.int16)
-    dev_w = np.full(n_dev, np.nan)
-    for i, d in enumerate(plan.devices):
-        if d.role == "server":
-            dev_h[i], dev_w[i] = sizes.server_u, sizes.server_w
-        elif d.tier == 0:
-            dev_h[i] = sizes.endpoint_u
-        else:
-            dev_h[i], dev_w[i] = sizes.switch_u, sizes.switch_w
+    dev_h, dev_w = sizes.height_u, sizes.power_w
     racks: list[Rack] = []
     rack_spec = layout.rack
     flat = [r for b in blocks for r in b.racks]

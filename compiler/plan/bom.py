@@ -25,6 +25,7 @@ class BomLine:
     quantity: int
     unit_power_w: float | None
     notes: str = ""
+    length_m: float | None = None  # cables with a layout: the orderable length this part is
 
     @property
     def total_power_w(self) -> float | None:
@@ -120,8 +121,11 @@ def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
         for length in lengths.tolist():
             qty = cable_count(plan, cage_of_port, in_medium & (order == length), m["fit"])
             part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
-            note = "length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else "no part for this length in the catalog"
-            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note))
+            note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
+                    "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
+                    "no part for this length in the catalog")
+            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note,
+                               length_m=length))
         too_long = in_medium & np.isnan(order)
         if too_long.any():
             out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m']):g} m",

@@ -15,6 +15,7 @@ from operator import attrgetter
 import numpy as np
 
 from .model import Device, LinkTable, Plan, PortLayout
+from .physical import Physical
 
 COMPUTE = "compute"
 
@@ -80,9 +81,21 @@ def _view(plan: Plan, name: str) -> Plan:
         media = media[:int(links.media.max()) + 1] if len(links) else []
     view = Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design, notes=list(plan.notes), facts=plan.facts,
                 requirements=plan.requirements if name == COMPUTE else {}, analysis=plan.analysis,
-                physical=plan.physical, routing=plan.routing if name == COMPUTE else plan.fabric_routing.get(name),
+                physical=_physical_view(plan.physical, np.asarray(keep, dtype=np.int64), sel), routing=plan.routing if name == COMPUTE else plan.fabric_routing.get(name),
                 scale_up=plan.scale_up)
     return view
+
+
+def _physical_view(phys: Physical | None, keep: np.ndarray, sel: np.ndarray) -> Physical | None:
+    """The physical side of a fabric's view: its devices' places and its links' lengths.
+    Every rack stays (same indices); what a rack holds and draws is counted over every
+    fabric (Physical.whole), and the physical check and the rack outputs read the whole plan."""
+    if phys is None:
+        return None
+    return Physical(phys.racks, phys.dev_rack[keep], phys.dev_u[keep], phys.dev_height_u[keep], phys.dev_power_w[keep],
+                    phys.rack_width_m, phys.row_pitch_m, phys.depth_mm,
+                    length_m=None if phys.length_m is None else phys.length_m[sel],
+                    order_m=None if phys.order_m is None else phys.order_m[sel], model=phys.model, whole=phys)
 
 
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:

@@ -39,11 +39,16 @@ class Physical:
     length_m: np.ndarray | None = None  # float64 per link: modelled routed length incl. slack
     order_m: np.ndarray | None = None  # float64 per link: orderable length; NaN when no medium reaches
     model: dict = field(default_factory=dict)  # the length model's constants and its statement
+    # In one fabric's view (plan/fabrics.py): the whole plan's physical side. Racks are
+    # shared by every fabric, so what a rack holds and draws is counted from it.
+    whole: "Physical | None" = None
 
     def rack_power_w(self) -> np.ndarray:
-        """Known power per rack (devices without a figure count as 0; see `unknown_power`)."""
-        power = np.nan_to_num(self.dev_power_w, nan=0.0)
-        return np.bincount(self.dev_rack, weights=power, minlength=len(self.racks))
+        """Known power per rack, every fabric's devices (those without a figure count as 0)."""
+        src = self.whole or self
+        power = np.nan_to_num(src.dev_power_w, nan=0.0)
+        return np.bincount(src.dev_rack, weights=power, minlength=len(self.racks))
 
     def rack_used_u(self) -> np.ndarray:
-        return np.bincount(self.dev_rack, weights=self.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)
+        src = self.whole or self
+        return np.bincount(src.dev_rack, weights=src.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)

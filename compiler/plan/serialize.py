@@ -7,10 +7,12 @@ objects would repeat every key hundreds of thousands of times.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
 from .model import Plan
+from .physical import Physical, Rack
 from .scale_up import ScaleUpDomains
 from .views import cable_ids, per_port
 
@@ -193,4 +195,49 @@ def plan_from_json(data: dict) -> Plan:
     plan.requirements = data.get("requirements", {})
     plan.analysis = data.get("analysis", {})
     plan.scale_up = ScaleUpDomains.from_json(data.get("scale_up"))
+    if data.get("physical") is not None:
+        plan.physical = _physical_from_json(data, plan, by_name)
     return plan
+
+
+def _physical_from_json(data: dict, plan: Plan, by_name: dict[str, int]) -> Physical:
+    """The physical side of a plan.json (racks, rack and U per device, lengths per link), so
+    that `diff` of a compiled folder sees what a diff of its spec sees: rack moves, lengths,
+    exact parts. Heights and power come from the facts (as placement took them); an
+    extra endpoint's height from the model (files written before it was recorded: 1U)."""
+    rec = data["physical"]
+    model = rec["model"]
+    rack_rows = [dict(zip(rec["racks"]["columns"], row)) for row in rec["racks"]["rows"]]
+    racks = [Rack(r["name"], r["row"], _row_index(r["row"]), r["position"], r["kind"], r["height_u"], r["usable_u"],
+                  float(r["power_budget_w"])) for r in rack_rows]
+    rack_index = {r.name: i for i, r in enumerate(racks)}
+    cols = data["devices"]["columns"]
+    ri, ui = cols.index("rack"), cols.index("u")
+    n = len(plan.devices)
+    dev_rack = np.empty(n, dtype=np.int32)
+    dev_u = np.empty(n, dtype=np.int16)
+    for row in data["devices"]["rows"]:
+        i = by_name[row[0]]
+        dev_rack[i], dev_u[i] = rack_index[row[ri]], row[ui]
+    models = plan.facts["models"]
+    endpoint_u = model.get("endpoint_rack_units", 1)
+    height = {m: (r.get("rack_units") or endpoint_u) for m, r in models.items()}
+    power = {m: (math.nan if r.get("power_w") is None else float(r["power_w"])) for m, r in models.items()}
+    dev_h = np.array([height[d.model] for d in plan.devices], dtype=np.int16)
+    dev_w = np.array([power[d.model] for d in plan.devices], dtype=np.float64)
+    lcols = data["links"]["columns"]
+    li, oi = lcols.index("length_m"), lcols.index("order_m")
+    rows = data["links"]["rows"]
+    length = np.array([math.nan if r[li] is None else r[li] for r in rows], dtype=np.float64)
+    order = np.array([math.nan if r[oi] is None else r[oi] for r in rows], dtype=np.float64)
+    rack = model.get("rack", {})
+    return Physical(racks, dev_rack, dev_u, dev_h, dev_w, float(rack.get("width_m", 0.6)), float(model.get("row_pitch_m", 3.0)),
+                    int(rack.get("depth_mm", 0)), length_m=length, order_m=order, model=model)
+
+
+def _row_index(row: str) -> int:
+    """A, B, ..., Z, AA, ... -> 0, 1, ... (the inverse of placement.row_name)."""
+    index = 0
+    for ch in row:
+        index = index * 26 + (ord(ch) - ord("A") + 1)
+    return index - 1

@@ -94,3 +94,55 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
 def fabric_protocol(plan: Plan) -> str | None:
     """The fabric's switch protocol (infiniband, ethernet), or None for a direct network."""
     return plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol")
+
+
+def cable_part(media_rec: dict, order_m: float | None) -> str:
+    """The cable to order for a medium (a plan.facts media record) at an orderable length:
+    the catalog's part for that length where it has one, else the medium's generic part."""
+    if order_m is None or order_m != order_m:  # no layout, or no length reaches (NaN)
+        return media_rec["cable_part_number"]
+    return media_rec["parts"].get(f"{order_m:g}", media_rec["cable_part_number"])
+
+
+def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the transceiver part at end a and at end b, from the link's medium and the
+    end's cage type ("" where the medium takes none or the catalog has none for the cage)."""
+    links = plan.links
+    offsets = plan.port_offsets()
+    keys = plan.memo("port_table", port_table)["cage_key"]
+    out = []
+    for gid in (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port):
+        parts = np.empty(len(links), dtype=object)
+        for mi, media_id in enumerate(plan.media):
+            table = plan.facts["media"][media_id]["transceivers"]
+            sel = links.media == mi
+            if sel.any():
+                uniq, inverse = np.unique(keys[gid[sel]], return_inverse=True)
+                parts[sel] = np.array([table.get(k) or "" for k in uniq], dtype=object)[inverse.reshape(-1)]
+        out.append(parts)
+    return out[0], out[1]
+
+
+def link_physical(plan: Plan) -> dict[str, list]:
+    """Per link, every physical attribute the floor sees, as plain values (None where the
+    plan has no layout): rack and U of each end's device, transceiver part at each end,
+    medium, orderable length, cable part, and both labels. What `diff` compares."""
+    links = plan.links
+    n = len(links)
+    a_tr, b_tr = plan.memo("end_transceivers", end_transceivers)
+    label_a, label_b = plan.memo("cable_labels", cable_labels)
+    phys = plan.physical
+    media_ids = [plan.media[m] for m in links.media.tolist()]
+    if phys is None:
+        none = [None] * n
+        a_rack = b_rack = a_u = b_u = order = none
+    else:
+        racks = np.array([r.name for r in phys.racks] or [""], dtype=object)
+        a_rack, b_rack = racks[phys.dev_rack[links.a_dev]].tolist(), racks[phys.dev_rack[links.b_dev]].tolist()
+        a_u, b_u = phys.dev_u[links.a_dev].tolist(), phys.dev_u[links.b_dev].tolist()
+        order = [None] * n if phys.order_m is None else [None if x != x else x for x in phys.order_m.tolist()]
+    facts = plan.facts["media"]
+    parts = [cable_part(facts[m], o) for m, o in zip(media_ids, order)]
+    return {"a_rack": a_rack, "a_u": a_u, "a_transceiver": a_tr.tolist(), "b_rack": b_rack, "b_u": b_u,
+            "b_transceiver": b_tr.tolist(), "media": media_ids, "length_m": order, "part_number": parts,
+            "label_a": label_a, "label_b": label_b}

@@ -32,4 +32,4 @@ RENDERERS = {
     "configs": switch_configs.render,
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs"}
+ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks"}

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, per_port, port_table
+from ..plan.views import cable_ids, cable_labels, cable_part, end_transceivers, per_port
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -29,7 +29,6 @@ HEADER = [
 
 def render(plan: Plan, out: OutputDir) -> None:
     links = plan.links
-    ports = plan.memo("port_table", port_table)
     offsets = plan.port_offsets()
     a_gid = offsets[links.a_dev] + links.a_port
     b_gid = offsets[links.b_dev] + links.b_port
@@ -38,7 +37,7 @@ def render(plan: Plan, out: OutputDir) -> None:
     port_piece = per_port(plan, {lid: np.array([f"{csv_field(p.name)},{csv_field(p.cage)},{p.lane}" for p in lay.ports],
                                                 dtype=object) for lid, lay in plan.layouts.items()})
     kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)
-    a_tr, b_tr = transceiver_columns(plan, a_gid, b_gid, ports)
+    a_tr, b_tr = transceiver_columns(plan)
     place = physical_pieces(plan)
     tail = media_tail(plan)
     label_a, label_b = plan.memo("cable_labels", cable_labels)
@@ -95,10 +94,10 @@ def media_tail(plan: Plan) -> list[str]:
         optical = rec["fiber"] in ("mmf", "smf")
         connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
         pieces_by_media.append((rec["fiber"].upper(), connector,
-                                rec["cable_part_number"], rec["jacket"], "Type-B" if optical else "", rec["parts"]))
+                                rec["cable_part_number"], rec["jacket"], "Type-B" if optical else ""))
     phys = plan.physical
     if phys is None or phys.order_m is None:
-        table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol, _ in pieces_by_media],
+        table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol in pieces_by_media],
                          dtype=object)
         return table[links.media].tolist()
     # (medium, orderable length) pairs are few: build each piece once, then index.
@@ -106,26 +105,17 @@ def media_tail(plan: Plan) -> list[str]:
     pairs, inverse = np.unique(np.stack([links.media.astype(np.float64), order]), axis=1, return_inverse=True)
     pieces = []
     for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
-        f, c, part, j, pol, parts = pieces_by_media[mi]
-        if length >= 0:
-            part, text = parts.get(f"{length:g}", part), f"{length:g}"
-        else:
-            text = ""
+        f, c, _, j, pol = pieces_by_media[mi]
+        part = cable_part(plan.facts["media"][plan.media[mi]], length if length >= 0 else None)
+        text = f"{length:g}" if length >= 0 else ""
         pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
     return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
 
 
-def transceiver_columns(plan: Plan, a_gid, b_gid, ports) -> tuple[list[str], list[str]]:
-    """The transceiver part at each end, from the link's medium and the end's cage type."""
+def transceiver_columns(plan: Plan) -> tuple[list[str], list[str]]:
+    """The transceiver part at each end (plan.views.end_transceivers), CSV-escaped."""
     out = []
-    for gid in (a_gid, b_gid):
-        keys = ports["cage_key"][gid]
-        parts = np.empty(len(plan.links), dtype=object)
-        for mi, media_id in enumerate(plan.media):
-            table = plan.facts["media"][media_id]["transceivers"]
-            sel = plan.links.media == mi
-            if sel.any():
-                uniq, inverse = np.unique(keys[sel], return_inverse=True)
-                parts[sel] = np.array([csv_field(table.get(k) or "") for k in uniq], dtype=object)[inverse]
-        out.append(parts.tolist())
+    for parts in plan.memo("end_transceivers", end_transceivers):
+        uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
+        out.append(np.array([csv_field(u) for u in uniq.tolist()], dtype=object)[inverse.reshape(-1)].tolist())
     return out[0], out[1]

@@ -24,7 +24,7 @@ from openpyxl.styles import Font
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.summary import summarize
-from ..plan.views import cable_ids, cable_labels, port_table
+from ..plan.views import cable_ids, cable_labels, cable_part, port_table
 from .rack_rows import rack_order
 from .writer import OutputDir
 
@@ -85,7 +85,7 @@ def link_columns(plan: Plan) -> dict[str, list]:
     media_idx = links.media.tolist()
     order = phys.order_m.tolist()
     cols["media"] = [media_rec[m]["fiber"].upper() for m in media_idx]
-    cols["part_number"] = [media_rec[m]["parts"].get(f"{o:g}", media_rec[m]["cable_part_number"]) if o == o else "NO MEDIUM REACHES"
+    cols["part_number"] = [cable_part(media_rec[m], o) if o == o else "NO MEDIUM REACHES"
                            for m, o in zip(media_idx, order)]
     cols["length_m"] = [o if o == o else None for o in order]
     cols["kind"] = np.array(plan.link_kinds, dtype=object)[links.kind].tolist()
@@ -103,6 +103,10 @@ def _summary(wb: Workbook, plan: Plan) -> None:
                         ["topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G"]]
     rows += [[f"{role} switches", n] for role, n in s["switches"].items()]
     rows += [[f"{kind} cables", n] for kind, n in s["cables"].items()]
+    for name, fab in s.get("fabrics", {}).items():  # extra fabrics share the hall (their kinds carry the prefix)
+        if name != "compute":
+            rows += [[f"{name} {role} switches", n] for role, n in fab["switches"].items()]
+            rows += [[f"{kind} cables", n] for kind, n in fab["cables"].items()]
     rows += [["racks", len(phys.racks)], ["length model", phys.model["statement"]],
              ["defaults", phys.model["confidence"]], [], ["part_number", "description", "quantity", "unit_power_w"]]
     rows += [[line.part_number, line.description, line.quantity, line.unit_power_w]
