@@ -31,4 +31,4 @@ RENDERERS = {
     "configs": switch_configs.render,
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-ALL_FABRICS = {"cabling", "bom", "plan", "summary", "configs"}
+ALL_FABRICS = {"cabling", "bom", "plan", "summary", "configs", "hosts"}  # hosts: BMC addresses on the oob fabric
