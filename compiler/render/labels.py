@@ -90,7 +90,7 @@ def _page_bounds(rack: np.ndarray, count: np.ndarray, page_labels: int) -> list[
         hi = min(max(hi, lo + 1), n)
         bounds.append((lo, hi))
         lo = hi
-    return bounds
+    return bounds or [(0, 0)]  # no cables: one empty sheet
 
 
 def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tuple[dict, str]]:
