@@ -145,6 +145,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
     from .pipeline import write_outputs
     from .plan.summary import summarize
     from .render import RENDERERS
+    from .render.writer import OutputConflict
 
     outputs = None
     if only:
@@ -161,6 +162,9 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
     for spec, plan in _plans(specs, failed):
         try:
             target = write_outputs(plan, out, outputs)
+        except OutputConflict as exc:
+            failed.append(Diagnostic("OUTPUT_FOLDER_CONFLICT", exc.message, file=str(spec), hint=exc.hint))
+            continue
         except OSError as exc:
             failed.append(Diagnostic("OUTPUT_UNWRITABLE", f"cannot write outputs: {exc.strerror}: {exc.filename}", file=str(spec)))
             continue

@@ -10,6 +10,7 @@ from .plan.model import Plan
 from .plan.fabrics import fabric_view
 from .progress import stage
 from .render import ALL_FABRICS, RENDERERS
+from .plan.serialize import plan_digest
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid
 from .expand.resolve import raw_catalog_diagnostics
@@ -41,11 +42,14 @@ def plan_from_source(source: Source) -> tuple[LoadedSpec, Plan]:
 
 
 def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None) -> Path:
+    """Write `out_dir/<plan name>/` atomically: every output, or with `only` those outputs,
+    keeping the folder's other outputs when they are of this same plan (else
+    render.writer.OutputConflict, and nothing changes)."""
     target = Path(out_dir) / plan.name
-    names = only or list(RENDERERS)
-    with OutputDir(target) as out:
+    names = list(dict.fromkeys(only)) if only else list(RENDERERS)
+    with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         for name in names:
-            with stage(f"render {name}"):
+            with stage(f"render {name}"), out.output(name):
                 # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
                 RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
     return target

@@ -79,7 +79,7 @@ def _compile_and_judge(tmp_path, text: str):
         # Exactly one folder, complete: no temp folders, no partial outputs, nothing elsewhere.
         assert [p.name for p in out.iterdir()] and all(not p.name.startswith(".") for p in out.iterdir())
         [folder] = list(out.iterdir())
-        assert sorted(p.name for p in folder.iterdir()) == ["cabling.csv", "summary.json"]
+        assert sorted(p.name for p in folder.iterdir()) == ["cabling.csv", "manifest.json", "summary.json"]
     assert _listing(work) in (["spec.yaml"], ["out", "spec.yaml"]) or _listing(work)[0] == "out"
     return r.returncode
 

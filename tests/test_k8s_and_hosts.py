@@ -103,7 +103,54 @@ def test_hosts_csv_matches_cabling(tmp_path):
             leaves.setdefault(c["a_device"], []).append(c["b_device"])
     for row in rows:
         assert row["rail_leaves"].split(";") == leaves[row["hostname"]]
-        assert row["rack"] == row["bmc_address"] == row["mgmt_address"] == ""  # no physical layout/addressing yet
+        # InfiniBand, no layout, no oob fabric: the plan knows none of these
+        assert row["rack"] == row["ru"] == row["bmc_address"] == row["mgmt_address"] == ""
+
+
+def _plan_json(folder):
+    import json
+
+    return json.loads((folder / "plan.json").read_text())
+
+
+def test_hosts_csv_has_rack_u_and_management_address_of_a_laid_out_ethernet_plan(tmp_path):
+    r, folder = compile_to(tmp_path, with_name("h100-roce-2su-hall.yaml", "hall"), "hall")
+    assert r.returncode in (0, 1), r.stderr
+    hosts = {row["hostname"]: row for row in csv.DictReader(open(folder / "hosts.csv", newline=""))}
+    plan = _plan_json(folder)
+    cols = plan["devices"]["columns"]
+    place = {d[0]: d for d in plan["devices"]["rows"]}
+    mgmt = {name: m for name, _, _, m in plan["addressing"]["devices"]["rows"]}
+    assert len(hosts) == 32
+    for name, row in hosts.items():
+        d = place[name]
+        assert (row["rack"], row["ru"]) == (d[cols.index("rack")], str(d[cols.index("u")]))
+        assert row["mgmt_address"] == mgmt[name] and row["mgmt_address"]
+        assert row["bmc_address"] == ""  # no out-of-band fabric in this spec
+    # The same places as the cabling sheet's server ends; management from 172.16.0.0/12 (servers the
+    # first half, 172.16.0.0/13, its first address skipped): server 1 -> .0.1, server 32 -> .0.32.
+    cabling = [c for c in csv.DictReader(open(folder / "cabling.csv", newline="")) if c["a_device"] == "dgx-su2-016"]
+    assert len(cabling) == 8 and {(c["a_rack"], c["a_ru"]) for c in cabling} == {(hosts["dgx-su2-016"]["rack"], hosts["dgx-su2-016"]["ru"])}
+    assert (hosts["dgx-su1-001"]["rack"], hosts["dgx-su1-001"]["ru"]) == ("DH2.A02", "1")
+    assert hosts["dgx-su1-001"]["mgmt_address"] == "172.16.0.1" and hosts["dgx-su2-016"]["mgmt_address"] == "172.16.0.32"
+
+
+def test_hosts_csv_bmc_address_is_the_server_end_of_its_oob_cable(tmp_path):
+    from ipaddress import IPv4Network
+
+    r, folder = compile_to(tmp_path, with_name("h100-superpod-1su-multi-fabric.yaml", "mf"), "mf")
+    assert r.returncode in (0, 1), r.stderr
+    hosts = {row["hostname"]: row for row in csv.DictReader(open(folder / "hosts.csv", newline=""))}
+    subnet = dict(_plan_json(folder)["fabric_addressing"]["oob"]["links"]["rows"])
+    bmc_cable = {c["a_device"]: c["cable_id"] for c in csv.DictReader(open(folder / "cabling.csv", newline=""))
+                 if c["a_port"] == "bmc"}
+    assert len(hosts) == 31 and len(bmc_cable) == 31
+    for name, row in hosts.items():
+        net = IPv4Network(subnet[bmc_cable[name]])
+        assert net.prefixlen == 31 and row["bmc_address"] == str(net[1])  # the lower end takes the odd address
+        assert row["mgmt_address"] == ""  # the compute fabric is InfiniBand: no management pool in use
+    # oob is the second extra fabric: 10.200.0.0/13, server links its first /14; leaf port 1 -> 10.200.0.0/31.
+    assert hosts["dgx-su1-001"]["bmc_address"] == "10.200.0.1" and hosts["dgx-su1-031"]["bmc_address"] == "10.200.0.61"
 
 
 def test_default_names_unchanged_and_pattern_used_everywhere(tmp_path):

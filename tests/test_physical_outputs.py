@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +22,20 @@ import yaml
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render.diagrams import scopes
 
-from .conftest import SPECS
+from .conftest import SPECS, plan_from_text
 
 HALL_SPECS = ["b200-superpod-4su-hall", "h100-roce-2su-hall"]
 EXAMPLE_SPECS = HALL_SPECS + ["b200-superpod-4su", "h100-superpod-1su", "b300-xdr-1su"]
 # Rack outputs (workbook, cabling, labels, elevations) cover every fabric of a plan.
 RACK_SPECS = HALL_SPECS + ["h100-superpod-1su-multi-fabric-hall"]
 SVG = "{http://www.w3.org/2000/svg}"
+# 1,600 DGX H100 on SN5600 (400G) in a hall: 41,984 cables, 83,968 labels (builds in well under a second).
+BIG_HALL = """name: labels-big
+servers: 1600
+server: dgx-h100
+fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: "1:1", scalable_unit: 64}
+layout: {hall: DH9, rows: 16, racks_per_row: 30, rack: {height_u: 48, power_kw: 90}}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +96,85 @@ def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name
     assert [x["end"] for x in labels[:2]] == ["A", "B"]
     page = (target / "labels.html").read_text()
     assert page.count('class="l"') == 2 * len(plan.links)
+
+
+class _LabelSheet(HTMLParser):
+    """Labels (`<div class="l"><b>id</b>rest</div>` -> "id rest") and rack headings of a sheet."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.labels, self.headings, self._in = [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "div" and ("class", "l") in attrs:
+            self.labels.append([])
+            self._in = "l"
+        elif tag == "h2":
+            self.headings.append("")
+            self._in = "h2"
+
+    def handle_endtag(self, tag):
+        if tag in ("div", "h2"):
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "l":
+            self.labels[-1].append(data)
+        elif self._in == "h2":
+            self.headings[-1] += data
+
+    def texts(self) -> list[str]:
+        return [" ".join(parts) for parts in self.labels]
+
+
+def _paged_sheets(folder: Path) -> tuple[list[str], list[_LabelSheet]]:
+    index = (folder / "labels.html").read_text()
+    links = re.findall(r'<a href="([^"]+)">', index)
+    assert links == [f"labels/labels-{n:04d}.html" for n in range(1, len(links) + 1)]
+    assert sorted(str(p.relative_to(folder)) for p in (folder / "labels").iterdir()) == links
+    return links, [_LabelSheet((folder / link).read_text()) for link in links]
+
+
+def test_labels_html_pages_every_label_beyond_50000(tmp_path):
+    """84k labels (above one sheet's 50,000): every label on exactly one page, each page
+    within the bound, racks whole, labels.html their index."""
+    from compiler.render.labels import PAGE_LABELS
+
+    plan = plan_from_text(BIG_HALL)
+    assert 2 * len(plan.links) == 83_968 > PAGE_LABELS
+    folder = write_outputs(plan, tmp_path, ["labels"])
+    want = sorted(r["label"] for r in _rows(folder / "labels.csv"))
+    links, sheets = _paged_sheets(folder)
+    assert len(links) == 2
+    assert all(len(s.texts()) <= PAGE_LABELS for s in sheets)
+    assert sorted(t for s in sheets for t in s.texts()) == want
+    assert all(" of " not in h for s in sheets for h in s.headings), "no rack is split: each fits a page"
+    racks = [h.split(":")[0] for s in sheets for h in s.headings]
+    assert len(racks) == len(set(racks)) == len(plan.physical.racks)
+    assert "83,968 labels on 2 pages" in (folder / "labels.html").read_text()
+
+
+def test_labels_pages_split_a_rack_larger_than_a_page(compiled, tmp_path, monkeypatch):
+    from compiler.render import labels
+
+    plan, _ = compiled["h100-roce-2su-hall"]
+    monkeypatch.setattr(labels, "PAGE_LABELS", 100)
+    folder = write_outputs(plan, tmp_path, ["labels"])
+    want = sorted(r["label"] for r in _rows(folder / "labels.csv"))
+    _, sheets = _paged_sheets(folder)
+    assert all(len(s.texts()) <= 100 for s in sheets)
+    assert sorted(t for s in sheets for t in s.texts()) == want
+    per_rack: dict[str, list[str]] = {}
+    for s in sheets:
+        for h in s.headings:
+            per_rack.setdefault(h.split(":")[0], []).append(h)
+    split = {rack: hs for rack, hs in per_rack.items() if len(hs) > 1}
+    assert split, "the leaf racks hold more than 100 labels"
+    for rack, hs in split.items():  # "DH2.A01: 100 of 512 cables": the parts add up to the rack
+        parts = [re.match(r".*: (\d+) of (\d+) cables", h).groups() for h in hs]
+        assert sum(int(a) for a, _ in parts) == int(parts[0][1])
+    assert all(len(hs) == 1 and " of " not in hs[0] for rack, hs in per_rack.items() if rack not in split)
 
 
 # --- diagrams ------------------------------------------------------------------------

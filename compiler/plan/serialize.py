@@ -6,6 +6,7 @@ objects would repeat every key hundreds of thousands of times.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -147,6 +148,14 @@ def plan_json_text(plan: Plan) -> str:
         + _fabric_addressing_text(plan)
         + "\n}\n"
     )
+
+
+def plan_digest(plan: Plan, text: str | None = None) -> str:
+    """sha256 of plan.json's text: the identity of a plan (which plan a folder of outputs
+    belongs to). `text`: plan.json's text when the caller has it already (saves
+    serialising the plan twice; about 1 s at 131,072 GPUs)."""
+    return plan.memo("plan_sha256", lambda p: hashlib.sha256((plan_json_text(p) if text is None else text)
+                                                             .encode("utf-8")).hexdigest())
 
 
 def plan_from_json(data: dict) -> Plan:

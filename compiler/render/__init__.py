@@ -32,4 +32,5 @@ RENDERERS = {
     "configs": switch_configs.render,
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks"}
+# hosts: BMC addresses are on the oob fabric
+ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks", "hosts"}

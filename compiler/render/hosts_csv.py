@@ -2,27 +2,81 @@
 
 One row per server in plan order: hostname, server type, SU, pod, leaf group (the
 Slurm logical leaf / Kubernetes level), rail leaves in rail order (';'-separated),
-scale-up domain, and rack, BMC and management addresses, empty until the plan has a
-physical layout and addressing.
+scale-up domain, and where the plan knows them: rack and lowest U (spec `layout`),
+BMC address and management address. A column is empty only where the plan has no
+value (no layout; no Ethernet addressing; no out-of-band fabric).
+
+- mgmt_address: the server's address from the compute fabric's `management` pool
+  (plan.json `addressing.devices`).
+- bmc_address: the BMC port is the server's `oob` NIC group ("the OOB port is used
+  for BMC access", NVIDIA DGX BasePOD); on an `oob` fabric (spec `fabrics:`) its cable
+  has a /31 like every server link, and the server, the lower end, takes the odd
+  address (plan/routing.py; plan.json `fabric_addressing.<fabric>.links`).
+
+Renders from the whole plan (extra fabrics included), since the BMC sits on one.
+Cost: O(servers x rails + links of the oob fabric), vectorised with numpy.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..expand import naming
+from ..plan.fabrics import COMPUTE, fabric_view
 from ..plan.hosts import host_table
 from ..plan.model import Plan
+from ..plan.routing import dotted
 from .csvtext import csv_text
 from .writer import OutputDir
 
-HEADER = ["hostname", "server_type", "su", "pod", "leaf_group", "rail_leaves", "nvlink_domain", "rack",
+HEADER = ["hostname", "server_type", "su", "pod", "leaf_group", "rail_leaves", "nvlink_domain", "rack", "ru",
           "bmc_address", "mgmt_address"]
+BMC_NIC_GROUP = "oob"
 
 
 def render(plan: Plan, out: OutputDir) -> None:
-    hosts = plan.memo("hosts", host_table)
+    compute = fabric_view(plan)
+    hosts = compute.memo("hosts", host_table)
+    n = len(hosts.names)
+    # Servers come first in the plan and in every fabric view, so a server's device index is its row.
+    assert all(d.role == "server" for d in plan.devices[:n]), "servers are not the first devices of the plan"
     server = plan.design["server"]
+    rack, ru = _rack_ru(plan, n)
+    mgmt = _addresses(compute.routing.management[:n]) if compute.routing is not None else [""] * n
+    bmc = _bmc_addresses(plan, n)
     rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, ";".join(leaves),
-             "" if dom is None else naming.nvlink_domain(dom), "", "", "")
-            for name, su, pod, group, leaves, dom in zip(hosts.names, hosts.su, hosts.pod, hosts.group,
-                                                        hosts.rail_leaves, hosts.domain))
+             "" if dom is None else naming.nvlink_domain(dom), r, u, b, m)
+            for name, su, pod, group, leaves, dom, r, u, b, m in zip(hosts.names, hosts.su, hosts.pod, hosts.group,
+                                                                    hosts.rail_leaves, hosts.domain, rack, ru, bmc, mgmt))
     out.write_text("hosts.csv", csv_text(HEADER, rows))
+
+
+def _rack_ru(plan: Plan, n: int) -> tuple[list[str], list[int | str]]:
+    phys = plan.physical
+    if phys is None:
+        return [""] * n, [""] * n
+    names = [r.name for r in phys.racks]
+    return [names[r] for r in phys.dev_rack[:n].tolist()], phys.dev_u[:n].tolist()
+
+
+def _addresses(values: np.ndarray) -> list[str]:
+    """uint32 addresses as dotted quads; 0 (none) as empty."""
+    return [a if v else "" for a, v in zip(dotted(values), values.tolist())]
+
+
+def _bmc_addresses(plan: Plan, n: int) -> list[str]:
+    fabrics = plan.design.get("fabrics") or {}
+    names = [f for f, rec in fabrics.items() if f != COMPUTE and rec.get("nic_group", f) == BMC_NIC_GROUP
+             and f in plan.fabric_routing]
+    bmc = np.zeros(n, dtype=np.uint32)
+    if not names:
+        return [""] * n
+    view = fabric_view(plan, names[0])
+    first, end = fabrics[names[0]]["server_ports"]
+    links, net = view.links, view.routing.link_net
+    # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
+    sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]
+    sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
+    dev, pick = np.unique(links.a_dev[sel], return_index=True)
+    bmc[dev] = net[sel[pick]] + 1
+    return _addresses(bmc)

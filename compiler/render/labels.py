@@ -3,9 +3,13 @@
 The label reads `<cable id> <near> / <far>` where a place is `<rack>-<U>:<port>` with a
 physical layout; the B end swaps near and far. Written only with a layout: without
 one the label text is already in cabling.csv (label_a, label_b), and at 100k+ GPUs a
-second 80 MB file of it would double the write time for nothing. labels.html (a printable sheet, one page group per rack, in the
-rack sheets' U/port order) only with a layout, and only up to HTML_MAX_LABELS labels:
-beyond that a browser will not print one page set, and labels.csv feeds a label printer.
+second 80 MB file of it would double the write time for nothing.
+
+labels.html is a printable sheet, one page group per rack, in the rack sheets' U/port
+order, holding every label. Beyond PAGE_LABELS labels one HTML file is more than a
+browser prints as one job, so the sheets are paged: labels/labels-0001.html, ... each
+at most PAGE_LABELS labels, cut between racks (a rack larger than a page is split
+across pages and its heading says which part), and labels.html becomes their index.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from .rack_rows import rack_order
 from .writer import OutputDir
 
 HEADER = ["cable_id", "end", "label", "place", "device", "port", "media"]
-HTML_MAX_LABELS = 50_000
+PAGE_LABELS = 50_000  # labels per HTML file
 
 CSS = """body{font-family:monospace;margin:8mm}
 h2{font:bold 12pt sans-serif;margin:4mm 0;page-break-before:always}h2:first-of-type{page-break-before:auto}
@@ -58,29 +62,80 @@ def render(plan: Plan, out: OutputDir) -> None:
     both[0::2], both[1::2] = parts[0], parts[1]
     body = "".join(both.tolist())
     out.write_text("labels.csv", ",".join(HEADER) + "\n" + body)
-    if 2 * len(links) <= HTML_MAX_LABELS:
-        out.write_text("labels.html", labels_html(plan, label_a, label_b))
+    pages = label_pages(plan, label_a, label_b)
+    if len(pages) == 1:
+        out.write_text("labels.html", pages[0][1])
+        return
+    for number, (_, text) in enumerate(pages, 1):
+        out.write_text(page_path(number), text)
+    out.write_text("labels.html", index_html(plan, [summary for summary, _ in pages]))
 
 
-def labels_html(plan: Plan, label_a: list[str], label_b: list[str]) -> str:
+def page_path(number: int) -> str:
+    return f"labels/labels-{number:04d}.html"
+
+
+def _page_bounds(rack: np.ndarray, count: np.ndarray, page_labels: int) -> list[tuple[int, int]]:
+    """Entry ranges [lo, hi) of at most page_labels labels each, cut at a rack boundary
+    where one fits in the page, else inside the rack. O(entries)."""
+    cum = np.concatenate([[0], np.cumsum(count)])
+    starts = np.nonzero(np.diff(rack, prepend=-1))[0]  # first entry of each rack
+    bounds, lo, n = [], 0, len(rack)
+    while lo < n:
+        hi = int(np.searchsorted(cum, cum[lo] + page_labels, side="right")) - 1  # most entries that fit
+        if hi < n:
+            cut = int(np.searchsorted(starts, hi, side="right")) - 1
+            if starts[cut] > lo:
+                hi = int(starts[cut])
+        hi = min(max(hi, lo + 1), n)
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds or [(0, 0)]  # no cables: one empty sheet
+
+
+def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tuple[dict, str]]:
+    """The printable sheets: (summary, HTML) per page; one page when every label fits."""
     rack, link, end = rack_order(plan)
-    racks = plan.physical.racks
-    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(plan.name)} cable labels</title>"
-           f"<style>{CSS}</style></head><body>"]
-    bounds = np.searchsorted(rack, np.arange(len(racks) + 1))
-    for r, rec in enumerate(racks):
-        lo, hi = int(bounds[r]), int(bounds[r + 1])
-        if lo == hi:
-            continue
-        out.append(f"<h2>{html.escape(rec.name)}: {hi - lo} cables</h2><div class=\"grid\">")
-        for i, e in zip(link[lo:hi].tolist(), end[lo:hi].tolist()):
-            # In-rack cables are listed once: print both ends' labels there.
-            texts = [label_a[i] if e == 0 else label_b[i]]
-            if e == 0 and plan.physical.dev_rack[plan.links.b_dev[i]] == r:
-                texts.append(label_b[i])
-            for t in texts:
-                cid, rest = t.split(" ", 1)
-                out.append(f"<div class=\"l\"><b>{html.escape(cid)}</b>{html.escape(rest)}</div>")
-        out.append("</div>")
-    out.append("</body></html>\n")
-    return "".join(out)
+    phys = plan.physical
+    racks = phys.racks
+    # In-rack cables are listed once: both ends' labels are printed there.
+    both = (end == 0) & (phys.dev_rack[plan.links.b_dev[link]] == rack)
+    count = 1 + both.astype(np.int64)
+    bounds = _page_bounds(rack, count, PAGE_LABELS)
+    rack_lo = np.searchsorted(rack, np.arange(len(racks) + 1))
+    paged = len(bounds) > 1
+    pages = []
+    for number, (lo, hi) in enumerate(bounds, 1):
+        title = f"{plan.name} cable labels" + (f", page {number} of {len(bounds)}" if paged else "")
+        out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+               f"<style>{CSS}</style></head><body>"]
+        page_racks = []
+        for r in np.unique(rack[lo:hi]).tolist():
+            a, b = max(int(rack_lo[r]), lo), min(int(rack_lo[r + 1]), hi)
+            whole = int(rack_lo[r + 1] - rack_lo[r])
+            part = "" if b - a == whole else f" of {whole}"
+            out.append(f"<h2>{html.escape(racks[r].name)}: {b - a}{part} cables</h2><div class=\"grid\">")
+            page_racks.append(racks[r].name)
+            for i, e, two in zip(link[a:b].tolist(), end[a:b].tolist(), both[a:b].tolist()):
+                texts = [label_a[i] if e == 0 else label_b[i]] + ([label_b[i]] if two else [])
+                for t in texts:
+                    cid, rest = t.split(" ", 1)
+                    out.append(f"<div class=\"l\"><b>{html.escape(cid)}</b>{html.escape(rest)}</div>")
+            out.append("</div>")
+        out.append("</body></html>\n")
+        pages.append(({"racks": page_racks, "labels": int(count[lo:hi].sum())}, "".join(out)))
+    return pages
+
+
+def index_html(plan: Plan, pages: list[dict]) -> str:
+    title = f"{plan.name} cable labels"
+    total = sum(p["labels"] for p in pages)
+    rows = "".join(
+        f"<tr><td><a href=\"{page_path(n)}\">{page_path(n)}</a></td><td>{html.escape(p['racks'][0])}"
+        f"{' &ndash; ' + html.escape(p['racks'][-1]) if len(p['racks']) > 1 else ''}</td><td>{p['labels']:,}</td></tr>"
+        for n, p in enumerate(pages, 1))
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>body{{font-family:sans-serif;margin:8mm}}td,th{{padding:1mm 4mm;text-align:left}}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><p>{total:,} labels on {len(pages)} pages of at most {PAGE_LABELS:,} "
+            f"(print each page as its own job), in rack order:</p>"
+            f"<table><tr><th>page</th><th>racks</th><th>labels</th></tr>{rows}</table></body></html>\n")

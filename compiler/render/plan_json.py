@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import resources
 
 from ..plan.model import Plan
-from ..plan.serialize import plan_json_text
+from ..plan.serialize import plan_digest, plan_json_text
 from .writer import OutputDir
 
 
@@ -14,5 +14,7 @@ def schema_text() -> str:
 
 
 def render(plan: Plan, out: OutputDir) -> None:
-    out.write_text("plan.json", plan_json_text(plan))
+    text = plan_json_text(plan)
+    plan_digest(plan, text)  # the manifest's plan identity, from the text at hand
+    out.write_text("plan.json", text)
     out.write_text("plan.schema.json", schema_text())
