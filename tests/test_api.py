@@ -78,7 +78,8 @@ def test_write_is_byte_identical_to_the_cli(tmp_path, spec):
 
 def test_write_only(superpod, tmp_path):
     target = superpod.write(tmp_path, only=["cabling", "graphml"])
-    assert sorted(tree_bytes(target)) == ["cabling.csv", "graph.graphml"]
+    # manifest.json records which output wrote which file (render/writer.py)
+    assert sorted(tree_bytes(target)) == ["cabling.csv", "graph.graphml", "manifest.json"]
     with pytest.raises(ValueError, match="unknown output.*cabeling.*known: cabling"):
         superpod.write(tmp_path, only=["cabeling"])
 
