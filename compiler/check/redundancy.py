@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..plan.naming import cable_id
 from .context import LARGE_GRAPH_LINKS, CheckContext
 from .findings import Finding
 from .flows import pair_paths, unit_graph
@@ -196,8 +197,6 @@ def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
 
 
 def _cable(plan, link_index: int) -> str:
-    from ..expand.naming import cable_id
-
     return cable_id(plan.devices[int(plan.links.a_dev[link_index])].name, int(plan.links.a_port[link_index]) + 1)
 
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..diagnostics import SpecInvalid
 from ..plan.model import Device, LinkTable, Plan
-from . import naming, ports
+from ..plan import naming
+from . import ports
 from .assembly import PlanAssembly
 from .resolve import ClosDesign
 

@@ -16,7 +16,7 @@ from ..catalog.models import Server
 from ..nccl.files import nccl_file
 from ..diagnostics import Diagnostic
 from ..spec.load import LoadedSpec
-from . import naming
+from ..plan import naming
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import naming  # the one place that names groups
 from .model import Plan
 
 
@@ -28,8 +29,6 @@ class HostTable:
 
 
 def host_table(plan: Plan) -> HostTable:
-    from ..expand import naming  # the one place that names groups
-
     devices = plan.devices
     servers = np.array([i for i, d in enumerate(devices) if d.role == "server"], dtype=np.int64)
     pos = np.full(len(devices), -1, dtype=np.int64)

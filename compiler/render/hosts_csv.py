@@ -8,7 +8,7 @@ physical layout and addressing.
 
 from __future__ import annotations
 
-from ..expand import naming
+from ..plan import naming
 from ..plan.hosts import host_table
 from ..plan.model import Plan
 from .csvtext import csv_text

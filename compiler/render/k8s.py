@@ -9,7 +9,7 @@ Kubernetes' label syntax; a failure is a compiler bug (names are checked at vali
 
 from __future__ import annotations
 
-from ..expand import naming
+from ..plan import naming
 from ..plan.hosts import HostTable, host_table
 from ..plan.model import Plan
 from .k8s_labels import key_problem, value_problem

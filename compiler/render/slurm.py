@@ -12,7 +12,7 @@ order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 
 from __future__ import annotations
 
-from ..expand import naming
+from ..plan import naming
 from ..expand.hosts import TREE_TOPOLOGIES  # the others get a note at validation
 from ..plan.hosts import HostTable, host_table
 from ..plan.model import Plan
