@@ -16,6 +16,9 @@ import numpy as np
 from . import naming  # the one place that names groups
 from .model import Plan
 
+# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
+TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
+
 
 @dataclass(frozen=True)
 class HostTable:

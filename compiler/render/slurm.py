@@ -13,8 +13,7 @@ order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 from __future__ import annotations
 
 from ..plan import naming
-from ..expand.hosts import TREE_TOPOLOGIES  # the others get a note at validation
-from ..plan.hosts import HostTable, host_table
+from ..plan.hosts import TREE_TOPOLOGIES, HostTable, host_table  # other topologies get a note at validation
 from ..plan.model import Plan
 from .hostlist import compress
 from .templates import render_template
