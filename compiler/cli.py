@@ -211,7 +211,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
          fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables were: added,removed,changed")) -> None:
     """What changes physically from OLD to NEW: devices, cables (added, removed, moved), BOM, figures."""
     from .plan.diff import diff_plans, summary_deltas
-    from .plan.load import load_plan
+    from .pipeline import load_plan
     from .plan.summary import summarize
     from .render.diff_report import diff_markdown, diff_text
 

@@ -8,6 +8,7 @@ from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
 from .plan.fabrics import fabric_view
+from .plan.load import read_plan_json
 from .render import ALL_FABRICS, RENDERERS
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid
@@ -29,6 +30,14 @@ def build_plan(spec_path: str | Path) -> tuple[LoadedSpec, Plan]:
     if broken:  # the builder produced an impossible plan: our bug, never the user's
         raise AssertionError("plan invariants violated:\n" + "\n".join(f.message for f in broken))
     return loaded, plan
+
+
+def load_plan(path: str | Path) -> Plan:
+    """A plan from whatever a user points at: a spec (built here), a compiled output folder, or plan.json."""
+    p = Path(path)
+    if p.suffix in (".yaml", ".yml") and not p.is_dir():
+        return build_plan(p)[1]
+    return read_plan_json(p)
 
 
 def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None) -> Path:
