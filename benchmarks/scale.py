@@ -39,7 +39,7 @@ def main() -> None:
 
     from compiler.check import run_checks
     from compiler.pipeline import build_plan, write_outputs
-    from compiler.plan.summary import summarize
+    from compiler.render.summary import summarize
     from compiler.render import RENDERERS
 
     work = Path(tempfile.mkdtemp())

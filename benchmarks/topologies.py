@@ -28,7 +28,7 @@ fabric:
 def main() -> None:
     from compiler.check import run_checks
     from compiler.pipeline import build_plan, write_outputs
-    from compiler.plan.summary import summarize
+    from compiler.render.summary import summarize
 
     work = Path(tempfile.mkdtemp())
     (work / "df.yaml").write_text(DRAGONFLY)

@@ -16,7 +16,7 @@ from .check import report_for
 from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import build_plan
 from .plan.diff import diff_plans, summary_deltas
-from .plan.summary import summarize
+from .render.summary import summarize
 from .render.diff_report import diff_markdown
 
 

@@ -130,7 +130,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
     from .pipeline import write_outputs
-    from .plan.summary import summarize
+    from .render.summary import summarize
     from .render import RENDERERS
 
     outputs = None
@@ -212,7 +212,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
     """What changes physically from OLD to NEW: devices, cables (added, removed, moved), BOM, figures."""
     from .plan.diff import diff_plans, summary_deltas
     from .pipeline import load_plan
-    from .plan.summary import summarize
+    from .render.summary import summarize
     from .render.diff_report import diff_markdown, diff_text
 
     kinds = _fail_on(fail_on)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .check import report_for
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
-from .plan.summary import summarize
+from .render.summary import summarize
 
 
 def design_figures(plan: Plan) -> dict:

@@ -7,7 +7,7 @@ import pytest
 from compiler.diagnostics import SpecInvalid
 from compiler.expand.sizing import PortSplit, max_three_tier_leaves, three_tier, two_tier
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .synthetic import fat_tree_spec
 

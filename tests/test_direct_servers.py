@@ -18,7 +18,7 @@ from compiler.check.analytic import heavy_round_crossings
 from compiler.check.invariants import plan_invariants
 from compiler.expand.direct import max_full_mesh, mesh_rounds
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
 

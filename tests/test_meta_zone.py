@@ -14,7 +14,7 @@ from compiler.check import report_for
 from compiler.check.flows import FlowNetwork
 from compiler.pipeline import build_plan
 from compiler.plan.graph import fabric_graph
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, plan_from_text
 from .test_switch_configs import sonic_yang  # noqa: F401 (fixture)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS
 

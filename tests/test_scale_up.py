@@ -11,7 +11,7 @@ import pytest
 from compiler.catalog import load_catalog
 from compiler.plan.bom import bill_of_materials
 from compiler.plan.serialize import plan_from_json, plan_json_text
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 from compiler.check import report_for
 
 from .conftest import SPECS, cli_in_process, plan_from_text

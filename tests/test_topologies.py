@@ -15,7 +15,7 @@ from compiler.check import report_for
 from compiler.check.invariants import plan_invariants
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
 from .synthetic import catalog_yaml

@@ -19,7 +19,7 @@ from ..check.findings import Finding
 from ..check import report_for
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
-from ..plan.summary import summarize
+from .summary import summarize
 from .diagrams import overview_dot, overview_layout, render_svg
 from .writer import OutputDir
 

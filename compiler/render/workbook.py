@@ -23,7 +23,7 @@ from openpyxl.styles import Font
 
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
-from ..plan.summary import summarize
+from .summary import summarize
 from ..plan.views import cable_ids, cable_labels, port_table
 from .rack_rows import rack_order
 from .writer import OutputDir
