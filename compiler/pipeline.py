@@ -1,9 +1,14 @@
-"""The library entry points the CLI (and tests) call: validate, build, compile."""
+"""The library entry points the CLI (and tests) call: validate, build, compile.
+
+The stages run in order, each once: load and expand (build_plan), check (run_checks),
+render (write_outputs, which hands every renderer the plan and its check results).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .check import CheckResults, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
@@ -40,11 +45,16 @@ def load_plan(path: str | Path) -> Plan:
     return read_plan_json(p)
 
 
-def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None) -> Path:
+def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
+                  checks: CheckResults | None = None) -> Path:
+    """Render the plan's outputs (all, or `only`) atomically into out_dir/<plan name>/.
+    `checks`: the plan's check results (run_checks(plan)); run here when not given."""
+    if checks is None:
+        checks = run_checks(plan)
     target = Path(out_dir) / plan.name
     names = only or list(RENDERERS)
     with OutputDir(target) as out:
         for name in names:
             # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
-            RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
+            RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), checks, out)
     return target

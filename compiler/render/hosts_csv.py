@@ -8,6 +8,7 @@ physical layout and addressing.
 
 from __future__ import annotations
 
+from ..check import CheckResults
 from ..plan import naming
 from ..plan.hosts import host_table
 from ..plan.model import Plan
@@ -18,7 +19,7 @@ HEADER = ["hostname", "server_type", "su", "pod", "leaf_group", "rail_leaves", "
           "bmc_address", "mgmt_address"]
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     server = plan.design["server"]
     rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, ";".join(leaves),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.serialize import plan_json_text
 from .writer import OutputDir
@@ -13,6 +14,6 @@ def schema_text() -> str:
     return (resources.files("compiler.plan") / "plan.schema.json").read_text(encoding="utf-8")
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     out.write_text("plan.json", plan_json_text(plan))
     out.write_text("plan.schema.json", schema_text())

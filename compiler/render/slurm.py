@@ -12,6 +12,7 @@ order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 
 from __future__ import annotations
 
+from ..check import CheckResults
 from ..plan import naming
 from ..plan.hosts import TREE_TOPOLOGIES, HostTable, host_table  # other topologies get a note at validation
 from ..plan.model import Plan
@@ -60,7 +61,7 @@ def _description(plan: Plan, hosts: HostTable) -> str:
     return f"{d['topology']}, {d['tiers']} tiers: {leaf}, {upper}."
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.design["topology"] not in TREE_TOPOLOGIES:
         return
     hosts = plan.memo("hosts", host_table)

@@ -7,9 +7,10 @@ import json
 
 import numpy as np
 
-from ..check import report_for
-from ..check.context import CheckContext
-from ..check.oversubscription import check_oversubscription
+from ..check import CheckResults
+from ..check.bisection import BisectionFigures
+from ..check.oversubscription import OversubscriptionFigures
+from ..check.redundancy import RedundancyFigures
 from ..plan.bom import NOT_IN_CATALOG, bill_of_materials
 from ..plan.fabrics import COMPUTE, fabric_names, fabric_view, is_multi_fabric
 from ..plan.model import Plan
@@ -34,21 +35,21 @@ def cables_by_kind(plan: Plan) -> dict[str, int]:
     return {k: int(c) for k, c in zip(plan.link_kinds, counts) if c}
 
 
-def summarize(plan: Plan) -> dict:
+def summarize(plan: Plan, checks: CheckResults) -> dict:
+    """summary.json of a plan and its check results (run_checks(plan))."""
     if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (summarize_fabrics)
-        return summarize_fabrics(plan)
+        return summarize_fabrics(plan, checks)
     design = plan.design
     counts = plan.count_by_role()
     switch_roles = _switch_roles(plan)
     switches = {role: counts[role] for role in switch_roles}
-    figures = report_for(plan)["figures"]
-    oversub = {tier: f["max"] for tier, f in figures["oversubscription"].items()}
-    bisection = figures["bisection"]
-    failures = {role.replace("link:", "link "): {"element": f.get("switch") or f.get("link"),
-                                                 "bisection_lost_percent": f["bisection_lost_percent"],
-                                                 "gpu_ports_cut_off": f["gpu_ports_cut_off"],
-                                                 "servers_cut_off": f["servers_cut_off"]}
-                for role, f in figures["redundancy"]["single_failures"].items()}
+    oversub = {tier: f.max for tier, f in checks.of(OversubscriptionFigures).tiers.items()}
+    bisection = checks.of(BisectionFigures)
+    failures = {role.replace("link:", "link "): {"element": f.switch or f.link,
+                                                 "bisection_lost_percent": f.bisection_lost_percent,
+                                                 "gpu_ports_cut_off": f.gpu_ports_cut_off,
+                                                 "servers_cut_off": f.servers_cut_off}
+                for role, f in checks.of(RedundancyFigures).single_failures.items()}
     bom = plan.memo("bom", bill_of_materials)
     transceivers = sum(line.quantity for line in bom if line.category == "transceiver")
     notes = list(plan.notes)
@@ -73,14 +74,14 @@ def summarize(plan: Plan) -> dict:
            if "spine_switch" in design or "core_switch" in design else {}),
         "speed_gbps": design["speed_gbps"],
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
-        "bisection_gbps": {"analytic": bisection["analytic_gbps"], "worst_cut": bisection["worst_cut_gbps"]},
+        "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,
-        "checks_ok": report_for(plan)["ok"],
+        "checks_ok": checks.ok,
         "notes": notes,
     }
 
 
-def fabric_summary(plan: Plan, name: str) -> dict:
+def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     """One fabric's figures for summary.json: its switches, cables, optics and the measured
     down:up ratio per tier (the compute fabric's other checks are in the top level)."""
     view = fabric_view(plan, name)
@@ -91,7 +92,7 @@ def fabric_summary(plan: Plan, name: str) -> dict:
             switches[dev.role] = switches.get(dev.role, 0) + 1
     rec = plan.design["fabrics"][name]
     first, end = rec["server_ports"]
-    oversub = check_oversubscription(CheckContext(view))[0]
+    oversub = checks.of(OversubscriptionFigures, fabric=name)
     return {
         "nic_group": rec.get("nic_group", COMPUTE),
         "topology": d["topology"],
@@ -102,17 +103,17 @@ def fabric_summary(plan: Plan, name: str) -> dict:
         "switches": switches,
         "cables": cables_by_kind(view),
         "transceivers": sum(line.quantity for line in view.memo("bom", bill_of_materials) if line.category == "transceiver"),
-        "oversubscription": {tier: f["max"] for tier, f in oversub.items()},
+        "oversubscription": {tier: f.max for tier, f in oversub.tiers.items()},
     }
 
 
-def summarize_fabrics(plan: Plan) -> dict:
+def summarize_fabrics(plan: Plan, checks: CheckResults) -> dict:
     """summary.json of a plan with several fabrics: the compute fabric's figures (checks run
     on it alone), then `fabrics` with every fabric's switches, cables and optics."""
-    out = summarize(fabric_view(plan))
-    out["fabrics"] = {name: fabric_summary(plan, name) for name in fabric_names(plan)}
+    out = summarize(fabric_view(plan), checks)
+    out["fabrics"] = {name: fabric_summary(plan, name, checks) for name in fabric_names(plan)}
     return out
 
 
-def render(plan: Plan, out: OutputDir) -> None:
-    out.write_text("summary.json", json.dumps(summarize(plan), indent=2) + "\n")
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    out.write_text("summary.json", json.dumps(summarize(plan, checks), indent=2) + "\n")
