@@ -44,7 +44,8 @@ CHECKS: dict[str, Check] = {
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _run(ctx: CheckContext, checks: dict[str, Check], names: list[str]):
+def _run(ctx: CheckContext, checks: dict[str, Check],
+         names: list[str]) -> tuple[dict[str, Figures], dict[str, list[Finding]], dict[str, float]]:
     """Run `names` (in that order, dependencies first) on one fabric: figures, findings and
     seconds by check name."""
     figures: dict[str, Figures] = {}
