@@ -38,8 +38,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from compiler.check import run_checks
+    from compiler.check.bisection import BisectionFigures
     from compiler.pipeline import build_plan, write_outputs
-    from compiler.plan.summary import summarize
+    from compiler.render.summary import summarize
     from compiler.render import RENDERERS
 
     work = Path(tempfile.mkdtemp())
@@ -50,8 +51,7 @@ def main() -> None:
     t0 = time.perf_counter()
     _, plan = build_plan(spec)
     t1 = time.perf_counter()
-    report = run_checks(plan)
-    plan.memo("checks", lambda _p: report)
+    checks = run_checks(plan)
     tc = time.perf_counter()
     outputs = [o for o in RENDERERS if o != "configs"]  # configs are timed on their own (--nos)
     per_output = {}
@@ -60,21 +60,21 @@ def main() -> None:
     with OutputDir(out / plan.name) as w:
         for name in outputs:
             t_o = time.perf_counter()
-            RENDERERS[name](plan, w)
+            RENDERERS[name](plan, checks, w)
             per_output[name] = time.perf_counter() - t_o
     t2 = time.perf_counter()
     t_cfg = None
     if args.nos:  # the switch configs alone, so the base numbers stay comparable
-        write_outputs(plan, work / "configs", ["configs"])
+        write_outputs(plan, work / "configs", ["configs"], checks)
         t_cfg = time.perf_counter() - t2
-    s = summarize(plan)
+    s = summarize(plan, checks)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"gpus {s['gpus']:,}  servers {s['servers']:,}  switches {s['switches']}  tiers {s['tiers']}")
     print(f"links {len(plan.links):,}  ports {plan.port_count():,}")
     print(f"spec -> plan       {t1 - t0:6.2f} s")
-    print(f"checks             {tc - t1:6.2f} s  ({', '.join(f'{k} {v:.2f}' for k, v in report['_seconds'].items())})")
-    b = report["figures"]["bisection"]
-    print(f"  bisection {b['worst_cut_gbps']:,} Gb/s worst cut ({b['worst_cut']}), closed form {b['analytic_gbps']:,} Gb/s")
+    print(f"checks             {tc - t1:6.2f} s  ({', '.join(f'{k} {v:.2f}' for k, v in checks.seconds.items())})")
+    b = checks.of(BisectionFigures)
+    print(f"  bisection {b.worst_cut_gbps:,} Gb/s worst cut ({b.worst_cut}), closed form {b.analytic_gbps:,} Gb/s")
     print(f"write outputs      {t2 - tc:6.2f} s")
     print("  " + ", ".join(f"{k} {v:.2f}" for k, v in per_output.items()))
     core = sum(per_output.get(k, 0) for k in ("cabling", "bom", "plan", "summary"))

@@ -27,8 +27,9 @@ fabric:
 
 def main() -> None:
     from compiler.check import run_checks
+    from compiler.check.hops import HopsFigures
     from compiler.pipeline import build_plan, write_outputs
-    from compiler.plan.summary import summarize
+    from compiler.render.summary import summarize
 
     work = Path(tempfile.mkdtemp())
     (work / "df.yaml").write_text(DRAGONFLY)
@@ -36,16 +37,15 @@ def main() -> None:
         t0 = time.perf_counter()
         _, plan = build_plan(spec)
         t1 = time.perf_counter()
-        report = run_checks(plan)
-        plan.memo("checks", lambda _p: report)
+        checks = run_checks(plan)
         t2 = time.perf_counter()
-        write_outputs(plan, work / "out")
+        write_outputs(plan, work / "out", checks=checks)
         t3 = time.perf_counter()
-        s = summarize(plan)
+        s = summarize(plan, checks)
         print(f"{plan.name}: gpus {s['gpus']:,}  switches {s['switches']}  cables {s['cables']}  links {len(plan.links):,}")
         print(f"  spec -> plan {t1 - t0:.2f} s  checks {t2 - t1:.2f} s  outputs {t3 - t2:.2f} s")
-        print(f"  checks: {', '.join(f'{k} {v:.2f}' for k, v in report['_seconds'].items())}")
-        print(f"  bisection {s['bisection_gbps']}  hops {report['figures']['hops'].get('max')}")
+        print(f"  checks: {', '.join(f'{k} {v:.2f}' for k, v in checks.seconds.items())}")
+        print(f"  bisection {s['bisection_gbps']}  hops {checks.of(HopsFigures).max}")
     shutil.rmtree(work)
 
 

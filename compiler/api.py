@@ -7,8 +7,8 @@
     plan.write("out/")       # every output, byte-identical to `clusterc compile`
     g = plan.to_networkx()   # networkx MultiGraph: device nodes, link edges
 
-Everything here calls what the CLI calls (pipeline.plan_from_source, plan.summary,
-check.report_for, pipeline.write_outputs), so the two cannot drift apart, and a
+Everything here calls what the CLI calls (pipeline.plan_from_source, check.run_checks,
+render.summary.summarize, pipeline.write_outputs), so the two cannot drift apart, and a
 later restructuring of those internals leaves this surface as it is. A spec error
 raises SpecInvalid carrying every diagnostic (file, line, field path, hint); nothing
 here prints or exits.
@@ -22,9 +22,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import yaml
+
+from .check import CheckResults, run_checks
 from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import plan_from_source, write_outputs
+from .plan.fabrics import fabric_names, fabric_view
 from .plan.model import Plan
+from .plan.multigraph import to_networkx
+from .render import RENDERERS
+from .render.summary import summarize
 from .spec.load import LoadedSpec
 from .spec.yaml_source import Source, load_yaml_file, load_yaml_text
 
@@ -45,6 +52,12 @@ class CompiledPlan:
     def __init__(self, loaded: LoadedSpec, plan: Plan):
         self._loaded = loaded
         self.plan = plan
+        self._checks: CheckResults | None = None
+
+    def _check_results(self) -> CheckResults:
+        if self._checks is None:  # the check stage, once per plan (as the CLI runs it once)
+            self._checks = run_checks(self.plan)
+        return self._checks
 
     @property
     def name(self) -> str:
@@ -56,26 +69,20 @@ class CompiledPlan:
 
     def summary(self) -> dict:
         """What summary.json holds (the README's contract), as the JSON file decodes."""
-        from .plan.summary import summarize
-
-        return _as_json(summarize(self.plan))
+        return _as_json(summarize(self.plan, self._check_results()))
 
     def check(self) -> dict:
         """What report/checks.json holds: `ok`, `figures` by check, `findings` (code,
         severity, message, where), as the JSON file decodes."""
-        from .check import report_for
-
-        return _as_json(report_for(self.plan))
+        return _as_json(self._check_results().as_json())
 
     def write(self, out_dir: str | os.PathLike, only: list[str] | None = None) -> Path:
         """Write outputs into `out_dir/<name>/` atomically (all or nothing), exactly as
         `clusterc compile -o out_dir [--only ...]`; returns that folder."""
-        from .render import RENDERERS
-
         unknown = [o for o in only or [] if o not in RENDERERS]
         if unknown:
             raise ValueError(f"unknown output(s) {', '.join(unknown)}; known: {', '.join(RENDERERS)}")
-        return write_outputs(self.plan, out_dir, only)
+        return write_outputs(self.plan, out_dir, only, self._check_results())
 
     def to_networkx(self, fabric: str | None = None) -> "networkx.MultiGraph":
         """A networkx MultiGraph: a node per device (role, model, tier, index, su, pod,
@@ -87,9 +94,6 @@ class CompiledPlan:
         Cost O(devices + links), ~11 us and ~600 B per link (49k links: 0.5 s, 29 MB);
         for 100k+ GPU analyses use `compiler.plan.graph.fabric_graph` (scipy arrays).
         A new graph on every call."""
-        from .plan.fabrics import fabric_names, fabric_view
-        from .plan.multigraph import to_networkx
-
         if fabric is None:
             return to_networkx(self.plan)
         names = fabric_names(self.plan)
@@ -127,8 +131,6 @@ def _source(spec) -> Source:
 def _mapping_source(spec: Mapping) -> Source:
     """A mapping goes through the YAML loader too (its limits, plain values only, a copy
     the caller's later edits cannot reach); its diagnostics name field paths, not lines."""
-    import yaml
-
     try:
         text = yaml.safe_dump(dict(spec), sort_keys=False, allow_unicode=True)
     except yaml.YAMLError as exc:  # RepresenterError: a value YAML cannot hold (an object, a set)

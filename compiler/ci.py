@@ -12,11 +12,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .check import report_for
+from .check import run_checks
 from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import build_plan
 from .plan.diff import diff_plans, gate_hits, summary_deltas
-from .plan.summary import summarize
+from .render.summary import summarize
 from .render.diff_report import diff_markdown
 from .spec.yaml_source import load_yaml_text
 
@@ -72,11 +72,11 @@ def run_ci(specs: list[Path], against: str, fail_on: set[str]) -> CiResult:
             result.invalid.extend(exc.diagnostics)
             parts += [f"### `{spec}`: invalid", "", "```", *(d.format() for d in exc.diagnostics), "```", ""]
             continue
-        report = report_for(plan)
-        errors = [f for f in report["findings"] if f["severity"] == "error"]
-        result.checks_failed |= not report["ok"]
-        parts += [f"### `{spec}`: checks {'passed' if report['ok'] else 'FAILED'}", ""]
-        parts += [f"- **{f['code']}**: {f['message']}" for f in errors]
+        checks = run_checks(plan)
+        errors = [f for f in checks.findings if f.severity == "error"]
+        result.checks_failed |= not checks.ok
+        parts += [f"### `{spec}`: checks {'passed' if checks.ok else 'FAILED'}", ""]
+        parts += [f"- **{f.code}**: {f.message}" for f in errors]
         if errors:
             parts.append("")
         with tempfile.TemporaryDirectory() as tmp:
@@ -90,7 +90,7 @@ def run_ci(specs: list[Path], against: str, fail_on: set[str]) -> CiResult:
                 parts += [f"The version at `{against}` does not compile; no diff.", ""]
                 continue
         d = diff_plans(old, plan)
-        d["summary"] = summary_deltas(summarize(old), summarize(plan))
+        d["summary"] = summary_deltas(summarize(old, run_checks(old)), summarize(plan, checks))
         counts = d["counts"]
         moved = counts["cables_removed"] + counts["cables_changed"]
         result.moved_cables += moved

@@ -11,11 +11,14 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from .diagnostics import Diagnostic, SpecInvalid
+
+if TYPE_CHECKING:  # the library is imported where a command needs it: `--help` stays fast
+    from .check import CheckResults
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="clusterc: compile a GPU-cluster network spec into cabling, BOM, configs and checks.")
@@ -89,11 +92,11 @@ def _summary_rows(summary: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def _print_findings(report: dict, verbose: bool) -> None:
-    for f in report["findings"]:
-        if verbose or f["severity"] != "info":
-            where = f" [{f['where']}]" if f["where"] else ""
-            print(f"  {f['severity']}: {f['code']}: {f['message']}{where}")
+def _print_findings(checks: CheckResults, verbose: bool) -> None:
+    for f in checks.findings:
+        if verbose or f.severity != "info":
+            where = f" [{f.where}]" if f.where else ""
+            print(f"  {f.severity}: {f.code}: {f.message}{where}")
 
 
 def _shows_progress(command):
@@ -142,8 +145,9 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
              only: Optional[str] = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
+    from .check import run_checks
     from .pipeline import write_outputs
-    from .plan.summary import summarize
+    from .render.summary import summarize
     from .render import RENDERERS
     from .render.writer import OutputConflict
 
@@ -154,30 +158,29 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
         if unknown:
             print(f"error: unknown output(s) {', '.join(unknown)}; known: {', '.join(RENDERERS)}", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
-    from .check import report_for
 
     failed: list[Diagnostic] = []
     results = []
     checks_failed = False
     for spec, plan in _plans(specs, failed):
+        checks = run_checks(plan)
         try:
-            target = write_outputs(plan, out, outputs)
+            target = write_outputs(plan, out, outputs, checks)
         except OutputConflict as exc:
             failed.append(Diagnostic("OUTPUT_FOLDER_CONFLICT", exc.message, file=str(spec), hint=exc.hint))
             continue
         except OSError as exc:
             failed.append(Diagnostic("OUTPUT_UNWRITABLE", f"cannot write outputs: {exc.strerror}: {exc.filename}", file=str(spec)))
             continue
-        summary = summarize(plan)
-        report = report_for(plan)
-        checks_failed = checks_failed or not report["ok"]
-        results.append({"spec": str(spec), "out": str(target), "summary": summary, "checks_ok": report["ok"]})
+        summary = summarize(plan, checks)
+        checks_failed = checks_failed or not checks.ok
+        results.append({"spec": str(spec), "out": str(target), "summary": summary, "checks_ok": checks.ok})
         if format == Format.text:
             print(f"{spec} -> {target}/")
             print(_table(_summary_rows(summary)))
             for note in summary["notes"]:
                 print(f"  note: {note}")
-            _print_findings(report, verbose=False)
+            _print_findings(checks, verbose=False)
     if format == Format.json:
         print(json.dumps({"ok": not failed, "results": results, "diagnostics": [d.as_dict() for d in failed]}, indent=2))
     elif failed:
@@ -195,22 +198,24 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
           verbose: bool = typer.Option(False, "-v", "--verbose", help="also print info findings")) -> None:
     """Check specs' plans: bisection, oversubscription, redundancy, failures, budgets, hops,
     collective estimates and the spec's requirements. Exit 1 on an error finding."""
-    from .check import report_for
+    from .check import run_checks
+    from .check.bisection import BisectionFigures
+    from .check.requirements import RequirementsFigures
 
     failed: list[Diagnostic] = []
     reports = []
     for spec, plan in _plans(specs, failed):
-        report = report_for(plan)
-        reports.append({"spec": str(spec), **report})
+        checks = run_checks(plan)
+        reports.append({"spec": str(spec), **checks.as_json()})
         if format == Format.text:
-            b = report["figures"]["bisection"]
-            errors = sum(f["severity"] == "error" for f in report["findings"])
-            status = "ok" if report["ok"] else f"FAILED ({errors} error(s))"
+            b = checks.of(BisectionFigures)
+            errors = sum(f.severity == "error" for f in checks.findings)
+            status = "ok" if checks.ok else f"FAILED ({errors} error(s))"
             print(f"{spec}: {status}")
-            print(f"  bisection {b['worst_cut_gbps']:,} Gb/s (worst cut: {b['worst_cut']}; {b['convention']})")
-            for r in report["figures"]["requirements"]["results"]:
+            print(f"  bisection {b.worst_cut_gbps:,} Gb/s (worst cut: {b.worst_cut}; {b.convention})")
+            for r in checks.of(RequirementsFigures).results:
                 print(f"  requirement {r['name']}: {'ok' if r['ok'] else 'VIOLATED'}")
-            _print_findings(report, verbose)
+            _print_findings(checks, verbose)
     if format == Format.json:
         print(json.dumps({"ok": not failed and all(r["ok"] for r in reports), "reports": reports,
                           "diagnostics": [d.as_dict() for d in failed]}, indent=2))
@@ -230,9 +235,10 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
                                                                       "(physical: same ends, another rack/U/length/part/label; or a device moved)")) -> None:
     """What changes from OLD to NEW: devices (added, removed, moved), cables (added, removed, re-plugged,
     changed physically), BOM by exact part and length, figures."""
+    from .check import run_checks
     from .plan.diff import diff_plans, gate_hits, summary_deltas
-    from .plan.load import load_plan
-    from .plan.summary import summarize
+    from .pipeline import load_plan
+    from .render.summary import summarize
     from .render.diff_report import diff_markdown, diff_text
 
     kinds = _fail_on(fail_on)
@@ -242,7 +248,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
         _print_diagnostics(exc.diagnostics, Format.text)
         raise typer.Exit(EXIT_INVALID)
     d = diff_plans(old_plan, new_plan)
-    d["summary"] = summary_deltas(summarize(old_plan), summarize(new_plan))
+    d["summary"] = summary_deltas(summarize(old_plan, run_checks(old_plan)), summarize(new_plan, run_checks(new_plan)))
     if format == DiffFormat.json:
         print(json.dumps(d, indent=2))
     elif format == DiffFormat.markdown:
@@ -387,10 +393,11 @@ def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compare designs side by side: one column per spec (switches, cables, transceivers,
     power, bisection, oversubscription, hops, worst single failure)."""
+    from .check import run_checks
     from .compare import comparison_text, design_figures
 
     failed: list[Diagnostic] = []
-    figures = [design_figures(plan) for _spec, plan in _plans(specs, failed)]
+    figures = [design_figures(plan, run_checks(plan)) for _spec, plan in _plans(specs, failed)]
     if failed:
         _print_diagnostics(failed, format)
         raise typer.Exit(EXIT_INVALID)

@@ -4,16 +4,17 @@ hops, the worst single failure). Pure functions over compiled plans; the CLI pri
 
 from __future__ import annotations
 
-from .check import report_for
+from .check import CheckResults
+from .check.bisection import BisectionFigures
+from .check.hops import HopsFigures
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
-from .plan.summary import summarize
+from .render.summary import summarize
 
 
-def design_figures(plan: Plan) -> dict:
-    """The figures compared for one plan (plain JSON values)."""
-    s = summarize(plan)
-    report = report_for(plan)
+def design_figures(plan: Plan, checks: CheckResults) -> dict:
+    """The figures compared for one plan and its check results (plain JSON values)."""
+    s = summarize(plan, checks)
     bom = [line for _, line in fabric_bom(plan)]  # every fabric's parts (the compute bill alone for one)
     known = [line.total_power_w for line in bom if line.total_power_w is not None]
     unknown = sorted({line.category for line in bom if line.total_power_w is None and line.category in ("switch", "server", "transceiver")})
@@ -21,7 +22,7 @@ def design_figures(plan: Plan) -> dict:
     for what, f in s["failures"].items():
         if worst is None or f["bisection_lost_percent"] > worst["bisection_lost_percent"]:
             worst = {"what": what, **f}
-    hops = report["figures"].get("hops", {})
+    hops = checks.of(HopsFigures)
     return {
         "name": s["name"], "topology": s["topology"], "gpus": s["gpus"], "servers": s["servers"],
         "switches": s["switches"], "switches_total": sum(s["switches"].values()),
@@ -29,9 +30,9 @@ def design_figures(plan: Plan) -> dict:
         "transceivers": s["transceivers"],
         "power_w": round(sum(known)), "power_unknown_for": unknown,
         "bisection_gbps": s["bisection_gbps"]["worst_cut"],
-        "bisection_per_gpu_gbps": report["figures"]["bisection"]["per_gpu_gbps"],
+        "bisection_per_gpu_gbps": checks.of(BisectionFigures).per_gpu_gbps,
         "oversubscription": s["oversubscription"],
-        "max_hops": hops.get("max"), "hops_unit": hops.get("unit", "switches"),
+        "max_hops": hops.max, "hops_unit": hops.unit or "switches",
         "worst_single_failure": worst,
         "scale_up": s.get("scale_up"),
         # storage / in-band / OOB networks: what they add to the bill (the rows above are compute)

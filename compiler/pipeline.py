@@ -1,13 +1,19 @@
-"""The library entry points the CLI (and tests) call: validate, build, compile."""
+"""The library entry points the CLI (and tests) call: validate, build, compile.
+
+The stages run in order, each once: load and expand (build_plan), check (run_checks),
+render (write_outputs, which hands every renderer the plan and its check results).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .check import CheckResults, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
 from .plan.fabrics import fabric_view
+from .plan.load import read_plan_json
 from .progress import stage
 from .render import ALL_FABRICS, RENDERERS
 from .plan.serialize import plan_digest
@@ -41,15 +47,27 @@ def plan_from_source(source: Source) -> tuple[LoadedSpec, Plan]:
     return loaded, plan
 
 
-def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None) -> Path:
+def load_plan(path: str | Path) -> Plan:
+    """A plan from whatever a user points at: a spec (built here), a compiled output folder, or plan.json."""
+    p = Path(path)
+    if p.suffix in (".yaml", ".yml") and not p.is_dir():
+        return build_plan(p)[1]
+    return read_plan_json(p)
+
+
+def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
+                  checks: CheckResults | None = None) -> Path:
     """Write `out_dir/<plan name>/` atomically: every output, or with `only` those outputs,
     keeping the folder's other outputs when they are of this same plan (else
-    render.writer.OutputConflict, and nothing changes)."""
+    render.writer.OutputConflict, and nothing changes). `checks`: the plan's check results
+    (run_checks(plan)); run here when not given."""
+    if checks is None:
+        checks = run_checks(plan)
     target = Path(out_dir) / plan.name
     names = list(dict.fromkeys(only)) if only else list(RENDERERS)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         for name in names:
             with stage(f"render {name}"), out.output(name):
                 # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
-                RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), out)
+                RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), checks, out)
     return target

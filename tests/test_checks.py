@@ -9,7 +9,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from compiler.check import report_for
+from compiler.check import run_checks
 from compiler.check.collectives import ring_allreduce_s, transfer_time_s
 from compiler.pipeline import build_plan
 
@@ -34,7 +34,7 @@ def _spec(tmp_path, name="r", servers=32, ratio="1:1", extra=""):
 
 
 def _figures(path):
-    return report_for(build_plan(path)[1])["figures"]
+    return run_checks(build_plan(path)[1]).as_json()["figures"]
 
 
 @pytest.mark.parametrize("k,hosts,tiers", [(4, 8, 2), (8, 32, 2), (16, 128, 2), (24, 288, 2), (4, 16, 3), (8, 128, 3), (12, 432, 3)])
@@ -168,9 +168,9 @@ def test_large_graphs_measure_failures_on_the_tightest_cuts(tmp_path, monkeypatc
     from compiler.check import context, run_checks
 
     path = _spec(tmp_path, "m", 64)
-    exact = run_checks(build_plan(path)[1])["figures"]["redundancy"]
+    exact = run_checks(build_plan(path)[1]).as_json()["figures"]["redundancy"]
     monkeypatch.setattr(context, "LARGE_GRAPH_LINKS", 10)
-    sampled = run_checks(build_plan(path)[1])["figures"]["redundancy"]
+    sampled = run_checks(build_plan(path)[1]).as_json()["figures"]["redundancy"]
     assert "failure_cuts" not in exact
     assert "2 tightest intact cuts" in sampled["failure_cuts"]
     for key, failure in exact["single_failures"].items():

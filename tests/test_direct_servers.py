@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 import yaml
 
-from compiler.check import report_for
+from compiler.check import run_checks
 from compiler.check.analytic import heavy_round_crossings
 from compiler.check.invariants import plan_invariants
 from compiler.expand.direct import max_full_mesh, mesh_rounds
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
 
@@ -79,7 +79,7 @@ CASES = ([("full-mesh", n, "dgx-h100") for n in range(2, 9)]
 def test_closed_form_matches_max_flow_and_brute_force(tmp_path, topology, n, server):
     plan = _plan(tmp_path, topology, n, server)
     assert plan_invariants(plan) == []
-    b = report_for(plan)["figures"]["bisection"]
+    b = run_checks(plan).as_json()["figures"]["bisection"]
     assert b["analytic_gbps"] is not None, b["analytic_formula"]
     assert b["worst_cut_gbps"] == b["analytic_gbps"], (b["analytic_formula"], b["cuts"])
     assert b["analytic_gbps"] == _brute_force_bisection_gbps(plan)
@@ -106,7 +106,7 @@ def test_full_mesh_uniform_closed_form(n, ports, expected_links):
 
 def test_ring_uniform_closed_form(tmp_path):
     for n in (4, 6, 8):  # 8 ports, 2 rounds: 4 links per ring edge, bisection 2 * 4 * 400
-        b = report_for(_plan(tmp_path, "ring", n))["figures"]["bisection"]
+        b = run_checks(_plan(tmp_path, "ring", n)).as_json()["figures"]["bisection"]
         assert b["analytic_gbps"] == b["worst_cut_gbps"] == 2 * 4 * DGX_GBPS
 
 
@@ -159,16 +159,17 @@ def test_wiring_rule(tmp_path, topology, n):
 def test_large_mesh_closed_forms(tmp_path):
     """24-port servers: n = 20 (5 heavy rounds, exhaustive cut), n = 24 (one heavy round, any n)."""
     for n, links in ((20, 1 * 10 * 10 + 8), (24, 1 * 12 * 12 + 0)):
-        b = report_for(_plan(tmp_path, "full-mesh", n, "gaudi3-8"))["figures"]["bisection"]
+        b = run_checks(_plan(tmp_path, "full-mesh", n, "gaudi3-8")).as_json()["figures"]["bisection"]
         assert b["analytic_gbps"] == b["worst_cut_gbps"] == links * 200, b["analytic_formula"]
 
 
 def test_summary_hops_and_redundancy(tmp_path):
     mesh = build_plan(SPECS / "dgx-h100-4node-mesh.yaml")[1]
-    s = summarize(mesh)
+    checks = run_checks(mesh)
+    s = summarize(mesh, checks)
     assert s["switches"] == {} and s["cables"] == {"server-server": 16} and s["tiers"] == 0
     assert s["transceivers"] == 16  # 4 twin-port flat-top OSFP per server
-    r = report_for(mesh)
+    r = checks.as_json()
     hops, red = r["figures"]["hops"], r["figures"]["redundancy"]
     assert hops["max"] == 1 and hops["max_switches"] == 0 and hops["unit"] == "server-to-server links"
     # Server pairs: every port used, so the edge connectivity is the degree, 8.
@@ -177,7 +178,7 @@ def test_summary_hops_and_redundancy(tmp_path):
     link = red["single_failures"]["link:server-server"]
     assert link["leaf_pair_paths_min"] == DGX_PORTS - 1 and link["servers_cut_off"] == 0
     assert not any(f["code"] in ("SINGLE_HOMED_PER_RAIL", "SINGLE_SWITCH_FAILURE") for f in r["findings"])
-    ring = report_for(build_plan(SPECS / "dgx-h100-6node-ring.yaml")[1])["figures"]
+    ring = run_checks(build_plan(SPECS / "dgx-h100-6node-ring.yaml")[1]).as_json()["figures"]
     assert ring["hops"]["max"] == 3  # n/2 ring edges
     assert ring["redundancy"]["leaf_pair_edge_disjoint_paths_min"] == 8  # 4 links each way round
     assert ring["bisection"]["worst_cut_gbps"] == 8 * DGX_GBPS

@@ -251,7 +251,7 @@ def test_layout_fabric_views_and_checks_see_every_rack(hall):
     """A fabric's view keeps its own places and lengths, and every rack's contents: the
     storage switch's 2U count in the network rack whichever view reads it; the physical
     check reads every fabric (the power warning names the storage and OOB switches)."""
-    from compiler.check import report_for
+    from compiler.check import run_checks
 
     for name in ("compute", "storage", "oob"):
         view = fabric_view(hall, name)
@@ -260,7 +260,7 @@ def test_layout_fabric_views_and_checks_see_every_rack(hall):
         assert np.array_equal(view.physical.rack_used_u(), hall.physical.rack_used_u())
     a09 = [r.name for r in hall.physical.racks].index("DH1.A09")
     assert hall.physical.rack_used_u()[a09] == 8 * 1 + 2 + 1
-    warning = next(f for f in report_for(hall)["findings"] if f["code"] == "RACK_POWER_UNKNOWN")
+    warning = next(f for f in run_checks(hall).as_json()["findings"] if f["code"] == "RACK_POWER_UNKNOWN")
     assert "sn2201" in warning["message"] and "sn5600" in warning["message"]
 
 

@@ -243,7 +243,7 @@ def test_media_change_on_the_same_ends_is_physical(tmp_path):
 def test_compiled_hall_diffs_like_its_spec(tmp_path):
     """plan.json keeps the physical side: a compiled hall against its own spec (and its
     plan.json) shows nothing, BOM included (cables by length need the lengths back)."""
-    from compiler.plan.load import load_plan
+    from compiler.pipeline import load_plan
 
     spec = SPECS / "b200-superpod-4su-hall.yaml"
     assert cli_in_process("compile", str(spec), "-o", str(tmp_path)).returncode == 0

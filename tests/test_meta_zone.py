@@ -10,11 +10,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from compiler.check import report_for
+from compiler.check import run_checks
 from compiler.check.flows import FlowNetwork
 from compiler.pipeline import build_plan
 from compiler.plan.graph import fabric_graph
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, plan_from_text
 from .test_switch_configs import sonic_yang  # noqa: F401 (fixture)
@@ -29,6 +29,11 @@ def plan():
     return build_plan(SPEC)[1]
 
 
+@pytest.fixture(scope="module")
+def checks(plan):
+    return run_checks(plan)
+
+
 def _pairs(plan, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """(lower device, upper device) of every link of one kind."""
     L = plan.links
@@ -40,8 +45,8 @@ def _devices(plan, role: str) -> np.ndarray:
     return np.array([i for i, d in enumerate(plan.devices) if d.role == role])
 
 
-def test_published_counts(plan):
-    s = summarize(plan)
+def test_published_counts(plan, checks):
+    s = summarize(plan, checks)
     assert (s["gpus"], s["servers"], s["tiers"]) == (24_576, 3_072, 3)
     # 1,536 ToRs [D]; 16 spines per zone follow from 16 ToR uplinks; 16 cores (ATSW) are the
     # compiler's fewest for equal ECMP paths, not a published figure.
@@ -83,8 +88,8 @@ def test_zones_of_192_tors_and_3072_gpus(plan):
         assert {pod[int(x)] for x in below} == {pod[int(spine)]}
 
 
-def test_oversubscription_measured(plan):
-    over = report_for(plan)["figures"]["oversubscription"]
+def test_oversubscription_measured(checks):
+    over = checks.as_json()["figures"]["oversubscription"]
     assert over["leaf"]["min"] == over["leaf"]["max"] == "1:1"
     # 1:7 published; 192 / 7 = 27.43 uplinks is not whole. The nearest whole split is
     # 192 down : 27 up = 64:9 = 7.111:1 (28 up would give 6.857:1).
@@ -93,7 +98,7 @@ def test_oversubscription_measured(plan):
     assert Fraction(192, 27) == Fraction(64, 9)
     assert abs(192 / 27 - 7) < abs(192 / 28 - 7)
     assert "core" not in over  # the top tier has no uplinks
-    assert report_for(plan)["ok"]
+    assert checks.as_json()["ok"]
 
 
 def test_full_bisection_inside_one_zone_max_flow(plan):
@@ -114,14 +119,14 @@ def test_full_bisection_inside_one_zone_max_flow(plan):
 def test_full_bisection_of_one_zone_by_the_bisection_check():
     text = SPEC.read_text().replace("name: meta-llama3-24k", "name: meta-zone").replace("gpus: 24576", "gpus: 3072")
     zone = plan_from_text(text, str(SPECS / "meta-zone.yaml"))
-    bis = report_for(zone)["figures"]["bisection"]
+    bis = run_checks(zone).as_json()["figures"]["bisection"]
     assert zone.design["pods"] == 1 and zone.design["leaves_per_pod"] == 192
     assert bis["worst_cut_gbps"] == bis["analytic_gbps"] == 3_072 * GBPS // 2
     assert bis["per_gpu_gbps"] == GBPS  # full bisection: every GPU's 400G crosses the cut
 
 
-def test_between_zones_the_spine_uplinks_bound(plan):
-    bis = report_for(plan)["figures"]["bisection"]
+def test_between_zones_the_spine_uplinks_bound(checks):
+    bis = checks.as_json()["figures"]["bisection"]
     between = 8 * 16 * 27 * GBPS // 2  # half of all spine uplinks
     assert bis["analytic_gbps"] == bis["worst_cut_gbps"] == between == 691_200
     assert between / (24_576 * GBPS / 2) == pytest.approx(27 / 192)
@@ -169,15 +174,16 @@ def test_two_tier_spine_of_another_model():
     p = plan_from_text(BASE.replace("servers: 64", "servers: 512") + "  spine_switch: sn5600\n  tiers: 2\n")
     d = p.design
     assert d["tiers"] == 2 and d["spine_switch"] == "sn5600" and d["spine_radix"] == 128
-    assert summarize(p)["switches"] == {"leaf": 128, "spine": 32}
+    checks = run_checks(p)
+    assert summarize(p, checks)["switches"] == {"leaf": 128, "spine": 32}
     assert {x.model for x in p.devices if x.role == "spine"} == {"sn5600"}
-    assert report_for(p)["figures"]["oversubscription"]["leaf"]["max"] == "1:1"
+    assert checks.as_json()["figures"]["oversubscription"]["leaf"]["max"] == "1:1"
 
 
 def test_servers_per_leaf_leaves_ports_spare():
     p = plan_from_text(BASE + "  servers_per_leaf: 2\n")
     assert p.design["leaf_ports"] == {"down": 16, "up": 16}
-    assert summarize(p)["switches"]["leaf"] == 32
+    assert summarize(p, run_checks(p))["switches"]["leaf"] == 32
     assert any("32 stay spare" in n for n in p.notes)
 
 

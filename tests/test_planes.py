@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from compiler.check import report_for
+from compiler.check import run_checks
 from compiler.check.invariants import plan_invariants
 from compiler.expand import ports
 from compiler.catalog import load_catalog
@@ -53,6 +53,11 @@ def hpn():
     return build_plan(SPECS / "alibaba-hpn-pod.yaml")[1]
 
 
+@pytest.fixture(scope="module")
+def hpn_checks(hpn):
+    return run_checks(hpn)
+
+
 def test_hpn_counts_match_designs_md(hpn):
     roles = Counter(d.role for d in hpn.devices)
     assert roles == {"server": 1920, "leaf": 240, "spine": 120}
@@ -73,8 +78,8 @@ def test_hpn_counts_match_designs_md(hpn):
     assert len(pairs) == 14400  # no parallel links: all 60 distinct aggregation switches
 
 
-def test_hpn_checks_oversubscription_and_bisection(hpn):
-    report = report_for(hpn)
+def test_hpn_checks_oversubscription_and_bisection(hpn, hpn_checks):
+    report = hpn_checks.as_json()
     assert report["figures"]["oversubscription"]["leaf"]["min"] == "16:15"
     assert report["figures"]["oversubscription"]["leaf"]["max"] == "16:15"
     b = report["figures"]["bisection"]
@@ -113,7 +118,7 @@ def test_small_multi_plane_invariants_and_flow(tmp_path):
     assert plan_invariants(plan) == []
     assert Counter(d.role for d in plan.devices) == {"server": 56, "leaf": 64, "spine": 16}
     assert any("8 of 16" in n for n in plan.notes)
-    report = report_for(plan)
+    report = run_checks(plan).as_json()
     assert "FABRIC_PARTITIONED" not in {f["code"] for f in report["findings"]}
     assert report["figures"]["hops"]["apart_by_design_pairs"] > 0
 
@@ -128,7 +133,7 @@ def test_rail_only_counts_and_zero_cross_rail_bisection(tmp_path):
     assert Counter(plan.links.b_dev.tolist()) == {i: 64 for i in range(64, 72)}
     assert any("scale-up domain" in n for n in plan.notes)
     assert any("one OpenSM per rail" in n for n in plan.notes)  # InfiniBand: a subnet per rail
-    report = report_for(plan)
+    report = run_checks(plan).as_json()
     b = report["figures"]["bisection"]
     assert b["analytic_gbps"] == 0 and b["worst_cut_gbps"] == 0 and b["worst_cut"] == "rails"
     assert plan.design["per_rail_bisection_gbps"] == 32 * 400
@@ -147,7 +152,7 @@ def test_rail_only_two_tier_sub_fabric_per_rail(tmp_path):
     assert plan.count_by_kind() == {"server-leaf": 1024, "leaf-spine": 1024}
     rail = np.array([d.rail or 0 for d in plan.devices])
     assert (rail[plan.links.a_dev[128 * 8:]] == rail[plan.links.b_dev[128 * 8:]]).all()  # spines join one rail only
-    report = report_for(plan)
+    report = run_checks(plan).as_json()
     b = report["figures"]["bisection"]
     assert b["analytic_gbps"] == 0 and b["worst_cut_gbps"] == 0
     assert next(c for c in b["cuts"] if c["name"] == "halves")["gbps"] == 8 * 64 * 400
@@ -207,10 +212,10 @@ def test_planned_guids_unique(tmp_path, hpn):
         assert np.unique(device_guids(plan)).size == len(plan.devices)
 
 
-def test_redundancy_dual_tor_is_dual_homed(hpn, tmp_path):
-    r = report_for(hpn)["figures"]["redundancy"]
+def test_redundancy_dual_tor_is_dual_homed(hpn_checks, tmp_path):
+    r = hpn_checks.as_json()["figures"]["redundancy"]
     assert r["single_homed_servers"] == 0  # both ports of every NIC on different ToRs
     assert r["leaf_pair_edge_disjoint_paths_min"] == 60  # one path per aggregation switch of the plane
-    ro = report_for(_plan(tmp_path, RAIL_ONLY.format(servers=128)))["figures"]["redundancy"]
+    ro = run_checks(_plan(tmp_path, RAIL_ONLY.format(servers=128))).as_json()["figures"]["redundancy"]
     assert ro["single_homed_servers"] == 128
     assert ro["leaf_pair_edge_disjoint_paths_min"] == 32  # 2 spines x 16 links, inside one rail

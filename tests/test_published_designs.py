@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.check import run_checks
+from compiler.render.summary import summarize
 
 from .conftest import SPECS
 
@@ -25,7 +26,7 @@ B200_TABLE = [
 def test_b200_superpod_table(row):
     su, nodes, gpus, leaf, spine, core, node_leaf, leaf_spine, spine_core = row
     _, plan = build_plan(SPECS / f"b200-superpod-{su}su.yaml")
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert (s["servers"], s["gpus"]) == (nodes, gpus)
     assert s["switches"] == ({"leaf": leaf, "spine": spine, "core": core} if core else {"leaf": leaf, "spine": spine})
     expected_cables = {"server-leaf": node_leaf, "leaf-spine": leaf_spine}
@@ -38,7 +39,7 @@ def test_b200_superpod_table(row):
 
 def test_b200_4su_summary_contract():
     _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert s["switches"] == {"leaf": 32, "spine": 16}
     assert s["cables"] == {"server-leaf": 1024, "leaf-spine": 1024}
     assert {"name", "gpus", "servers", "switches", "cables", "tiers", "oversubscription", "notes"} <= set(s)
@@ -54,7 +55,7 @@ def test_b200_4su_summary_contract():
 ])
 def test_other_superpods(spec, leaf, spine, node_leaf, leaf_spine):
     _, plan = build_plan(SPECS / f"{spec}.yaml")
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert s["switches"] == {"leaf": leaf, "spine": spine}
     node_cables = sum(n for kind, n in s["cables"].items() if kind.endswith("-leaf"))
     assert node_cables == node_leaf
@@ -79,7 +80,7 @@ def test_seed_design():
     # designs.md seed: 128 leaves (64 down / 64 up), 64 spines each to all 128 leaves,
     # 8,192 GPUs, 8,192 + 8,192 cables, 1:1.
     _, plan = build_plan(SPECS / "seed-8k-fat-tree.yaml")
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert s["gpus"] == 8192 and s["servers"] == 1024
     assert s["switches"] == {"leaf": 128, "spine": 64}
     assert s["cables"] == {"server-leaf": 8192, "leaf-spine": 8192}

@@ -11,8 +11,8 @@ import pytest
 from compiler.catalog import load_catalog
 from compiler.plan.bom import bill_of_materials
 from compiler.plan.serialize import plan_from_json, plan_json_text
-from compiler.plan.summary import summarize
-from compiler.check import report_for
+from compiler.render.summary import summarize
+from compiler.check import run_checks
 
 from .conftest import SPECS, cli_in_process, plan_from_text
 
@@ -128,9 +128,10 @@ def test_dgx_h100_domains_are_the_server():
     assert (up.kind, up.gpus_per_domain, up.servers_per_domain, up.gbytes_per_s_per_gpu) == ("nvlink4", 8, 1, 900)
     assert up.domains == plan.design["servers"] and up.switch_trays_per_domain == 0
     assert not [x for x in bill_of_materials(plan) if x.category == "scale-up"]
-    f = report_for(plan)["figures"]
+    checks = run_checks(plan)
+    f = checks.as_json()["figures"]
     assert f["scale_up"]["switch_tray_failure"] is None and f["collectives"]["gpus_per_domain"] == 8
-    assert summarize(plan)["scale_up"]["domain_gbytes_per_s"] == 8 * 900
+    assert summarize(plan, checks)["scale_up"]["domain_gbytes_per_s"] == 8 * 900
 
 
 def test_torus_of_chips_is_one_domain_in_the_plan_links():
@@ -173,7 +174,7 @@ def _collectives(server: str, servers: int) -> dict:
     plan = plan_from_text(f"name: c-{server}\nservers: {servers}\nserver: {server}\n"
                           "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: '1:1', scalable_unit: 18}\n"
                           "collectives: {message_sizes: [1073741824]}\n")
-    return report_for(plan)["figures"]["collectives"]
+    return run_checks(plan).as_json()["figures"]["collectives"]
 
 
 def test_hierarchical_allreduce_uses_the_nvl72_domain():
@@ -212,7 +213,7 @@ def test_hierarchical_allreduce_algebra_by_hand(server, servers, g, domains, one
     small = plan_from_text(f"name: c\nservers: {servers}\nserver: {server}\n"
                            "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 18}\n"
                            "collectives: {message_sizes: [1048576]}\n")
-    r = report_for(small)["figures"]["collectives"]["allreduce"][0]
+    r = run_checks(small).as_json()["figures"]["collectives"]["allreduce"][0]
     assert r["hierarchical_scale_up_s"] >= 2 * (g - 1) * a
     if server == "gb200-nvl72":
         assert r["used"] == "tree" and r["tree_s"] < r["hierarchical_s"]
@@ -223,7 +224,7 @@ def test_hierarchical_is_not_estimated_without_scale_up_bandwidth():
     was 0 s, so hierarchical always looked fastest; now it is not estimated."""
     plan = plan_from_text("name: h\nservers: 16\nserver: hpn-8x2x200g\n"
                           "fabric: {topology: fat-tree, switch: tomahawk5, speed_gbps: 200}\n")
-    rep = report_for(plan)
+    rep = run_checks(plan).as_json()
     c = rep["figures"]["collectives"]
     assert c["allreduce"], "the spec sets message sizes"
     for r in c["allreduce"]:
@@ -234,14 +235,14 @@ def test_hierarchical_is_not_estimated_without_scale_up_bandwidth():
 def test_rail_only_names_the_domain_that_carries_cross_rail_traffic():
     plan = plan_from_text((SPECS / "rail-only-h100-64.yaml").read_text())
     assert any("scale-up domain (nvlink4 domains of 8 GPUs (1 server), 900 GB/s per GPU)" in n for n in plan.notes)
-    text = report_for(plan)["figures"]["bisection"]
+    text = run_checks(plan).as_json()["figures"]["bisection"]
     assert "nvlink4 domains of 8 GPUs" in json.dumps(text)
 
 
 def test_scale_up_outputs_are_deterministic(su_plan):
     again = plan_from_text(SU)
     assert plan_json_text(again) == plan_json_text(su_plan)
-    assert summarize(again) == summarize(su_plan)
+    assert summarize(again, run_checks(again)) == summarize(su_plan, run_checks(su_plan))
 
 
 def test_extra_fabrics_do_not_order_the_nvlink_trays_again(tmp_path):

@@ -11,11 +11,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from compiler.check import report_for
+from compiler.check import run_checks
 from compiler.check.invariants import plan_invariants
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan
-from compiler.plan.summary import summarize
+from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
 from .synthetic import catalog_yaml
@@ -44,7 +44,7 @@ def _direct_torus(tmp_path, dims, wrap=None, topology="torus"):
 ])
 def test_torus_bisection_closed_form_matches_max_flow(tmp_path, dims, wrap):
     plan = _direct_torus(tmp_path, dims, wrap)
-    b = report_for(plan)["figures"]["bisection"]
+    b = run_checks(plan).as_json()["figures"]["bisection"]
     # Dally & Towles: a plane cut across an even dimension k crosses N/k node pairs, twice if it wraps;
     # the bisection is the narrowest such cut (2·k^(n-1) links for a k-ary n-cube, k^(n-1) for a mesh).
     n_nodes = math.prod(dims)
@@ -61,7 +61,7 @@ def test_k_ary_n_cube_formula(tmp_path, k, n):
     else:
         dims = [k] * n
     plan = _direct_torus(tmp_path, dims)
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     # N = k^n chips, degree 2n, bisection 2·k^(n-1) links.
     assert s["gpus"] == k ** n
     links_total = len(plan.links)
@@ -87,10 +87,11 @@ def test_direct_torus_plan_shape(tmp_path):
     board = plan.links.kind == plan.link_kinds.index("board")
     for a, b in zip(plan.links.a_dev[board].tolist(), plan.links.b_dev[board].tolist()):
         assert plan.devices[a].group == plan.devices[b].group  # same host
-    s = summarize(plan)
+    checks = run_checks(plan)
+    s = summarize(plan, checks)
     assert s["cables"] == {"chip-chip": kinds["chip-chip"]}  # board traces are not cables
     assert s["switches"] == {} and s["transceivers"] == 0
-    hops = report_for(plan)["figures"]["hops"]
+    hops = checks.as_json()["figures"]["hops"]
     assert hops["max"] == 6 and hops["unit"] == "chip-to-chip links"  # diameter: n * k/2
 
 
@@ -108,7 +109,7 @@ def test_direct_torus_cabling_lists_only_cables(tmp_path):
 
 def test_twisted_torus_max_flow(tmp_path):
     plan = build_plan(SPECS / "tpu-v5p-twisted-8x8x16.yaml")[1]
-    b = report_for(plan)["figures"]["bisection"]
+    b = run_checks(plan).as_json()["figures"]["bisection"]
     assert b["analytic_gbps"] is None  # no closed form: max-flow only
     # The twist moves z wrap links along x; degree and link count stay those of the torus.
     assert len(plan.links) == 3 * 1024
@@ -125,10 +126,11 @@ def test_twisted_torus_max_flow(tmp_path):
 
 def test_switched_torus(tmp_path):
     plan = build_plan(SPECS / "torus-switched-512.yaml")[1]
-    s = summarize(plan)
+    checks = run_checks(plan)
+    s = summarize(plan, checks)
     assert s["switches"] == {"router": 64}
     assert s["cables"] == {"server-router": 512, "router-router": 64 * 3 * 4}
-    b = report_for(plan)["figures"]["bisection"]
+    b = checks.as_json()["figures"]["bisection"]
     # 2 * 4^2 node pairs * 4 links * 400G = 51,200; half the injection is 102,400
     assert b["analytic_gbps"] == b["worst_cut_gbps"] == 2 * 16 * 4 * 400
     assert plan_invariants(plan) == []
@@ -158,7 +160,7 @@ def test_dragonfly_balanced_maximum(tmp_path, k):
     d = plan.design
     assert (d["endpoints_per_switch"], d["switches_per_group"], d["global_ports_per_switch"], d["groups"]) == (p, a, h, g)
     assert p + a - 1 + h <= k
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert s["switches"] == {"router": a * g}
     assert s["cables"] == {"server-router": a * p * g, "local": g * a * (a - 1) // 2, "global": g * (g - 1) // 2}
     # every group reaches every other with exactly one global link; every router has h global links
@@ -180,7 +182,7 @@ def test_dragonfly_bisection_closed_form_matches_max_flow(tmp_path, k, groups, t
     probe = _dragonfly(tmp_path, k, 1, topology, extra)  # learn the group size the defaults give
     per_group = probe.design["endpoint_ports_per_group"]
     plan = _dragonfly(tmp_path, k, per_group * groups, topology, extra)
-    b = report_for(plan)["figures"]["bisection"]
+    b = run_checks(plan).as_json()["figures"]["bisection"]
     assert plan.design["groups"] == groups
     assert b["analytic_gbps"] is not None
     assert b["worst_cut_gbps"] == b["analytic_gbps"], b["cuts"]
@@ -188,7 +190,7 @@ def test_dragonfly_bisection_closed_form_matches_max_flow(tmp_path, k, groups, t
 
 def test_dragonfly_plus_structure(tmp_path):
     plan = build_plan(SPECS / "dragonfly-plus-2k.yaml")[1]
-    s = summarize(plan)
+    s = summarize(plan, run_checks(plan))
     assert s["switches"] == {"leaf": 64, "spine": 64}
     assert s["cables"]["local"] == 4 * 16 * 16  # every leaf to every spine of its group
     assert set(plan.link_kinds) == {"server-leaf", "local", "global"}

@@ -118,3 +118,11 @@ def _scale_up_references(catalog: Catalog, file: str | None = None) -> list[Diag
             out.append(Diagnostic("CATALOG_INVALID", f"server '{server.id}': scale_up.switch_tray and "
                                   "switch_trays_per_domain go together", path=f"servers.{server.id}.scale_up", file=file or ""))
     return out
+
+
+def roce_profile_data() -> dict:
+    """The built-in RoCE profile (data/roce.yaml: lossless class, DSCP, PFC, ECN, MTU) as
+    plain values, read with the spec's YAML 1.2 loader like every catalog file. One
+    profile for every output that speaks RoCE, so switches and hosts cannot disagree."""
+    text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
+    return dict(load_yaml_text(text, "<builtin>/roce.yaml").data["roce_profile"])

@@ -1,69 +1,87 @@
-"""Analyses over a plan that return findings (capacity, bisection, redundancy, ...).
+"""Analyses over a plan that return findings (capacity, bisection, redundancy, ...): a
+stage of the pipeline.
 
-`run_checks(plan)` runs every registered check in order (later checks may read earlier
-figures) and returns the report written to report/checks.json.
+CHECKS registers every check by name with what it needs from the others and the typed
+figures it returns (check/stage.py). `run_checks(plan)` runs each once, dependencies first,
+and returns CheckResults; the pipeline runs it before rendering and hands the results to
+every renderer (report/checks.json, summary.json, report.html). Nothing caches results
+on the plan.
 """
 
 from __future__ import annotations
 
 import time
 
-from ..plan.fabrics import fabric_view
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_view
 from ..plan.model import Plan
-from ..progress import stage
-from .bisection import CONVENTION, check_bisection
-from .budgets import check_budgets
-from .collectives import check_collectives
+from ..progress import stage as progress_stage  # (check/stage.py, a submodule, would shadow `stage`)
+from .bisection import BisectionFigures, check_bisection
+from .budgets import BudgetsFigures, check_budgets
+from .collectives import CollectivesFigures, check_collectives
 from .context import CheckContext
-from .hops import check_hops
-from .oversubscription import check_oversubscription
-from .physical import physical_findings
-from .redundancy import check_redundancy
-from .requirements import check_requirements
-from .scale_up import check_scale_up
+from .figures import Figures
+from .findings import Finding
+from .hops import HopsFigures, check_hops
+from .oversubscription import OversubscriptionFigures, check_oversubscription
+from .physical import PhysicalFigures, check_physical
+from .redundancy import RedundancyFigures, check_redundancy
+from .requirements import RequirementsFigures, check_requirements
+from .scale_up import ScaleUpFigures, check_scale_up
+from .stage import Check, CheckOrderError, CheckResults, check_order, with_needs
 
-# check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
-CHECKS = {
-    "budgets": check_budgets,
-    # rack power and cable reach (with a layout) of every fabric: a storage switch draws from its rack too
-    "physical": lambda ctx: ({}, physical_findings(ctx.all_fabrics)),
-    "bisection": check_bisection,
-    "oversubscription": check_oversubscription,
-    "redundancy": check_redundancy,
-    "hops": check_hops,
-    "scale_up": check_scale_up,  # before collectives, which use its domains
-    "collectives": check_collectives,
-    "requirements": check_requirements,
+# check name -> check. Registry order is the order of figures in checks.json.
+CHECKS: dict[str, Check] = {
+    "budgets": Check(check_budgets, BudgetsFigures),
+    "physical": Check(check_physical, PhysicalFigures),  # rack power, reach (with a layout)
+    "bisection": Check(check_bisection, BisectionFigures),
+    "oversubscription": Check(check_oversubscription, OversubscriptionFigures, per_fabric=True),
+    "redundancy": Check(check_redundancy, RedundancyFigures, needs=("bisection",)),
+    "hops": Check(check_hops, HopsFigures),
+    "scale_up": Check(check_scale_up, ScaleUpFigures),
+    "collectives": Check(check_collectives, CollectivesFigures, needs=("bisection",)),
+    "requirements": Check(check_requirements, RequirementsFigures, needs=("bisection", "oversubscription", "hops")),
 }
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def run_checks(plan: Plan, seed: int = 1) -> dict:
-    # Checks judge the compute fabric: storage and management links are no GPU paths.
-    ctx = CheckContext(fabric_view(plan), seed=seed, whole=plan)
-    findings = []
-    seconds = {}
-    for name, check in CHECKS.items():
+def _run(ctx: CheckContext, checks: dict[str, Check],
+         names: list[str]) -> tuple[dict[str, Figures], dict[str, list[Finding]], dict[str, float]]:
+    """Run `names` (in that order, dependencies first) on one fabric: figures, findings and
+    seconds by check name."""
+    figures: dict[str, Figures] = {}
+    findings: dict[str, list[Finding]] = {}
+    seconds: dict[str, float] = {}
+    for name in names:
+        check = checks[name]
         t0 = time.perf_counter()
-        with stage(f"check {name}"):
-            figures, found = check(ctx)
+        with progress_stage(f"check {name}"):
+            record, found = check.run(ctx, **{need: figures[need] for need in check.needs})
         seconds[name] = time.perf_counter() - t0
-        ctx.figures[name] = figures
-        findings.extend(found)
-    findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
-    errors = [f for f in findings if f.severity == "error"]
-    return {
-        "name": plan.name,
-        "ok": not errors,
-        "convention": CONVENTION,
-        "figures": ctx.figures,
-        "findings": [f.as_dict() for f in findings],
-        "_seconds": seconds,  # timing for benchmarks; never written to files
-    }
+        if type(record) is not check.figures:  # our bug: the registry and the check disagree
+            raise TypeError(f"check {name} returned {type(record).__name__}, not {check.figures.__name__}")
+        figures[name] = record
+        findings[name] = found
+    return figures, findings, seconds
 
 
-def report_for(plan: Plan) -> dict:
-    """The check report of a plan, computed once and shared by every output; without timings."""
-    report = plan.memo("checks", run_checks)
-    return {k: v for k, v in report.items() if not k.startswith("_")}
+def run_checks(plan: Plan, seed: int = 1, checks: dict[str, Check] = CHECKS) -> CheckResults:
+    """Every check once on the compute fabric (storage and management links are no GPU
+    paths); on a plan with extra fabrics, also the per-fabric checks on each of them.
+    `seed` draws the random cuts and failure samples."""
+    order = check_order(checks)
+    figures, found, seconds = _run(CheckContext(fabric_view(plan), seed=seed, whole=plan), checks, order)
+    in_registry_order = [f for name in checks for f in found[name]]
+    findings = sorted(in_registry_order, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable
+    per_fabric = with_needs(checks, {name for name, c in checks.items() if c.per_fabric})
+    fabric_figures = {}
+    for name in fabric_names(plan):
+        if name != COMPUTE:
+            extra, _, _ = _run(CheckContext(fabric_view(plan, name), seed=seed), checks,
+                               [n for n in order if n in per_fabric])
+            fabric_figures[name] = extra
+    return CheckResults(name=plan.name, figures={name: figures[name] for name in checks}, findings=tuple(findings),
+                        seconds=seconds, fabric_figures=fabric_figures)
+
+
+__all__ = ["CHECKS", "Check", "CheckOrderError", "CheckResults", "check_order", "run_checks"]

@@ -3,15 +3,24 @@ rack power, which need a physical layout, are in physical.py."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..plan.views import cage_table
 from .context import CheckContext
+from .figures import Figures
 from .findings import Finding
 from .invariants import plan_invariants
 
 
-def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+@dataclass(frozen=True)
+class BudgetsFigures(Figures):
+    ports_used: int  # link ends
+    ports_total: int
+
+
+def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     plan = ctx.plan
     findings = list(plan_invariants(plan))  # radix, port reuse, speed match: errors if broken
     links = plan.links
@@ -31,5 +40,4 @@ def check_budgets(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         findings.append(Finding("CAGE_MIXED_MEDIA", "error",
                                 f"cage {port.cage} of {plan.devices[dev].name} carries two media; one module serves the whole cage",
                                 f"{plan.devices[dev].name}:{port.cage}"))
-    figures: dict = {"ports_used": int(ends.size), "ports_total": plan.port_count()}
-    return figures, findings
+    return BudgetsFigures(ports_used=int(ends.size), ports_total=plan.port_count()), findings

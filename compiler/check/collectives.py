@@ -21,8 +21,11 @@ Model (stated in the output):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from .bisection import BisectionFigures
 from .context import CheckContext
+from .figures import Figures
 from .findings import Finding
 
 MODEL = ("alpha-beta: t = latency + bytes/bottleneck bandwidth; ring 2(n-1)/n*S/B + 2(n-1)a; "
@@ -31,6 +34,36 @@ MODEL = ("alpha-beta: t = latency + bytes/bottleneck bandwidth; ring 2(n-1)/n*S/
          "(none where the scale-up bandwidth is unknown); "
          "used = the fastest; network bandwidth per GPU = NIC Gb/s x (worst-cut bisection / "
          "half the injection); no overlap, no congestion beyond the bisection")
+
+
+@dataclass(frozen=True)
+class AllReduceEstimate:
+    """One message size: each algorithm's time, and which is fastest."""
+
+    message_bytes: int
+    ring_s: float
+    tree_s: float
+    hierarchical_s: float | None  # None where the scale-up bandwidth is unknown
+    hierarchical_scale_up_s: float | None
+    hierarchical_network_s: float
+    used: str  # ring | tree | hierarchical
+    busbw_gbytes_per_s: float | None
+    lower_bound_one_link_s: float
+
+
+@dataclass(frozen=True)
+class CollectivesFigures(Figures):
+    model: str
+    ranks: int
+    gpus_per_server: int
+    gpus_per_domain: int
+    domains: int
+    latency_us: float
+    nic_gbps_per_gpu: float
+    fabric_factor: float
+    network_gbps_per_gpu: float
+    scaleup_gbps_per_gpu: float | None
+    allreduce: list[AllReduceEstimate]
 
 
 def transfer_time_s(size_bytes: float, gbps: float) -> float:
@@ -70,7 +103,7 @@ def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps,
     return None if intra is None else intra + inter
 
 
-def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+def check_collectives(ctx: CheckContext, bisection: BisectionFigures) -> tuple[CollectivesFigures, list[Finding]]:
     plan = ctx.plan
     d = plan.design
     gpus, servers = d["gpus"], d["servers"]
@@ -79,7 +112,7 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
     if up is not None and not up.in_plan_links and up.domains:
         g = up.gpus_per_domain  # the NVLink domain: the server (DGX) or the rack (NVL72)
     domains = gpus // g
-    bis = ctx.figures["bisection"]["worst_cut_gbps"]
+    bis = bisection.worst_cut_gbps
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
     if d["topology"] == "rail-only":
         # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain of
@@ -99,25 +132,25 @@ def check_collectives(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         intra, inter = hierarchical_stages_s(size, g, domains, scaleup_gbps, net, alpha)
         hier = None if intra is None else intra + inter
         best, used = min([(ring, "ring"), (tree, "tree")] + ([(hier, "hierarchical")] if hier is not None else []))
-        rows.append({
-            "message_bytes": size,
-            "ring_s": round(ring, 6), "tree_s": round(tree, 6),
-            "hierarchical_s": None if hier is None else round(hier, 6),
-            "hierarchical_scale_up_s": None if intra is None else round(intra, 6),
-            "hierarchical_network_s": round(inter, 6), "used": used,
-            "busbw_gbytes_per_s": round(size / best * 2 * (gpus - 1) / gpus / 1e9, 3) if best > 0 else None,
-            "lower_bound_one_link_s": round(transfer_time_s(size, nic_gbps_per_gpu), 6),
-        })
-    figures = {"model": MODEL, "ranks": gpus, "gpus_per_server": gpus // servers, "gpus_per_domain": g,
-               "domains": domains, "latency_us": alpha * 1e6,
-               "nic_gbps_per_gpu": nic_gbps_per_gpu, "fabric_factor": round(factor, 4),
-               "network_gbps_per_gpu": round(net, 3), "scaleup_gbps_per_gpu": scaleup_gbps, "allreduce": rows}
+        rows.append(AllReduceEstimate(
+            message_bytes=size,
+            ring_s=round(ring, 6), tree_s=round(tree, 6),
+            hierarchical_s=None if hier is None else round(hier, 6),
+            hierarchical_scale_up_s=None if intra is None else round(intra, 6),
+            hierarchical_network_s=round(inter, 6), used=used,
+            busbw_gbytes_per_s=round(size / best * 2 * (gpus - 1) / gpus / 1e9, 3) if best > 0 else None,
+            lower_bound_one_link_s=round(transfer_time_s(size, nic_gbps_per_gpu), 6),
+        ))
+    figures = CollectivesFigures(model=MODEL, ranks=gpus, gpus_per_server=gpus // servers, gpus_per_domain=g,
+                                 domains=domains, latency_us=alpha * 1e6,
+                                 nic_gbps_per_gpu=nic_gbps_per_gpu, fabric_factor=round(factor, 4),
+                                 network_gbps_per_gpu=round(net, 3), scaleup_gbps_per_gpu=scaleup_gbps, allreduce=rows)
     findings = []
     for r in rows:
-        hier = (f"hierarchical {r['hierarchical_s']:.4g} s ({g}-GPU domains: {r['hierarchical_scale_up_s']:.4g} s "
-                f"scale-up + {r['hierarchical_network_s']:.4g} s network)" if r["hierarchical_s"] is not None else
+        hier = (f"hierarchical {r.hierarchical_s:.4g} s ({g}-GPU domains: {r.hierarchical_scale_up_s:.4g} s "
+                f"scale-up + {r.hierarchical_network_s:.4g} s network)" if r.hierarchical_s is not None else
                 f"hierarchical not estimated ({g}-GPU domains: no scale-up bandwidth in the catalog)")
         findings.append(Finding("COLLECTIVE_ESTIMATE", "info",
-                                f"all-reduce of {r['message_bytes']:,} B over {gpus:,} GPUs: ring {r['ring_s']:.4g} s, "
-                                f"tree {r['tree_s']:.4g} s, {hier}; {r['used']} is fastest", "fabric"))
+                                f"all-reduce of {r.message_bytes:,} B over {gpus:,} GPUs: ring {r.ring_s:.4g} s, "
+                                f"tree {r.tree_s:.4g} s, {hier}; {r.used} is fastest", "fabric"))
     return figures, findings

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from ..plan.graph import FabricGraph, fabric_graph
 from ..plan.model import Plan
-from .cuts import Cut, balanced_cuts
+from .cuts import Cut, CutFlow, balanced_cuts
 from .flows import FlowNetwork
 
 
@@ -21,7 +21,6 @@ LARGE_GRAPH_LINKS = 100_000
 class CheckContext:
     plan: Plan  # the compute fabric (plan/fabrics.py fabric_view): what the fabric checks judge
     seed: int = 1
-    figures: dict = field(default_factory=dict)  # results of earlier checks, by check name
     whole: Plan | None = None  # the plan with every fabric, for what all fabrics share (racks, cable reach)
 
     @property
@@ -48,16 +47,16 @@ class CheckContext:
     def network(self) -> FlowNetwork:
         return FlowNetwork(self.graph)
 
-    @cached_property
-    def failure_cuts(self) -> list[Cut]:
-        """The cuts failure scenarios are measured on. Every balanced cut on graphs up to
+    def failure_cuts(self, intact: list[CutFlow]) -> list[Cut]:
+        """The cuts failure scenarios are measured on, given the intact fabric's flows over
+        every cut (the bisection figures). Every balanced cut on graphs up to
         LARGE_GRAPH_LINKS links; above, the two tightest cuts of the intact fabric (a few
         lost links or one lost switch rarely change which cut binds, and each cut costs a
         max-flow of ~0.1 s on a 400k-link graph)."""
         if self.graph.a.size <= LARGE_GRAPH_LINKS:
             return self.cuts
-        by_value = sorted(self.figures["bisection"]["cuts"], key=lambda c: c["gbps"])[:2]
-        names = {c["name"] for c in by_value}
+        by_value = sorted(intact, key=lambda c: c.gbps)[:2]
+        names = {c.name for c in by_value}
         return [c for c in self.cuts if c.name in names]
 
     def cut_gbps(self, cut: Cut, keep_link=None, keep_switch=None) -> int:

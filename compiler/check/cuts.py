@@ -23,6 +23,15 @@ class Cut:
     side_b: np.ndarray
 
 
+@dataclass(frozen=True)
+class CutFlow:
+    """A balanced cut and the max-flow across it (the bisection check's figures)."""
+
+    name: str
+    description: str
+    gbps: int
+
+
 def _by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -> Cut:
     """First half of the servers in `order` on side A. With an odd count the middle
     server is split by its NIC ports, so both sides hold exactly half the GPU ports."""

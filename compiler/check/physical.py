@@ -1,15 +1,24 @@
 """Physical checks over a placed plan: rack power and cable reach. Each returns
-Findings with numbers; the check runner calls `physical_findings`. Impossible halls
+Findings with numbers; `check_physical` is the check the runner calls. Impossible halls
 (too small, devices too tall or deep) never get this far: placement refuses them.
 O(devices + links) numpy."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..plan.model import Plan
 from ..plan.views import cable_ids
+from .context import CheckContext
+from .figures import Figures
 from .findings import Finding
+
+
+@dataclass(frozen=True)
+class PhysicalFigures(Figures):
+    """Rack power and reach report findings only (with a physical layout)."""
 
 
 def rack_power(plan: Plan) -> list[Finding]:
@@ -57,3 +66,8 @@ def link_reach(plan: Plan) -> list[Finding]:
 
 def physical_findings(plan: Plan) -> list[Finding]:
     return rack_power(plan) + link_reach(plan)
+
+
+def check_physical(ctx: CheckContext) -> tuple[PhysicalFigures, list[Finding]]:
+    # rack power and cable reach of every fabric: a storage switch draws from its rack too
+    return PhysicalFigures(), physical_findings(ctx.all_fabrics)

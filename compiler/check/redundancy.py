@@ -18,15 +18,65 @@ reported (it loses its own GPUs; no fabric element fails), nor single-homing (no
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
+from ..plan.naming import cable_id
+from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext
+from .cuts import Cut, CutFlow
+from .figures import Figures, omitted_if_none
 from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
 MAX_SAMPLED_TARGETS_LARGE = 12  # graphs above LARGE_GRAPH_LINKS: each unit max-flow costs ~0.1 s
+
+
+@dataclass(frozen=True)
+class FailureImpact:
+    """What losing one element costs, on the worst balanced cut."""
+
+    bisection_gbps: int
+    worst_cut: str
+    bisection_lost_percent: float
+    gpu_ports_cut_off: int
+    servers_cut_off: int
+    switch: str | None = omitted_if_none()  # the element lost: a switch,
+    link: str | None = omitted_if_none()  # or a cable (its id)
+    leaf_pair_paths_min: int | None = None  # None where the lost switch is itself a path end (a leaf)
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """k random switch-to-switch links lost, seeded: the worst-cut bisection's spread."""
+
+    failed_links: int
+    samples: int
+    seed: int
+    cuts: list[str]
+    bisection_gbps_p50: float
+    bisection_gbps_p99: float  # the bad tail: 99% of samples are at or above this
+    bisection_gbps_min: float
+    bisection_lost_percent_p99: float
+
+
+@dataclass(frozen=True)
+class RedundancyFigures(Figures):
+    leaf_pair_edge_disjoint_paths_min: int
+    leaf_pair_method: str
+    single_homed_servers: int
+    single_failures: dict[str, FailureImpact]  # by switch role, and by "link:<kind>"
+    failure_cuts: str | None = omitted_if_none()  # which cuts, where failures are measured on a few
+    monte_carlo: MonteCarlo | None = None  # None where the graph has too few links to lose k
+
+    def as_json(self) -> dict:
+        out = super().as_json()
+        if self.monte_carlo is None:
+            out["monte_carlo"] = {}
+        return out
 
 
 def _switchless(ctx: CheckContext) -> bool:
@@ -83,20 +133,20 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
-def _impact(ctx: CheckContext, base_gbps: int, keep_link=None, keep_switch=None) -> dict:
+def _impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None) -> FailureImpact:
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=ctx.failure_cuts)
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts)
     lost_at = np.zeros(g.at_switch.size, dtype=bool) if keep_switch is None else ~keep_switch[g.at_switch]
     gpu_lost = lost_at & g.at_is_gpu_server
     servers_all = np.unique(g.at_device[g.at_is_gpu_server])
     alive = np.unique(g.at_device[g.at_is_gpu_server & ~lost_at])
-    return {
-        "bisection_gbps": value,
-        "worst_cut": cut,
-        "bisection_lost_percent": round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
-        "gpu_ports_cut_off": int(gpu_lost.sum()),
-        "servers_cut_off": int(servers_all.size - alive.size),
-    }
+    return FailureImpact(
+        bisection_gbps=value,
+        worst_cut=cut,
+        bisection_lost_percent=round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
+        gpu_ports_cut_off=int(gpu_lost.sum()),
+        servers_cut_off=int(servers_all.size - alive.size),
+    )
 
 
 def _one_switch(ctx: CheckContext, role: str) -> int | None:
@@ -109,12 +159,12 @@ def _one_switch(ctx: CheckContext, role: str) -> int | None:
     return int(idx[np.argmax(load[idx])])
 
 
-def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[RedundancyFigures, list[Finding]]:
     plan, g = ctx.plan, ctx.graph
-    base = ctx.figures["bisection"]["worst_cut_gbps"]
+    base = bisection.worst_cut_gbps
+    failure_cuts = ctx.failure_cuts(bisection.cuts)
     findings: list[Finding] = []
     paths, method = leaf_pair_paths(ctx)
-    figures: dict = {"leaf_pair_edge_disjoint_paths_min": paths, "leaf_pair_method": method}
 
     # Single-homing per rail: each (server, NIC) attaches to one switch. A multi-plane NIC's
     # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
@@ -128,13 +178,12 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
                                return_counts=True)
     single = set((homes[n_homes == 1] // width).tolist())
     n_servers = int(np.unique(dev).size)
-    figures["single_homed_servers"] = len(single)
     if single:
         findings.append(Finding("SINGLE_HOMED_PER_RAIL", "info",
                                 f"{len(single)} of {n_servers} servers reach each rail through one switch only: "
                                 f"losing that leaf takes the rail down on every server behind it", "server"))
 
-    failures: dict = {}
+    failures: dict[str, FailureImpact] = {}
     roles = list(dict.fromkeys(ctx.switch_role.tolist()))  # leaf, spine, core; router; chip (direct torus)
     if _switchless(ctx):
         roles = []  # the nodes are the servers: losing one is losing GPUs, not a fabric element
@@ -144,18 +193,17 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
             continue
         keep = np.ones(g.n, dtype=bool)
         keep[s] = False
-        imp = _impact(ctx, base, keep_switch=keep)
-        imp["switch"] = plan.devices[int(g.device_of[s])].name
-        if role == "leaf" or _switchless(ctx):  # the lost device is itself a path end
-            imp["leaf_pair_paths_min"] = None
-        else:  # from a leaf that lost a path through this switch
+        imp = replace(_impact(ctx, base, failure_cuts, keep_switch=keep), switch=plan.devices[int(g.device_of[s])].name)
+        # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
+        # from a leaf that lost a path through this switch.
+        if role != "leaf" and not _switchless(ctx):
             src = _leaf_near(ctx, [s])
-            imp["leaf_pair_paths_min"] = leaf_pair_paths(ctx, keep[g.a] & keep[g.b], src, quick=True)[0]
+            imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], src, quick=True)[0])
         failures[role] = imp
         findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
-                                f"losing {role} {imp['switch']}: bisection -{imp['bisection_lost_percent']}% "
-                                f"({imp['bisection_gbps']:,} Gb/s), {imp['gpu_ports_cut_off']} GPU NIC ports and "
-                                f"{imp['servers_cut_off']} servers cut off", imp["switch"]))
+                                f"losing {role} {imp.switch}: bisection -{imp.bisection_lost_percent}% "
+                                f"({imp.bisection_gbps:,} Gb/s), {imp.gpu_ports_cut_off} GPU NIC ports and "
+                                f"{imp.servers_cut_off} servers cut off", imp.switch))
     if g.a.size:
         kinds = sorted(plan.link_kinds[int(k)] for k in np.unique(plan.links.kind[g.link]))
         for kind in kinds:
@@ -163,17 +211,18 @@ def check_redundancy(ctx: CheckContext) -> tuple[dict, list[Finding]]:
             first = int(np.nonzero(plan.links.kind[g.link] == k_idx)[0][0])
             keep = np.ones(g.a.size, dtype=bool)
             keep[first] = False
-            imp = _impact(ctx, base, keep_link=keep)
-            imp["link"] = _cable(plan, int(g.link[first]))
             src = _leaf_near(ctx, [int(g.a[first]), int(g.b[first])])
-            imp["leaf_pair_paths_min"] = leaf_pair_paths(ctx, keep, src, quick=True)[0]
-            failures[f"link:{kind}"] = imp
-    figures["single_failures"] = failures
-    if len(ctx.failure_cuts) < len(ctx.cuts):
-        figures["failure_cuts"] = (f"single failures measured on the {len(ctx.failure_cuts)} tightest intact cuts "
-                                   f"({', '.join(c.name for c in ctx.failure_cuts)}) of {len(ctx.cuts)}: the graph has "
-                                   f"{g.a.size:,} switch links")
-    figures["monte_carlo"] = _monte_carlo(ctx, base)
+            failures[f"link:{kind}"] = replace(_impact(ctx, base, failure_cuts, keep_link=keep),
+                                               link=_cable(plan, int(g.link[first])),
+                                               leaf_pair_paths_min=leaf_pair_paths(ctx, keep, src, quick=True)[0])
+    sampled = None
+    if len(failure_cuts) < len(ctx.cuts):
+        sampled = (f"single failures measured on the {len(failure_cuts)} tightest intact cuts "
+                   f"({', '.join(c.name for c in failure_cuts)}) of {len(ctx.cuts)}: the graph has "
+                   f"{g.a.size:,} switch links")
+    figures = RedundancyFigures(leaf_pair_edge_disjoint_paths_min=paths, leaf_pair_method=method,
+                                single_homed_servers=len(single), single_failures=failures, failure_cuts=sampled,
+                                monte_carlo=_monte_carlo(ctx, base, bisection.cuts))
     return figures, findings
 
 
@@ -196,30 +245,29 @@ def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
 
 
 def _cable(plan, link_index: int) -> str:
-    from ..expand.naming import cable_id
-
     return cable_id(plan.devices[int(plan.links.a_dev[link_index])].name, int(plan.links.a_port[link_index]) + 1)
 
 
-def _monte_carlo(ctx: CheckContext, base: int, k: int = 2, samples: int | None = None) -> dict:
+def _monte_carlo(ctx: CheckContext, base: int, intact: list[CutFlow], k: int = 2,
+                 samples: int | None = None) -> MonteCarlo | None:
     g = ctx.graph
     if g.a.size <= k:
-        return {}
+        return None
     samples = samples or (32 if g.a.size < 50_000 else 12 if g.a.size <= LARGE_GRAPH_LINKS else 8)
     rng = np.random.default_rng(ctx.seed)
     # The two tightest cuts of the intact fabric: k random link losses rarely change which cut binds.
-    by_value = sorted(ctx.figures["bisection"]["cuts"], key=lambda c: c["gbps"])[:2]
-    tight = [c for c in ctx.cuts if c.name in {x["name"] for x in by_value}]
+    by_value = sorted(intact, key=lambda c: c.gbps)[:2]
+    tight = [c for c in ctx.cuts if c.name in {x.name for x in by_value}]
     values = []
     for _ in range(samples):
         keep = np.ones(g.a.size, dtype=bool)
         keep[rng.choice(g.a.size, size=k, replace=False)] = False
         values.append(ctx.worst_cut_gbps(keep_link=keep, cuts=tight)[0])
     arr = np.array(values, dtype=np.float64)
-    return {
-        "failed_links": k, "samples": samples, "seed": ctx.seed, "cuts": [c.name for c in tight],
-        "bisection_gbps_p50": float(np.percentile(arr, 50)),
-        "bisection_gbps_p99": float(np.percentile(arr, 1)),  # the bad tail: 99% of samples are at or above this
-        "bisection_gbps_min": float(arr.min()),
-        "bisection_lost_percent_p99": round(100.0 * (base - float(np.percentile(arr, 1))) / base, 2) if base else 0.0,
-    }
+    return MonteCarlo(
+        failed_links=k, samples=samples, seed=ctx.seed, cuts=[c.name for c in tight],
+        bisection_gbps_p50=float(np.percentile(arr, 50)),
+        bisection_gbps_p99=float(np.percentile(arr, 1)),
+        bisection_gbps_min=float(arr.min()),
+        bisection_lost_percent_p99=round(100.0 * (base - float(np.percentile(arr, 1))) / base, 2) if base else 0.0,
+    )

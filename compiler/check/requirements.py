@@ -3,11 +3,24 @@ an error finding with a stable code (and `clusterc check` exits 1)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from .bisection import BisectionFigures
 from .context import CheckContext
+from .figures import Figures
 from .findings import Finding
-from .oversubscription import ratio_text
+from .hops import HopsFigures
+from .oversubscription import OversubscriptionFigures, ratio_text
+
+
+@dataclass(frozen=True)
+class RequirementsFigures(Figures):
+    # One plain record per requirement the spec states: name, ok, and what was required and
+    # measured (for `survive`: the failure scenario's detail instead).
+    results: list[dict]
+    ok: bool
 
 
 def _ratio_value(text: str) -> float:
@@ -61,41 +74,42 @@ def _survive(ctx: CheckContext, survive: dict, base: int) -> tuple[dict, list[Fi
     return detail, findings
 
 
-def check_requirements(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubscription: OversubscriptionFigures,
+                       hops: HopsFigures) -> tuple[RequirementsFigures, list[Finding]]:
     req = ctx.plan.requirements
     results: list[dict] = []
     findings: list[Finding] = []
-    bis = ctx.figures["bisection"]["worst_cut_gbps"]
+    bis = bisection.worst_cut_gbps
     if "min_bisection_gbps" in req:
         ok = bis >= req["min_bisection_gbps"]
         results.append({"name": "min_bisection_gbps", "ok": ok, "required": req["min_bisection_gbps"], "measured": bis})
         if not ok:
             findings.append(Finding("BISECTION_BELOW_REQUIREMENT", "error",
                                     f"worst-cut bisection {bis:,} Gb/s is below the required {req['min_bisection_gbps']:,} Gb/s "
-                                    f"(cut '{ctx.figures['bisection']['worst_cut']}')", "fabric"))
+                                    f"(cut '{bisection.worst_cut}')", "fabric"))
     for tier, limit in (req.get("max_oversubscription") or {}).items():
-        measured = ctx.figures["oversubscription"].get(tier)
+        measured = oversubscription.tiers.get(tier)
         if measured is None:
             results.append({"name": f"max_oversubscription.{tier}", "ok": True, "required": limit, "measured": None})
             continue
-        ok = measured["max_ratio"] <= _ratio_value(limit) + 1e-9
-        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured["max"]})
+        ok = measured.max_ratio <= _ratio_value(limit) + 1e-9
+        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured.max})
         if not ok:
             findings.append(Finding("OVERSUBSCRIPTION_ABOVE_LIMIT", "error",
-                                    f"{tier} oversubscription {measured['max']} (at {measured['worst_switch']}) exceeds the limit {limit}",
-                                    measured["worst_switch"]))
+                                    f"{tier} oversubscription {measured.max} (at {measured.worst_switch}) exceeds the limit {limit}",
+                                    measured.worst_switch))
     if req.get("survive"):
         detail, f = _survive(ctx, req["survive"], bis)
         results.append({"name": "survive", "ok": not f, **detail})
         findings.extend(f)
     if "max_hops" in req:
-        measured = ctx.figures["hops"].get("max_switches", ctx.figures["hops"].get("max"))
+        measured = hops.max_switches if hops.max_switches is not None else hops.max
         ok = measured is not None and measured <= req["max_hops"]
         results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured})
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
                                     f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))
-    return {"results": results, "ok": all(r["ok"] for r in results)}, findings
+    return RequirementsFigures(results=results, ok=all(r["ok"] for r in results)), findings
 
 
 __all__ = ["check_requirements", "ratio_text"]

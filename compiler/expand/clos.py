@@ -18,9 +18,10 @@ import math
 
 import numpy as np
 
-from ..diagnostics import SpecInvalid
+from ..diagnostics import Diagnostic, SpecInvalid
 from ..plan.model import Device, LinkTable, Plan
-from . import naming, ports
+from ..plan import naming
+from . import ports
 from .assembly import PlanAssembly
 from .resolve import ClosDesign
 
@@ -164,8 +165,6 @@ def _endpoints(b: PlanAssembly, d: ClosDesign, leaf_first: int) -> None:
         field = "servers" if d.spec.servers is not None else "gpus"
         fewer = d.servers - give_up
         size = fewer if field == "servers" else fewer * d.server.gpus
-        from ..diagnostics import Diagnostic
-
         grown = d.final_servers > d.servers
         raise SpecInvalid([Diagnostic(
             "DESIGN_NO_FREE_PORTS",

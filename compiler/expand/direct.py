@@ -30,7 +30,8 @@ from ..diagnostics import SpecInvalid
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
 from . import media as media_choice
-from . import naming, ports
+from ..plan import naming
+from . import ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
 from .resolve import Common, OnCommon, resolve_common, size_field

@@ -26,7 +26,8 @@ import numpy as np
 from ..diagnostics import SpecInvalid
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
-from . import naming, ports
+from ..plan import naming
+from . import ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
 from .resolve import Common, OnCommon, resolve_common, size_field

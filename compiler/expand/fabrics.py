@@ -21,7 +21,8 @@ from ..plan.fabrics import COMPUTE, fabric_view
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
-from . import addressing, clos, naming
+from ..plan import naming
+from . import addressing, clos
 from .resolve import CLOS_LINK_KINDS, ClosDesign, Endpoints, _size, _Upper
 from .sizing import ClosSizing, PortSplit, SizingError
 

@@ -16,7 +16,8 @@ from ..catalog.models import Server
 from ..nccl.files import nccl_file
 from ..diagnostics import Diagnostic
 from ..spec.load import LoadedSpec
-from . import naming
+from ..plan import naming
+from ..plan.hosts import TREE_TOPOLOGIES
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,6 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
     notes = nccl_file(server.id, catalog.host_topology.get(server.id), spec.nccl_topology, server.no_host_topology).notes
     notes += scheduler_notes(loaded.spec.fabric.topology)
     return hosts, errors, notes
-
-
-# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
-TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
 
 
 def scheduler_notes(topology: str) -> list[str]:

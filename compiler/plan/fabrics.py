@@ -14,6 +14,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from .bom import bill_of_materials
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
@@ -102,51 +103,10 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
     switches, optics, cables), then each extra fabric's switches, optics and cables
     (its servers are the compute fabric's, counted once)."""
-    from .bom import bill_of_materials
-
     out = []
     for name in fabric_names(plan):
         view = fabric_view(plan, name)
         for line in view.memo("bom", bill_of_materials):
             if name == COMPUTE or line.category not in ("server", "nic"):
                 out.append((name, line))
-    return out
-
-
-def fabric_summary(plan: Plan, name: str) -> dict:
-    """One fabric's figures for summary.json: its switches, cables, optics and the measured
-    down:up ratio per tier (the compute fabric's other checks are in the top level)."""
-    from ..check.context import CheckContext  # checks read the plan; the summary reports their figures
-    from ..check.oversubscription import check_oversubscription
-    from .bom import bill_of_materials
-    from .summary import cables_by_kind
-
-    view = fabric_view(plan, name)
-    d = view.design
-    switches: dict[str, int] = {}
-    for dev in view.devices:
-        if dev.tier > 0 and dev.fabric == name:
-            switches[dev.role] = switches.get(dev.role, 0) + 1
-    rec = plan.design["fabrics"][name]
-    first, end = rec["server_ports"]
-    oversub = check_oversubscription(CheckContext(view))[0]
-    return {
-        "nic_group": rec.get("nic_group", COMPUTE),
-        "topology": d["topology"],
-        "switch": d["switch"],
-        "speed_gbps": d["speed_gbps"],
-        "tiers": d["tiers"],
-        "ports_per_server": end - first,
-        "switches": switches,
-        "cables": cables_by_kind(view),
-        "transceivers": sum(line.quantity for line in view.memo("bom", bill_of_materials) if line.category == "transceiver"),
-        "oversubscription": {tier: f["max"] for tier, f in oversub.items()},
-    }
-
-
-def summarize_fabrics(plan: Plan, summarize) -> dict:
-    """summary.json of a plan with several fabrics: the compute fabric's figures (checks run
-    on it alone), then `fabrics` with every fabric's switches, cables and optics."""
-    out = summarize(fabric_view(plan))
-    out["fabrics"] = {name: fabric_summary(plan, name) for name in fabric_names(plan)}
     return out

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import naming  # the one place that names groups
 from .model import Plan
+
+# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
+TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,6 @@ class HostTable:
 
 
 def host_table(plan: Plan) -> HostTable:
-    from ..expand import naming  # the one place that names groups
-
     devices = plan.devices
     servers = np.array([i for i, d in enumerate(devices) if d.role == "server"], dtype=np.int64)
     pos = np.full(len(devices), -1, dtype=np.int64)

@@ -1,4 +1,5 @@
-"""A plan from whatever a user points at: a spec, a compiled output folder, or plan.json."""
+"""A plan from a compiled output folder or its plan.json (a spec is the pipeline's to
+build: pipeline.load_plan)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,10 @@ from .model import Plan
 from .serialize import plan_from_json
 
 
-def load_plan(path: str | Path) -> Plan:
+def read_plan_json(path: str | Path) -> Plan:
     p = Path(path)
     if p.is_dir():
         p = p / "plan.json"
-    if p.suffix in (".yaml", ".yml"):
-        from ..pipeline import build_plan
-
-        return build_plan(p)[1]
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
         return plan_from_json(data)

@@ -12,8 +12,10 @@ import math
 
 import numpy as np
 
-from .model import Plan
+from .fabrics import fabric_view
+from .model import Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
+from .routing import dotted
 from .scale_up import ScaleUpDomains
 from .views import cable_ids, per_port
 
@@ -77,8 +79,6 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
     `fabric`: an extra fabric's, from its view; its device rows are its own switches (the
     servers take no address from it), its links its own."""
-    from .routing import dotted
-
     r = plan.routing
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
@@ -98,8 +98,6 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
 def _fabric_addressing_text(plan: Plan) -> str:
     """"fabric_addressing": each Ethernet extra fabric's routing plan, by fabric name in
     spec order ("addressing" stays the compute fabric's); nothing without one."""
-    from .fabrics import fabric_view
-
     if not plan.fabric_routing:
         return ""
     parts = [f"    {_dump(name)}: " + _addressing_text(fabric_view(plan, name), name).replace("\n", "\n  ")
@@ -160,8 +158,6 @@ def plan_digest(plan: Plan, text: str | None = None) -> str:
 
 def plan_from_json(data: dict) -> Plan:
     """Rebuild a Plan from plan.json (the inverse of plan_json_text)."""
-    from .model import Device, LinkTable, PortLayout, Port
-
     if data.get("format") != FORMAT or data.get("version") != VERSION:
         raise ValueError(f"not a {FORMAT} v{VERSION} file")
     layouts = {lid: PortLayout(lid, tuple(Port(*row) for row in table["rows"]))

@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from .model import Plan
+from .naming import cable_id
 
 
 def cable_ids(plan: Plan) -> list[str]:
     """Every link's cable id (see naming.cable_id), in link order."""
-    from ..expand.naming import cable_id
-
     names = [d.name for d in plan.devices]
     return [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist())]
 

@@ -1,7 +1,16 @@
 """Back ends: one module per output family, registered by output name.
 
-Each renderer is `render(plan, out: OutputDir) -> None` and writes only through the
-OutputDir, so a compile is all-or-nothing.
+Every renderer has one signature, `render(plan, checks, out) -> None`:
+- `plan`: the Plan IR; the compute fabric's view (plan/fabrics.py) unless the output is
+  in ALL_FABRICS;
+- `checks`: the plan's CheckResults, from the check stage that the pipeline runs once,
+  before any renderer. A renderer reads figures and findings from it (summary.json,
+  report/checks.json, report.html) and never runs a check itself; outputs that need no
+  figures ignore it;
+- `out`: the OutputDir. A renderer writes only through it, so a compile is all-or-nothing.
+
+Render sits above check in the layers (pyproject.toml, [tool.importlinter]): it may import
+the plan and check result types, never expand, pipeline or CLI.
 """
 
 from __future__ import annotations

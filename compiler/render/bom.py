@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.fabrics import fabric_bom, is_multi_fabric
 from ..plan.model import Plan
@@ -17,7 +18,7 @@ def _watts(value) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if is_multi_fabric(plan):  # one bill per fabric, labelled in a last column
         rows = [(line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
                  _watts(line.total_power_w), line.notes, fabric) for fabric, line in fabric_bom(plan)]

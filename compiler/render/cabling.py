@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, cable_part, end_transceivers, per_port
@@ -27,7 +28,7 @@ HEADER = [
 ]
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     links = plan.links
     offsets = plan.port_offsets()
     a_gid = offsets[links.a_dev] + links.a_port

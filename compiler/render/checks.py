@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from ..check import report_for
+from ..check import CheckResults
 from ..plan.model import Plan
 from .writer import OutputDir
 
 
-def render(plan: Plan, out: OutputDir) -> None:
-    out.write_text("report/checks.json", json.dumps(report_for(plan), indent=2) + "\n")
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    out.write_text("report/checks.json", json.dumps(checks.as_json(), indent=2) + "\n")

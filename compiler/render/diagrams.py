@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from .fontconfig_noise import without_fontconfig_noise
 from .writer import OutputDir
@@ -222,7 +223,7 @@ def scope_dot(plan: Plan, name: str, members: list[int], link_ids: np.ndarray | 
     return "\n".join(lines) + "\n"
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     dot = overview_dot(plan)
     out.write_text("diagrams/fabric.dot", dot)
     out.write_text("diagrams/fabric.svg", plan.memo("fabric_svg", lambda pl: render_svg(dot, overview_layout(pl))))

@@ -12,6 +12,7 @@ from html import escape
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from .writer import OutputDir
 
@@ -50,7 +51,7 @@ def rack_svg(plan: Plan, r: int) -> str:
     return "".join(out)
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None:
         return
     for r, rack in enumerate(plan.physical.racks):

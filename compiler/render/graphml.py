@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from markupsafe import escape
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.multigraph import DEVICE_ATTRIBUTES, LINK_ATTRIBUTES, device_columns, link_columns
 from .templates import environment, stream_template
@@ -69,7 +70,7 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
         yield fmt % row
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     macros = environment().get_template("graphml/elements.j2").module
     dcols, lcols = device_columns(plan), link_columns(plan)
     nodes = _elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols)

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expand import naming
+from ..check import CheckResults
+from ..plan import naming
 from ..plan.fabrics import COMPUTE, fabric_view
 from ..plan.hosts import host_table
 from ..plan.model import Plan
@@ -34,7 +35,7 @@ HEADER = ["hostname", "server_type", "su", "pod", "leaf_group", "rail_leaves", "
 BMC_NIC_GROUP = "oob"
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     compute = fabric_view(plan)
     hosts = compute.memo("hosts", host_table)
     n = len(hosts.names)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
@@ -83,7 +84,7 @@ def ib_view(plan: Plan) -> IbView:
     return IbView(dev_guid, is_ca, *ends, port_numbers_known=bool(per_cage))
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_infiniband(plan):
         return
     view = plan.memo("ib_view", ib_view)

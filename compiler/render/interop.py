@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import port_table
@@ -63,7 +64,7 @@ def clab_yaml(plan: Plan) -> str:
     return "\n".join(lines + body) + "\n"
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_ethernet(plan):
         return
     out.write_text("ptm/topology.dot", ptm_dot(plan))

@@ -9,7 +9,8 @@ Kubernetes' label syntax; a failure is a compiler bug (names are checked at vali
 
 from __future__ import annotations
 
-from ..expand import naming
+from ..check import CheckResults
+from ..plan import naming
 from ..plan.hosts import HostTable, host_table
 from ..plan.model import Plan
 from .k8s_labels import key_problem, value_problem
@@ -51,7 +52,7 @@ def _check(keys: list[str], rows) -> None:
         raise AssertionError("Kubernetes label syntax: " + "; ".join(problems[:5]))
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     levels, rows = node_labels(plan, hosts)
     prefix = plan.design["hosts"]["label_prefix"]

@@ -18,6 +18,7 @@ import html
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, device_places, port_table
 from .csvtext import csv_field
@@ -34,7 +35,7 @@ h2{font:bold 12pt sans-serif;margin:4mm 0;page-break-before:always}h2:first-of-t
 .l b{display:block;font-size:9pt}@media print{body{margin:0}}"""
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None:
         return
     links = plan.links

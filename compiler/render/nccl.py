@@ -4,12 +4,13 @@ an evidenced host topology (compiler/nccl/files.py decides; the notes say when n
 from __future__ import annotations
 
 from ..catalog.models import HostTopology
+from ..check import CheckResults
 from ..nccl.files import nccl_file
 from ..plan.model import Plan
 from .writer import OutputDir
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     style = plan.design.get("hosts", {}).get("nccl_topology", "skeleton")
     for server, record in sorted(plan.facts.get("host_topology", {}).items()):
         if record is None:

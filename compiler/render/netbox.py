@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import cable_ids, cable_labels, port_table
@@ -30,7 +31,7 @@ def interface_type(protocol: str, speed_gbps: int, form_factor: str) -> str:
     return f"{speed_gbps}gbase-x-{suffix}" if suffix and speed_gbps in (100, 200, 400, 800) else "other"
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     site = plan.name
     phys = plan.physical
     out.write_text("netbox/sites.csv", csv_text(["name", "slug", "status"], [[site, site, "planned"]]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.serialize import plan_digest, plan_json_text
 from .writer import OutputDir
@@ -13,7 +14,7 @@ def schema_text() -> str:
     return (resources.files("compiler.plan") / "plan.schema.json").read_text(encoding="utf-8")
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     text = plan_json_text(plan)
     plan_digest(plan, text)  # the manifest's plan identity, from the text at hand
     out.write_text("plan.json", text)

@@ -1,8 +1,8 @@
 """report.html: one self-contained page (no external file, script or font) with the
 summary, checks and findings, the BOM, the fabric diagram and plots.
 
-Findings and figures come from the check report (`check.report_for`), computed once
-per plan and shared with summary.json and report/checks.json.
+Findings and figures come from the plan's check results, which the pipeline runs once
+and passes to every renderer (summary.json and report/checks.json read the same).
 
 Plots are inline SVG bars drawn here (bandwidth per tier, links lost per switch
 failure, cable lengths): a picture where a table reads worse, with no plotting
@@ -15,11 +15,11 @@ from html import escape
 
 import numpy as np
 
+from ..check import CheckResults
 from ..check.findings import Finding
-from ..check import report_for
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
-from ..plan.summary import summarize
+from .summary import summarize
 from .diagrams import overview_dot, overview_layout, render_svg
 from .writer import OutputDir
 
@@ -37,8 +37,8 @@ window.addEventListener('load',function(){document.body.setAttribute('data-loade
 document.body.setAttribute('data-svgs',String(document.querySelectorAll('svg').length));});"""
 
 
-def report_findings(plan: Plan) -> list[Finding]:
-    return [Finding(**f) for f in report_for(plan)["findings"]]
+def report_findings(checks: CheckResults) -> list[Finding]:
+    return list(checks.findings)
 
 
 def bars(title: str, items: list[tuple[str, float]], unit: str, width: int = 420) -> str:
@@ -64,10 +64,10 @@ def bandwidth_per_tier(plan: Plan) -> list[tuple[str, float]]:
     return [(k, g / 1000) for k, g in zip(plan.link_kinds, gbps.tolist()) if g]
 
 
-def failure_impact(plan: Plan) -> list[tuple[str, float]]:
+def failure_impact(checks: CheckResults) -> list[tuple[str, float]]:
     """Bisection lost (percent, worst balanced cut) when one element fails, and the
     Monte Carlo tail of random link failures (from the redundancy check)."""
-    red = report_for(plan)["figures"]["redundancy"]
+    red = checks.as_json()["figures"]["redundancy"]
     items = [(f"one {role}", f["bisection_lost_percent"]) for role, f in red["single_failures"].items()]
     mc = red.get("monte_carlo") or {}
     if mc:
@@ -108,10 +108,10 @@ def _strip_prolog(svg: str) -> str:
     return svg[svg.index("<svg"):]
 
 
-def report_html(plan: Plan) -> str:
-    s = plan.memo("summary", summarize)
+def report_html(plan: Plan, checks: CheckResults) -> str:
+    s = summarize(plan, checks)
     bom = plan.memo("bom", bill_of_materials)
-    findings = report_findings(plan)
+    findings = report_findings(checks)
     phys = plan.physical
     totals = [["GPUs", s["gpus"]], ["servers", f"{s['servers']:,} x {s['server']}"],
               ["topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G"]]
@@ -143,7 +143,7 @@ def report_html(plan: Plan) -> str:
     svg = plan.memo("fabric_svg", lambda pl: render_svg(overview_dot(pl), overview_layout(pl)))
     parts.append(f'<h2>Fabric</h2><div class="diagram">{_strip_prolog(svg)}</div>')
     plots = [bars("Bandwidth per tier (one direction)", bandwidth_per_tier(plan), "Tb/s"),
-             bars("Failure impact: bisection lost (worst balanced cut)", failure_impact(plan), "%")]
+             bars("Failure impact: bisection lost (worst balanced cut)", failure_impact(checks), "%")]
     hist = length_histogram(plan)
     if hist:
         plots.append(bars("Links by orderable length (a twin-port copper cable carries two)", hist, "links"))
@@ -160,5 +160,5 @@ def report_html(plan: Plan) -> str:
     return "".join(parts)
 
 
-def render(plan: Plan, out: OutputDir) -> None:
-    out.write_text("report.html", report_html(plan))
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    out.write_text("report.html", report_html(plan, checks))

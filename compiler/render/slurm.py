@@ -12,9 +12,9 @@ order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 
 from __future__ import annotations
 
-from ..expand import naming
-from ..expand.hosts import TREE_TOPOLOGIES  # the others get a note at validation
-from ..plan.hosts import HostTable, host_table
+from ..check import CheckResults
+from ..plan import naming
+from ..plan.hosts import TREE_TOPOLOGIES, HostTable, host_table  # other topologies get a note at validation
 from ..plan.model import Plan
 from .hostlist import compress
 from .templates import render_template
@@ -61,7 +61,7 @@ def _description(plan: Plan, hosts: HostTable) -> str:
     return f"{d['topology']}, {d['tiers']} tiers: {leaf}, {upper}."
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.design["topology"] not in TREE_TOPOLOGIES:
         return
     hosts = plan.memo("hosts", host_table)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from importlib import resources
 from types import SimpleNamespace
 from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from ..catalog.load import roce_profile_data
 from ..plan.model import Plan
-from ..spec.yaml_source import load_yaml_text
 from ..plan.routing import dotted
 
 SWITCH_ROLES = ("leaf", "spine", "core")
@@ -35,8 +34,7 @@ SONIC_TYPE = {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter
 def roce_profile() -> SimpleNamespace:
     """The profile as attributes: Jinja resolves `r.roce_tc` by getattr first, and a
     dict would miss there and fall back to item lookup on every use (measurably slower)."""
-    text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
-    data = dict(load_yaml_text(text, "<builtin>/roce.yaml").data["roce_profile"])
+    data = roce_profile_data()
     # mapping keys are read as written (text); traffic classes are numbers
     data["ets_percent"] = {int(tc): pct for tc, pct in data["ets_percent"].items()}
     data["mtu"] = SimpleNamespace(**data["mtu"])

@@ -1,13 +1,119 @@
-"""summary.json: the short contract scripts read (see README, "summary.json")."""
+"""summary.json: the short contract scripts read (see README, "summary.json") and the CLI
+prints: the plan's counts and its check figures."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from ..check import CheckResults
+from ..check.bisection import BisectionFigures
+from ..check.oversubscription import OversubscriptionFigures
+from ..check.redundancy import RedundancyFigures
+from ..plan.bom import NOT_IN_CATALOG, bill_of_materials
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_view, is_multi_fabric
 from ..plan.model import Plan
-from ..plan.summary import summarize
 from .writer import OutputDir
 
+SWITCH_ROLES = ("leaf", "spine", "core")
 
-def render(plan: Plan, out: OutputDir) -> None:
-    out.write_text("summary.json", json.dumps(summarize(plan), indent=2) + "\n")
+
+def _switch_roles(plan: Plan) -> list[str]:
+    """Roles of switches (tier > 0), in plan order: leaf, spine, core; router; ..."""
+    return list(dict.fromkeys(d.role for d in plan.devices if d.tier > 0))
+
+
+def cables_by_kind(plan: Plan) -> dict[str, int]:
+    """Links per kind that are field cables (board traces and backplanes are not)."""
+    media = plan.facts.get("media", {})
+    pulled = [media.get(m, {}).get("field_cable", True) for m in plan.media]
+    if all(pulled):
+        return plan.count_by_kind()
+    keep = np.array(pulled, dtype=bool)[plan.links.media]
+    counts = np.bincount(plan.links.kind[keep].astype(np.int64), minlength=len(plan.link_kinds))
+    return {k: int(c) for k, c in zip(plan.link_kinds, counts) if c}
+
+
+def summarize(plan: Plan, checks: CheckResults) -> dict:
+    """summary.json of a plan and its check results (run_checks(plan))."""
+    if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (summarize_fabrics)
+        return summarize_fabrics(plan, checks)
+    design = plan.design
+    counts = plan.count_by_role()
+    switch_roles = _switch_roles(plan)
+    switches = {role: counts[role] for role in switch_roles}
+    oversub = {tier: f.max for tier, f in checks.of(OversubscriptionFigures).tiers.items()}
+    bisection = checks.of(BisectionFigures)
+    failures = {role.replace("link:", "link "): {"element": f.switch or f.link,
+                                                 "bisection_lost_percent": f.bisection_lost_percent,
+                                                 "gpu_ports_cut_off": f.gpu_ports_cut_off,
+                                                 "servers_cut_off": f.servers_cut_off}
+                for role, f in checks.of(RedundancyFigures).single_failures.items()}
+    bom = plan.memo("bom", bill_of_materials)
+    transceivers = sum(line.quantity for line in bom if line.category == "transceiver")
+    notes = list(plan.notes)
+    for line in bom:
+        if line.part_number.startswith(NOT_IN_CATALOG) or line.part_number == NOT_IN_CATALOG:
+            notes.append(f"BOM: {line.quantity} x {line.category} not in the catalog ({line.part_number})")
+    return {
+        "name": plan.name,
+        "gpus": design["gpus"],
+        "servers": design["servers"],
+        "switches": switches,
+        "cables": cables_by_kind(plan),
+        "tiers": design["tiers"],
+        "oversubscription": oversub,
+        "endpoints": {role: n for role, n in counts.items() if role not in switch_roles and role not in ("server", "chip")},
+        "transceivers": transceivers,
+        "topology": design["topology"],
+        "server": design["server"],
+        "switch": design["switch"],
+        # per-tier models, only where a spec gives them (fabric.spine_switch / core_switch)
+        **({"switch_models": {role: design.get(f"{role}_switch", design["switch"]) for role in switches}}
+           if "spine_switch" in design or "core_switch" in design else {}),
+        "speed_gbps": design["speed_gbps"],
+        "scale_up": plan.scale_up.summary() if plan.scale_up else None,
+        "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
+        "failures": failures,
+        "checks_ok": checks.ok,
+        "notes": notes,
+    }
+
+
+def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
+    """One fabric's figures for summary.json: its switches, cables, optics and the measured
+    down:up ratio per tier (the compute fabric's other checks are in the top level)."""
+    view = fabric_view(plan, name)
+    d = view.design
+    switches: dict[str, int] = {}
+    for dev in view.devices:
+        if dev.tier > 0 and dev.fabric == name:
+            switches[dev.role] = switches.get(dev.role, 0) + 1
+    rec = plan.design["fabrics"][name]
+    first, end = rec["server_ports"]
+    oversub = checks.of(OversubscriptionFigures, fabric=name)
+    return {
+        "nic_group": rec.get("nic_group", COMPUTE),
+        "topology": d["topology"],
+        "switch": d["switch"],
+        "speed_gbps": d["speed_gbps"],
+        "tiers": d["tiers"],
+        "ports_per_server": end - first,
+        "switches": switches,
+        "cables": cables_by_kind(view),
+        "transceivers": sum(line.quantity for line in view.memo("bom", bill_of_materials) if line.category == "transceiver"),
+        "oversubscription": {tier: f.max for tier, f in oversub.tiers.items()},
+    }
+
+
+def summarize_fabrics(plan: Plan, checks: CheckResults) -> dict:
+    """summary.json of a plan with several fabrics: the compute fabric's figures (checks run
+    on it alone), then `fabrics` with every fabric's switches, cables and optics."""
+    out = summarize(fabric_view(plan), checks)
+    out["fabrics"] = {name: fabric_summary(plan, name, checks) for name in fabric_names(plan)}
+    return out
+
+
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    out.write_text("summary.json", json.dumps(summarize(plan, checks), indent=2) + "\n")

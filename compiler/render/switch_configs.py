@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_view
 from ..plan.model import Plan
 from .structured_config import SwitchConfig, switch_configs
@@ -74,7 +75,7 @@ def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> 
         raise RuntimeError(f"switch config rendering failed in {len(failed)} worker(s)")
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     views = [v for v in (fabric_view(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
     if not views:
         return

@@ -21,9 +21,10 @@ import numpy as np
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
+from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
-from ..plan.summary import summarize
+from .summary import summarize
 from ..plan.views import cable_ids, cable_labels, cable_part, port_table
 from .rack_rows import rack_order
 from .writer import OutputDir
@@ -94,9 +95,9 @@ def link_columns(plan: Plan) -> dict[str, list]:
     return cols
 
 
-def _summary(wb: Workbook, plan: Plan) -> None:
+def _summary(wb: Workbook, plan: Plan, checks: CheckResults) -> None:
     phys = plan.physical
-    s = plan.memo("summary", summarize)
+    s = summarize(plan, checks)
     ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10])
     bold = Font(bold=True)
     rows: list[list] = [["design", plan.name], ["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
@@ -122,12 +123,12 @@ def _summary(wb: Workbook, plan: Plan) -> None:
         cell.font = bold
 
 
-def render(plan: Plan, out: OutputDir) -> None:
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None or plan.physical.order_m is None:
         return
     wb = Workbook()
     wb.remove(wb.active)
-    _summary(wb, plan)
+    _summary(wb, plan, checks)
     cols = link_columns(plan)
     table = [cols[c] for c in COLUMNS]
     rack, link, _ = rack_order(plan)

@@ -3,10 +3,13 @@ and compare what it does with what the plan predicts. One runner per protocol.""
 
 from __future__ import annotations
 
+import tempfile
+
+from ..pipeline import write_outputs
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from .ethernet import TwinOptions, TwinUnavailable
-from . import ethernet
+from . import ethernet, infiniband
 
 
 def protocol(plan: Plan) -> str:
@@ -19,22 +22,16 @@ def protocol(plan: Plan) -> str:
 
 
 def _infiniband(plan: Plan, options: TwinOptions) -> dict:
-    """Render the subnet manager's files, then route the simulated fabric with ibsim + OpenSM."""
-    import tempfile
-    from pathlib import Path
-
-    from ..render.infiniband import render as render_infiniband
-    from ..render.writer import OutputDir
-    from . import infiniband
-
+    """Render the subnet manager's files (through the pipeline, which also runs the checks:
+    seconds on a fabric small enough for a twin), then route the simulated fabric with
+    ibsim + OpenSM."""
     if options.fail_link or options.fail_switch or options.swap:
         raise TwinUnavailable("--fail-link, --fail-switch and --swap drive the Ethernet twin; the InfiniBand twin "
                               "routes the fabric as compiled (use compiler.twin.infiniband.run(fabric=...) for as-built cabling)")
     with tempfile.TemporaryDirectory(prefix="clusterc-ib-twin-") as tmp:
-        with OutputDir(Path(tmp) / plan.name) as out:
-            render_infiniband(plan, out)
+        folder = write_outputs(plan, tmp, ["infiniband"])
         try:
-            report = infiniband.run(Path(tmp) / plan.name / "infiniband", timeout_s=max(options.timeout_s, 60.0))
+            report = infiniband.run(folder / "infiniband", timeout_s=max(options.timeout_s, 60.0))
         except infiniband.TwinUnavailable as exc:
             raise TwinUnavailable(str(exc)) from None
     report["protocol"] = "infiniband"

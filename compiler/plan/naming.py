@@ -1,5 +1,7 @@
-"""The one place that names devices. Names derive from structure (role, SU, pod,
-rail, index), never from iteration order, so they are stable when a design grows.
+"""The one place that names devices, cables and scheduler groups. Names derive from
+structure (role, SU, pod, rail, index), never from iteration order, so they are stable
+when a design grows. Part of the plan layer: the builders give the names, and checks and
+renderers read them, without reaching into expand.
 
 Indices are 1-based as printed on racks and in vendor guides; widths are minimums
 (`{:03d}` keeps 001..999 and simply grows past it, so existing names never change).
