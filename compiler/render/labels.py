@@ -6,6 +6,7 @@ one the label text is already in cabling.csv (label_a, label_b), and at 100k+ GP
 second 80 MB file of it would double the write time for nothing. labels.html (a printable sheet, one page group per rack, in the
 rack sheets' U/port order) only with a layout, and only up to HTML_MAX_LABELS labels:
 beyond that a browser will not print one page set, and labels.csv feeds a label printer.
+Its HTML and CSS are in templates/labels/.
 """
 
 from __future__ import annotations
@@ -18,16 +19,11 @@ from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, device_places, port_table
 from .csvtext import csv_field
 from .rack_rows import rack_order
+from .templates import render_template, row_format
 from .writer import OutputDir
 
 HEADER = ["cable_id", "end", "label", "place", "device", "port", "media"]
 HTML_MAX_LABELS = 50_000
-
-CSS = """body{font-family:monospace;margin:8mm}
-h2{font:bold 12pt sans-serif;margin:4mm 0;page-break-before:always}h2:first-of-type{page-break-before:auto}
-.grid{display:flex;flex-wrap:wrap;gap:2mm}
-.l{border:0.2mm solid #000;width:62mm;height:14mm;padding:1mm;font-size:7pt;overflow:hidden;box-sizing:border-box}
-.l b{display:block;font-size:9pt}@media print{body{margin:0}}"""
 
 
 def render(plan: Plan, out: OutputDir) -> None:
@@ -65,14 +61,14 @@ def render(plan: Plan, out: OutputDir) -> None:
 def labels_html(plan: Plan, label_a: list[str], label_b: list[str]) -> str:
     rack, link, end = rack_order(plan)
     racks = plan.physical.racks
-    out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(plan.name)} cable labels</title>"
-           f"<style>{CSS}</style></head><body>"]
+    cell = row_format("labels/elements.j2", "label", 2)
+    groups = []
     bounds = np.searchsorted(rack, np.arange(len(racks) + 1))
     for r, rec in enumerate(racks):
         lo, hi = int(bounds[r]), int(bounds[r + 1])
         if lo == hi:
             continue
-        out.append(f"<h2>{html.escape(rec.name)}: {hi - lo} cables</h2><div class=\"grid\">")
+        cells = []
         for i, e in zip(link[lo:hi].tolist(), end[lo:hi].tolist()):
             # In-rack cables are listed once: print both ends' labels there.
             texts = [label_a[i] if e == 0 else label_b[i]]
@@ -80,7 +76,6 @@ def labels_html(plan: Plan, label_a: list[str], label_b: list[str]) -> str:
                 texts.append(label_b[i])
             for t in texts:
                 cid, rest = t.split(" ", 1)
-                out.append(f"<div class=\"l\"><b>{html.escape(cid)}</b>{html.escape(rest)}</div>")
-        out.append("</div>")
-    out.append("</body></html>\n")
-    return "".join(out)
+                cells.append(cell % (html.escape(cid), html.escape(rest)))
+        groups.append((html.escape(rec.name), hi - lo, cells))
+    return render_template("labels/labels.html.j2", name=html.escape(plan.name), racks=groups)
