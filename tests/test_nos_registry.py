@@ -113,13 +113,21 @@ def test_user_catalog_with_an_unknown_nos_is_a_clear_error(tmp_path, entry, need
         assert needle in text, text
 
 
-def test_unknown_nos_hint_comes_from_the_registry():
-    text = (SPECS / "roce-2spine-4leaf-sonic.yaml").read_text().replace("nos: sonic", "nos: sonik")
+ALLOWED = "allowed: frr (FRRouting), sonic (SONiC), cumulus (NVIDIA Cumulus Linux), eos (Arista EOS)"
+
+
+@pytest.mark.parametrize("value,message,hint", [
+    ("sonik", "unknown NOS 'sonik'", "did you mean sonic? " + ALLOWED),
+    ("SONiC", "unknown NOS 'SONiC'", "did you mean sonic? " + ALLOWED),
+    ("junos2", "unknown NOS 'junos2'", ALLOWED),
+    ("5", "unknown NOS 5", ALLOWED),  # not a string: the same error, not a type error
+])
+def test_unknown_nos_hint_comes_from_the_registry(value, message, hint):
+    text = (SPECS / "roce-2spine-4leaf-sonic.yaml").read_text().replace("nos: sonic", f"nos: {value}")
     with pytest.raises(SpecInvalid) as exc:
         plan_from_text(text, "spec.yaml")
     [d] = exc.value.diagnostics
-    assert (d.path, d.line, d.message) == ("fabric.nos", 12, "unknown NOS 'sonik'")
-    assert d.hint.startswith("did you mean sonic? allowed: frr (FRRouting), sonic (SONiC), cumulus (NVIDIA Cumulus Linux)")
+    assert (d.code, d.path, d.line, d.message, d.hint) == ("SPEC_INVALID", "fabric.nos", 12, message, hint)
 
 
 def test_unsupported_nos_hint_names_the_switches_that_run_it():

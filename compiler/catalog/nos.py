@@ -52,7 +52,7 @@ def _listed(ids) -> str:
 
 
 def unknown_nos_hint(value: str) -> str:
-    close = nearest(value, nos_ids())
+    close = nearest(value.lower(), nos_ids())
     allowed = "allowed: " + _listed(nos_ids())
     return f"{close} {allowed}" if close.startswith("did you mean") else allowed
 

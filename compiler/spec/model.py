@@ -6,7 +6,7 @@ import re
 from ipaddress import IPv4Network
 from typing import Annotated, Literal
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema,
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema,
                       field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
@@ -24,10 +24,10 @@ Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,15}$")]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 
 
-def _known_nos(value: str) -> str:
-    if value not in nos_ids():
+def _known_nos(value):
+    if not isinstance(value, str) or value not in nos_ids():
         # ctx "hint" becomes the diagnostic's hint (spec/load.py)
-        raise PydanticCustomError("unknown_nos", "unknown NOS '{nos}'", {"nos": value, "hint": unknown_nos_hint(value)})
+        raise PydanticCustomError("unknown_nos", "unknown NOS {nos}", {"nos": repr(value), "hint": unknown_nos_hint(str(value))})
     return value
 
 
@@ -42,7 +42,7 @@ class _NosEnum:
 
 # A NOS the compiler writes switch configs for: the allowed values and the hint for a
 # wrong one come from the NOS registry, not from a list here.
-NosId = Annotated[str, AfterValidator(_known_nos), _NosEnum]
+NosId = Annotated[str, BeforeValidator(_known_nos), _NosEnum]
 
 
 _RATIO = re.compile(r"^\s*(\d{1,4})\s*:\s*(\d{1,4})\s*$")
