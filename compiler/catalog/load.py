@@ -12,6 +12,7 @@ from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.value_errors import describe
 from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
 from .models import Cable, HostTopology, Media, ScaleUpPart, Server, Switch, Transceiver
+from .nos import switch_nos_problems
 
 _SECTIONS = {
     "servers": (Server, "id"),
@@ -77,6 +78,14 @@ def _merge(catalog: Catalog, source: Source, diagnostics: list[Diagnostic]) -> N
                         Diagnostic("CATALOG_INVALID", msg, path=".".join(map(str, loc)),
                                    file=source.file, line=line, column=col, hint=hint)
                     )
+                continue
+            problems = switch_nos_problems(item) if isinstance(item, Switch) else []
+            for where, message, hint in problems:
+                loc = (section, i) + where
+                line, col = source.where(loc)
+                diagnostics.append(Diagnostic("CATALOG_INVALID", message, path=".".join(map(str, loc)),
+                                              file=source.file, line=line, column=col, hint=hint))
+            if problems:
                 continue
             table[getattr(item, key)] = item  # a later file overrides by id
 

@@ -62,6 +62,38 @@ class InfinibandFacts(_Strict):
     notes: str = ""
 
 
+class NosFile(_Strict):
+    """One file a switch running the NOS gets in its folder configs/<switch>/."""
+
+    path: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+    template: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]+/[A-Za-z0-9._-]+\.j2$")]  # under templates/
+    peering: Literal["numbered", "unnumbered"] | None = None  # written only with this peering; None: always
+
+
+class NosCapabilities(_Strict):
+    """What a NOS's files can spell; a spec that asks for more is refused."""
+
+    bgp_unnumbered: bool
+
+
+class Nos(_Strict):
+    """A network operating system clusterc writes switch configs for (data/nos.yaml)."""
+
+    id: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+    name: str
+    protocol: Literal["ethernet"]
+    port_names: str  # key in Switch.nos_port_names; a switch without it keeps its panel names
+    files: list[NosFile] = Field(min_length=1)
+    port_mtu_bytes: int | None = Field(None, ge=68)  # set on every switch port; None: the files set none
+    role_types: dict[str, str] = {}  # switch role -> the NOS's device type (SONiC DEVICE_METADATA.type)
+    capabilities: NosCapabilities
+    sources: list[str]
+
+    def files_for(self, peering: str) -> tuple[tuple[str, str], ...]:
+        """(path in the switch's folder, template) of every file a switch gets with this peering."""
+        return tuple((f.path, f.template) for f in self.files if f.peering in (None, peering))
+
+
 class Switch(_Strict):
     id: str
     vendor: str
@@ -74,14 +106,15 @@ class Switch(_Strict):
     modes: dict[SpeedKey, PortMode]  # logical port speed (Gb/s) -> split
     rack_units: int | None = None
     power_w: int | None = None  # typical without optics; None where no datasheet says
-    nos: list[str] = []
+    nos: list[str] = []  # ids in data/nos.yaml of the NOSes this model runs (catalog load checks them)
     infiniband: InfinibandFacts | None = None  # protocol infiniband only
     # SerDes lanes behind one cage: SONiC names a port after its first lane (Ethernet0,
     # Ethernet8, ...) and EOS after its first lane in the cage (Ethernet1/5).
     serdes_per_cage: int | None = None
-    # NOS -> port-name format (same fields as PortMode.name plus {serdes0}: 0-based first
-    # lane of the port on the switch, {cage_serdes1}: 1-based first lane in its cage).
-    # A NOS not listed uses the front-panel name (PortMode.name).
+    # NOS naming key (Nos.port_names in data/nos.yaml) -> port-name format (same fields as
+    # PortMode.name plus {serdes0}: 0-based first lane of the port on the switch,
+    # {cage_serdes1}: 1-based first lane in its cage). A NOS whose key is not listed uses
+    # the front-panel name (PortMode.name).
     nos_port_names: dict[str, str] = {}
     confidence: Confidence
     sources: list[str]

@@ -32,6 +32,7 @@ from ipaddress import IPv4Network
 
 import numpy as np
 
+from ..catalog.nos import TWIN_NOS, descriptor, nos_registry
 from ..diagnostics import SpecInvalid
 from ..plan.model import Plan
 from ..plan.routing import RoutingPlan
@@ -109,6 +110,12 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     addressing = fabric.addressing if extra is not None else spec.addressing
     pools = addressing.pools()
     errors = []
+    if fabric.nos is not None and addressing.peering == "unnumbered" and not descriptor(fabric.nos).capabilities.bgp_unnumbered:
+        able = [n.id for n in nos_registry().values() if n.capabilities.bgp_unnumbered]
+        errors.append(loaded.diagnostic(
+            "SPEC_NOS_LACKS_CAPABILITY", where + ("addressing", "peering"),
+            f"{descriptor(fabric.nos).name} configs cannot spell BGP unnumbered (catalog/data/nos.yaml)",
+            "use peering: numbered" + (f", or a NOS that can: {', '.join(able)}" if able else "")))
     slots = structural_slots(plan, design)
     roles = np.array([_region_role(d.role) for d in plan.devices], dtype=object)
     n_dev = len(plan.devices)
@@ -199,7 +206,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     lanes: dict[str, list[list[int]]] = {}
     switch_of = _switch_of_layout(design, plan)
     switch_layouts = sorted(switch_of)
-    for nos in sorted({"frr", *([fabric.nos] if fabric.nos else [])}):
+    for nos in sorted({TWIN_NOS, *([fabric.nos] if fabric.nos else [])}):
         port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], design.speed_gbps, nos) for lid in switch_layouts}
     for lid in switch_layouts:
         lanes[lid] = ports.port_lanes(switch_of[lid], design.speed_gbps)
@@ -223,7 +230,7 @@ def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan, nos: str | 
         errors.append(loaded.diagnostic(
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
             "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
-    nos_list = sorted({"frr", *([nos] if nos else [])})
+    nos_list = sorted({TWIN_NOS, *([nos] if nos else [])})
     models = {design.switch.id: design.switch} | {sw.id: sw for sw in _switch_of_layout(design, plan).values()}
     for nos, switch in itertools.product(nos_list, models.values()):
         names = ports.nos_port_names(switch, design.speed_gbps, nos)

@@ -16,6 +16,7 @@ import dataclasses
 
 import numpy as np
 
+from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..plan.fabrics import COMPUTE, fabric_view
 from ..plan.model import LinkTable, Plan, PortLayout
@@ -90,9 +91,8 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         error("SPEC_NOS_NOT_ETHERNET", ("nos",), f"fabric '{fab.name}': {switch.id} is an {switch.protocol} switch: it takes no NOS",
               "remove nos")
     elif fab.nos is not None and fab.nos not in switch.nos:
-        runs = ", ".join(switch.nos) or "none known"
-        error("SPEC_NOS_UNSUPPORTED", ("nos",), f"fabric '{fab.name}': {switch.id} does not run {fab.nos} (catalog: {runs})",
-              f"use one of: {runs}" if switch.nos else "choose a switch whose catalog entry lists this NOS")
+        message, hint = unsupported_nos(switch, fab.nos, catalog.switches)
+        error("SPEC_NOS_UNSUPPORTED", ("nos",), f"fabric '{fab.name}': {message}", hint)
     speed = fab.speed_gbps or group.speed_gbps
     if speed not in switch.modes:
         modes = ", ".join(f"{s}G" for s in sorted(switch.modes))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..catalog.models import NicGroup, Switch
+from ..catalog.nos import descriptor
 from ..plan.model import Port, PortLayout
 
 
@@ -26,9 +27,10 @@ def port_lanes(switch: Switch, speed_gbps: int) -> list[list[int]]:
 
 
 def nos_port_names(switch: Switch, speed_gbps: int, nos: str) -> tuple[str, ...]:
-    """Port names as the NOS spells them, in panel order (the panel name where the NOS keeps it)."""
+    """Port names as the NOS spells them, in panel order: the switch model's format under the NOS's
+    naming key, or the panel name where the model has none."""
     mode = switch.modes[speed_gbps]
-    fmt = switch.nos_port_names.get(nos, mode.name)
+    fmt = switch.nos_port_names.get(descriptor(nos).port_names, mode.name)
     return tuple(fmt.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, (cage - 1) * mode.ports_per_cage + lane))
                  for cage in range(1, switch.cages + 1) for lane in range(1, mode.ports_per_cage + 1))
 

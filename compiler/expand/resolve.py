@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..catalog import Catalog, load_catalog
 from ..catalog.models import NicGroup, Server, Switch
+from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraEndpoint, Spec
@@ -100,7 +101,7 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
     return out
 
 
-def error_nos(loaded: LoadedSpec, switch: Switch, error) -> None:
+def error_nos(loaded: LoadedSpec, switch: Switch, switches: dict[str, Switch], error) -> None:
     """fabric.nos must be one the switch model runs; InfiniBand switches take none."""
     nos = loaded.spec.fabric.nos
     if nos is None:
@@ -110,9 +111,7 @@ def error_nos(loaded: LoadedSpec, switch: Switch, error) -> None:
               f"{switch.id} is an {switch.protocol} switch: it takes no NOS (the subnet manager configures it)",
               "remove fabric.nos")
     elif nos not in switch.nos:
-        runs = ", ".join(switch.nos) or "none known"
-        error("SPEC_NOS_UNSUPPORTED", ("fabric", "nos"), f"{switch.id} does not run {nos} (catalog: {runs})",
-              f"use one of: {runs}" if switch.nos else "choose a switch whose catalog entry lists this NOS")
+        error("SPEC_NOS_UNSUPPORTED", ("fabric", "nos"), *unsupported_nos(switch, nos, switches))
 
 
 CLOS_LINK_KINDS = ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf")
@@ -213,7 +212,7 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
                   f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
                   "splitter-based speed changes are not supported yet; use the NIC speed")
         if switch is not None:
-            error_nos(loaded, switch, error)
+            error_nos(loaded, switch, catalog.switches, error)
     endpoints = []
     for i, ep in enumerate(spec.extra_endpoints):
         ep_speed = ep.speed_gbps or speed
@@ -290,9 +289,7 @@ def _upper_switches(loaded: LoadedSpec, c: Common) -> _Upper:
             errors.append(loaded.diagnostic("SPEC_UNSUPPORTED", path, "InfiniBand fabrics of mixed switch models are not "
                                             "supported yet", f"remove fabric.{key}"))
         elif fabric.nos is not None and fabric.nos not in sw.nos:
-            runs = ", ".join(sw.nos) or "none known"
-            errors.append(loaded.diagnostic("SPEC_NOS_UNSUPPORTED", path, f"{sw.id} does not run {fabric.nos} (catalog: {runs})",
-                                            "choose a switch whose catalog entry lists this NOS"))
+            errors.append(loaded.diagnostic("SPEC_NOS_UNSUPPORTED", path, *unsupported_nos(sw, fabric.nos, c.catalog.switches)))
         else:
             return sw
         return default

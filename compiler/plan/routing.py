@@ -29,8 +29,8 @@ class RoutingPlan:
     asn: np.ndarray  # int64 per device
     management: np.ndarray  # uint32 per device
     link_net: np.ndarray  # uint32 per link: the /31's base address
-    # NOS -> switch layout id -> port names in panel order ("frr" is always present:
-    # the digital twin runs FRR whatever the spec's NOS).
+    # NOS -> switch layout id -> port names in panel order (the twin's NOS, FRR, is always
+    # present: the digital twin runs FRR whatever the spec's NOS; catalog/nos.py TWIN_NOS).
     port_names: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     port_lanes: dict[str, list[list[int]]] = field(default_factory=dict)  # layout id -> SerDes lanes per port
     regions: dict[str, dict[str, str]] = field(default_factory=dict)  # pool -> role -> sub-prefix (documentation)

@@ -9,6 +9,9 @@ designs whose switches run Ethernet:
 - containerlab/<name>.clab.yml: switches as `sonic-vs`, servers as `linux`; links use
   the container interface names (eth<n>, n = the port's index in panel order + 1),
   not front-panel names, as containerlab requires.
+
+The syntax of all three is in templates/ptm/, air/ and containerlab/; nodes and edges are
+spelled there once and filled in per row here (render/templates.py row_format).
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import port_table
 from .diagrams import q
+from .templates import render_template, row_format
 from .writer import OutputDir
 
 AIR_OS = "cumulus-vx-5.x"  # formats.md 5.2; Air picks the exact image at import
-SWITCH_IMAGE = "docker-sonic-vs:latest"
-SERVER_IMAGE = "alpine:latest"
+SWITCH_KIND, SWITCH_IMAGE = "sonic-vs", "docker-sonic-vs:latest"
+SERVER_KIND, SERVER_IMAGE = "linux", "alpine:latest"
 
 
 def is_ethernet(plan: Plan) -> bool:
@@ -40,28 +44,31 @@ def _switch_edges(plan: Plan) -> list[str]:
     dev = np.array([q(d.name) for d in plan.devices], dtype=object)
     a, b = links.a_dev[sel], links.b_dev[sel]
     pa, pb = names[offsets[a] + links.a_port[sel]], names[offsets[b] + links.b_port[sel]]
-    return [f"  {x}:{q(p)} -- {y}:{q(r)}\n" for x, p, y, r in zip(dev[a].tolist(), pa.tolist(), dev[b].tolist(), pb.tolist())]
+    fmt = row_format("ptm/elements.j2", "edge", 4)
+    return [fmt % (x, q(p), y, q(r)) for x, p, y, r in zip(dev[a].tolist(), pa.tolist(), dev[b].tolist(), pb.tolist())]
 
 
 def ptm_dot(plan: Plan) -> str:
-    return "graph G {\n" + "".join(_switch_edges(plan)) + "}\n"
+    return render_template("ptm/topology.dot.j2", edges=_switch_edges(plan))
 
 
 def air_dot(plan: Plan) -> str:
-    nodes = [f'  {q(d.name)} [function={q(d.role)} os={q(AIR_OS)}]\n' for d in plan.devices if d.tier >= 1]
-    return f"graph {q(plan.name)} {{\n" + "".join(nodes) + "".join(_switch_edges(plan)) + "}\n"
+    fmt = row_format("air/elements.j2", "node", 3)
+    nodes = [fmt % (q(d.name), q(d.role), q(AIR_OS)) for d in plan.devices if d.tier >= 1]
+    return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=_switch_edges(plan))
 
 
 def clab_yaml(plan: Plan) -> str:
     links = plan.links
-    lines = [f"name: {plan.name}", "topology:", "  kinds:", f"    sonic-vs: {{image: {SWITCH_IMAGE}}}",
-             f"    linux: {{image: {SERVER_IMAGE}}}", "  nodes:"]
-    lines += [f"    {d.name}: {{kind: {'sonic-vs' if d.tier >= 1 else 'linux'}}}" for d in plan.devices]
-    lines.append("  links:")
+    node = row_format("containerlab/elements.j2", "node", 2)
+    link = row_format("containerlab/elements.j2", "link", 4)
+    nodes = [node % (d.name, SWITCH_KIND if d.tier >= 1 else SERVER_KIND) for d in plan.devices]
     names = np.array([d.name for d in plan.devices], dtype=object)
-    body = [f'    - endpoints: ["{x}:eth{p + 1}", "{y}:eth{r + 1}"]'
-            for x, p, y, r in zip(names[links.a_dev].tolist(), links.a_port.tolist(), names[links.b_dev].tolist(), links.b_port.tolist())]
-    return "\n".join(lines + body) + "\n"
+    edges = [link % row for row in zip(names[links.a_dev].tolist(), (links.a_port + 1).tolist(),
+                                       names[links.b_dev].tolist(), (links.b_port + 1).tolist())]
+    return render_template("containerlab/topology.clab.yml.j2", name=plan.name, switch_kind=SWITCH_KIND,
+                           switch_image=SWITCH_IMAGE, server_kind=SERVER_KIND, server_image=SERVER_IMAGE,
+                           nodes=nodes, links=edges)
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

@@ -10,6 +10,7 @@ order, holding every label. Beyond PAGE_LABELS labels one HTML file is more than
 browser prints as one job, so the sheets are paged: labels/labels-0001.html, ... each
 at most PAGE_LABELS labels, cut between racks (a rack larger than a page is split
 across pages and its heading says which part), and labels.html becomes their index.
+Its HTML and CSS are in templates/labels/.
 """
 
 from __future__ import annotations
@@ -23,16 +24,11 @@ from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, device_places, port_table
 from .csvtext import csv_field
 from .rack_rows import rack_order
+from .templates import render_template, row_format
 from .writer import OutputDir
 
 HEADER = ["cable_id", "end", "label", "place", "device", "port", "media"]
 PAGE_LABELS = 50_000  # labels per HTML file
-
-CSS = """body{font-family:monospace;margin:8mm}
-h2{font:bold 12pt sans-serif;margin:4mm 0;page-break-before:always}h2:first-of-type{page-break-before:auto}
-.grid{display:flex;flex-wrap:wrap;gap:2mm}
-.l{border:0.2mm solid #000;width:62mm;height:14mm;padding:1mm;font-size:7pt;overflow:hidden;box-sizing:border-box}
-.l b{display:block;font-size:9pt}@media print{body{margin:0}}"""
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
@@ -105,38 +101,28 @@ def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tupl
     bounds = _page_bounds(rack, count, PAGE_LABELS)
     rack_lo = np.searchsorted(rack, np.arange(len(racks) + 1))
     paged = len(bounds) > 1
+    cell = row_format("labels/elements.j2", "label", 2)
     pages = []
     for number, (lo, hi) in enumerate(bounds, 1):
         title = f"{plan.name} cable labels" + (f", page {number} of {len(bounds)}" if paged else "")
-        out = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-               f"<style>{CSS}</style></head><body>"]
-        page_racks = []
+        groups, page_racks = [], []
         for r in np.unique(rack[lo:hi]).tolist():
             a, b = max(int(rack_lo[r]), lo), min(int(rack_lo[r + 1]), hi)
             whole = int(rack_lo[r + 1] - rack_lo[r])
-            part = "" if b - a == whole else f" of {whole}"
-            out.append(f"<h2>{html.escape(racks[r].name)}: {b - a}{part} cables</h2><div class=\"grid\">")
-            page_racks.append(racks[r].name)
+            cells = []
             for i, e, two in zip(link[a:b].tolist(), end[a:b].tolist(), both[a:b].tolist()):
-                texts = [label_a[i] if e == 0 else label_b[i]] + ([label_b[i]] if two else [])
-                for t in texts:
+                for t in [label_a[i] if e == 0 else label_b[i]] + ([label_b[i]] if two else []):
                     cid, rest = t.split(" ", 1)
-                    out.append(f"<div class=\"l\"><b>{html.escape(cid)}</b>{html.escape(rest)}</div>")
-            out.append("</div>")
-        out.append("</body></html>\n")
-        pages.append(({"racks": page_racks, "labels": int(count[lo:hi].sum())}, "".join(out)))
+                    cells.append(cell % (html.escape(cid), html.escape(rest)))
+            groups.append((html.escape(racks[r].name), b - a, "" if b - a == whole else f" of {whole}", cells))
+            page_racks.append(racks[r].name)
+        text = render_template("labels/labels.html.j2", title=html.escape(title), racks=groups)
+        pages.append(({"racks": page_racks, "labels": int(count[lo:hi].sum())}, text))
     return pages
 
 
 def index_html(plan: Plan, pages: list[dict]) -> str:
-    title = f"{plan.name} cable labels"
-    total = sum(p["labels"] for p in pages)
-    rows = "".join(
-        f"<tr><td><a href=\"{page_path(n)}\">{page_path(n)}</a></td><td>{html.escape(p['racks'][0])}"
-        f"{' &ndash; ' + html.escape(p['racks'][-1]) if len(p['racks']) > 1 else ''}</td><td>{p['labels']:,}</td></tr>"
-        for n, p in enumerate(pages, 1))
-    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>body{{font-family:sans-serif;margin:8mm}}td,th{{padding:1mm 4mm;text-align:left}}</style></head><body>"
-            f"<h1>{html.escape(title)}</h1><p>{total:,} labels on {len(pages)} pages of at most {PAGE_LABELS:,} "
-            f"(print each page as its own job), in rack order:</p>"
-            f"<table><tr><th>page</th><th>racks</th><th>labels</th></tr>{rows}</table></body></html>\n")
+    rows = [(page_path(n), html.escape(p["racks"][0]), html.escape(p["racks"][-1]) if len(p["racks"]) > 1 else "",
+             p["labels"]) for n, p in enumerate(pages, 1)]
+    return render_template("labels/index.html.j2", title=html.escape(f"{plan.name} cable labels"), pages=rows,
+                           total=sum(p["labels"] for p in pages), page_labels=PAGE_LABELS)

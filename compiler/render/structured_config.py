@@ -3,7 +3,8 @@
 `switch_configs(plan, nos)` yields one `SwitchConfig` per switch: identity, loopback,
 ASN, the interfaces in use with their /31s and peers, BGP neighbors and the RoCE
 profile. The NOS templates only spell this out; nothing here knows vendor syntax
-beyond the port names the plan already carries per NOS.
+beyond the port names the plan already carries per NOS, and what differs between NOSes
+(port MTU, device type per role) comes from the NOS's descriptor (catalog/data/nos.yaml).
 
 Cost: one vectorised pass over the link table (both ends of every link, sorted by
 device and port), then one small record per used switch port.
@@ -19,6 +20,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from ..catalog.load import roce_profile_data
+from ..catalog.nos import descriptor
 from ..plan.model import Plan
 from ..plan.routing import dotted
 
@@ -26,8 +28,6 @@ SWITCH_ROLES = ("leaf", "spine", "core")
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
 MAX_ECMP = 64
-# SONiC DEVICE_METADATA.type per role (sonic-device_metadata.yang enumeration).
-SONIC_TYPE = {"leaf": "LeafRouter", "spine": "SpineRouter", "core": "SpineRouter"}
 
 
 @lru_cache(maxsize=1)
@@ -37,7 +37,6 @@ def roce_profile() -> SimpleNamespace:
     data = roce_profile_data()
     # mapping keys are read as written (text); traffic classes are numbers
     data["ets_percent"] = {int(tc): pct for tc, pct in data["ets_percent"].items()}
-    data["mtu"] = SimpleNamespace(**data["mtu"])
     return SimpleNamespace(**data)
 
 
@@ -63,6 +62,7 @@ class SwitchConfig:
     tier: int
     nos: str
     model: str
+    device_type: str | None  # the NOS's own type for this role (SONiC DEVICE_METADATA.type), if it has one
     asn: int
     router_id: str
     loopback: str
@@ -72,6 +72,7 @@ class SwitchConfig:
     interfaces: list[Interface]
     local_prefixes: list[tuple[str, int]]  # (pool, exact length) redistributed into BGP
     maximum_paths: int
+    port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
 
     @property
@@ -84,10 +85,6 @@ class SwitchConfig:
         tuples so a template unpacks them instead of paying a Jinja lookup per field."""
         return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
                 for i in self.interfaces if i.kind == "fabric" and i.peer_address]
-
-    @property
-    def sonic_type(self) -> str:
-        return SONIC_TYPE[self.role]
 
 
 def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
@@ -147,14 +144,16 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     pools = r.pools
     local_prefixes = [(pools["loopbacks"], 32), (pools["server_links"], 31)]
     roce = roce_profile()
+    nos_facts = descriptor(nos)
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
         ifaces = rows[bounds[i]:bounds[i + 1]]
         yield SwitchConfig(
-            hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model, asn=int(r.asn[i]),
+            hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
+            device_type=nos_facts.role_types.get(d.role), asn=int(r.asn[i]),
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
             management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
             interfaces=ifaces, local_prefixes=local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
-            roce=roce,
+            port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce,
         )

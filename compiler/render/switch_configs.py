@@ -2,7 +2,8 @@
 NOS the spec names (fabric.nos, and fabrics[].nos for storage / in-band / out-of-band
 fabrics, whose switch names carry the fabric: configs/storage-leaf-001/). Python decides
 what each switch needs (structured_config.py, on each fabric's fabric_view and routing
-plan); the templates under templates/<nos>/ only spell it out.
+plan); which files a NOS gets, from which templates, is its descriptor's (catalog/data/
+nos.yaml); the templates only spell it out.
 
 Writes nothing for InfiniBand fabrics or when no NOS is named.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import gc
 import os
+
+from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_view
 from ..plan.model import Plan
@@ -18,28 +21,13 @@ from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
 from .writer import OutputDir
 
-# NOS -> (file in the switch's folder, template); SONiC's config_db cannot express BGP
-# unnumbered (BGP_NEIGHBOR is keyed by IP), so it also gets an FRR file then.
-FILES = {
-    "frr": (("frr.conf", "frr/frr.conf.j2"),),
-    "sonic": (("config_db.json", "sonic/config_db.json.j2"),),
-    "cumulus": (("startup.yaml", "nvue/startup.yaml.j2"),),
-    "eos": (("startup-config", "eos/startup-config.j2"),),
-}
-SONIC_UNNUMBERED = ("frr.conf", "frr/frr.conf.j2")
-
-
-def files_for(config: SwitchConfig) -> tuple[tuple[str, str], ...]:
-    files = FILES[config.nos]
-    if config.nos == "sonic" and config.peering == "unnumbered":
-        files = files + (SONIC_UNNUMBERED,)
-    return files
-
 
 def render_switch(config: SwitchConfig) -> dict[str, str]:
-    """File name -> text for one switch."""
+    """File name -> text for one switch: the files its NOS's descriptor lists for the
+    fabric's peering (catalog/data/nos.yaml), each from its template."""
     env = environment()
-    return {name: env.get_template(template).render(d=config) for name, template in files_for(config)}
+    return {name: env.get_template(template).render(d=config)
+            for name, template in descriptor(config.nos).files_for(config.peering)}
 
 
 # Below this many switches one process is quicker than forking.

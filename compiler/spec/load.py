@@ -52,6 +52,8 @@ def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
 
 def _hint_for(err: dict, loc: tuple) -> str:
     kind = err["type"]
+    if "hint" in err.get("ctx", {}):  # a validator that knows better (e.g. the NOS registry's)
+        return err["ctx"]["hint"]
     if kind == "extra_forbidden":
         allowed = _fields_at(Spec, loc[:-1])
         return nearest(str(loc[-1]), allowed) if allowed else ""

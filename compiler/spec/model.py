@@ -10,6 +10,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConst
                       model_validator)
 from pydantic_core import PydanticCustomError
 
+from ..catalog.nos import nos_ids, unknown_nos_hint
 from .ratio import MAX_RATIO_TERM, Ratio, parse_ratio
 
 # Limits that stop absurd specs before anything is allocated. A million GPUs is the
@@ -22,6 +23,28 @@ MAX_SERVERS = 1_048_576
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 Role = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,15}$")]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+
+
+def _known_nos(value):
+    if not isinstance(value, str) or value not in nos_ids():
+        # ctx "hint" becomes the diagnostic's hint (spec/load.py)
+        raise PydanticCustomError("unknown_nos", "unknown NOS {nos}", {"nos": repr(value), "hint": unknown_nos_hint(str(value))})
+    return value
+
+
+class _NosEnum:
+    """The JSON Schema of a NOS id: the registry's ids (catalog/data/nos.yaml) as an enum,
+    read when a schema is made, like the validator reads them when a spec is checked."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict:
+        return {"enum": list(nos_ids()), "type": "string"}
+
+
+# A NOS the compiler writes switch configs for: the allowed values and the hint for a
+# wrong one come from the NOS registry, not from a list here.
+NosId = Annotated[str, BeforeValidator(_known_nos), _NosEnum]
+
 
 TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane")
 # Servers cabled to each other, no switch (small clusters): expand/direct.py.
@@ -118,7 +141,7 @@ class Fabric(_Strict):
     media: str | dict[str, str] | None = Field(
         None, description="mmf | smf, or per link kind {server-leaf: mmf, leaf-spine: smf}; default: multimode where the catalog has it",
     )
-    nos: Literal["frr", "sonic", "cumulus", "eos"] | None = Field(
+    nos: NosId | None = Field(
         None, description="Ethernet only: the switch operating system to write configs for (the switch model must run it)",
     )
 
@@ -190,7 +213,7 @@ class ExtraFabric(_Strict):
         default_factory=list, max_length=64,
         description="devices on this fabric only, e.g. storage targets: [{role: vast, count: 8, ports: 2}]; "
                     "named <fabric>-<role>-NN, on free leaf downlinks")
-    nos: Literal["frr", "sonic", "cumulus", "eos"] | None = Field(
+    nos: NosId | None = Field(
         None, description="Ethernet only: the switch operating system to write this fabric's configs for (the switch model must run it)")
     addressing: Addressing = Field(
         default_factory=lambda: Addressing(**extra_fabric_pools(0)),

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..catalog.nos import TWIN_NOS
 from ..check.ecmp import expected_ecmp
 from ..plan.model import Plan
 from ..plan.views import cable_ids
@@ -91,7 +92,7 @@ class EthernetTwin:
         self.nodes: dict[int, _Node] = {}
         self.cables = plan.memo("cable_ids", cable_ids)
         self.cable_index = {c: i for i, c in enumerate(self.cables)}
-        self.configs = {c.hostname: c for c in switch_configs(plan, "frr")}
+        self.configs = {c.hostname: c for c in switch_configs(plan, TWIN_NOS)}
         self.wired: dict[int, tuple[tuple[int, str], tuple[int, str]]] = {}  # link -> ((dev, ifname), (dev, ifname))
         self.namespaces: list[str] = []
 
@@ -104,7 +105,7 @@ class EthernetTwin:
 
     def _ifname(self, dev: int, port: int) -> str:
         d = self.plan.devices[dev]
-        names = self.plan.routing.port_names["frr"].get(d.layout)
+        names = self.plan.routing.port_names[TWIN_NOS].get(d.layout)
         name = names[port] if names else self.plan.layouts[d.layout].ports[port].name
         if len(name) > 15 or "/" in name or " " in name:
             raise TwinUnavailable(f"port name {name!r} of {d.name} is not a Linux interface name")
@@ -172,7 +173,7 @@ class EthernetTwin:
         for node in self.nodes.values():
             if not node.switch:
                 continue
-            (node.dir / "frr.conf").write_text(render_switch(_as_frr(self.configs[node.name]))["frr.conf"])
+            (node.dir / "frr.conf").write_text(render_switch(self.configs[node.name])["frr.conf"])
             (node.dir / "vtysh.conf").write_text("")
             (node.dir / "empty.conf").write_text("")
             shutil.chown(node.dir, "frr", "frr")
@@ -330,15 +331,6 @@ def _is_ours(pid: int, comm: str, ns: str) -> bool:
         return False
     res = _run("ip", "netns", "identify", str(pid), check=False)
     return res.stdout.strip() == ns
-
-
-def _as_frr(config):
-    """The twin runs FRR whatever the spec's NOS: same decisions, FRR spelling."""
-    if config.nos == "frr":
-        return config
-    from dataclasses import replace
-
-    return replace(config, nos="frr")
 
 
 def run(plan: Plan, options: TwinOptions) -> dict:
