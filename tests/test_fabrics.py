@@ -290,15 +290,19 @@ def test_port_names_must_differ_across_groups(tmp_path):
 
 def test_two_tier_extra_fabric_by_hand(tmp_path):
     """tiers: 2 keeps the Clos rules: SN5600 at 400G = 128 ports; 62 storage ports at 1:1 fit
-    one leaf of 64 down / 64 up, whose 64 uplinks all go to the one spine; SN2201 48 x 1G at
-    2:1 = 32 down / 16 up."""
+    one leaf of 62 down / 62 up (a leaf cut for 32 servers would measure 31:32, not the 1:1
+    asked), its uplinks spread over two spines (31 each: one spine would carry every path);
+    SN2201 48 x 1G at 2:1 = 32 down / 16 up over two spines."""
     text = MULTI.read_text()
     assert text.count("switch: sn5600") == 1 and text.count("switch: sn2201") == 1
     text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2").replace("switch: sn2201", "switch: sn2201\n    tiers: 2")
     path = tmp_path / "two.yaml"
     path.write_text(text)
     kinds = build_plan(path)[1].count_by_kind()
-    assert kinds["storage:leaf-spine"] == 64 and kinds["oob:leaf-spine"] == 16
+    assert kinds["storage:leaf-spine"] == 62 and kinds["oob:leaf-spine"] == 16
+    plan = build_plan(path)[1]
+    roles = {f: fabric_view(plan, f).count_by_role() for f in ("storage", "oob")}
+    assert [roles[f][r] for f in ("storage", "oob") for r in ("leaf", "spine")] == [1, 2, 1, 2]
 
 
 def test_one_switch_that_cannot_hold_the_ports_is_an_error(tmp_path):
@@ -339,11 +343,31 @@ def test_storage_targets_on_the_storage_fabric_by_hand(tmp_path):
     assert used.size == 78 and np.unique(used).size == 78 and ends.size == len(plan.links)
 
 
-def test_storage_targets_without_free_ports_are_an_error(tmp_path):
+def test_storage_targets_get_room_from_the_default_unit(tmp_path):
+    """Two tiers, 8 targets x 2 ports: a leaf of 31 or 32 servers leaves 0 or 2 downlinks free,
+    so the default unit is 2 leaves of 20 servers (40 slots: 18 ports free, 16 taken)."""
     path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
+    plan = build_plan(path)[1]
+    view = fabric_view(plan, "storage")
+    assert view.count_by_kind()["storage:vast-leaf"] == 16
+    roles = view.count_by_role()
+    assert (roles["leaf"], roles["spine"]) == (2, 2)
+    # the targets take the last server slots of the second leaf (ports 25-40), servers 21-31 the first 22
+    leaf2 = plan.device_index("storage-leaf-002")
+    sel = plan.links.b_dev == leaf2
+    kinds = [plan.link_kinds[k] for k in plan.links.kind[sel]]
+    target_ports = sorted(int(p) for p, k in zip(plan.links.b_port[sel], kinds) if k == "storage:vast-leaf")
+    assert target_ports == list(range(24, 40))
+
+
+def test_storage_targets_without_free_ports_are_an_error(tmp_path):
+    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    scalable_unit: 32\n"
+                                             "    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
     r = cli_in_process("validate", str(path))
     assert r.returncode == 2, r.stderr
-    assert "fabrics.0.extra_endpoints: fabric 'storage': extra endpoints need 16 leaf ports but only 2" in r.stderr, r.stderr
+    assert ("fabrics.0.extra_endpoints.0: fabric 'storage': extra endpoints attached to leaves need 16 ports but only 2 "
+            "leaf downlinks are free") in r.stderr, r.stderr
+    assert "ep.yaml:25:" in r.stderr and "attach: spine" in r.stderr, r.stderr  # file:line of the entry, the options
     bad = _with_storage_endpoints(tmp_path, "    extra_endpoints:\n      - {role: spine, count: 1}\n", "bad.yaml")
     r = cli_in_process("validate", str(bad))
     assert r.returncode == 2 and "role 'spine' is reserved" in r.stderr, r.stderr

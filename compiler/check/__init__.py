@@ -20,6 +20,7 @@ from .physical import physical_findings
 from .redundancy import check_redundancy
 from .requirements import check_requirements
 from .scale_up import check_scale_up
+from .unit_fill import check_unit_fill
 
 # check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
 CHECKS = {
@@ -27,6 +28,7 @@ CHECKS = {
     "physical": lambda ctx: ({}, physical_findings(ctx.plan)),  # rack power, reach (with a layout)
     "bisection": check_bisection,
     "oversubscription": check_oversubscription,
+    "unit_fill": check_unit_fill,  # a mostly empty last SU and what it costs
     "redundancy": check_redundancy,
     "hops": check_hops,
     "scale_up": check_scale_up,  # before collectives, which use its domains

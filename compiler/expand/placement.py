@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..diagnostics import Diagnostic, SpecInvalid
-from ..plan.model import Plan
+from ..plan.model import Plan, is_management_leaf
 from ..plan.physical import Physical, Rack
 from ..spec.load import LoadedSpec
 from ..spec.model import Layout
@@ -121,7 +121,7 @@ def _units(plan: Plan, design: ClosDesign) -> tuple[list[list[int]], list[list[i
             key = d.su if d.su is not None else srv_seen // spl
             srv_seen += 1
             servers.setdefault(key, []).append(i)
-        elif d.role == "leaf":
+        elif d.role == "leaf" and not is_management_leaf(d):  # those go with the spines
             key = d.su if d.su is not None else leaf_seen
             leaf_seen += 1
             leaves.setdefault(key, []).append(i)
@@ -179,7 +179,7 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
             pending_srv.append(srv)
             pending_lf.extend(lf)
         close()
-    spines = [i for i, d in enumerate(plan.devices) if d.role == "spine"]
+    spines = [i for i, d in enumerate(plan.devices) if d.role == "spine" or is_management_leaf(d)]
     cores = [i for i, d in enumerate(plan.devices) if d.role == "core"]
     endpoints = [i for i, d in enumerate(plan.devices) if d.tier == 0 and d.role != "server"]
     core_racks = _network_racks(spines, sizes) + _network_racks(cores, sizes)
