@@ -51,8 +51,8 @@ def check_unit_fill(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         parts.append(f"no other {noun} size is cheaper for {fill['servers']:,} servers")
     whole = fill.get("whole_units")
     if whole:
-        parts.append(_vs(f"{whole['servers']:,} servers ({fill['units'] - 1} whole {noun}{'s' if fill['units'] > 2 else ''})",
-                         whole, cost))
+        plural = ("SUs" if su else "leaves") if fill["units"] > 2 else noun
+        parts.append(_vs(f"{whole['servers']:,} servers ({fill['units'] - 1} whole {plural})", whole, cost))
     message = "; ".join(parts) + (f" (hint: {hint})" if hint else "")
     code = "LAST_SU_UNDER_HALF_FULL" if su else "LAST_LEAF_UNDER_HALF_FULL"
     where = f"su{fill['units']}" if su else "leaf"

@@ -8,11 +8,13 @@ they attach, whether they fit, and the ports they take.
   the UFM-SDN manual asks of a multi-tier fabric (primary and standby appliance on
   different switches of the outermost tier). The default unit (unit_choice.py) leaves room.
 - spine / core: spare ports of that tier, port-major over its switches, so consecutive
-  ports land on different switches. Spare means no link uses the port now or at the
-  growth target: at three tiers a spine's downlinks wait for the leaves of its pod.
+  ports land on different switches, from the top of the panel down, so the fabric still
+  grows into the ports below (the growth note says where it stops). Spare means no link
+  uses the port now or at the growth target: at three tiers a spine's downlinks wait for
+  the leaves of its pod.
 - management-leaf: leaves of their own (`mgmt-leaf-01`, ...), two as soon as the endpoints
   have two ports (one lost switch leaves the fabric managed), each cut like a compute
-  leaf and linked once to every spine (of pod 1 at three tiers) on spare spine ports.
+  leaf and linked once to every spine (of pod 1 at three tiers) on the top spare ports.
   They are leaves to every output (configs, addressing); the checks leave them out of the
   compute leaves' figures, as they carry no GPU.
 
@@ -142,12 +144,23 @@ def growth_cap(rail: bool, unit: int, spl: int, servers: int, rails: int, leaf_p
     return int(slot.min()) if slot.size else None
 
 
+def held_top_ports(endpoint_list, switches: int, mode: str, management: int = 0) -> int:
+    """Ports at the top of every spine (mode spine) or core (mode core) that endpoints
+    hold: the management uplinks, then the endpoint ports spread port-major."""
+    n = sum(e.spec.count * e.spec.ports for e in endpoint_list if attach_of(e) == mode)
+    return management + (math.ceil(n / switches) if n and switches else 0)
+
+
 def management_leaves(d) -> int:
     """Leaves the management-leaf endpoints get: enough downlinks, and two for two or more ports."""
-    need = sum(e.spec.count * e.spec.ports for e in d.endpoints if attach_of(e) == "management-leaf")
+    return management_leaf_count(d.endpoints, d.sizing.leaf.down)
+
+
+def management_leaf_count(endpoint_list, leaf_down: int) -> int:
+    need = sum(e.spec.count * e.spec.ports for e in endpoint_list if attach_of(e) == "management-leaf")
     if not need:
         return 0
-    return max(2 if need >= 2 else 1, math.ceil(need / d.sizing.leaf.down))
+    return max(2 if need >= 2 else 1, math.ceil(need / leaf_down))
 
 
 def notes(d) -> list[str]:
@@ -257,11 +270,12 @@ def place(b, d, leaf_first: int, spine_first: int, core_first: int, speed_gbps: 
         pod = 1 if d.sizing.tiers == 3 else None
         for i in range(1, k + 1):
             b.add(Device(naming.management_leaf(i), "leaf", d.switch.id, layout, TIER_LEAF, i, pod=pod, group=i))
-    spine_next = r.spine_first_spare + k  # the first k spare ports of every spine are the management uplinks'
+    # Spare spine and core ports are taken from the top of the panel down (the management
+    # uplinks the top k of every spine), so leaves and pods still grow into the ports below.
     spare = {
         "leaf": free_leaf_downlinks(d, leaf_first),
-        "spine": _port_major(spine_first, r.spines, spine_next, r.spine_radix),
-        "core": _port_major(core_first, r.cores, r.core_first_spare, r.core_radix),
+        "spine": _port_major(spine_first, r.spines, r.spine_radix - k - 1, r.spine_first_spare - 1),
+        "core": _port_major(core_first, r.cores, r.core_radix - 1, r.core_first_spare - 1),
         "management-leaf": _port_major(mgmt_first, k, 0, d.sizing.leaf.down),
     }
     cursor = dict.fromkeys(spare, 0)
@@ -285,7 +299,8 @@ def place(b, d, leaf_first: int, spine_first: int, core_first: int, speed_gbps: 
 
 def management_uplinks(b, d, mgmt_first: int | None, spine_first: int) -> None:
     """Management leaf i, uplink j -> spine j (pod 1's at three tiers), on that spine's
-    (spare) port first_spare + i: one link to every spine, after the compute leaves'."""
+    spare port radix - 1 - i (the top of the panel): one link to every spine, after the
+    compute leaves' links."""
     if mgmt_first is None:
         return
     r = room(d)
@@ -293,12 +308,14 @@ def management_uplinks(b, d, mgmt_first: int | None, spine_first: int) -> None:
     spines = np.tile(np.arange(r.mgmt_spines, dtype=np.int64), k)
     leaf = np.repeat(np.arange(k, dtype=np.int64), r.mgmt_spines)
     b.link_block("leaf-spine", mgmt_first + leaf, d.sizing.leaf.down + spines, spine_first + spines,
-                 r.spine_first_spare + leaf, medium=d.media_requested.get("leaf-spine"))
+                 r.spine_radix - 1 - leaf, medium=d.media_requested.get("leaf-spine"))
 
 
 def _port_major(first_dev: int, devices: int, first_port: int, end_port: int) -> tuple[np.ndarray, np.ndarray]:
-    """Ports first_port..end_port-1 of `devices` switches, port-major (one per switch in turn)."""
-    if devices <= 0 or end_port <= first_port:
+    """Ports first_port, first_port +- 1, ... up to (not including) end_port of `devices`
+    switches (counting down where end_port < first_port), port-major (one per switch in turn)."""
+    step = 1 if end_port >= first_port else -1
+    if devices <= 0 or end_port == first_port:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    p = np.arange(first_port, end_port, dtype=np.int64)
+    p = np.arange(first_port, end_port, step, dtype=np.int64)
     return np.tile(first_dev + np.arange(devices, dtype=np.int64), p.size), np.repeat(p, devices)

@@ -510,9 +510,10 @@ def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
 
 
 def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing,
-                 cap: int | None) -> str:
+                 cap: int | None, held: tuple[int, int]) -> str:
     """Without `growth:`, how far the design grows before a pulled cable has to move.
-    `cap`: servers the leaves hold before a server slot that extra endpoints took."""
+    `cap`: servers the leaves hold before a server slot that extra endpoints took;
+    `held`: ports at the top of every spine and every core that extra endpoints hold."""
     domain = scale_up.domain_servers(server)  # an NVL72 grows by whole racks, not by a leaf's servers
     step = lp.su or (domain if domain > 1 else lp.servers_per_leaf)
     last_ok = servers
@@ -526,6 +527,13 @@ def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int,
             nxt = _upper_tiers(loaded, up, server, rails, lp, probe)
         except SizingError:
             return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({up.name})"
+        if _same_wiring(now, nxt) and (nxt.leaves * nxt.leaf_spine_links > up.spine_radix - held[0] if nxt.tiers == 2
+                                       else nxt.pods * nxt.spine_core_links > up.core_radix - held[1]):
+            tier = "spine" if nxt.tiers == 2 else "core"
+            return (f"grows to {last_ok:,} servers without moving a cable; at {probe:,} servers the new "
+                    f"{'leaves' if nxt.tiers == 2 else 'pods'} need the {tier} ports the extra endpoints hold (the top "
+                    f"{held[0] if nxt.tiers == 2 else held[1]} of every {tier}), so their cables move. Set growth: "
+                    f"{{max_servers: N}} to keep the endpoints clear of the fabric to come")
         if not _same_wiring(now, nxt):
             what = []
             if nxt.tiers != now.tiers:
@@ -575,7 +583,10 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, 
     else:
         cap = endpoints.growth_cap(fabric.topology == "rail-optimized", lp.su or lp.servers_per_leaf, lp.servers_per_leaf,
                                    servers, rails, endpoints.leaf_ports_wanted(endpoint_list))
-        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final, cap))
+        k = endpoints.management_leaf_count(endpoint_list, lp.leaf.down)
+        held = (endpoints.held_top_ports(endpoint_list, final.spines, "spine", k),
+                endpoints.held_top_ports(endpoint_list, final.cores, "core"))
+        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final, cap, held))
     if nics.port_map_confidence != "vendor":
         notes.append(f"{server.id}: which cage feeds which GPU is {nics.port_map_confidence}, not from a vendor table; "
                      f"verify server-side ports against the server's manual before cabling")
