@@ -343,31 +343,31 @@ def test_storage_targets_on_the_storage_fabric_by_hand(tmp_path):
     assert used.size == 78 and np.unique(used).size == 78 and ends.size == len(plan.links)
 
 
-def test_storage_targets_get_room_from_the_default_unit(tmp_path):
-    """Two tiers, 8 targets x 2 ports: a leaf of 31 or 32 servers leaves 0 or 2 downlinks free,
-    so the default unit is 2 leaves of 20 servers (40 slots: 18 ports free, 16 taken)."""
-    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
-    plan = build_plan(path)[1]
-    view = fabric_view(plan, "storage")
-    assert view.count_by_kind()["storage:vast-leaf"] == 16
-    roles = view.count_by_role()
-    assert (roles["leaf"], roles["spine"]) == (2, 2)
-    # the targets take the last server slots of the second leaf (ports 25-40), servers 21-31 the first 22
-    leaf2 = plan.device_index("storage-leaf-002")
-    sel = plan.links.b_dev == leaf2
-    kinds = [plan.link_kinds[k] for k in plan.links.kind[sel]]
-    target_ports = sorted(int(p) for p, k in zip(plan.links.b_port[sel], kinds) if k == "storage:vast-leaf")
-    assert target_ports == list(range(24, 40))
-
-
 def test_storage_targets_without_free_ports_are_an_error(tmp_path):
-    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    scalable_unit: 32\n"
-                                             "    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
+    """Two tiers: the storage leaf is cut for the 31 servers' 62 ports (62 down / 62 up), so
+    the 16 target ports have no leaf downlink; the error is at the entry and offers the
+    spines' spare ports (2 spines x (128 - 31)) and management leaves."""
+    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
     r = cli_in_process("validate", str(path))
     assert r.returncode == 2, r.stderr
-    assert ("fabrics.0.extra_endpoints.0: fabric 'storage': extra endpoints attached to leaves need 16 ports but only 2 "
-            "leaf downlinks are free") in r.stderr, r.stderr
-    assert "ep.yaml:25:" in r.stderr and "attach: spine" in r.stderr, r.stderr  # file:line of the entry, the options
+    assert ("ep.yaml:24:9: error: fabrics.0.extra_endpoints.0: fabric 'storage': extra endpoints attached to leaves "
+            "need 16 ports but only 0 leaf downlinks are free") in r.stderr, r.stderr
+    assert "attach: spine (194 spare spine ports)" in r.stderr and "attach: management-leaf" in r.stderr, r.stderr
+
+
+def test_storage_targets_on_spare_spine_ports(tmp_path):
+    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n"
+                                             "      - {role: vast, count: 8, ports: 2, attach: spine}\n")
+    plan = build_plan(path)[1]
+    sel = plan.links.kind == plan.link_kinds.index("storage:vast-spine")
+    spines = [plan.devices[int(b)].name for b in plan.links.b_dev[sel]]
+    ports = plan.links.b_port[sel].tolist()
+    # port-major from the top of each 128-port spine: ports 127, 127, 126, 126, ...
+    assert spines == ["storage-spine-01", "storage-spine-02"] * 8
+    assert ports == [127 - i // 2 for i in range(16)]
+
+
+def test_endpoint_role_may_not_be_a_switch_role(tmp_path):
     bad = _with_storage_endpoints(tmp_path, "    extra_endpoints:\n      - {role: spine, count: 1}\n", "bad.yaml")
     r = cli_in_process("validate", str(bad))
     assert r.returncode == 2 and "role 'spine' is reserved" in r.stderr, r.stderr

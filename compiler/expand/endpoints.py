@@ -175,9 +175,12 @@ def notes(d) -> list[str]:
             f"{r.mgmt_spines} spines{' of pod 1' if d.sizing.tiers == 3 else ''}, on spare spine ports)"]
 
 
-def problems(d, diagnostic, path: tuple) -> list[Diagnostic]:
+def problems(d, diagnostic, path: tuple, unit_keys: tuple[str, ...] = ("scalable_unit", "servers_per_leaf")
+             ) -> list[Diagnostic]:
     """Endpoint entries that do not fit where they attach, each at its spec entry with the
-    options that would fit. `diagnostic(code, path, message, hint)` makes a Diagnostic."""
+    options that would fit. `diagnostic(code, path, message, hint)` makes a Diagnostic;
+    `unit_keys`: the unit keys the spec section can set (an extra fabric has no
+    servers_per_leaf)."""
     if not d.endpoints:
         return []
     r = room(d)
@@ -194,12 +197,12 @@ def problems(d, diagnostic, path: tuple) -> list[Diagnostic]:
         if mode == "management-leaf":
             why = _management_problem(d, r, k)
             if why:
-                out.append(diagnostic("DESIGN_NO_FREE_PORTS", where + ("attach",), why, _options(d, r, need, mode)))
+                out.append(diagnostic("DESIGN_NO_FREE_PORTS", where + ("attach",), why, _options(d, r, need, mode, unit_keys)))
             continue
         if mode == "core" and d.sizing.tiers != 3:
             out.append(diagnostic("DESIGN_NO_FREE_PORTS", where + ("attach",),
                                   f"attach: core needs a core tier; this design has {d.sizing.tiers}",
-                                  _options(d, r, need, mode)))
+                                  _options(d, r, need, mode, unit_keys)))
             continue
         if want[mode] > free[mode]:
             tier = "leaf downlinks" if mode == "leaf" else f"spare {mode} ports"
@@ -209,7 +212,7 @@ def problems(d, diagnostic, path: tuple) -> list[Diagnostic]:
                 f"extra endpoints attached to {'leaves' if mode == 'leaf' else mode + 's'} need {want[mode]} ports "
                 f"but only {free[mode]} {tier} are free"
                 + (f" on today's leaves once {d.final_servers:,} servers (growth) are placed" if grown else ""),
-                _options(d, r, need, mode)))
+                _options(d, r, need, mode, unit_keys)))
     return out
 
 
@@ -225,7 +228,7 @@ def _management_problem(d, r: Room, k: int) -> str:
     return ""
 
 
-def _options(d, r: Room, need: int, mode: str) -> str:
+def _options(d, r: Room, need: int, mode: str, unit_keys: tuple[str, ...]) -> str:
     """Every other place these `need` ports could go: those that fit first, then why the
     others do not (a user picks knowing the whole picture)."""
     fits, not_fit = [], []
@@ -244,6 +247,12 @@ def _options(d, r: Room, need: int, mode: str) -> str:
     for m, ok, text in choices:
         if m != mode:
             (fits if ok else not_fit).append(text)
+    roomy = (d.unit_fill or {}).get("with_room")
+    key = "scalable_unit" if d.rail_optimized else "servers_per_leaf"
+    if mode == "leaf" and roomy and key in unit_keys:
+        cost = d.unit_fill["cost"]
+        fits.append(f"{key}: {roomy['size']} leaves room ({roomy['switches']:,} switches and {roomy['cables']:,} cables, "
+                    f"against {cost['switches']:,} and {cost['cables']:,})")
     give_up = math.ceil(max(0, need - r.leaf_free) / d.rails)
     if d.final_servers > d.servers:
         fits.append(f"lower growth.max_servers by {give_up} so that slots stay free on today's leaves, attach: leaf")

@@ -151,7 +151,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
                 "remove attach, or set tiers: 2 for spines") for k in off])
         design = _one_switch(design, server_ports, radix)
     else:
-        problems = endpoints.problems(design, loaded.diagnostic, where + ("extra_endpoints",))
+        problems = endpoints.problems(design, loaded.diagnostic, where + ("extra_endpoints",), ("scalable_unit",))
         if problems:
             raise SpecInvalid([dataclasses.replace(p, message=f"fabric '{fab.name}': {p.message}") for p in problems])
         design = dataclasses.replace(design, notes=design.notes + tuple(endpoints.notes(design)))

@@ -377,14 +377,20 @@ class _Units:
     radix: tuple[int, int, int]  # ports of a leaf, a spine, a core
     room: int  # leaf downlinks the extra endpoints attached to leaves need
 
+    def with_room(self, servers: int) -> unit_choice.UnitCost | None:
+        """The cheapest unit that leaves room for the leaf endpoints."""
+        return unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers, self.room))
+
     def cheapest(self, servers: int) -> unit_choice.UnitCost | None:
-        """The cheapest unit with room for the leaf endpoints; without, if none has room
-        (endpoints.problems then says so, with the options)."""
-        for room in dict.fromkeys((self.room, 0)):
-            best = unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers, room))
-            if best is not None:
-                return best
-        return None
+        """The cheapest unit, with room for the leaf endpoints where that costs no switch
+        more. Buying switches for a few endpoint ports is not a default an architect takes
+        (NVIDIA's SuperPOD gives up a server slot for UFM instead): without room,
+        endpoints.problems says so and offers that unit, the slot and the other places."""
+        best = unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers))
+        if not self.room or best is None:
+            return best
+        roomy = self.with_room(servers)
+        return roomy if roomy is not None and roomy.switches <= best.switches else best
 
 
 def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, servers: int, room: int,
@@ -461,7 +467,9 @@ def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, s
     if not rail and best.size == sizes[-1] and not spare:
         return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
     notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} servers "
-                 f"({best.switches:,} switches, {best.cables:,} cables{versus})"
+                 + (f"with room for {room} extra endpoint port(s) on leaves "
+                    if room and cost_of(best.size, servers, room) else "")
+                 + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
                  + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
                  + f". Set fabric.{key}: {best.size} to keep it as the cluster grows")
     return lp, units
@@ -611,5 +619,9 @@ def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, ra
     best = units.cheapest(servers) if rail or lp.su is None else None
     whole_servers = servers - servers % size
     whole = units.cost_of(lp.servers_per_leaf, whole_servers) if 0 < whole_servers < servers else None
-    return unit_choice.fill_record("scalable_unit" if lp.su is not None else "leaf", size, given, servers, chosen, best,
+    fill = unit_choice.fill_record("scalable_unit" if lp.su is not None else "leaf", size, given, servers, chosen, best,
                                    whole, leaves, lp.leaf.up)
+    roomy = units.with_room(servers) if units.room and (rail or lp.su is None) else None
+    if roomy is not None and units.cost_of(lp.servers_per_leaf, servers, units.room) is None:
+        fill["with_room"] = roomy.record()  # the unit that would give the leaf endpoints their ports
+    return fill
