@@ -130,7 +130,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
         design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
-                       _Upper(switch, switch, speed))  # an extra fabric is one switch model
+                       _Upper(switch, switch, speed), ("scalable_unit",))  # an extra fabric is one switch model
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None

@@ -394,7 +394,7 @@ class _Units:
 
 
 def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, servers: int, room: int,
-               notes: list[str]) -> tuple[_LeafPlan, _Units]:
+               notes: list[str], unit_keys: tuple[str, ...]) -> tuple[_LeafPlan, _Units]:
     """The leaf's port split and the fabric's unit: servers per SU (rail-optimized) or per
     leaf (fat-tree), as the spec gives it, else the cheapest for `servers` (the size the
     upper tiers are built for; unit_choice.py) that leaves `room` leaf downlinks free on
@@ -471,7 +471,7 @@ def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, s
                     if room and cost_of(best.size, servers, room) else "")
                  + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
                  + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
-                 + f". Set fabric.{key}: {best.size} to keep it as the cluster grows")
+                 + (f". Set {key}: {best.size} to keep it as the cluster grows" if key in unit_keys else ""))
     return lp, units
 
 
@@ -560,7 +560,9 @@ def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int,
     return f"grows to at least {last_ok:,} servers without moving a cable"
 
 
-def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, media_requested, up: _Upper) -> ClosDesign:
+def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, media_requested, up: _Upper,
+          unit_keys: tuple[str, ...] = ("scalable_unit", "servers_per_leaf")) -> ClosDesign:
+    """`unit_keys`: the unit keys the spec section can set (an extra fabric has no servers_per_leaf)."""
     fabric = loaded.spec.fabric
     radix = switch.radix(speed)
     rails = len(nics.ports)
@@ -577,7 +579,7 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, 
             raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
                               f"use max_servers >= {servers}")
     lp, units = _leaf_plan(loaded, up, server, radix, rails, servers, final_servers,
-                           endpoints.leaf_ports_wanted(endpoint_list), notes)
+                           endpoints.leaf_ports_wanted(endpoint_list), notes, unit_keys)
     final = _upper_tiers(loaded, up, server, rails, lp, final_servers)
     if final.tiers == 2 and loaded.spec.fabric.core_switch is not None:
         raise SizingError(("fabric", "core_switch"), f"the design has two tiers, so there is no core tier for "
