@@ -91,7 +91,7 @@ def test_stable_under_growth():
 
 def test_four_byte_asns_when_two_byte_run_out():
     # 8,200 servers of 8 NICs, 8 per leaf: 1,025 leaves, more than the 1,023 2-byte private ASNs
-    text = RAIL.replace("rail-optimized", "fat-tree").replace("  scalable_unit: 32\n", "").format(servers=8200)
+    text = RAIL.replace("rail-optimized", "fat-tree").replace("  scalable_unit: 32\n", "  servers_per_leaf: 8\n").format(servers=8200)
     plan = plan_from_text(text)
     asns = plan.routing.asn[plan.routing.asn > 0]
     assert asns.min() >= 4200000000 and asns.max() <= 4294967294

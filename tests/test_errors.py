@@ -50,7 +50,10 @@ CASES = {
     "newline in name": (GOOD.replace("name: good", 'name: "a\\nhostname evil"'), ["name", "not a valid value"]),
     "quote in name": (GOOD.replace("name: good", "name: \"x'; rm -rf /\""), ["name", "not a valid value"]),
     "endpoint role injection": (GOOD + 'extra_endpoints:\n  - {role: "ufm\\ninterface", count: 1}\n', ["extra_endpoints.0.role", "not a valid value"]),
-    "no free ports for endpoints": (GOOD + "extra_endpoints:\n  - {role: ufm, count: 2, ports: 2}\n", ["extra endpoints need 4 leaf ports but only 0", "give up 1 server slot", "servers: 63"]),
+    "no free ports for endpoints": (GOOD + "extra_endpoints:\n  - {role: ufm, count: 2, ports: 2}\n",
+                                    ["spec.yaml:10:5", "extra_endpoints.0", "need 4 ports but only 0 leaf downlinks are free",
+                                     "give up 1 server slot", "servers: 63", "attach: spine (0 spare spine ports)",
+                                     "attach: management-leaf", "attach: core (no core tier"]),
     "yaml syntax": ("name: x\nfabric: [unclosed\n", ["spec.yaml:3:1", "not valid YAML"]),
     "not a mapping": ("- 1\n- 2\n", ["a spec is a YAML mapping"]),
     "alias bomb": ("a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"

@@ -358,15 +358,19 @@ def test_port_names_must_differ_across_groups(tmp_path):
 
 def test_two_tier_extra_fabric_by_hand(tmp_path):
     """tiers: 2 keeps the Clos rules: SN5600 at 400G = 128 ports; 62 storage ports at 1:1 fit
-    one leaf of 64 down / 64 up, whose 64 uplinks all go to the one spine; SN2201 48 x 1G at
-    2:1 = 32 down / 16 up."""
+    one leaf of 62 down / 62 up (a leaf cut for 32 servers would measure 31:32, not the 1:1
+    asked), its uplinks spread over two spines (31 each: one spine would carry every path);
+    SN2201 48 x 1G at 2:1 = 32 down / 16 up over two spines."""
     text = MULTI.read_text()
     assert text.count("switch: sn5600") == 1 and text.count("switch: sn2201") == 1
     text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2").replace("switch: sn2201", "switch: sn2201\n    tiers: 2")
     path = tmp_path / "two.yaml"
     path.write_text(text)
     kinds = build_plan(path)[1].count_by_kind()
-    assert kinds["storage:leaf-spine"] == 64 and kinds["oob:leaf-spine"] == 16
+    assert kinds["storage:leaf-spine"] == 62 and kinds["oob:leaf-spine"] == 16
+    plan = build_plan(path)[1]
+    roles = {f: fabric_view(plan, f).count_by_role() for f in ("storage", "oob")}
+    assert [roles[f][r] for f in ("storage", "oob") for r in ("leaf", "spine")] == [1, 2, 1, 2]
 
 
 def test_one_switch_that_cannot_hold_the_ports_is_an_error(tmp_path):
@@ -408,10 +412,30 @@ def test_storage_targets_on_the_storage_fabric_by_hand(tmp_path):
 
 
 def test_storage_targets_without_free_ports_are_an_error(tmp_path):
+    """Two tiers: the storage leaf is cut for the 31 servers' 62 ports (62 down / 62 up), so
+    the 16 target ports have no leaf downlink; the error is at the entry and offers the
+    spines' spare ports (2 spines x (128 - 31)) and management leaves."""
     path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n      - {role: vast, count: 8, ports: 2}\n")
     r = cli_in_process("validate", str(path))
     assert r.returncode == 2, r.stderr
-    assert "fabrics.0.extra_endpoints: fabric 'storage': extra endpoints need 16 leaf ports but only 2" in r.stderr, r.stderr
+    assert ("ep.yaml:24:9: error: fabrics.0.extra_endpoints.0: fabric 'storage': extra endpoints attached to leaves "
+            "need 16 ports but only 0 leaf downlinks are free") in r.stderr, r.stderr
+    assert "attach: spine (194 spare spine ports)" in r.stderr and "attach: management-leaf" in r.stderr, r.stderr
+
+
+def test_storage_targets_on_spare_spine_ports(tmp_path):
+    path = _with_storage_endpoints(tmp_path, "    tiers: 2\n    extra_endpoints:\n"
+                                             "      - {role: vast, count: 8, ports: 2, attach: spine}\n")
+    plan = build_plan(path)[1]
+    sel = plan.links.kind == plan.link_kinds.index("storage:vast-spine")
+    spines = [plan.devices[int(b)].name for b in plan.links.b_dev[sel]]
+    ports = plan.links.b_port[sel].tolist()
+    # port-major from the top of each 128-port spine: ports 127, 127, 126, 126, ...
+    assert spines == ["storage-spine-01", "storage-spine-02"] * 8
+    assert ports == [127 - i // 2 for i in range(16)]
+
+
+def test_endpoint_role_may_not_be_a_switch_role(tmp_path):
     bad = _with_storage_endpoints(tmp_path, "    extra_endpoints:\n      - {role: spine, count: 1}\n", "bad.yaml")
     r = cli_in_process("validate", str(bad))
     assert r.returncode == 2 and "role 'spine' is reserved" in r.stderr, r.stderr

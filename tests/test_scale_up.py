@@ -9,6 +9,7 @@ import json
 import pytest
 
 from compiler.catalog import load_catalog
+from compiler.pipeline import build_plan
 from compiler.plan.bom import bill_of_materials
 from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.render.summary import summarize
@@ -164,10 +165,14 @@ def test_scalable_unit_must_hold_whole_domains(tmp_path):
     (tmp_path / "s.yaml").write_text(SU.replace("scalable_unit: 18", "scalable_unit: 27"))
     r = cli_in_process("validate", str(tmp_path / "s.yaml"))
     assert r.returncode == 2 and "a domain must sit in one SU" in r.stderr and "e.g. 18 or 36" in r.stderr
-    # without a scalable_unit the default (a leaf's 32 downlinks) splits racks too: said so
+    # without a scalable_unit the default is an SU of whole racks: 18 trays (a leaf holds 32 at 1:1)
     (tmp_path / "d.yaml").write_text(SU.replace("  scalable_unit: 18\n", ""))
-    r = cli_in_process("validate", str(tmp_path / "d.yaml"))
-    assert r.returncode == 2 and "(the default)" in r.stderr and "e.g. 18 or 36" in r.stderr
+    plan = build_plan(tmp_path / "d.yaml")[1]
+    assert plan.design["scalable_unit"] == 18
+    # where no whole rack fits a leaf (16 downlinks at 1:3), the default cannot help: said so
+    (tmp_path / "t.yaml").write_text(SU.replace("  scalable_unit: 18\n", "").replace('"1:1"', '"1:3"'))
+    r = cli_in_process("validate", str(tmp_path / "t.yaml"))
+    assert r.returncode == 2 and "(the default)" in r.stderr and "a scalable unit of 16 servers" in r.stderr
 
 
 def _collectives(server: str, servers: int) -> dict:

@@ -27,6 +27,7 @@ from .physical import PhysicalFigures, check_physical
 from .redundancy import RedundancyFigures, check_redundancy
 from .requirements import RequirementsFigures, check_requirements
 from .scale_up import ScaleUpFigures, check_scale_up
+from .unit_fill import UnitFillFigures, check_unit_fill
 from .stage import Check, CheckOrderError, CheckResults, check_order, with_needs
 
 # check name -> check. Registry order is the order of figures in checks.json.
@@ -35,6 +36,7 @@ CHECKS: dict[str, Check] = {
     "physical": Check(check_physical, PhysicalFigures),  # rack power, reach (with a layout)
     "bisection": Check(check_bisection, BisectionFigures),
     "oversubscription": Check(check_oversubscription, OversubscriptionFigures, per_fabric=True),
+    "unit_fill": Check(check_unit_fill, UnitFillFigures),  # a mostly empty last SU and what it costs
     "redundancy": Check(check_redundancy, RedundancyFigures, needs=("bisection",)),
     "hops": Check(check_hops, HopsFigures),
     "scale_up": Check(check_scale_up, ScaleUpFigures),

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from ..plan.graph import FabricGraph, fabric_graph
-from ..plan.model import Plan
+from ..plan.model import Plan, is_management_leaf
 from .cuts import Cut, CutFlow, balanced_cuts
 from .flows import FlowNetwork
 
@@ -38,6 +38,12 @@ class CheckContext:
     @cached_property
     def switch_tier(self) -> np.ndarray:
         return np.fromiter((self.plan.devices[int(d)].tier for d in self.graph.device_of), dtype=np.int64, count=self.graph.n)
+
+    @cached_property
+    def management(self) -> np.ndarray:
+        """Per switch: a management leaf (extra endpoints only), which compute figures leave out."""
+        return np.fromiter((is_management_leaf(self.plan.devices[int(d)]) for d in self.graph.device_of),
+                           dtype=bool, count=self.graph.n)
 
     @cached_property
     def switch_role(self) -> np.ndarray:

@@ -1,5 +1,11 @@
 """Oversubscription per tier, measured from the plan: for every switch, bandwidth of its
-links to the tier below vs the tier above. Top-tier switches have no uplinks and no ratio."""
+links to the tier below vs the tier above. Top-tier switches have no uplinks and no ratio.
+
+Where the design records the ratio the spec asked for (`design.oversubscription`, Clos
+fabrics), every switch of that role is compared with it: one measuring better or worse
+is a warning, never silent. A leaf of a partial SU measures better (its uplinks are
+bought for servers that are not there); a leaf without GPU servers (endpoints only) is
+not a compute leaf and is not compared."""
 
 from __future__ import annotations
 
@@ -57,7 +63,7 @@ def check_oversubscription(ctx: CheckContext) -> tuple[OversubscriptionFigures, 
     tiers: dict[str, TierRatio] = {}
     findings = []
     for t in sorted(set(tier.tolist()) - {0}):  # tier 0: chips of a direct network, no up/down
-        sel = (tier == t) & (up > 0)
+        sel = (tier == t) & (up > 0) & ~ctx.management  # a management leaf's ratio says nothing of GPU traffic
         if not sel.any():
             continue
         ratios = down[sel] / up[sel]
@@ -73,7 +79,44 @@ def check_oversubscription(ctx: CheckContext) -> tuple[OversubscriptionFigures, 
             max_ratio=round(float(ratios[i_max]), 4),
             worst_switch=ctx.plan.devices[int(g.device_of[idx[i_max]])].name,
         )
+        mgmt = int(((tier == t) & ctx.management).sum())
         findings.append(Finding("OVERSUBSCRIPTION", "info",
                                 f"{name}: down:up bandwidth {tiers[name].min} to {tiers[name].max} "
-                                f"over {int(sel.sum())} switches", name))
+                                f"over {int(sel.sum())} switches"
+                                + (f" ({mgmt} management leaves of extra endpoints not counted)" if mgmt else ""), name))
+    findings += _not_as_requested(ctx, down, up)
     return OversubscriptionFigures(tiers), findings
+
+
+def _not_as_requested(ctx: CheckContext, down: np.ndarray, up: np.ndarray) -> list[Finding]:
+    g = ctx.graph
+    has_gpus = np.zeros(g.n, dtype=bool)
+    has_gpus[g.at_switch[g.at_is_gpu_server]] = True
+    out = []
+    for role, text in (ctx.plan.design.get("oversubscription") or {}).items():
+        want = Fraction(*(int(x) for x in text.split(":")))
+        sel = (ctx.switch_role == role) & (up > 0) & (has_gpus if role == "leaf" else True)
+        idx = np.nonzero(sel)[0]
+        d, u = np.rint(down[idx]).astype(np.int64), np.rint(up[idx]).astype(np.int64)
+        off = d * want.denominator != u * want.numerator
+        if not off.any():
+            continue
+        groups: dict[str, list[int]] = {}
+        for i in np.nonzero(off)[0]:
+            groups.setdefault(ratio_text(d[i], u[i]), []).append(int(idx[i]))
+        parts, any_worse = [], False
+        for measured, switches in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            first = ctx.plan.devices[int(g.device_of[switches[0]])].name
+            better = Fraction(int(d[idx == switches[0]][0]), int(u[idx == switches[0]][0])) < want
+            any_worse |= not better
+            parts.append(f"{len(switches)} at {measured} ({'better' if better else 'worse'} than asked; e.g. {first})")
+        n_off = int(off.sum())
+        why = (" A leaf with fewer servers than downlinks (a partial SU or last leaf) has uplinks bought for servers "
+               "that are not there." if role == "leaf" else
+               " A spine of a partial pod has downlinks no leaf uses yet." if role == "spine" else "")
+        # Worse than asked is a warning; only better (uplinks bought for a slot a UFM or an
+        # empty last SU does not fill, as in NVIDIA's own 31-DGX SU) is worth knowing, no more.
+        out.append(Finding("OVERSUBSCRIPTION_NOT_AS_REQUESTED", "warning" if any_worse else "info",
+                           f"{role}: {n_off} of {idx.size} switches do not measure the {text} asked: "
+                           + "; ".join(parts) + "." + why, role))
+    return out

@@ -88,7 +88,7 @@ def _switchless(ctx: CheckContext) -> bool:
 def _leaves(ctx: CheckContext) -> np.ndarray:
     if _switchless(ctx):
         return np.arange(ctx.graph.n)
-    return np.nonzero(ctx.switch_tier == 1)[0]
+    return np.nonzero((ctx.switch_tier == 1) & ~ctx.management)[0]  # management leaves carry no GPU
 
 
 def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None,
@@ -233,13 +233,13 @@ def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
         return switches[0]
     frontier = list(switches)
     for _ in range(3):
-        leaves = [s for s in frontier if ctx.switch_tier[s] == 1]
+        leaves = [s for s in frontier if ctx.switch_tier[s] == 1 and not ctx.management[s]]
         if leaves:
             return leaves[0]
         nxt = []
         for s in frontier:
             nbr = np.concatenate([g.a[g.b == s], g.b[g.a == s]])
-            nxt.extend(int(x) for x in nbr[ctx.switch_tier[nbr] < ctx.switch_tier[s]][:1])
+            nxt.extend(int(x) for x in nbr[(ctx.switch_tier[nbr] < ctx.switch_tier[s]) & ~ctx.management[nbr]][:1])
         frontier = nxt
     return None
 

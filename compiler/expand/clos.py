@@ -7,21 +7,19 @@ Port assignment (one rule each, so a cabling sheet can be read without the tool)
 - a leaf's uplinks to one spine are contiguous (uplink t -> spine t // m); a spine's
   downlinks follow leaf order (leaf l, link i -> port l*m + i); likewise spine -> core;
 - extra endpoints take free leaf downlinks in (SU, port, rail) order, so an endpoint's
-  ports land on different leaves.
+  ports land on different leaves; or spare spine/core ports, or management leaves of
+  their own (endpoints.py).
 
 Links are built as numpy columns; no per-link Python objects.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..diagnostics import Diagnostic, SpecInvalid
-from ..plan.model import Device, LinkTable, Plan
 from ..plan import naming
-from . import ports
+from ..plan.model import Device, LinkTable, Plan
+from . import endpoints, ports
 from .assembly import PlanAssembly
 from .resolve import ClosDesign
 
@@ -90,8 +88,8 @@ def build(design: ClosDesign) -> Plan:
         b_port = np.repeat(slot * rails, rails) + a_port
     b.link_block("server-leaf", a_dev, a_port, b_dev, b_port)
 
-    # --- extra endpoints -> free leaf downlinks -------------------------------------
-    _endpoints(b, d, leaf_first)
+    # --- extra endpoints: free leaf downlinks, spare spine/core ports, management leaves
+    mgmt_first = endpoints.place(b, d, leaf_first, spine_first, core_first, d.speed_gbps)
 
     # --- leaf -> spine --------------------------------------------------------------
     L, up, m = s.leaves, s.leaf.up, s.leaf_spine_links
@@ -117,6 +115,8 @@ def build(design: ClosDesign) -> Plan:
         b.link_block("spine-core", spine_first + sp, s.spine.down + t,
                      core_first + j * s.cores_per_group + t // mc, pod * mc + t % mc)
 
+    endpoints.management_uplinks(b, d, mgmt_first, spine_first)
+
     links = LinkTable.concat(b.parts)
     plan = Plan(
         name=d.spec.name,
@@ -129,64 +129,6 @@ def build(design: ClosDesign) -> Plan:
         notes=list(d.notes),
     )
     return plan
-
-
-def _free_downlinks(d: ClosDesign, leaf_first: int) -> list[tuple[int, int]]:
-    """(leaf device, port) pairs of leaf downlinks no server uses, in allocation order.
-
-    With planned growth, slots that servers will take at the final size are not free:
-    an endpoint placed there would have to move when the cluster grows.
-    """
-    s = d.sizing
-    servers = max(d.servers, d.final_servers)
-    free: list[tuple[int, int]] = []
-    if d.rail_optimized:
-        for su0 in range(d.sus):
-            in_su = max(0, min(d.su_size, servers - su0 * d.su_size))
-            for slot in range(in_su, s.leaf.down):
-                free.extend((leaf_first + su0 * d.rails + r, slot) for r in range(d.rails))
-    else:
-        used_per_leaf = [0] * s.leaves
-        full, rest = divmod(servers, d.servers_per_leaf)
-        for li in range(s.leaves):
-            used_per_leaf[li] = d.servers_per_leaf if li < full else (rest if li == full else 0)
-        for slot in range(s.leaf.down):
-            free.extend((leaf_first + li, slot) for li in range(s.leaves) if slot >= used_per_leaf[li] * d.rails)
-    return free
-
-
-def _endpoints(b: PlanAssembly, d: ClosDesign, leaf_first: int) -> None:
-    if not d.endpoints:
-        return
-    need = sum(e.spec.count * e.spec.ports for e in d.endpoints)
-    free = _free_downlinks(d, leaf_first)
-    if need > len(free):
-        give_up = math.ceil((need - len(free)) / d.rails)
-        field = "servers" if d.spec.servers is not None else "gpus"
-        fewer = d.servers - give_up
-        size = fewer if field == "servers" else fewer * d.server.gpus
-        grown = d.final_servers > d.servers
-        raise SpecInvalid([Diagnostic(
-            "DESIGN_NO_FREE_PORTS",
-            f"extra endpoints need {need} leaf ports but only {len(free)} leaf downlinks are free"
-            + (f" on today's leaves once {d.final_servers:,} servers (growth) are placed" if grown else ""),
-            path="extra_endpoints",
-            hint=(f"lower growth.max_servers by {give_up} so that slots stay free on today's leaves" if grown else
-                  f"give up {give_up} server slot(s) ({field}: {size}), or use fewer endpoint ports"),
-        )])
-    cursor = 0
-    for e in d.endpoints:
-        layout = b.layout(ports.endpoint_layout(e.spec.role, e.spec.ports, e.speed_gbps, e.spec.form_factor))
-        first = len(b.devices)
-        for i in range(1, e.spec.count + 1):
-            b.add(Device(naming.endpoint(e.spec.role, i), e.spec.role, e.spec.role, layout, TIER_SERVER, i))
-        k = e.spec.count * e.spec.ports
-        taken = free[cursor:cursor + k]
-        cursor += k
-        devs = np.repeat(np.arange(first, first + e.spec.count), e.spec.ports)
-        pidx = np.tile(np.arange(e.spec.ports), e.spec.count)
-        b.link_block(f"{e.spec.role}-leaf", devs, pidx, [t[0] for t in taken], [t[1] for t in taken],
-                     medium=d.media_requested.get("endpoint-leaf"))
 
 
 def _design_record(d: ClosDesign) -> dict:
@@ -209,7 +151,12 @@ def _design_record(d: ClosDesign) -> dict:
         "spines_per_pod": s.spines_per_pod,
         "leaf_spine_links_per_pair": s.leaf_spine_links,
         "built_for_servers": d.final_servers,
+        # As the spec asks (check/oversubscription.py compares every switch against it).
+        "oversubscription": {"leaf": str(d.spec.fabric.oversubscription.leaf),
+                             **({"spine": str(d.spec.fabric.oversubscription.spine)} if s.tiers == 3 else {})},
     }
+    if d.unit_fill is not None:
+        rec["unit_fill"] = d.unit_fill
     if d.hosts is not None:
         rec["hosts"] = d.hosts.record()
     # Per-tier models only where a spec gives them, so single-model plans read as before.

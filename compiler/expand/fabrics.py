@@ -23,11 +23,11 @@ from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from ..plan import naming
-from . import addressing, clos
+from . import addressing, clos, endpoints
 from .resolve import CLOS_LINK_KINDS, ClosDesign, Endpoints, _size, _Upper
 from .sizing import ClosSizing, PortSplit, SizingError
 
-EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if k != "endpoint-leaf")
+EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if not k.startswith("endpoint-"))
 
 
 def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
@@ -103,12 +103,12 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         error("SPEC_SPEED_MISMATCH", ("speed_gbps",),
               f"fabric speed {speed}G differs from the {server.id} '{group_id}' port speed {group.speed_gbps}G",
               f"use speed_gbps: {group.speed_gbps}")
-    endpoints = []
+    targets = []
     for k, ep in enumerate(fab.extra_endpoints):
         if (ep.speed_gbps or speed) != speed:
             error("SPEC_SPEED_MISMATCH", ("extra_endpoints", k, "speed_gbps"),
                   f"endpoint speed {ep.speed_gbps}G differs from fabric '{fab.name}' speed {speed}G", f"use speed_gbps: {speed}")
-        endpoints.append(Endpoints(ep, speed))
+        targets.append(Endpoints(ep, speed))
     if errors:
         raise SpecInvalid(errors)
 
@@ -125,12 +125,12 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
-        design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(endpoints), requested,
-                       _Upper(switch, switch, speed))  # an extra fabric is one switch model
+        design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
+                       _Upper(switch, switch, speed), ("scalable_unit",))  # an extra fabric is one switch model
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
-    server_ports = design.final_servers * len(group.ports) + sum(e.spec.count * e.spec.ports for e in endpoints)
+    server_ports = design.final_servers * len(group.ports) + sum(e.spec.count * e.spec.ports for e in targets)
     radix = switch.radix(speed)
     if fab.tiers == 1 and (fab.topology != "fat-tree" or fab.scalable_unit is not None or server_ports > radix):
         raise SpecInvalid([loaded.diagnostic(
@@ -139,7 +139,18 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
             f"server and endpoint ports" if server_ports > radix else f"fabric '{fab.name}': tiers: 1 is a single fat-tree switch, without SUs",
             "use tiers: 2 or auto" if server_ports > radix else "use topology: fat-tree without scalable_unit")])
     if one_switch and server_ports <= radix:
+        off = [k for k, e in enumerate(targets) if e.spec.attach != "leaf"]
+        if off:  # one switch: no spine, core or management leaf to attach to
+            raise SpecInvalid([loaded.diagnostic(
+                "DESIGN_NO_FREE_PORTS", where + ("extra_endpoints", k, "attach"),
+                f"fabric '{fab.name}' is one switch: its endpoints attach to it (attach: leaf)",
+                "remove attach, or set tiers: 2 for spines") for k in off])
         design = _one_switch(design, server_ports, radix)
+    else:
+        problems = endpoints.problems(design, loaded.diagnostic, where + ("extra_endpoints",), ("scalable_unit",))
+        if problems:
+            raise SpecInvalid([dataclasses.replace(p, message=f"fabric '{fab.name}': {p.message}") for p in problems])
+        design = dataclasses.replace(design, notes=design.notes + tuple(endpoints.notes(design)))
     notes = tuple(f"{fab.name} fabric: {n}" for n in design.notes)
     return dataclasses.replace(design, hosts=compute.hosts, notes=notes)
 
@@ -151,7 +162,8 @@ def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign
     sizing = ClosSizing(1, 1, PortSplit(server_ports, 0), PortSplit(0, 0), 1, 0, 0, 0)
     endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
     ports_each = (server_ports - endpoint_ports) // design.final_servers
-    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded"))]
+    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded",
+                                                          "2 spines, not 1", "servers_per_leaf not given"))]
     notes.append(f"one {design.switch.id} holds all {server_ports} server{' and endpoint' if endpoint_ports else ''} "
                  f"ports: no spine tier; its other "
                  f"{radix - server_ports} ports stay spare, and its uplinks to the site network are not in this plan")
@@ -176,12 +188,7 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, l
             errors.extend(exc.diagnostics)
             continue
         taken[fab.nic_group or fab.name] = fab.name
-        try:
-            built.append((fab, design, clos.build(design)))
-        except SpecInvalid as exc:  # endpoints without free leaf ports: point at this fabric's entry
-            errors.extend(loaded.diagnostic(d.code, ("fabrics", i, "extra_endpoints"), f"fabric '{fab.name}': {d.message}",
-                                            "use fewer endpoint ports, or a higher oversubscription (a leaf then has more downlinks)")
-                          for d in exc.diagnostics)
+        built.append((fab, design, clos.build(design)))  # endpoints fit: resolve_extra checked (endpoints.problems)
     if errors:
         raise SpecInvalid(errors)
     return merge(plan, built), [(i, design) for i, (_, design, _) in enumerate(built)]

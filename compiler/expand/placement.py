@@ -35,7 +35,7 @@ import numpy as np
 
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..plan.fabrics import COMPUTE
-from ..plan.model import Plan
+from ..plan.model import Plan, is_management_leaf
 from ..plan.physical import Physical, Rack
 from ..spec.load import LoadedSpec
 from ..spec.model import Layout
@@ -182,7 +182,7 @@ def _units(plan: Plan, design: ClosDesign) -> tuple[list[list[int]], list[list[i
             srv_seen += 1
             servers.setdefault(key, []).append(i)
             unit_of_server[i] = key
-        elif d.role == "leaf" and _compute(d):
+        elif d.role == "leaf" and _compute(d) and not is_management_leaf(d):  # those go with the spines
             key = d.su if d.su is not None else leaf_seen
             leaf_seen += 1
             leaves.setdefault(key, []).append(i)
@@ -223,7 +223,9 @@ def _central_racks(plan: Plan, homeless: list[int], sizes: _Sizes) -> list[tuple
     fabric by fabric in spec order), then their endpoints (storage targets)."""
     compute = [(i, d) for i, d in enumerate(plan.devices) if _compute(d) and d.role != "server"]
     racks: list[tuple[str, list[int]]] = []
-    for group in ([i for i, d in compute if d.role == "spine"], [i for i, d in compute if d.role == "core"],
+    # management leaves of extra endpoints (attach: management-leaf) sit with the spines they link to
+    for group in ([i for i, d in compute if d.role == "spine" or is_management_leaf(d)],
+                  [i for i, d in compute if d.role == "core"],
                   [i for i, d in compute if d.tier == 0]):
         racks += _network_racks(group, sizes)
     homeless_set = set(homeless)

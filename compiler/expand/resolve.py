@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraEndpoint, Spec
-from . import scale_up, sizing
+from . import endpoints, scale_up, sizing, unit_choice
 from .hosts import HostsDesign, resolve_hosts
 from .sizing import ClosSizing, SizingError
 
@@ -47,6 +48,8 @@ class ClosDesign:
     hosts: HostsDesign | None = None  # hostnames, scheduler labels, NCCL style (expand/hosts.py)
     spine_switch: Switch | None = None  # fabric.spine_switch; None: the leaf switch
     core_switch: Switch | None = None  # fabric.core_switch; None: the spine switch
+    unit_fill: dict | None = None  # the last unit's fill and the unit's cost (unit_choice.fill_record)
+    final_leaves: int = 0  # leaves at the size the upper tiers are built for (growth), else today's
 
     @property
     def rail_optimized(self) -> bool:
@@ -114,7 +117,7 @@ def error_nos(loaded: LoadedSpec, switch: Switch, switches: dict[str, Switch], e
         error("SPEC_NOS_UNSUPPORTED", ("fabric", "nos"), *unsupported_nos(switch, nos, switches))
 
 
-CLOS_LINK_KINDS = ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf")
+CLOS_LINK_KINDS = ("server-leaf", "leaf-spine", "spine-core", "endpoint-leaf", "endpoint-spine", "endpoint-core")
 
 
 @dataclass(frozen=True)
@@ -213,13 +216,13 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
                   "splitter-based speed changes are not supported yet; use the NIC speed")
         if switch is not None:
             error_nos(loaded, switch, catalog.switches, error)
-    endpoints = []
+    extra = []
     for i, ep in enumerate(spec.extra_endpoints):
         ep_speed = ep.speed_gbps or speed
         if ep_speed != speed:
             error("SPEC_SPEED_MISMATCH", ("extra_endpoints", i, "speed_gbps"),
                   f"endpoint speed {ep_speed}G differs from the fabric speed {speed}G", f"use speed_gbps: {speed}")
-        endpoints.append(Endpoints(ep, ep_speed))
+        extra.append(Endpoints(ep, ep_speed))
 
     if spec.servers is not None:
         servers = spec.servers
@@ -233,7 +236,7 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         errors += scale_up.size_diagnostics(loaded, server, servers, size_field(spec))
     if errors:
         raise SpecInvalid(errors)
-    return Common(spec, catalog, server, nics, switch, speed, servers, tuple(endpoints), media_requested)
+    return Common(spec, catalog, server, nics, switch, speed, servers, tuple(extra), media_requested)
 
 
 def size_field(spec: Spec) -> tuple[str]:
@@ -313,13 +316,16 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
                        upper)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
+    problems = endpoints.problems(design, loaded.diagnostic, ("extra_endpoints",))
+    if problems:
+        raise SpecInvalid(problems)
     hosts, host_errors, host_notes = resolve_hosts(loaded, c.catalog, c.server, design.servers, design.su_size)
     host_errors = scale_up.scalable_unit_diagnostics(loaded, c.server, design.su_size) + host_errors
     if loaded.spec.growth is not None and loaded.spec.growth.max_servers:  # the growth target is whole domains too
         host_errors = scale_up.size_diagnostics(loaded, c.server, design.final_servers, ("growth", "max_servers")) + host_errors
     if host_errors:
         raise SpecInvalid(host_errors)
-    return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(host_notes))
+    return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(endpoints.notes(design)) + tuple(host_notes))
 
 
 @dataclass(frozen=True)
@@ -357,30 +363,113 @@ def _given_leaf(spl: int, ratio, radix: int, rails: int, notes: list[str]) -> si
     return sizing.PortSplit(down, up)
 
 
-def _leaf_plan(fabric, server, radix: int, rails: int, notes: list[str]) -> _LeafPlan:
+@dataclass(frozen=True)
+class _Units:
+    """The unit sizes a leaf can be built for, and what each costs at a server count."""
+
+    sizes: list[int]  # servers per SU (rail-optimized) or per leaf (fat-tree), ascending
+    # (size, servers, room) -> cost, None if it cannot be built or leaves fewer than `room`
+    # leaf downlinks free for extra endpoints
+    cost_of: Callable[[int, int, int], unit_choice.UnitCost | None]
+    radix: tuple[int, int, int]  # ports of a leaf, a spine, a core
+    room: int  # leaf downlinks the extra endpoints attached to leaves need
+
+    def with_room(self, servers: int) -> unit_choice.UnitCost | None:
+        """The cheapest unit that leaves room for the leaf endpoints."""
+        return unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers, self.room))
+
+    def cheapest(self, servers: int) -> unit_choice.UnitCost | None:
+        """The cheapest unit, with room for the leaf endpoints where that costs no switch
+        more. Buying switches for a few endpoint ports is not a default an architect takes
+        (NVIDIA's SuperPOD gives up a server slot for UFM instead): without room,
+        endpoints.problems says so and offers that unit, the slot and the other places."""
+        best = unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers))
+        if not self.room or best is None:
+            return best
+        roomy = self.with_room(servers)
+        return roomy if roomy is not None and roomy.switches <= best.switches else best
+
+
+def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, servers: int, room: int,
+               notes: list[str], unit_keys: tuple[str, ...]) -> tuple[_LeafPlan, _Units]:
+    """The leaf's port split and the fabric's unit: servers per SU (rail-optimized) or per
+    leaf (fat-tree), as the spec gives it, else the cheapest for `servers` (the size the
+    upper tiers are built for; unit_choice.py) that leaves `room` leaf downlinks free on
+    today's leaves (`today` servers) for the extra endpoints attached to leaves."""
+    fabric = loaded.spec.fabric
     ratio = fabric.oversubscription.leaf
-    if fabric.topology == "rail-optimized":
-        su = fabric.scalable_unit or sizing.split_for_ratio(radix, ratio).down
-        if not fabric.scalable_unit:
-            notes.append(f"scalable_unit not given: {su} servers per SU (a leaf's downlinks at {ratio})")
-        return _LeafPlan(sizing.uplinks_for(su, ratio, radix, "scalable_unit"), su, su, rails)
-    if fabric.servers_per_leaf is not None:
-        servers_per_leaf = fabric.servers_per_leaf
-        leaf = _given_leaf(servers_per_leaf, ratio, radix, rails, notes)
-    else:
-        best = sizing.split_for_ratio(radix, ratio)
-        servers_per_leaf = best.down // rails
-        if servers_per_leaf == 0:
-            raise SizingError(("fabric", "oversubscription"),
-                              f"a leaf has {best.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
-                              "use rail-optimized, a larger switch, or a higher oversubscription")
-        leaf = sizing.uplinks_for(best.down, ratio, radix, "switch")
+    most = sizing.split_for_ratio(radix, ratio)
+    rail = fabric.topology == "rail-optimized"
     su = fabric.scalable_unit
-    if su is not None and su % servers_per_leaf:
-        raise SizingError(("fabric", "scalable_unit"),
-                          f"scalable_unit {su} is not a whole number of leaves ({servers_per_leaf} servers per leaf)",
-                          f"use a multiple of {servers_per_leaf}")
-    return _LeafPlan(leaf, servers_per_leaf, su, (su // servers_per_leaf) if su else 1)
+    if rail:
+        def plan_for(size: int) -> _LeafPlan:
+            return _LeafPlan(sizing.uplinks_for(size, ratio, radix, "scalable_unit"), size, size, rails)
+        # A multi-server scale-up domain (an NVL72 rack) sits in one SU: SUs of whole domains only.
+        domain = scale_up.domain_servers(server)
+        sizes = [s for s in range(domain, most.down + 1, domain) if (s * ratio.up) % ratio.down == 0]
+        given = su
+    else:
+        def plan_for(size: int) -> _LeafPlan:
+            # Downlinks for exactly `size` servers: a leaf provisioned for more would measure better than asked.
+            down = size * rails
+            return _LeafPlan(sizing.PortSplit(down, down * ratio.up // ratio.down), size, su, (su // size) if su else 1)
+        sizes = [n for n in range(1, most.down // rails + 1)
+                 if (n * rails * ratio.up) % ratio.down == 0 and (su is None or su % n == 0)]
+        given = fabric.servers_per_leaf
+
+    def cost_of(size: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
+        unit = size if rail else (su or size)
+        slots = -(-today // unit) * unit
+        if (slots - min(slots, at_servers)) * rails < room:
+            return None
+        try:
+            return unit_choice.cost(size, _upper_tiers(loaded, up, server, rails, plan_for(size), at_servers),
+                                    at_servers * rails, units.radix)
+        except SizingError:
+            return None
+
+    units = _Units(sizes, cost_of, (radix, up.spine_radix, up.core_radix), room)
+    if given is not None:
+        if rail:
+            lp = plan_for(given)
+        else:
+            leaf = _given_leaf(given, ratio, radix, rails, notes)
+            if su is not None and su % given:
+                raise SizingError(("fabric", "scalable_unit"),
+                                  f"scalable_unit {su} is not a whole number of leaves ({given} servers per leaf)",
+                                  f"use a multiple of {given}")
+            lp = _LeafPlan(leaf, given, su, (su // given) if su else 1)
+        return lp, units
+    if not sizes:
+        if rail:  # only where no SU of whole scale-up domains fits a leaf: the largest, which resolve() refuses
+            return plan_for(most.down), units
+        if most.down // rails == 0:
+            raise SizingError(("fabric", "oversubscription"),
+                              f"a leaf has {most.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
+                              "use rail-optimized, a larger switch, or a higher oversubscription")
+        raise SizingError(("fabric", "scalable_unit") if su else ("fabric", "oversubscription"),
+                          f"no number of {server.id} servers per leaf (up to {most.down // rails}, {rails} NIC ports each) "
+                          f"gives whole uplinks at {ratio}" + (f" and divides scalable_unit {su}" if su else ""),
+                          "give fabric.servers_per_leaf, or another oversubscription" + (" or scalable_unit" if su else ""))
+    best = units.cheapest(servers)
+    if best is None:  # nothing fits the tiers: the largest unit, whose sizing error says the limit
+        return plan_for(sizes[-1]), units
+    lp = plan_for(best.size)
+    largest = cost_of(sizes[-1], servers, room)
+    what = "servers per SU" if rail else "servers per leaf"
+    versus = (f"; {sizes[-1]} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
+              f"{largest.cables:,} cables" if largest is not None and largest.size != best.size else "")
+    key = "scalable_unit" if rail else "servers_per_leaf"
+    spare = radix - lp.leaf.used
+    if not rail and best.size == sizes[-1] and not spare:
+        return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
+    notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} servers "
+                 + (f"with room for {room} extra endpoint port(s) on leaves "
+                    if room and cost_of(best.size, servers, room) else "")
+                 + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
+                 + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
+                 + (f". Set {key}: {best.size} to keep it as the cluster grows" if key in unit_keys else ""))
+    return lp, units
 
 
 def _upper_tiers(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
@@ -425,17 +514,31 @@ def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
             and (a.spines == b.spines if a.tiers == 2 else a.leaves_per_pod == b.leaves_per_pod))
 
 
-def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing) -> str:
-    """Without `growth:`, how far the design grows before a pulled cable has to move."""
+def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing,
+                 cap: int | None, held: tuple[int, int]) -> str:
+    """Without `growth:`, how far the design grows before a pulled cable has to move.
+    `cap`: servers the leaves hold before a server slot that extra endpoints took;
+    `held`: ports at the top of every spine and every core that extra endpoints hold."""
     domain = scale_up.domain_servers(server)  # an NVL72 grows by whole racks, not by a leaf's servers
     step = lp.su or (domain if domain > 1 else lp.servers_per_leaf)
     last_ok = servers
     probe = (servers // step + 1) * step
     for _ in range(4096):
+        if cap is not None and probe > cap:
+            return (f"grows to {cap:,} servers without moving a cable; server {cap + 1:,} takes a slot the extra "
+                    f"endpoints on leaves hold, so their cables move. Set growth: {{max_servers: N}} to keep the "
+                    f"endpoints clear of the servers to come")
         try:
             nxt = _upper_tiers(loaded, up, server, rails, lp, probe)
         except SizingError:
             return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({up.name})"
+        if _same_wiring(now, nxt) and (nxt.leaves * nxt.leaf_spine_links > up.spine_radix - held[0] if nxt.tiers == 2
+                                       else nxt.pods * nxt.spine_core_links > up.core_radix - held[1]):
+            tier = "spine" if nxt.tiers == 2 else "core"
+            return (f"grows to {last_ok:,} servers without moving a cable; at {probe:,} servers the new "
+                    f"{'leaves' if nxt.tiers == 2 else 'pods'} need the {tier} ports the extra endpoints hold (the top "
+                    f"{held[0] if nxt.tiers == 2 else held[1]} of every {tier}), so their cables move. Set growth: "
+                    f"{{max_servers: N}} to keep the endpoints clear of the fabric to come")
         if not _same_wiring(now, nxt):
             what = []
             if nxt.tiers != now.tiers:
@@ -454,22 +557,26 @@ def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int,
     return f"grows to at least {last_ok:,} servers without moving a cable"
 
 
-def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, media_requested, up: _Upper) -> ClosDesign:
+def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, media_requested, up: _Upper,
+          unit_keys: tuple[str, ...] = ("scalable_unit", "servers_per_leaf")) -> ClosDesign:
+    """`unit_keys`: the unit keys the spec section can set (an extra fabric has no servers_per_leaf)."""
     fabric = loaded.spec.fabric
     radix = switch.radix(speed)
     rails = len(nics.ports)
     notes: list[str] = []
-    lp = _leaf_plan(fabric, server, radix, rails, notes)
     growth = loaded.spec.growth
     final_servers = servers
     if growth is not None:
-        final_servers = growth.max_servers or growth.max_scalable_units * (lp.su or 0)
-        if growth.max_scalable_units and not lp.su:
+        if growth.max_scalable_units and not fabric.scalable_unit:
+            # The default SU is chosen for the final size, so it cannot also define that size.
             raise SizingError(("growth", "max_scalable_units"), "max_scalable_units needs fabric.scalable_unit",
-                              "use growth: {max_servers: N}")
+                              "set fabric.scalable_unit, or use growth: {max_servers: N}")
+        final_servers = growth.max_servers or growth.max_scalable_units * fabric.scalable_unit
         if final_servers < servers:
             raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
                               f"use max_servers >= {servers}")
+    lp, units = _leaf_plan(loaded, up, server, radix, rails, servers, final_servers,
+                           endpoints.leaf_ports_wanted(endpoint_list), notes, unit_keys)
     final = _upper_tiers(loaded, up, server, rails, lp, final_servers)
     if final.tiers == 2 and loaded.spec.fabric.core_switch is not None:
         raise SizingError(("fabric", "core_switch"), f"the design has two tiers, so there is no core tier for "
@@ -481,9 +588,39 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoints, medi
         notes.append(f"upper tiers built for {final_servers:,} servers (growth): adding servers up to that size "
                      f"adds devices and cables and moves none")
     else:
-        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final))
+        cap = endpoints.growth_cap(fabric.topology == "rail-optimized", lp.su or lp.servers_per_leaf, lp.servers_per_leaf,
+                                   servers, rails, endpoints.leaf_ports_wanted(endpoint_list))
+        k = endpoints.management_leaf_count(endpoint_list, lp.leaf.down)
+        held = (endpoints.held_top_ports(endpoint_list, final.spines, "spine", k),
+                endpoints.held_top_ports(endpoint_list, final.cores, "core"))
+        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final, cap, held))
     if nics.port_map_confidence != "vendor":
         notes.append(f"{server.id}: which cage feeds which GPU is {nics.port_map_confidence}, not from a vendor table; "
                      f"verify server-side ports against the server's manual before cabling")
+    fill = _unit_fill(loaded, lp, final, final_servers, rails, units)
     return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, lp.su, lp.servers_per_leaf, result,
-                      endpoints, media_requested, tuple(notes), final_servers, spine_switch=up.spine, core_switch=up.core)
+                      endpoint_list, media_requested, tuple(notes), final_servers, spine_switch=up.spine,
+                      core_switch=up.core, unit_fill=fill, final_leaves=final.leaves)
+
+
+def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, rails: int, units: _Units) -> dict:
+    """How full the last unit (SU, or leaf of a fat-tree without SUs) is, and what the
+    design costs against the cheapest unit and against whole units (check/unit_fill.py)."""
+    fabric = loaded.spec.fabric
+    rail = fabric.topology == "rail-optimized"
+    if lp.su is not None:
+        size, given, leaves = lp.su, fabric.scalable_unit is not None, (lp.group if not rail else rails)
+    else:
+        size, given, leaves = lp.servers_per_leaf, fabric.servers_per_leaf is not None, 1
+    chosen = unit_choice.cost(size, final, servers * rails, units.radix)
+    # The alternatives are units of the kind we choose: a rail-optimized SU, or a fat-tree's
+    # servers per leaf (a fat-tree's SU is the spec's own grouping of leaves).
+    best = units.cheapest(servers) if rail or lp.su is None else None
+    whole_servers = servers - servers % size
+    whole = units.cost_of(lp.servers_per_leaf, whole_servers) if 0 < whole_servers < servers else None
+    fill = unit_choice.fill_record("scalable_unit" if lp.su is not None else "leaf", size, given, servers, chosen, best,
+                                   whole, leaves, lp.leaf.up)
+    roomy = units.with_room(servers) if units.room and (rail or lp.su is None) else None
+    if roomy is not None and units.cost_of(lp.servers_per_leaf, servers, units.room) is None:
+        fill["with_room"] = roomy.record()  # the unit that would give the leaf endpoints their ports
+    return fill

@@ -7,7 +7,10 @@ Rules we hold to, because ECMP needs equal paths:
 - every leaf has the same number of links (m) to every spine of its pod, and every
   spine the same number (m_c) to every core of its core group;
 - where the minimum switch count does not give whole m, the count is rounded up to
-  the next count that does, and the rounding is reported.
+  the next count that does, and the rounding is reported;
+- two tiers have at least two spines when a leaf has two or more uplinks: one spine
+  would carry every path between leaves, and no architect builds a fabric that one
+  switch takes down (a small fabric's ports would fit one).
 """
 
 from __future__ import annotations
@@ -106,13 +109,17 @@ class ClosSizing:
 
 
 def two_tier(leaves: int, leaf: PortSplit, spine_radix: int) -> ClosSizing | None:
-    spread = even_spread(leaves, leaf.up, spine_radix)
+    redundant = 2 if leaf.up >= 2 else 1
+    spread = even_spread(leaves, leaf.up, spine_radix, minimum=redundant)
     if spread is None:
         return None
     spines, m = spread
     notes = []
     minimum = math.ceil(leaves * leaf.up / spine_radix)
-    if spines != minimum:
+    if minimum < redundant == spines:
+        notes.append(f"2 spines, not 1: the {leaves * leaf.up} leaf uplinks would fit one spine, which every path "
+                     f"between leaves would then cross (one switch lost would cut the fabric apart)")
+    elif spines != minimum:
         notes.append(
             f"spines rounded up from {minimum} to {spines} so every leaf has {m} link(s) to every spine "
             f"(equal ECMP paths); {spines * spine_radix - leaves * leaf.up} spine ports stay spare"

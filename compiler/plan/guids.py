@@ -6,7 +6,8 @@ a design (4 SU -> 8 SU) keeps every existing GUID:
     bits 63..56  0x02            locally administered EUI-64: never a factory GUID
     bits 55..52  kind            1 server, 2 extra endpoint, 3 leaf, 4 spine, 5 core, 6 router
     bits 51..32  major (20 bits) SU (servers, leaves), pod (spines), group (dragonfly), endpoint role
-                                 (1-based, spec order), 0 where there is none
+                                 (1-based, spec order), 0xFFFFF for management leaves (outside
+                                 every SU and pod), 0 where there is none
     bits 31..8   minor (24 bits) the device's 1-based index within that group
     bits  7..0   slot            switches 0; a NIC port is its own single-port CA
                                  (as ConnectX ports are to the subnet manager) with
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Plan
+from .model import Plan, is_management_leaf
 
 PREFIX = 0x02
 KIND = {"server": 1, "endpoint": 2, "leaf": 3, "spine": 4, "core": 5, "router": 6}
@@ -52,6 +53,8 @@ def device_guids(plan: Plan) -> np.ndarray:
             m = d.pod or 0  # pod (Clos) or group (dragonfly)
         elif k == KIND["core"]:
             m = 0
+        elif is_management_leaf(d):
+            m = MAJOR_MAX  # beside leaf-001 of a fat-tree without SUs, which has no SU or pod either
         else:
             m = d.su or d.pod or 0  # SU; a dragonfly+ group's leaves by group
         if m > MAJOR_MAX or d.index > MINOR_MAX:

@@ -57,9 +57,16 @@ class Device:
     su: int | None = None
     pod: int | None = None
     rail: int | None = None
-    group: int | None = None  # core group (spine position it serves)
+    group: int | None = None  # core group (spine position it serves); plane (multi-plane); a management leaf's number
     fabric: str = "compute"
     port_offset: int = 0  # first global port id; set by Plan.add_devices
+
+
+def is_management_leaf(d: Device) -> bool:
+    """A leaf of extra endpoints only (UFM, storage heads: expand/endpoints.py), outside every
+    SU: placed with the spines, left out of the compute leaves' check figures."""
+    # A multi-plane ToR is a leaf with a group (its plane) too, but always of a rail.
+    return d.role == "leaf" and d.group is not None and d.rail is None and d.su is None
 
 
 @dataclass

@@ -38,6 +38,11 @@ def core(index: int) -> str:
     return f"core-{index:03d}"
 
 
+def management_leaf(index: int) -> str:
+    """A leaf of extra endpoints only (UFM, storage heads), outside every SU (expand/endpoints.py)."""
+    return f"mgmt-leaf-{index:02d}"
+
+
 def fabric_device(fabric: str, name: str) -> str:
     """A switch of an extra fabric (storage, in-band, out-of-band): its Clos name behind the
     fabric's, e.g. storage-su1-leaf-01, oob-leaf-001; unique beside the compute fabric's."""

@@ -311,6 +311,9 @@ def unique_endpoint_roles(value: list) -> list:
     return value
 
 
+ATTACH = ("leaf", "spine", "core", "management-leaf")
+
+
 class ExtraEndpoint(_Strict):
     """Non-GPU devices on the same fabric: fabric managers, storage or service nodes."""
 
@@ -319,6 +322,10 @@ class ExtraEndpoint(_Strict):
     ports: int = Field(1, ge=1, le=64, description="fabric ports per device")
     speed_gbps: int | None = Field(None, gt=0, description="default: the fabric's link speed")
     form_factor: Literal["OSFP", "QSFP112"] = "OSFP"
+    attach: Literal[ATTACH] = Field(
+        "leaf", description="where the ports go (expand/endpoints.py): leaf (default; free leaf downlinks, as NVIDIA's "
+                            "SuperPOD puts UFM in a server slot; the default SU leaves room), spine or core (spare ports "
+                            "of that tier), management-leaf (leaves of their own, each linked once to every spine)")
 
 
 ExtraFabric.model_rebuild()  # its extra_endpoints refer to ExtraEndpoint, defined above

@@ -1,0 +1,75 @@
+"""How full the last unit of a Clos fabric is, and what a mostly empty one costs.
+
+A partial last SU keeps its full set of leaves and their uplinks (so the fabric stays
+alike and can fill up later), which is cheap when the SU is nearly full and a waste when
+it holds a few servers: 256 DGX H200 in SUs of 84 put 4 servers on 8 leaves with 336
+uplinks. Under half full is a warning that names the cost against the cheapest unit and
+against whole units (numbers from the design record, expand/unit_choice.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .context import CheckContext
+from .figures import Figures, omitted_if_none
+from .findings import Finding
+
+
+@dataclass(frozen=True)
+class UnitFillFigures(Figures):
+    """The unit (scalable_unit or servers_per_leaf) and how full the last one is; empty
+    (`{}` in checks.json) for designs without units."""
+
+    unit: str | None = omitted_if_none()
+    size: int | None = omitted_if_none()
+    given: bool | None = omitted_if_none()  # set by the spec, not chosen by default
+    servers: int | None = omitted_if_none()  # the servers the units were sized for (growth target included)
+    units: int | None = omitted_if_none()
+    last_unit_servers: int | None = omitted_if_none()
+
+
+def _vs(label: str, alt: dict, cost: dict) -> str:
+    """`label` take N switches and M cables (k fewer/more than as built)."""
+    deltas = [f"{abs(cost[k] - alt[k]):,} {k} {'fewer' if cost[k] > alt[k] else 'more'}"
+              for k in ("switches", "cables") if cost[k] != alt[k]]
+    return f"{label} take {alt['switches']:,} switches and {alt['cables']:,} cables ({', '.join(deltas) or 'the same'})"
+
+
+def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
+    fill = ctx.plan.design.get("unit_fill")
+    if not fill:
+        return UnitFillFigures(), []
+    size, last = fill["size"], fill["last_unit_servers"]
+    figures = UnitFillFigures(**{k: fill[k] for k in ("unit", "size", "given", "servers", "units", "last_unit_servers")})
+    if 2 * last >= size:
+        return figures, []
+    su = fill["unit"] == "scalable_unit"
+    noun = "SU" if su else "leaf"
+    grown = fill["servers"] != ctx.plan.design.get("servers")
+    only = fill["units"] == 1
+    cost = fill["cost"]
+    parts = [
+        f"{'the only' if only else 'the last'} {noun} holds {last} of {size} servers"
+        + (f" at the growth target of {fill['servers']:,} servers" if grown else "")
+        + (f": its {fill['last_unit_leaves']} leaves and {fill['last_unit_uplinks']:,} leaf-spine cables serve "
+           f"{last} server{'s' if last != 1 else ''}" if su else
+           f": a leaf and its {fill['last_unit_uplinks']:,} uplinks serve {last} server{'s' if last != 1 else ''}"),
+        f"as built, {fill['servers']:,} servers take {cost['switches']:,} switches and {cost['cables']:,} cables",
+    ]
+    hint = ""
+    key = "scalable_unit" if su else "servers_per_leaf"
+    best = fill.get("cheapest")
+    if best:
+        parts.append(_vs(f"{key}: {best['size']} would", best, cost))
+        hint = f"set fabric.{key}: {best['size']}"
+    elif not fill["given"]:
+        parts.append(f"no other {noun} size is cheaper for {fill['servers']:,} servers")
+    whole = fill.get("whole_units")
+    if whole:
+        plural = ("SUs" if su else "leaves") if fill["units"] > 2 else noun
+        parts.append(_vs(f"{whole['servers']:,} servers ({fill['units'] - 1} whole {plural})", whole, cost))
+    message = "; ".join(parts) + (f" (hint: {hint})" if hint else "")
+    code = "LAST_SU_UNDER_HALF_FULL" if su else "LAST_LEAF_UNDER_HALF_FULL"
+    where = f"su{fill['units']}" if su else "leaf"
+    return figures, [Finding(code, "warning", message, where)]
