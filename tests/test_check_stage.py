@@ -98,7 +98,8 @@ def test_figures_only_some_designs_have_stay_out_of_the_json():
 
 def test_extra_fabrics_are_measured_on_their_own_switches(tmp_path):
     """Two-tier extra fabrics (tests/test_fabrics.py: test_two_tier_extra_fabric_by_hand):
-    storage leaf 62 server ports down : 64 uplinks = 31:32; OOB leaf 31 BMCs : 16 = 31:16.
+    storage leaf 62 server ports down : 62 uplinks = 1:1 (cut for its servers' ports); OOB
+    leaf 31 BMCs : 16 = 31:16.
     Only the per-fabric check runs there; the compute fabric keeps its own figures."""
     text = (SPECS / "h100-superpod-1su-multi-fabric.yaml").read_text()
     text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2").replace("switch: sn2201", "switch: sn2201\n    tiers: 2")
@@ -107,7 +108,7 @@ def test_extra_fabrics_are_measured_on_their_own_switches(tmp_path):
     checks = run_checks(build_plan(path)[1])
     assert set(checks.fabric_figures) == {"storage", "oob"}
     assert all(list(f) == ["oversubscription"] for f in checks.fabric_figures.values())
-    assert checks.of(OversubscriptionFigures, fabric="storage").tiers["leaf"].max == "31:32"
+    assert checks.of(OversubscriptionFigures, fabric="storage").tiers["leaf"].max == "1:1"
     assert checks.of(OversubscriptionFigures, fabric="oob").tiers["leaf"].max == "31:16"
     assert checks.of(OversubscriptionFigures).tiers["leaf"].max == "1:1"
     assert checks.of(OversubscriptionFigures, fabric="compute") is checks.figures["oversubscription"]
