@@ -23,7 +23,7 @@ RENDERERS = {
     "hosts": hosts_csv.render,
     "workbook": workbook.render,  # cabling.xlsx (with a physical layout)
     "labels": labels.render,  # labels.csv, labels.html
-    "diagrams": diagrams.render,  # diagrams/*.dot|svg (Graphviz)
+    "diagrams": diagrams.render,  # diagrams/*.svg|dot, every fabric
     "racks": elevations.render,  # racks/<rack>.svg (with a physical layout)
     "report": report.render,  # report.html
     "netbox": netbox.render,  # netbox/*.csv bulk import
@@ -31,4 +31,4 @@ RENDERERS = {
     "configs": switch_configs.render,
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-ALL_FABRICS = {"cabling", "bom", "plan", "summary", "configs"}
+ALL_FABRICS = {"cabling", "bom", "plan", "summary", "configs", "diagrams", "report"}
