@@ -12,6 +12,7 @@ one caption in the gap says so instead of a label on each edge.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,6 +67,7 @@ class Bundles:
         return len(self.a)
 
 
+@functools.cache
 def bandwidth(gbps: float) -> str:
     return f"{gbps / 1000:,.4g} Tb/s" if gbps >= 1000 else f"{gbps:,.4g} Gb/s"
 

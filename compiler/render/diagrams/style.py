@@ -5,6 +5,9 @@ shows it whole, and the tests hold every diagram to at most MAX_WIDTH_PX x MAX_H
 
 from __future__ import annotations
 
+import functools
+import math
+
 MAX_WIDTH_PX = 1600  # the widest diagram we draw (the one-screen test allows 2,000)
 MAX_HEIGHT_PX = 1400
 MARGIN_PX = 16
@@ -35,10 +38,12 @@ def text_px(text: str, size_px: float = FONT_PX) -> float:
     return len(text) * size_px * CHAR_EM
 
 
+@functools.cache
 def rail_colour(rail: int | None) -> str:
     return EDGE_COLOUR if rail is None else RAIL_COLOURS[(rail - 1) % len(RAIL_COLOURS)]
 
 
+@functools.cache
 def tint(colour: str, amount: float = RAIL_TINT) -> str:
     """`colour` mixed `amount` of the way toward white (a fill that keeps text legible)."""
     rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
@@ -51,8 +56,7 @@ def role_fill(role: str, rail: int | None = None) -> str:
     return ROLE_FILL.get(role, ENDPOINT_FILL)
 
 
+@functools.cache
 def edge_width(count: int) -> float:
     """A bundle of many links draws thicker, on a log scale (1 link: 1.2 px, 1,000: 4.2 px)."""
-    import math
-
     return round(1.2 + min(3.0, math.log10(max(count, 1))), 2)
