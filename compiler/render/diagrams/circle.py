@@ -40,8 +40,8 @@ def circle(name: str, title: str, subtitle: str, labels: list[tuple[str, tuple[s
     h = BOX_PAD_PX + LINE_PX * max(len(ls) for ls in lines)
     # the ellipse: wide rather than tall, so 32 groups fit a 1600 x 1000 screen
     perimeter = n * (w + 24)
-    rx = max(160.0, min((MAX_WIDTH_PX - 2 * MARGIN_PX - w) / 2, perimeter / (2 * math.pi) * 1.25))
-    ry = max(110.0, min(380.0, rx * 0.6))
+    rx = max(160.0, min((MAX_WIDTH_PX - 2 * MARGIN_PX - w) / 2, perimeter / (2 * math.pi) * 1.4))
+    ry = max(110.0, min(420.0, rx * 0.72))
     width = max(2 * rx + w + 2 * MARGIN_PX, text_px(title, TITLE_PX) + 2 * MARGIN_PX, 640)
     cx, cy = width / 2, HEADER_PX + ry + h / 2 + 10
     d = Drawing(name=name, title=title, width=width, height=cy + ry + h / 2 + 2 * MARGIN_PX + 20)
@@ -109,7 +109,8 @@ def groups_overview(plan: Plan) -> Drawing:
     note = ""
     if "global" in kinds:
         g = kinds.index("global")
-        note = f"chords: the {int((links.kind == g).sum()):,} global links; local links inside each box"
+        note = (f"chords: the {int((links.kind == g).sum()):,} global links; each box counts the links inside it "
+                "(servers, local, and global ones within a run of groups)")
     counts = plan.count_by_role()
     subtitle = (f"{plan.design.get('gpus', 0):,} GPUs · " + " · ".join(counted(r, c) for r, c in counts.items())
                 + f" · {plan.design.get('topology')} of {n_groups} groups · {len(links):,} links")
