@@ -3,9 +3,9 @@ and the fabric overview of a Clos, in the manner of NVIDIA's DGX SuperPOD refere
 architecture figures: servers in a row, rail leaves above them in rail order, spines
 (then cores) on top in index order, links coloured by rail and bundled per pair of boxes.
 
-A row holds at most a screen's worth of boxes (the CAPS); past that, devices are drawn
-as runs (groups.py), so a diagram's size and edge count are bounded whatever the
-fabric's size: at most caps[lower] x caps[upper] edges between two rows.
+A row holds at most a screen's worth of boxes (the CAPS) and sends at most its BUDGET of
+lines to the next row; past that, devices are drawn as runs (groups.py), so a diagram's
+size and edge count are bounded whatever the fabric's size.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from ...plan.model import Plan
 from .drawing import Drawing
-from .groups import counted, device_cells, runs
+from .groups import counted, device_cells, plural, runs
 from .layered import Bundles, Cell, Row, layered
 from .scopes import scope_index
 from .style import EDGE_COLOUR, ENDPOINT_FILL, ROLE_FILL, rail_colour
@@ -152,8 +152,8 @@ def _row_role(plan: Plan, order: list[int]) -> str:
 
 
 def _row_label(role: str, tier: int) -> str:
-    return {"leaf": "leaves", "spine": "spines", "core": "cores"}.get(role, counted(role, 2).split(" ", 1)[1]) \
-        if role != "switch" else ROW_NAMES.get(tier, f"tier {tier}")
+    """A row of one role is named after it (leaves, spines, routers); of mixed roles, by its tier."""
+    return ROW_NAMES.get(tier, f"tier {tier}") if role == "switch" else plural(role, 2)
 
 
 def _endpoint_row(plan: Plan, idx: list[int], cap: int, leaf_cell: dict[int, int]) -> tuple[Row, list[list[int]]]:
@@ -164,16 +164,18 @@ def _endpoint_row(plan: Plan, idx: list[int], cap: int, leaf_cell: dict[int, int
     others = [i for i in idx if devs[i].role != "server"]
     first_leaf = plan.memo("diagram_first_upper", _first_upper)
     keys = [leaf_cell.get(int(first_leaf[i]), -1) for i in servers]
-    n_other = len(dict.fromkeys(devs[i].role for i in others))
-    cells, members, prefix = device_cells(devs, servers, keys, max(1, cap - n_other), "server")
-    for role in dict.fromkeys(devs[i].role for i in others):
+    extra_cells, extra_members = [], []
+    for role in dict.fromkeys(devs[i].role for i in others):  # a box each, or two runs per role
         mine = [i for i in others if devs[i].role == role]
         c, m, _ = device_cells(devs, mine, [0] * len(mine), 2, role)
         for cell in c:
             cell.fill = ENDPOINT_FILL
             cell.short = cell.lines if len(cell.lines) == 1 else (cell.lines[0].split(" – ")[0] + " …", cell.lines[1])
-        cells += c
-        members += m
+        extra_cells += c
+        extra_members += m
+    cells, members, prefix = device_cells(devs, servers, keys, max(1, cap - len(extra_cells)), "server")
+    cells += extra_cells
+    members += extra_members
     return Row("servers" if servers else "endpoints", prefix + "…" if prefix else "", cells), members
 
 
@@ -181,8 +183,8 @@ def _first_upper(plan: Plan) -> np.ndarray:
     """Per device, the upper end of its first link (-1 if none): a server's first leaf."""
     links = plan.links
     out = np.full(len(plan.devices), -1, dtype=np.int64)
-    lower, first = np.unique(links.a_dev[::-1], return_index=True)  # reversed: the last write is the first link
-    out[lower] = links.b_dev[::-1][first]
+    lower, first = np.unique(links.a_dev, return_index=True)  # return_index: the first occurrence
+    out[lower] = links.b_dev[first]
     return out
 
 

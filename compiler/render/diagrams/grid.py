@@ -22,7 +22,7 @@ from .layered import bandwidth
 from .style import (BOX_STROKE, EDGE_COLOUR, LINE_PX, MARGIN_PX, ROLE_FILL, SMALL_PX, TITLE_PX, edge_width,
                     text_px)
 
-BLOCKS_PER_AXIS = {1: 16, 2: 8, 3: 4}  # by the number of dimensions: at most 16, 64 or 64 boxes
+BLOCKS_PER_AXIS = {1: 8, 2: 8, 3: 4}  # by the number of dimensions: at most 8, 64 or 64 boxes, one screen
 BOX_W, BOX_H, GAP = 124, 3 * LINE_PX + 8, 40
 STUB_PX = 14
 HEADER_PX = 64
@@ -76,7 +76,7 @@ def torus_overview(plan: Plan) -> Drawing:
     rows = math.ceil(nblk[2] / cols)
     d = Drawing(name=f"{plan.name} fabric", title=title, width=width, height=HEADER_PX + rows * (panel_h + GAP) + 40)
     shape = " x ".join(str(k) for k in dims)
-    kind = "direct torus of chips" if direct else "switched torus of routers"
+    kind = f"{plan.design.get('topology', 'torus')} of {'chips (direct)' if direct else 'routers (switched)'}"
     twist = plan.design.get("twist")
     d.texts.append(Text(MARGIN_PX, 24, title, TITLE_PX, bold=True))
     d.texts.append(Text(MARGIN_PX, 42, f"{plan.design.get('gpus', 0):,} GPUs · {shape} {kind} · "
@@ -131,7 +131,7 @@ def torus_overview(plan: Plan) -> Drawing:
             c_text = f"{c[0]:,}" if len(c) == 1 else f"{c[0]:,}–{c[-1]:,}"
             where = "between panels (same box)" if axis == "z" else "per line"
             w = "wraps around (stubs at the edges)" if wrap3[AXES.index(axis)] else "open (a mesh)"
-            caption.append(f"{axis}: {c_text} links {where}, {w}")
+            caption.append(f"{axis}: {c_text} link{'s' if c[-1] > 1 else ''} {where}, {w}")
     if twist:
         caption.append(f"twist: wrap links along {AXES[twist[0]]} shift {twist[2]} along {AXES[twist[1]]}")
     if inside:
