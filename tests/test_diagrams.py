@@ -110,6 +110,38 @@ def test_large_fabric_diagrams_fit_one_screen_in_index_and_rail_order(large_plan
     assert 4 <= len(ov) <= 48
 
 
+def test_three_tier_overview_is_pods_and_core_groups_with_hand_counted_bundles(large_plans):
+    """B200 SuperPOD, 64 SU: 16 pods of 4 SUs (32 leaves x 32 uplinks = 1,024 links to the
+    pod's 32 spines each), 256 cores in 8 boxes of 32: 16 + 16 x 8 lines."""
+    svg = overview(large_plans["16,384 GPUs"]).svg()
+    rows = list(_rows(_svg_nodes(svg)).values())
+    assert [len(r) for r in rows] == [8, 16, 16]  # cores, pod spines, units
+    assert [n["text"][0] for n in rows[1][:2]] == ["pod1", "pod2"] and rows[2][0]["text"][:3] == ["su1–su4", "128 servers", "32 leaves"]
+    assert rows[0][0]["members"][0] == "core-001" and len(rows[0][0]["members"]) == 32
+    assert _edges(svg) == 16 + 16 * 8
+    assert "each line = 1,024 links" in svg and "16,384 leaf-spine" in svg
+
+
+def test_su_diagram_reads_like_the_reference_architecture(tmp_path):
+    """B200 SuperPOD 4 SU (32 leaves, 16 spines, 2 links per leaf-spine pair): su1 is 32
+    servers in 8 runs of 4, leaves r1..r8, spines 01..16; 8 x 8 + 8 x 16 lines, each
+    captioned with its count, every line of a leaf in that rail's colour."""
+    from compiler.render.diagrams.style import rail_colour
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    d = dict(scope_drawings(plan))["su1"]
+    svg = d.svg()
+    spines, leaves, servers = _rows(_svg_nodes(svg)).values()
+    assert [n["title"] for n in spines] == [f"spine-{k:02d}" for k in range(1, 17)]
+    assert [n["title"] for n in leaves] == [f"su1-leaf-r{k}" for k in range(1, 9)]
+    assert [n["text"] for n in servers[:2]] == [["001–004", "4 servers"], ["005–008", "4 servers"]] and len(servers) == 8
+    assert len(d.edges) == 8 * 8 + 8 * 16 and _edges(svg) == len(d.edges)
+    assert "each line = 2 links" in svg and "each line = 4 links" in svg
+    for e in d.edges:
+        leaf = e.a if "leaf" in e.a else e.b
+        assert e.colour == rail_colour(int(leaf[-1])), e
+
+
 def test_every_device_of_a_scope_is_drawn_as_a_box_or_in_a_run(large_plans):
     plan = large_plans["16,384 GPUs"]
     groups = scopes(plan)
@@ -163,6 +195,21 @@ def test_every_kind_of_diagram_fits_one_screen_and_names_every_device(compiled_k
                 shown = {m for n in nodes for m in (n["members"] or [n["title"]])}
                 want = {view.devices[i].name for i in groups[path.stem]}
                 assert want <= shown, sorted(want - shown)[:5]
+
+
+@pytest.mark.parametrize("dims", [[16], [12, 12], [4, 4, 4], [8, 8, 16]])
+def test_torus_and_mesh_overviews_of_any_dimension_fit_one_screen(tmp_path, dims):
+    path = tmp_path / "torus.yaml"
+    n = 1
+    for k in dims:
+        n *= k
+    path.write_text(f"name: t\ngpus: {8 * n}\nserver: dgx-h100\nfabric: {{topology: torus, switch: qm9700, dims: {dims}}}\n")
+    _, plan = build_plan(path)
+    svg = overview(plan).svg()
+    w, h = _size(svg)
+    assert w <= MAX_W and h <= MAX_H, (dims, w, h)
+    nodes = _svg_nodes(svg)
+    assert sum(int(n["text"][1].split()[0]) for n in nodes) == n  # every router in one block
 
 
 def test_torus_overview_is_a_grid_of_blocks_with_every_node_counted(compiled_kinds):
