@@ -340,3 +340,25 @@ def test_report_names_every_fabric_and_draws_its_overview(compiled_kinds):
     fabrics = page.tables["fabrics"]
     assert [r[0] for r in fabrics[1:]] == ["compute", "storage", "oob"]
     assert fabrics[2][5] == "62 storage:server-leaf" and fabrics[3][5] == "31 oob:server-leaf"
+
+
+def test_layered_layout_spreads_ends_in_order_and_arcs_links_within_a_row():
+    """The layout engine alone: a lower box's lines leave it left to right in the order of
+    their upper ends (no crossing at the box), a link inside one row is an arc above it,
+    and a gap of equal bundles gets one caption instead of labels."""
+    import numpy as np
+
+    from compiler.render.diagrams.layered import Bundles, Cell, Row, layered
+
+    top = Row("spines", "", [Cell(f"s{k}", (f"s{k}",), (f"s{k}",), "#fff") for k in range(3)])
+    bottom = Row("leaves", "", [Cell("l0", ("l0",), ("l0",), "#fff")])
+    b = Bundles(np.array([3, 3, 3, 0]), np.array([2, 0, 1, 2]), np.array([2, 2, 2, 5]), np.array([800, 800, 800, 2000]),
+                ["#000"] * 4)
+    d = layered("t", "t", "", [top, bottom], b, gap_notes={0: "6 leaf-spine"})
+    ups = sorted((e for e in d.edges if e.a == "l0"), key=lambda e: e.x1)
+    assert [e.b for e in ups] == ["s0", "s1", "s2"] and all(e.label == "" for e in ups)
+    arc = next(e for e in d.edges if e.a == "s0")
+    assert arc.bend > 0 and arc.label == "x5"
+    svg = d.svg()
+    assert "each line = 2 links" in svg and "<path d=" in svg
+    ET.fromstring(svg)

@@ -161,15 +161,19 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
             uniform[k] = f"each line = {int(c.min()):,} to {int(c.max()):,} links (hover a line for its count)"
     labelled = ~(adjacent & np.isin(upper, list(uniform))) & (count > 1)
     crowded = np.bincount(upper[adjacent], minlength=len(row_y)) > 48  # thin lines where a gap is dense
-    bx = np.array([bx.x for bx in boxes]); by = np.array([bx.y for bx in boxes])
-    bw = np.array([bx.w for bx in boxes]); bh = np.array([bx.h for bx in boxes])
+    bx = np.array([box.x for box in boxes])
+    by = np.array([box.y for box in boxes])
+    bw = np.array([box.w for box in boxes])
+    bh = np.array([box.h for box in boxes])
     bcx = bx + bw / 2
     lo = np.where(ra > rb, a, b)
     hi = np.where(ra > rb, b, a)
     # attachment points: an edge leaves its lower box's top and enters its upper box's
-    # bottom, spread along the side in the order of the other ends
-    x_lo, step_lo = _spread(lo, hi, bx, bw, bcx)
-    x_hi, step_hi = _spread(hi, lo, bx, bw, bcx)
+    # bottom, spread along the side in the order of the other ends (arcs within a row
+    # leave from the box's centre and take no place)
+    across = ra != rb
+    x_lo, step_lo = _spread(lo, hi, bx, bw, bcx, across)
+    x_hi, step_hi = _spread(hi, lo, bx, bw, bcx, across)
     y_lo, y_hi = by[lo], by[hi] + bh[hi]
     a_is_lo = lo == a
     x1 = np.where(a_is_lo, x_lo, x_hi); y1 = np.where(a_is_lo, y_lo, y_hi)
@@ -178,7 +182,7 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     t = np.where(np.where(a_is_lo, step_lo >= step_hi, step_hi >= step_lo), 0.2, 0.8)
     lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
     cols = [np.round(v, 1).tolist() for v in (x1, y1, x2, y2, lx, ly)]
-    ids = [bx.id for bx in boxes]
+    ids = [box.id for box in boxes]
     widths = [1.2 if crowded[u] and adj else edge_width(c)
               for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count.tolist())]
     for e, (ea, eb, c, g, col, lab, same, w) in enumerate(zip(a.tolist(), b.tolist(), count.tolist(),
@@ -205,14 +209,17 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
             d.texts.append(Text(MARGIN_PX, y_mid + 12 * i - 6 * (len(lines) - 1) + 3, line, SMALL_PX, colour="#555555"))
 
 
-def _spread(at: np.ndarray, other: np.ndarray, bx: np.ndarray, bw: np.ndarray, bcx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x of each edge's end on box `at`, the box's edges spread evenly along its side in
-    the order of their other ends' x; and the spacing between neighbouring ends."""
+def _spread(at: np.ndarray, other: np.ndarray, bx: np.ndarray, bw: np.ndarray, bcx: np.ndarray,
+            use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x of each edge's end on box `at`, the box's edges (where `use`) spread evenly along
+    its side in the order of their other ends' x; and the spacing between neighbouring ends."""
     n = len(at)
-    x, step = np.zeros(n), np.zeros(n)
-    if not n:
+    x, step = np.zeros(n), np.ones(n)
+    if not use.any():
         return x, step
-    order = np.lexsort((other, bcx[other], at))
+    kept = np.nonzero(use)[0]
+    order = kept[np.lexsort((other[kept], bcx[other[kept]], at[kept]))]  # edge ids by box, then other end's x
+    n = len(order)
     box = at[order]
     first = np.r_[True, box[1:] != box[:-1]]
     start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
