@@ -30,7 +30,7 @@ from .scopes import scope_index, scopes
 
 GROUP_TOPOLOGIES = ("dragonfly", "dragonfly+")  # groups joined by global links: drawn on a circle
 
-__all__ = ["render", "overview", "scopes", "fabric_overviews", "folder_of", "q"]
+__all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews", "folder_of", "q"]
 
 
 def overview(plan: Plan) -> Drawing:
