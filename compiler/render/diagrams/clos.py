@@ -26,7 +26,7 @@ SCOPE_CAPS = {0: 32, 1: 32, 2: 32, 3: 16}
 # rail leaves), 128 from a row of switches (8 leaves to 16 spines)
 SCOPE_BUDGETS = {0: 64, 1: 128, 2: 128, 3: 128}
 # ... of an overview: one box per SU (or run of SUs), pod, spine or core group
-OVERVIEW_CAPS = {0: 16, 1: 16, 2: 16, 3: 8}
+OVERVIEW_CAPS = {0: 16, 1: 16, 2: 16, 3: 16}
 OVERVIEW_BUDGETS = {0: 64, 1: 128, 2: 128, 3: 128}
 ROW_NAMES = {0: "servers", 1: "leaves", 2: "spines", 3: "cores"}
 
@@ -70,14 +70,15 @@ def _whole_names(plan: Plan, order: list[int]) -> dict:
 
 
 def tier_rows(plan: Plan, shown: np.ndarray, link_ids: np.ndarray, caps: dict[int, int],
-              budgets: dict[int, int]) -> tuple[list[Row], np.ndarray]:
+              budgets: dict[int, int], whole: bool = False) -> tuple[list[Row], np.ndarray]:
     """Rows (top tier first) of the devices `shown` (sorted indices), and each shown
     device's cell index over all rows (-1: not drawn).
 
     Built from the leaves out: a row's box count is capped by the screen (caps[tier]) and
     by its edge budget: budgets[tier] // the most boxes of the row below (or, for the
     servers, above) that one of its devices links to, so the edges between two rows never
-    exceed the budget however many devices there are."""
+    exceed the budget however many devices there are. `whole`: switches past the cap are
+    drawn a box per pod or plane where those fit (overviews)."""
     devs = plan.devices
     shown_list = shown.tolist()
     by_tier: dict[int, list[int]] = {}
@@ -100,7 +101,7 @@ def tier_rows(plan: Plan, shown: np.ndarray, link_ids: np.ndarray, caps: dict[in
             order = _leaf_order(plan, idx) if tier == 1 else idx
             keys = [_partition(plan, i) for i in order]
             role = _row_role(plan, order)
-            cells, members, prefix = device_cells(devs, order, keys, cap, role, _whole_names(plan, order))
+            cells, members, prefix = device_cells(devs, order, keys, cap, role, _whole_names(plan, order), whole)
             row = Row(_row_label(role, tier), prefix + "…" if prefix else "", cells)
         for c, m in enumerate(members):
             for i in m:
@@ -301,7 +302,7 @@ def clos_overview(plan: Plan) -> Drawing:
     caps = dict(OVERVIEW_CAPS)
     caps[2] = max(1, min(caps[2], OVERVIEW_BUDGETS[2] // fan))
     uppers = np.nonzero(tiers >= 2)[0]
-    rows_up, cell_up = tier_rows(plan, uppers, np.arange(len(links)), caps, OVERVIEW_BUDGETS)
+    rows_up, cell_up = tier_rows(plan, uppers, np.arange(len(links)), caps, OVERVIEW_BUDGETS, whole=True)
     n_up = sum(len(r.cells) for r in rows_up)
     cell_of_dev = np.full(len(devs), -1, dtype=np.int64)
     cell_of_dev[uppers] = cell_up

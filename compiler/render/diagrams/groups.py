@@ -35,14 +35,18 @@ def token_prefix(names: list[str]) -> str:
 MAX_RUNS = 16  # a run's label ("001–008", "8 servers") needs about a sixteenth of a screen
 
 
-def runs(keys: list, cap: int) -> list[tuple[int, int]]:
+def runs(keys: list, cap: int, whole: bool = False) -> list[tuple[int, int]]:
     """[start, end) runs over items in display order: single items if they fit `cap`, else
     runs of equal keys at most `size` long, size the smallest power of two giving at most
-    min(cap, MAX_RUNS) runs; runs span keys where there are more keys than that."""
+    min(cap, MAX_RUNS) runs; runs span keys where there are more keys than that.
+    `whole`: one run per key where there are several keys and they fit (an overview's pods
+    or planes), before any split of a key."""
     n = len(keys)
     if n <= cap:
         return [(i, i + 1) for i in range(n)]
     cap = min(cap, MAX_RUNS)
+    if whole and 1 < len(set(keys)) <= cap:
+        return _runs(keys, n)
     if len(set(keys)) > cap:  # more partitions than room: runs may span them
         keys = [None] * n
     size = 2
@@ -64,7 +68,7 @@ def _runs(keys: list, size: int) -> list[tuple[int, int]]:
 
 
 def device_cells(devices: list[Device], order: list[int], keys: list, cap: int, role: str,
-                 whole: dict | None = None) -> tuple[list[Cell], list[list[int]], str]:
+                 whole: dict | None = None, whole_runs: bool = False) -> tuple[list[Cell], list[list[int]], str]:
     """Cells for `order` (device indices in display order) and the device indices of each;
     the row's shared name prefix. `whole[key]`: a name for a run that is a whole partition
     (e.g. "pod1"), with its size, used as the label instead of the range.
@@ -79,7 +83,7 @@ def device_cells(devices: list[Device], order: list[int], keys: list, cap: int, 
         size_of[k] = size_of.get(k, 0) + 1
         part_names.setdefault(k, []).append(name)
     part_prefix = {k: token_prefix(v) or prefix for k, v in part_names.items()}
-    spans = runs(keys, cap)
+    spans = runs(keys, cap, whole_runs)
     grouped = any(end - start > 1 for start, end in spans)
     cells, members = [], []
     for start, end in spans:
