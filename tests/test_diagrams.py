@@ -365,3 +365,15 @@ def test_layered_layout_spreads_ends_in_order_and_arcs_links_within_a_row():
     svg = d.svg()
     assert "each line = 2 links" in svg and "<path d=" in svg
     ET.fromstring(svg)
+
+
+def test_report_counts_cables_not_board_traces(compiled_kinds):
+    """A TPU v4 pod has 12,288 chip links, 4,096 of them board traces inside a host: the
+    report's cables are the 8,192 ICI cables summary.json counts (it said 12,288)."""
+    _, target = compiled_kinds["tpu-v4-pod"]
+    html = (target / "report.html").read_text()
+    totals = dict(r for r in _page(target).tables["totals"] if len(r) == 2)
+    assert totals["cables"] == "8,192" and totals["links that are not cables"] == "4,096"
+    assert "4,096 GPUs, 8,192 cables" in html
+    _, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
+    assert "248 GPUs, 601 cables in 3 fabrics" in (target / "report.html").read_text()  # 508 + 62 + 31

@@ -137,7 +137,7 @@ CHROMIUM = shutil.which("chromium")
 def test_report_loads_in_headless_chromium_and_shows_name_and_totals(compiled, name, tmp_path):
     if name not in compiled:  # a spec beyond the module's examples: compile it here
         _, plan = build_plan(SPECS / f"{name}.yaml")
-        compiled[name] = (plan, write_outputs(plan, tmp_path / "out", only=["report"]))
+        compiled[name] = (plan, write_outputs(plan, tmp_path / "out", only=["report", "summary"]))
     plan, target = compiled[name]
     page = (target / "report.html").read_text()
     assert "src=" not in page and "href=" not in page  # self-contained
@@ -152,7 +152,9 @@ def test_report_loads_in_headless_chromium_and_shows_name_and_totals(compiled, n
     assert not re.search(r"Uncaught|CONSOLE.*(error|Error)", r.stderr), r.stderr[-2000:]
     assert re.search(r'<pre id="load-errors" hidden=""></pre>', dom), "script errors recorded on the page"
     assert f'<h1 id="design-name">{plan.name}</h1>' in dom
-    assert f"{plan.design['gpus']:,}" in dom and f"{len(plan.links):,}" in dom
+    cables = sum(n for f in json.loads((target / "summary.json").read_text()).get("fabrics", {"": {"cables": json.loads(
+        (target / "summary.json").read_text())["cables"]}}).values() for n in f["cables"].values())
+    assert f"{plan.design['gpus']:,} GPUs, {cables:,} cables" in dom
     fabrics = len(plan.design.get("fabrics") or [0])
     assert int(re.search(r'data-svgs="(\d+)"', dom).group(1)) >= fabrics + 2  # a diagram per fabric + plots as SVG
 

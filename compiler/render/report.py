@@ -110,7 +110,11 @@ def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
             ("topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G")]
     rows += [(f"{role} switches", f"{n:,} x {s['switch']}") for role, n in s["switches"].items()]
     rows += [(f"{kind} cables", n) for kind, n in s["cables"].items()]
-    rows += [("cables", len(compute.links)), ("transceivers", s["transceivers"])]
+    cables = sum(s["cables"].values())
+    rows += [("cables", cables)]
+    if len(compute.links) > cables:  # board traces (direct torus hosts), backplanes: links, not cables to pull
+        rows += [("links that are not cables", len(compute.links) - cables)]
+    rows += [("transceivers", s["transceivers"])]
     rows += [(f"oversubscription {t}", r) for t, r in s["oversubscription"].items()]
     if plan.physical is not None:
         rows += [("racks", len(plan.physical.racks))]
@@ -142,6 +146,13 @@ def diagram_sections(plan: Plan) -> list[dict]:
     return out
 
 
+def field_cables(s: dict) -> int:
+    """Cables to pull, every fabric's (summary.json's cables: board traces excluded)."""
+    if s.get("fabrics"):
+        return sum(n for f in s["fabrics"].values() for n in f["cables"].values())
+    return sum(s["cables"].values())
+
+
 def report_html(plan: Plan) -> str:
     compute = fabric_view(plan)  # the plan itself for one fabric
     s = plan.memo("summary", summarize)
@@ -163,7 +174,7 @@ def report_html(plan: Plan) -> str:
         "report/report.html.j2",
         name=plan.name,
         gpus=f"{s['gpus']:,}",
-        cables=f"{len(plan.links):,}",
+        cables=f"{field_cables(s):,}",
         multi=is_multi_fabric(plan),
         fabric_count=len(fabric_names(plan)),
         compute=COMPUTE,
