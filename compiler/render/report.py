@@ -23,7 +23,7 @@ import numpy as np
 from ..check import report_for
 from ..check.findings import Finding
 from ..plan.bom import bill_of_materials
-from ..plan.fabrics import COMPUTE, fabric_names, fabric_view, is_multi_fabric
+from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_view, is_multi_fabric
 from ..plan.model import Plan
 from ..plan.summary import summarize
 from .bom import bom_table
@@ -120,6 +120,9 @@ def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
         rows += [("racks", len(plan.physical.racks))]
     power = sum(line.total_power_w or 0 for line in compute.memo("bom", bill_of_materials))
     rows += [("known power", f"{power / 1000:,.1f} kW (items without a figure excluded)")]
+    if is_multi_fabric(plan):  # the bill below holds every fabric: so does this figure
+        power = sum(line.total_power_w or 0 for _, line in fabric_bom(plan))
+        rows += [("known power, every fabric", f"{power / 1000:,.1f} kW")]
     return [(k, fmt(v)) for k, v in rows]
 
 
