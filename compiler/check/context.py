@@ -19,7 +19,7 @@ LARGE_GRAPH_LINKS = 100_000
 
 @dataclass
 class CheckContext:
-    plan: Plan  # the compute fabric (plan/fabrics.py fabric_view): what the fabric checks judge
+    plan: Plan  # the compute fabric (plan/fabrics.py fabric_plan): what the fabric checks judge
     seed: int = 1
     whole: Plan | None = None  # the plan with every fabric, for what all fabrics share (racks, cable reach)
 
