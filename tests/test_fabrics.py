@@ -70,6 +70,38 @@ def test_server_ports_compute_first(multi):
     assert multi.fabrics["oob"].server_ports == (10, 11)
 
 
+def test_fabric_records_hold_each_fabric_by_index_range(multi):
+    """Plan.fabrics: compute first (servers, 8 leaves + 4 spines, 2 UFMs: 31 + 12 + 2 devices; 252 +
+    256 links), then storage and oob, each one switch with its own server cables."""
+    assert list(multi.fabrics) == ["compute", "storage", "oob"]
+    assert [f.kind for f in multi.fabrics.values()] == ["compute", "storage", "oob"]
+    compute, storage, oob = multi.fabrics.values()
+    assert compute.servers == storage.servers == oob.servers == range(SERVERS)
+    assert compute.devices == range(SERVERS + 12 + 2) and compute.links == range(252 + 256)
+    assert storage.devices == range(45, 46) and storage.links == range(508, 508 + 62)
+    assert oob.devices == range(46, 47) and oob.links == range(570, 570 + 31) and oob.links.stop == len(multi.links)
+    assert [multi.devices[i].name for i in storage.devices] == ["storage-leaf-001"]
+    assert compute.design is multi.design and storage.design["switch"] == "sn5600" and oob.design["switch"] == "sn2201"
+    assert (compute.nic_group, storage.nic_group, oob.nic_group) == ("compute", "storage", "oob")
+    for f in multi.fabrics.values():  # a fabric's links end at its own switches
+        assert all(multi.devices[i].fabric == f.name for i in multi.links.b_dev[f.links.start:f.links.stop].tolist())
+    assert multi.routing is None and all(f.routing is not None for f in (storage, oob))  # InfiniBand compute
+
+
+def test_plan_json_gives_back_the_fabric_records(multi):
+    again = plan_from_json(json.loads(plan_json_text(multi)))
+    assert "fabrics" not in again.design and list(again.fabrics) == list(multi.fabrics)
+    for name, f in multi.fabrics.items():
+        g = again.fabrics[name]
+        assert (g.kind, g.nic_group, g.servers, g.devices, g.links, g.server_ports, g.design) == \
+            (f.kind, f.nic_group, f.servers, f.devices, f.links, f.server_ports, f.design), name
+    # byte for byte up to the addressing, which plan.json does not read back (the spec plans it)
+    assert plan_json_text(again) == plan_json_text(multi).split(',\n  "fabric_addressing"')[0] + "\n}\n"
+    single = build_plan(SINGLE)[1]
+    assert list(plan_from_json(json.loads(plan_json_text(single))).fabrics) == ["compute"]
+    assert single.fabrics["compute"].links == range(len(single.links))
+
+
 def test_compute_view_is_the_single_fabric_plan(multi):
     single = build_plan(SINGLE)[1]
     view = fabric_plan(multi)
@@ -285,6 +317,8 @@ def test_ethernet_compute_with_storage(tmp_path):
     assert plan.routing is view.routing is plan.fabrics["compute"].routing
     assert len(view.routing.loopback) == len(view.devices) == len(plan.fabrics["compute"].devices) < len(plan.devices)
     assert len(view.routing.link_net) == len(view.links) == len(plan.fabrics["compute"].links) < len(plan.links)
+    data = json.loads(plan_json_text(plan))  # the compute addressing lists the compute fabric's devices only
+    assert [row[0] for row in data["addressing"]["devices"]["rows"]] == [d.name for d in view.devices]
     inband = fabric_plan(plan, "inband")
     assert len(inband.routing.loopback) == len(inband.devices) == 16 + len(plan.fabrics["inband"].devices)
     assert len(inband.routing.link_net) == len(inband.links) == len(plan.fabrics["inband"].links) == 32
