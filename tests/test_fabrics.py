@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from compiler.diagnostics import SpecInvalid
-from compiler.plan.fabrics import fabric_plan
+from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.pipeline import build_plan
 
@@ -73,9 +73,13 @@ def test_server_ports_compute_first(multi):
 def test_fabric_records_hold_each_fabric_by_index_range(multi):
     """Plan.fabrics: compute first (servers, 8 leaves + 4 spines, 2 UFMs: 31 + 12 + 2 devices; 252 +
     256 links), then storage and oob, each one switch with its own server cables."""
-    assert list(multi.fabrics) == ["compute", "storage", "oob"]
-    assert [f.kind for f in multi.fabrics.values()] == ["compute", "storage", "oob"]
-    compute, storage, oob = multi.fabrics.values()
+    assert list(multi.fabrics) == ["compute", "storage", "oob", "scale-up"]
+    assert [f.kind for f in multi.fabrics.values()] == ["compute", "storage", "oob", "scale-up"]
+    assert fabric_names(multi) == ["compute", "storage", "oob"]  # the network fabrics
+    compute, storage, oob, up = multi.fabrics.values()
+    # DGX H100: one 8-GPU NVLink4 domain per server, wired inside it: no devices or cables of its own
+    assert up.domains is multi.scale_up and (up.domains.domains, up.domains.gpus_per_domain) == (SERVERS, 8)
+    assert up.servers == range(SERVERS) and up.devices == range(0) and up.links == range(0) and not up.is_network
     assert compute.servers == storage.servers == oob.servers == range(SERVERS)
     assert compute.devices == range(SERVERS + 12 + 2) and compute.links == range(252 + 256)
     assert storage.devices == range(45, 46) and storage.links == range(508, 508 + 62)
@@ -91,6 +95,7 @@ def test_fabric_records_hold_each_fabric_by_index_range(multi):
 def test_plan_json_gives_back_the_fabric_records(multi):
     again = plan_from_json(json.loads(plan_json_text(multi)))
     assert "fabrics" not in again.design and list(again.fabrics) == list(multi.fabrics)
+    assert again.scale_up == multi.scale_up
     for name, f in multi.fabrics.items():
         g = again.fabrics[name]
         assert (g.kind, g.nic_group, g.servers, g.devices, g.links, g.server_ports, g.design) == \
@@ -98,7 +103,7 @@ def test_plan_json_gives_back_the_fabric_records(multi):
     # byte for byte up to the addressing, which plan.json does not read back (the spec plans it)
     assert plan_json_text(again) == plan_json_text(multi).split(',\n  "fabric_addressing"')[0] + "\n}\n"
     single = build_plan(SINGLE)[1]
-    assert list(plan_from_json(json.loads(plan_json_text(single))).fabrics) == ["compute"]
+    assert list(plan_from_json(json.loads(plan_json_text(single))).fabrics) == ["compute", "scale-up"]
     assert single.fabrics["compute"].links == range(len(single.links))
 
 

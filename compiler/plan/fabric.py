@@ -23,16 +23,22 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .routing import RoutingPlan
+    from .scale_up import ScaleUpDomains
 
 COMPUTE = "compute"
+SCALE_UP = "scale-up"
 # What a fabric carries. An extra fabric's kind is its spec name when that is one of these
 # (storage, inband, oob); any other name is an "other" fabric built the same way.
-# scale-up (NVLink) is the servers' own domain, described by Plan.scale_up, not by links.
-KINDS = ("compute", "storage", "inband", "oob", "other")
+# scale-up: the GPUs' NVLink (xGMI, ICI) domains; their wiring is inside the servers or
+# racks, not in the plan's tables (Fabric.domains says how), except a chip torus whose
+# links are the plan's own (ScaleUpDomains.in_plan_links).
+KINDS = ("compute", "storage", "inband", "oob", "other", SCALE_UP)
+# the fabrics of switches and cables in the plan's tables (every kind but scale-up)
+NETWORK_KINDS = KINDS[:-1]
 
 
 def kind_of(name: str) -> str:
-    return name if name in KINDS else "other"
+    return name if name in NETWORK_KINDS else "other"
 
 
 @dataclass(slots=True)
@@ -46,6 +52,12 @@ class Fabric:
     server_ports: tuple[int, int]  # [first, end) of the servers' ports that are this fabric's NICs
     design: dict  # its resolved design (plain JSON): compute's is Plan.design; an extra fabric's its own record
     routing: "RoutingPlan | None" = None  # Ethernet: addresses and ASNs, sized to this fabric (module doc)
+    domains: "ScaleUpDomains | None" = None  # scale-up only: which GPUs share a domain (plan/scale_up.py)
+
+    @property
+    def is_network(self) -> bool:
+        """Switches and cables of its own in the plan's tables (not the scale-up domains)."""
+        return self.kind != SCALE_UP
 
     def device_ids(self) -> np.ndarray:
         """Plan device indices of the fabric: the servers, then its own devices. The index
@@ -61,3 +73,12 @@ class Fabric:
         if self.name == COMPUTE:
             return {"server_ports": list(self.server_ports)}
         return {**self.design, "nic_group": self.nic_group, "server_ports": list(self.server_ports)}
+
+
+def scale_up_fabric(domains: "ScaleUpDomains", compute: Fabric | None) -> Fabric:
+    """The scale-up fabric's record: the compute fabric's servers; no devices of its own (NVLink
+    switch trays are counted in its domains, not listed as devices); as links, the compute
+    fabric's where those are the scale-up wiring (a chip torus), else none."""
+    servers = compute.servers if compute is not None else range(0)
+    links = compute.links if compute is not None and domains.in_plan_links else range(0)
+    return Fabric(SCALE_UP, SCALE_UP, "", servers, range(0), links, (0, 0), domains.as_json(), domains=domains)

@@ -15,11 +15,11 @@ from operator import attrgetter
 import numpy as np
 
 from .bom import bill_of_materials
-from .fabric import COMPUTE, Fabric, kind_of
+from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "Fabric", "fabric_bom", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -34,8 +34,9 @@ def single_fabric(plan: Plan) -> dict[str, Fabric]:
 
 
 def fabric_names(plan: Plan) -> list[str]:
-    """compute first, then the extra fabrics in spec order; ["compute"] for a single fabric."""
-    return list(plan.fabrics) or [COMPUTE]
+    """The network fabrics (switches and cables in the plan's tables): compute first, then the
+    extra fabrics in spec order; ["compute"] for a single fabric. Not the scale-up domains."""
+    return [name for name, f in plan.fabrics.items() if f.is_network] or [COMPUTE]
 
 
 def fabric_record(plan: Plan, name: str = COMPUTE) -> Fabric:
@@ -43,14 +44,15 @@ def fabric_record(plan: Plan, name: str = COMPUTE) -> Fabric:
 
 
 def is_multi_fabric(plan: Plan) -> bool:
-    return len(plan.fabrics) > 1
+    """More than one network fabric (spec `fabrics:`)."""
+    return len(fabric_names(plan)) > 1
 
 
 def link_fabric(plan: Plan) -> np.ndarray:
     """Per link, its fabric's index in fabric_names(plan) (from the records' link ranges)."""
     if not is_multi_fabric(plan):
         return np.zeros(len(plan.links), dtype=np.int64)
-    sizes = [len(f.links) for f in plan.fabrics.values()]
+    sizes = [len(plan.fabrics[name].links) for name in fabric_names(plan)]
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
@@ -102,10 +104,13 @@ def _materialise(plan: Plan, fab: Fabric) -> Plan:
         media = media[:int(links.media.max()) + 1] if len(links) else []
     own = Fabric(fab.name, fab.kind, fab.nic_group, range(n), range(0 if compute else n, len(devices)), range(len(links)),
                  fab.server_ports, design, fab.routing)
+    fabrics = {fab.name: own}
+    if SCALE_UP in plan.fabrics:  # the servers' domains: the same in every fabric's plan (no links of a Clos)
+        fabrics[SCALE_UP] = plan.fabrics[SCALE_UP]
     return Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design,
                 notes=list(plan.notes), facts=plan.facts, requirements=plan.requirements if compute else {},
                 analysis=plan.analysis, physical=_physical_view(plan.physical, keep, sel), routing=fab.routing,
-                scale_up=plan.scale_up, fabrics={fab.name: own})
+                fabrics=fabrics)
 
 
 def _physical_view(phys: Physical | None, keep: np.ndarray, sel: slice) -> Physical | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .fabric import COMPUTE, SCALE_UP, scale_up_fabric
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
@@ -112,12 +113,24 @@ class Plan:
     # fabrics["compute"].routing, sized to that fabric), a fabric's own on its fabric plan.
     routing: "RoutingPlan | None" = None
     # every fabric by name, compute first (plan/fabric.py): its devices and links as index
-    # ranges, its design and routing. Empty only on a plan a builder has not finished
-    # (expand sets it); plan/fabrics.py reads an empty one as a single compute fabric.
+    # ranges, its design and routing; the scale-up domains last (Plan.scale_up). Empty only
+    # on a plan a builder has not finished (expand sets it); plan/fabrics.py reads an empty
+    # one as a single compute fabric.
     fabrics: "dict[str, Fabric]" = field(default_factory=dict)
-    scale_up: "ScaleUpDomains | None" = None  # which GPUs share an NVLink domain (plan/scale_up.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def scale_up(self) -> "ScaleUpDomains | None":
+        """Which GPUs share an NVLink domain: the scale-up fabric's record (plan/scale_up.py)."""
+        rec = self.fabrics.get(SCALE_UP)
+        return None if rec is None else rec.domains
+
+    @scale_up.setter
+    def scale_up(self, domains: "ScaleUpDomains | None") -> None:
+        self.fabrics.pop(SCALE_UP, None)
+        if domains is not None:
+            self.fabrics[SCALE_UP] = scale_up_fabric(domains, self.fabrics.get(COMPUTE))
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""

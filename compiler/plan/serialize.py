@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .fabric import COMPUTE, Fabric, kind_of
-from .fabrics import fabric_plan, is_multi_fabric, single_fabric
+from .fabrics import fabric_names, fabric_plan, is_multi_fabric, single_fabric
 from .model import Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
 from .routing import dotted
@@ -100,7 +100,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
 def _fabric_addressing_text(plan: Plan) -> str:
     """"fabric_addressing": each Ethernet extra fabric's routing plan, by fabric name in
     spec order ("addressing" stays the compute fabric's); nothing without one."""
-    routed = [name for name, f in plan.fabrics.items() if name != COMPUTE and f.routing is not None]
+    routed = [name for name in fabric_names(plan) if name != COMPUTE and plan.fabrics[name].routing is not None]
     if not routed:
         return ""
     parts = [f"    {_dump(name)}: " + _addressing_text(fabric_plan(plan, name), name).replace("\n", "\n  ")
@@ -129,7 +129,7 @@ def plan_json_text(plan: Plan) -> str:
         "version": VERSION,
         "name": plan.name,
         # the fabric records, where the plan has several, close its design (plan/fabric.py json_record)
-        "design": {**plan.design, "fabrics": {name: f.json_record() for name, f in plan.fabrics.items()}}
+        "design": {**plan.design, "fabrics": {name: plan.fabrics[name].json_record() for name in fabric_names(plan)}}
         if is_multi_fabric(plan) else plan.design,
         "notes": plan.notes,
         "facts": plan.facts,
