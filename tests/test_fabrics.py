@@ -12,6 +12,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+from compiler.check.context import CheckContext
 from compiler.diagnostics import SpecInvalid
 from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
@@ -90,6 +91,9 @@ def test_fabric_records_hold_each_fabric_by_index_range(multi):
     for f in multi.fabrics.values():  # a fabric's links end at its own switches
         assert all(multi.devices[i].fabric == f.name for i in multi.links.b_dev[f.links.start:f.links.stop].tolist())
     assert multi.routing is None and all(f.routing is not None for f in (storage, oob))  # InfiniBand compute
+    # the checks judge a fabric through its record: its plan holds it (and the shared scale-up domains)
+    assert [CheckContext(fabric_plan(multi, name)).fabric.kind for name in fabric_names(multi)] == ["compute", "storage", "oob"]
+    assert list(fabric_plan(multi, "storage").fabrics) == ["storage", "scale-up"]
 
 
 def test_plan_json_gives_back_the_fabric_records(multi):

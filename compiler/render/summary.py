@@ -87,8 +87,8 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     view = fabric_plan(plan, name)
     d = view.design
     switches: dict[str, int] = {}
-    for dev in view.devices:
-        if dev.tier > 0 and dev.fabric == name:
+    for dev in map(plan.devices.__getitem__, plan.fabrics[name].devices):  # its own devices (servers are shared)
+        if dev.tier > 0:
             switches[dev.role] = switches.get(dev.role, 0) + 1
     first, end = plan.fabrics[name].server_ports
     oversub = checks.of(OversubscriptionFigures, fabric=name)
