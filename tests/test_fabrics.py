@@ -16,6 +16,7 @@ from compiler.check.context import CheckContext
 from compiler.diagnostics import SpecInvalid
 from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
+from compiler.plan.views import cable_ids
 from compiler.pipeline import build_plan
 
 from .conftest import SPECS, cli_in_process, tree_bytes
@@ -326,6 +327,8 @@ def test_ethernet_compute_with_storage(tmp_path):
     assert plan.routing is view.routing is plan.fabrics["compute"].routing
     assert len(view.routing.loopback) == len(view.devices) == len(plan.fabrics["compute"].devices) < len(plan.devices)
     assert len(view.routing.link_net) == len(view.links) == len(plan.fabrics["compute"].links) < len(plan.links)
+    # plan.json names the compute fabric's /31s by the whole plan's cable ids: the same as its own
+    assert list(view.memo("cable_ids", cable_ids)) == list(plan.memo("cable_ids", cable_ids)[:len(view.links)])
     data = json.loads(plan_json_text(plan))  # the compute addressing lists the compute fabric's devices only
     assert [row[0] for row in data["addressing"]["devices"]["rows"]] == [d.name for d in view.devices]
     inband = fabric_plan(plan, "inband")

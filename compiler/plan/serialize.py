@@ -75,12 +75,14 @@ ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
 ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
 
 
-def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
+def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> str:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
     `plan`: that fabric's plan (plan/fabrics.py fabric_plan), whose indices its routing's
     are. `fabric`: an extra fabric's name; its device rows are its own switches (the
-    servers take no address from it), its links its own."""
+    servers take no address from it), its links its own. `ids`: cable ids by link of
+    `plan` where the caller has them (the compute fabric's links are a prefix of the whole
+    plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
@@ -90,7 +92,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
                 for i, d in enumerate(plan.devices) if fabric is None or d.fabric == fabric)
     numbered = np.nonzero(r.link_net)[0]
-    ids = plan.memo("cable_ids", cable_ids)
+    ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     nets = dotted(r.link_net[numbered])
     link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets))
     return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
@@ -147,7 +149,7 @@ def plan_json_text(plan: Plan) -> str:
         + ',\n  "port_layouts": {\n' + layouts + "\n  }"
         + ',\n  "devices": ' + _table(DEVICE_COLUMNS, device_rows, "  ")
         + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
-        + (',\n  "addressing": ' + _addressing_text(fabric_plan(plan)) if plan.routing is not None else "")
+        + (',\n  "addressing": ' + _addressing_text(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids)) if plan.routing is not None else "")
         + _fabric_addressing_text(plan)
         + "\n}\n"
     )
