@@ -53,22 +53,22 @@ def cli_seconds(spec: Path, out: Path, only: list[str] | None, repeat: int) -> f
 
 
 def in_process(spec: Path, out: Path) -> dict[str, float]:
-    from compiler.check import report_for
+    from compiler.check import run_checks
     from compiler.pipeline import build_plan
-    from compiler.plan.fabrics import fabric_view
-    from compiler.render import ALL_FABRICS, RENDERERS
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.render import ALL, RENDERERS
     from compiler.render.writer import OutputDir
 
     t = time.process_time()
     _, plan = build_plan(spec)
     times = {"spec -> plan": time.process_time() - t}
     t = time.process_time()
-    report_for(fabric_view(plan))
+    checks = run_checks(plan)
     times["run checks"] = time.process_time() - t  # the "checks" output only writes them
     with OutputDir(out / plan.name) as w:
-        for name, render in RENDERERS.items():
+        for name, renderer in RENDERERS.items():
             t = time.process_time()
-            render(plan if name in ALL_FABRICS else fabric_view(plan), w)
+            renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, w)
             times[name] = time.process_time() - t
     return times
 

@@ -41,6 +41,7 @@ def main() -> None:
     from compiler.check.bisection import BisectionFigures
     from compiler.pipeline import build_plan, write_outputs
     from compiler.render.summary import summarize
+    from compiler.plan.fabrics import fabric_plan
     from compiler.render import RENDERERS
 
     work = Path(tempfile.mkdtemp())
@@ -60,7 +61,8 @@ def main() -> None:
     with OutputDir(out / plan.name) as w:
         for name in outputs:
             t_o = time.perf_counter()
-            RENDERERS[name](plan, checks, w)
+            renderer = RENDERERS[name]  # as the pipeline hands it the fabrics it reads
+            renderer.render(plan if renderer.reads == "all" else fabric_plan(plan), checks, w)
             per_output[name] = time.perf_counter() - t_o
     t2 = time.perf_counter()
     t_cfg = None

@@ -27,7 +27,7 @@ import yaml
 from .check import CheckResults, run_checks
 from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import plan_from_source, write_outputs
-from .plan.fabrics import fabric_names, fabric_view
+from .plan.fabrics import fabric_names, fabric_plan
 from .plan.model import Plan
 from .plan.multigraph import to_networkx
 from .render import RENDERERS
@@ -99,7 +99,7 @@ class CompiledPlan:
         names = fabric_names(self.plan)
         if fabric not in names:
             raise ValueError(f"no fabric '{fabric}' in {self.name}; fabrics: {', '.join(names)}")
-        return to_networkx(fabric_view(self.plan, fabric))
+        return to_networkx(fabric_plan(self.plan, fabric))
 
     def __repr__(self) -> str:
         d = self.plan.design

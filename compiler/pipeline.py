@@ -12,10 +12,10 @@ from .check import CheckResults, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.model import Plan
-from .plan.fabrics import fabric_view
+from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
 from .progress import stage
-from .render import ALL_FABRICS, RENDERERS
+from .render import ALL, RENDERERS
 from .plan.serialize import plan_digest
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid
@@ -68,6 +68,6 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         for name in names:
             with stage(f"render {name}"), out.output(name):
-                # Outputs of one fabric's tools (NCCL, Slurm, InfiniBand, configs, ...) see the compute fabric.
-                RENDERERS[name](plan if name in ALL_FABRICS else fabric_view(plan), checks, out)
+                renderer = RENDERERS[name]
+                renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, out)
     return target

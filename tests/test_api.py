@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import compiler
-from compiler.plan.fabrics import fabric_view
+from compiler.plan.fabrics import fabric_plan
 
 from .conftest import SPECS, run_cli, tree_bytes
 
@@ -163,7 +163,7 @@ def test_to_networkx_layout_attributes(tmp_path):
 def test_to_networkx_one_fabric():
     multi = compiler.build(SPECS / "h100-superpod-1su-multi-fabric.yaml")
     whole, storage = multi.to_networkx(), multi.to_networkx("storage")
-    view = fabric_view(multi.plan, "storage")
+    view = fabric_plan(multi.plan, "storage")
     assert (storage.number_of_nodes(), storage.number_of_edges()) == (len(view.devices), len(view.links))
     assert {f for *_, f in storage.edges(data="fabric")} == {"storage"}
     assert whole.number_of_edges() == len(multi.plan.links) > storage.number_of_edges()

@@ -123,5 +123,6 @@ def test_results_belong_to_the_run_not_the_plan(plan):
 
 
 def test_every_renderer_takes_the_plan_its_check_results_and_the_output():
-    for name, render in RENDERERS.items():
-        assert list(inspect.signature(render).parameters) == ["plan", "checks", "out"], name
+    for name, renderer in RENDERERS.items():
+        assert list(inspect.signature(renderer.render).parameters) == ["plan", "checks", "out"], name
+        assert renderer.reads in ("compute", "all"), name

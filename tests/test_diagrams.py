@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from compiler.pipeline import build_plan, write_outputs
-from compiler.plan.fabrics import fabric_names, fabric_view
+from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.render.diagrams import folder_of, overview, scope_drawings, scopes
 
 from .conftest import SPECS, run_cli, tree_bytes
@@ -181,7 +181,7 @@ def compiled_kinds(tmp_path_factory):
 def test_every_kind_of_diagram_fits_one_screen_and_names_every_device(compiled_kinds, name):
     plan, target = compiled_kinds[name]
     for fabric in fabric_names(plan):
-        view = fabric_view(plan, fabric)
+        view = fabric_plan(plan, fabric)
         folder = target / folder_of(fabric)
         svgs = sorted(folder.glob("*.svg"))
         assert {p.stem for p in svgs} == {"fabric", *scopes(view)}

@@ -16,7 +16,7 @@ import yaml
 
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan, write_outputs
-from compiler.plan.fabrics import fabric_view
+from compiler.plan.fabrics import fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
 
 from .conftest import SPECS, cli_in_process, plan_from_text, tree_bytes
@@ -75,8 +75,8 @@ def test_example_writes_storage_configs_only(example):
     plan, folder = example
     folders = sorted(p.name for p in (folder / "configs").iterdir())
     assert folders == ["storage-leaf-001"]  # compute is InfiniBand, oob names no NOS
-    r = plan.fabric_routing["storage"]
-    view = fabric_view(plan, "storage")
+    r = plan.fabrics["storage"].routing
+    view = fabric_plan(plan, "storage")
     assert view.routing is r and len(r.loopback) == len(view.devices) and len(r.link_net) == len(view.links) == 62
     assert plan.routing is None  # the compute fabric is InfiniBand
 
@@ -106,7 +106,7 @@ def test_plan_json_records_each_fabric_routing(example):
     cables = {row[0] for row in (folder / "cabling.csv").read_text().splitlines()[1:] for row in [row.split(",")]}
     assert len(st["links"]["rows"]) == 62 and {c for c, _ in st["links"]["rows"]} <= cables
     again = plan_from_json(data)  # round trip: the structure comes back (addressing is recomputed from the spec)
-    assert fabric_view(again, "storage").count_by_kind() == {"storage:server-leaf": 62}
+    assert fabric_plan(again, "storage").count_by_kind() == {"storage:server-leaf": 62}
     assert plan_json_text(again).startswith('{\n  "$schema"')
     bad = json.loads(json.dumps(data))
     bad["fabric_addressing"]["storage"]["links"]["rows"][0][1] = "10.192.0.0/30"
@@ -136,8 +136,8 @@ def test_one_switch_fabric_says_it_has_no_peers(variants):
 
 def test_two_tier_storage_peers_within_its_fabric(variants):
     plan, folder = variants["frr2"]
-    r = plan.fabric_routing["storage"]
-    view = fabric_view(plan, "storage")
+    r = plan.fabrics["storage"].routing
+    view = fabric_plan(plan, "storage")
     spines = [i for i, d in enumerate(view.devices) if d.role == "spine"]
     leaves = [i for i, d in enumerate(view.devices) if d.role == "leaf"]
     assert spines and leaves and {int(r.asn[i]) for i in spines} == {r.asn_range[1]}
@@ -225,7 +225,7 @@ def test_infiniband_compute_pools_are_not_in_use(tmp_path):
     path = _spec(tmp_path, storage="    nos: frr\n    addressing: {loopbacks: 10.0.0.0/16, server_links: 10.64.0.0/10, "
                                    "fabric_links: 10.128.0.0/10, management: 172.16.0.0/12}\n")
     _, plan = build_plan(path)
-    assert plan.fabric_routing["storage"].pools["loopbacks"] == "10.0.0.0/16"
+    assert plan.fabrics["storage"].routing.pools["loopbacks"] == "10.0.0.0/16"
 
 
 @pytest.mark.parametrize("oob, needles", [

@@ -12,9 +12,11 @@ import jsonschema
 import numpy as np
 import pytest
 
+from compiler.check.context import CheckContext
 from compiler.diagnostics import SpecInvalid
-from compiler.plan.fabrics import fabric_view
+from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
+from compiler.plan.views import cable_ids
 from compiler.pipeline import build_plan
 
 from .conftest import SPECS, cli_in_process, tree_bytes
@@ -66,13 +68,53 @@ def test_server_ports_compute_first(multi):
     assert names[:8] == [p.name for p in build_plan(SINGLE)[1].layouts["dgx-h100/compute"].ports]
     assert names[8:] == ["slot1-p1", "slot2-p1", "bmc"]
     assert {p.form_factor for p in layout.ports[8:10]} == {"QSFP112"} and layout.ports[10].form_factor == "RJ45"
-    assert multi.design["fabrics"]["storage"]["server_ports"] == [8, 10]
-    assert multi.design["fabrics"]["oob"]["server_ports"] == [10, 11]
+    assert multi.fabrics["storage"].server_ports == (8, 10)
+    assert multi.fabrics["oob"].server_ports == (10, 11)
+
+
+def test_fabric_records_hold_each_fabric_by_index_range(multi):
+    """Plan.fabrics: compute first (servers, 8 leaves + 4 spines, 2 UFMs: 31 + 12 + 2 devices; 252 +
+    256 links), then storage and oob, each one switch with its own server cables."""
+    assert list(multi.fabrics) == ["compute", "storage", "oob", "scale-up"]
+    assert [f.kind for f in multi.fabrics.values()] == ["compute", "storage", "oob", "scale-up"]
+    assert fabric_names(multi) == ["compute", "storage", "oob"]  # the network fabrics
+    compute, storage, oob, up = multi.fabrics.values()
+    # DGX H100: one 8-GPU NVLink4 domain per server, wired inside it: no devices or cables of its own
+    assert up.domains is multi.scale_up and (up.domains.domains, up.domains.gpus_per_domain) == (SERVERS, 8)
+    assert up.servers == range(SERVERS) and up.devices == range(0) and up.links == range(0) and not up.is_network
+    assert compute.servers == storage.servers == oob.servers == range(SERVERS)
+    assert compute.devices == range(SERVERS + 12 + 2) and compute.links == range(252 + 256)
+    assert storage.devices == range(45, 46) and storage.links == range(508, 508 + 62)
+    assert oob.devices == range(46, 47) and oob.links == range(570, 570 + 31) and oob.links.stop == len(multi.links)
+    assert [multi.devices[i].name for i in storage.devices] == ["storage-leaf-001"]
+    assert compute.design is multi.design and storage.design["switch"] == "sn5600" and oob.design["switch"] == "sn2201"
+    assert (compute.nic_group, storage.nic_group, oob.nic_group) == ("compute", "storage", "oob")
+    for f in multi.fabrics.values():  # a fabric's links end at its own switches
+        assert all(multi.devices[i].fabric == f.name for i in multi.links.b_dev[f.links.start:f.links.stop].tolist())
+    assert multi.routing is None and all(f.routing is not None for f in (storage, oob))  # InfiniBand compute
+    # the checks judge a fabric through its record: its plan holds it (and the shared scale-up domains)
+    assert [CheckContext(fabric_plan(multi, name)).fabric.kind for name in fabric_names(multi)] == ["compute", "storage", "oob"]
+    assert list(fabric_plan(multi, "storage").fabrics) == ["storage", "scale-up"]
+
+
+def test_plan_json_gives_back_the_fabric_records(multi):
+    again = plan_from_json(json.loads(plan_json_text(multi)))
+    assert "fabrics" not in again.design and list(again.fabrics) == list(multi.fabrics)
+    assert again.scale_up == multi.scale_up
+    for name, f in multi.fabrics.items():
+        g = again.fabrics[name]
+        assert (g.kind, g.nic_group, g.servers, g.devices, g.links, g.server_ports, g.design) == \
+            (f.kind, f.nic_group, f.servers, f.devices, f.links, f.server_ports, f.design), name
+    # byte for byte up to the addressing, which plan.json does not read back (the spec plans it)
+    assert plan_json_text(again) == plan_json_text(multi).split(',\n  "fabric_addressing"')[0] + "\n}\n"
+    single = build_plan(SINGLE)[1]
+    assert list(plan_from_json(json.loads(plan_json_text(single))).fabrics) == ["compute", "scale-up"]
+    assert single.fabrics["compute"].links == range(len(single.links))
 
 
 def test_compute_view_is_the_single_fabric_plan(multi):
     single = build_plan(SINGLE)[1]
-    view = fabric_view(multi)
+    view = fabric_plan(multi)
     assert [d.name for d in view.devices] == [d.name for d in single.devices]
     assert view.link_kinds == single.link_kinds and view.media == single.media
     assert view.port_count() == single.port_count()
@@ -136,7 +178,7 @@ def test_plan_json_records_fabrics_and_round_trips(compiled):
     fabric_col = data["devices"]["columns"].index("fabric")
     assert {r[fabric_col] for r in data["devices"]["rows"]} == {"compute", "storage", "oob"}
     plan = plan_from_json(data)
-    assert fabric_view(plan, "storage").count_by_kind() == {"storage:server-leaf": 62}
+    assert fabric_plan(plan, "storage").count_by_kind() == {"storage:server-leaf": 62}
     assert plan_json_text(plan).startswith('{\n  "$schema"')
 
 
@@ -254,7 +296,7 @@ def test_layout_fabric_views_and_checks_see_every_rack(hall):
     from compiler.check import run_checks
 
     for name in ("compute", "storage", "oob"):
-        view = fabric_view(hall, name)
+        view = fabric_plan(hall, name)
         assert view.physical.length_m.shape == (len(view.links),) == view.physical.order_m.shape
         assert view.physical.dev_rack.shape == (len(view.devices),)
         assert np.array_equal(view.physical.rack_used_u(), hall.physical.rack_used_u())
@@ -280,8 +322,18 @@ def test_ethernet_compute_with_storage(tmp_path):
                     "scalable_unit: 16, nos: frr}\nfabrics:\n  - {name: inband, switch: sn5600}\n")
     loaded, plan = build_plan(path)
     assert plan.count_by_kind()["inband:server-leaf"] == 32
-    view = fabric_view(plan)
-    assert len(plan.routing.loopback) == len(plan.devices) and len(view.routing.loopback) == len(view.devices)
+    # each fabric's routing is sized to that fabric, not padded to the plan's tables
+    view = fabric_plan(plan)
+    assert plan.routing is view.routing is plan.fabrics["compute"].routing
+    assert len(view.routing.loopback) == len(view.devices) == len(plan.fabrics["compute"].devices) < len(plan.devices)
+    assert len(view.routing.link_net) == len(view.links) == len(plan.fabrics["compute"].links) < len(plan.links)
+    # plan.json names the compute fabric's /31s by the whole plan's cable ids: the same as its own
+    assert list(view.memo("cable_ids", cable_ids)) == list(plan.memo("cable_ids", cable_ids)[:len(view.links)])
+    data = json.loads(plan_json_text(plan))  # the compute addressing lists the compute fabric's devices only
+    assert [row[0] for row in data["addressing"]["devices"]["rows"]] == [d.name for d in view.devices]
+    inband = fabric_plan(plan, "inband")
+    assert len(inband.routing.loopback) == len(inband.devices) == 16 + len(plan.fabrics["inband"].devices)
+    assert len(inband.routing.link_net) == len(inband.links) == len(plan.fabrics["inband"].links) == 32
     r = cli_in_process("compile", str(path), "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     configs = sorted(p.name for p in (tmp_path / "out/roce-mf/configs").rglob("*") if p.is_file())
@@ -369,7 +421,7 @@ def test_two_tier_extra_fabric_by_hand(tmp_path):
     kinds = build_plan(path)[1].count_by_kind()
     assert kinds["storage:leaf-spine"] == 62 and kinds["oob:leaf-spine"] == 16
     plan = build_plan(path)[1]
-    roles = {f: fabric_view(plan, f).count_by_role() for f in ("storage", "oob")}
+    roles = {f: fabric_plan(plan, f).count_by_role() for f in ("storage", "oob")}
     assert [roles[f][r] for f in ("storage", "oob") for r in ("leaf", "spine")] == [1, 2, 1, 2]
 
 
@@ -398,7 +450,7 @@ def test_storage_targets_on_the_storage_fabric_by_hand(tmp_path):
     targets = [d for d in plan.devices if d.role == "vast"]
     assert [d.name for d in targets][:2] == ["storage-vast-01", "storage-vast-02"] and len(targets) == 8
     assert {d.fabric for d in targets} == {"storage"}
-    assert "vast" not in fabric_view(plan, "compute").count_by_role()
+    assert "vast" not in fabric_plan(plan, "compute").count_by_role()
     from compiler.plan.fabrics import fabric_bom
     lines = {(f, line.category, line.part_number): line.quantity for f, line in fabric_bom(plan)}
     assert lines[("storage", "transceiver", "MMA4Z00-NS")] == (62 + 16) // 2

@@ -11,7 +11,7 @@ import pytest
 
 import compiler
 from compiler.check.context import CheckContext
-from compiler.plan.fabrics import fabric_view
+from compiler.plan.fabrics import fabric_plan
 from compiler.plan.views import cable_ids
 
 from .conftest import SPECS
@@ -93,7 +93,7 @@ def _networkx_flow(net: nx.DiGraph) -> int:
 def test_scipy_max_flow_equals_networkx(tmp_path, design):
     make, expected_worst = DESIGNS[design]
     built = compiler.build(make(tmp_path))
-    plan = fabric_view(built.plan)
+    plan = fabric_plan(built.plan)
     graph = built.to_networkx("compute")
     ctx = CheckContext(plan)
     assert len(ctx.cuts) >= 5

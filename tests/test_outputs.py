@@ -81,7 +81,7 @@ def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
 
     from compiler import render
 
-    monkeypatch.setitem(render.RENDERERS, "summary", boom)
+    monkeypatch.setitem(render.RENDERERS, "summary", render.Renderer(boom, render.ALL))
     with pytest.raises(RuntimeError):
         write_outputs(plan, tmp_path)
     assert tree_bytes(folder) == before

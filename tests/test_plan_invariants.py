@@ -76,3 +76,27 @@ def test_names_are_unique_and_safe(plan):
     names = [d.name for d in plan.devices]
     assert len(set(names)) == len(names)
     assert all(n.replace("-", "").isalnum() and n == n.lower() for n in names)
+
+
+def test_fabric_records_that_do_not_tile_the_plan_are_caught():
+    """A fabric record off by one (a device or link counted in the wrong fabric) would put a
+    storage switch in the compute checks or a cable under the wrong fabric: a compiler bug."""
+    import dataclasses
+
+    from compiler.check.invariants import fabric_invariants
+
+    plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric.yaml")[1]
+    assert fabric_invariants(plan) == []
+    good = dict(plan.fabrics)
+    storage = good["storage"]
+    plan.fabrics["storage"] = dataclasses.replace(storage, links=range(storage.links.start + 1, storage.links.stop))
+    assert [f.code for f in fabric_invariants(plan)] == ["FABRIC_RANGES"]
+    compute = good["compute"]  # the last compute link handed to storage: its upper end is a compute leaf
+    plan.fabrics.update(compute=dataclasses.replace(compute, links=range(0, compute.links.stop - 1)),
+                        storage=dataclasses.replace(storage, links=range(compute.links.stop - 1, storage.links.stop)))
+    assert [f.code for f in fabric_invariants(plan)] == ["FABRIC_LINK_OUTSIDE", "FABRIC_ROUTING_SIZE"]  # storage: 63 links, 62 /31s
+    plan.fabrics.update(good)
+    r = good["oob"].routing  # routing padded past its fabric (what pad_routing used to do)
+    plan.fabrics["oob"] = dataclasses.replace(good["oob"], routing=dataclasses.replace(
+        r, loopback=np.concatenate([r.loopback, np.zeros(1, dtype=r.loopback.dtype)])))
+    assert [f.code for f in fabric_invariants(plan)] == ["FABRIC_ROUTING_SIZE"]

@@ -138,6 +138,18 @@ def test_dgx_h100_domains_are_the_server():
 def test_torus_of_chips_is_one_domain_in_the_plan_links():
     plan = plan_from_text((SPECS / "tpu-v4-pod.yaml").read_text())
     assert plan.scale_up.in_plan_links and plan.scale_up.domains == 1 and not plan.scale_up.spans_servers
+    # the scale-up fabric's record: its links are the compute fabric's, all of the plan's
+    up, compute = plan.fabrics["scale-up"], plan.fabrics["compute"]
+    assert up.kind == "scale-up" and up.links == compute.links == range(len(plan.links)) and len(plan.links) > 0
+
+
+def test_nvl72_domains_are_a_scale_up_fabric_without_cables(su_plan):
+    """The NVL72 racks' NVLink is a fabric of the plan (kind scale-up, 8 domains of 18 trays),
+    wired by the rack's backplane: no devices or links in the plan's tables."""
+    up = su_plan.fabrics["scale-up"]
+    assert (up.kind, up.domains.domains, up.design["servers_per_domain"]) == ("scale-up", 8, 18)
+    assert up.servers == su_plan.fabrics["compute"].servers == range(144)
+    assert up.devices == range(0) and up.links == range(0)
 
 
 @pytest.mark.parametrize("size, hint", [("servers: 140", "use servers: 126 or servers: 144 (7 or 8 domains)"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from ..plan.fabrics import COMPUTE, fabric_names, fabric_view
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..progress import stage as progress_stage  # (check/stage.py, a submodule, would shadow `stage`)
 from .bisection import BisectionFigures, check_bisection
@@ -72,16 +72,15 @@ def run_checks(plan: Plan, seed: int = 1, checks: dict[str, Check] = CHECKS) -> 
     paths); on a plan with extra fabrics, also the per-fabric checks on each of them.
     `seed` draws the random cuts and failure samples."""
     order = check_order(checks)
-    figures, found, seconds = _run(CheckContext(fabric_view(plan), seed=seed, whole=plan), checks, order)
+    figures, found, seconds = _run(CheckContext(fabric_plan(plan, COMPUTE), seed=seed, whole=plan), checks, order)
     in_registry_order = [f for name in checks for f in found[name]]
     findings = sorted(in_registry_order, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable
     per_fabric = with_needs(checks, {name for name, c in checks.items() if c.per_fabric})
     fabric_figures = {}
-    for name in fabric_names(plan):
-        if name != COMPUTE:
-            extra, _, _ = _run(CheckContext(fabric_view(plan, name), seed=seed), checks,
-                               [n for n in order if n in per_fabric])
-            fabric_figures[name] = extra
+    for name in fabric_names(plan)[1:]:  # the extra network fabrics (storage, in-band, out-of-band)
+        extra, _, _ = _run(CheckContext(fabric_plan(plan, name), seed=seed, whole=plan), checks,
+                           [n for n in order if n in per_fabric])
+        fabric_figures[name] = extra
     return CheckResults(name=plan.name, figures={name: figures[name] for name in checks}, findings=tuple(findings),
                         seconds=seconds, fabric_figures=fabric_figures)
 

@@ -8,6 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from ..plan.graph import FabricGraph, fabric_graph
+from ..plan.fabrics import Fabric, fabric_names, fabric_record
 from ..plan.model import Plan, is_management_leaf
 from .cuts import Cut, CutFlow, balanced_cuts
 from .flows import FlowNetwork
@@ -19,13 +20,23 @@ LARGE_GRAPH_LINKS = 100_000
 
 @dataclass
 class CheckContext:
-    plan: Plan  # the compute fabric (plan/fabrics.py fabric_view): what the fabric checks judge
+    """One fabric under judgement. `plan` is that fabric's plan (plan/fabrics.py fabric_plan:
+    the plan itself for a one-fabric plan), so the fabric checks see its switches and links
+    only; `whole` is the plan with every fabric, for what all fabrics share (racks, power,
+    cable reach)."""
+
+    plan: Plan
     seed: int = 1
-    whole: Plan | None = None  # the plan with every fabric, for what all fabrics share (racks, cable reach)
+    whole: Plan | None = None
 
     @property
     def all_fabrics(self) -> Plan:
         return self.whole if self.whole is not None else self.plan
+
+    @property
+    def fabric(self) -> Fabric:
+        """The record of the fabric judged (plan/fabric.py): its name, kind and design."""
+        return fabric_record(self.plan, fabric_names(self.plan)[0])
 
     @cached_property
     def graph(self) -> FabricGraph:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..plan.fabrics import fabric_names
 from ..plan.model import Plan
 from .findings import Finding
 
@@ -55,4 +56,44 @@ def plan_invariants(plan: Plan) -> list[Finding]:
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",
                            f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
+    return out + fabric_invariants(plan)
+
+
+def fabric_invariants(plan: Plan) -> list[Finding]:
+    """The fabric records (plan/fabric.py) tile the plan: the network fabrics' own devices
+    and links are consecutive ranges covering every device and link, in record order; a
+    link's upper end is a device of its own fabric, its lower end one of that fabric's or a
+    server; Device.fabric agrees; routing arrays are sized to their fabric."""
+    if not plan.fabrics:
+        return []
+    out: list[Finding] = []
+    records = [plan.fabrics[name] for name in fabric_names(plan)]
+    dev_end = link_end = 0
+    for f in records:
+        if f.devices.start != dev_end or f.links.start != link_end:
+            out.append(Finding("FABRIC_RANGES", "error", f"fabric {f.name}: devices from {f.devices.start}, links from "
+                               f"{f.links.start}; the fabric before it ends at {dev_end}, {link_end}", f.name))
+        dev_end, link_end = f.devices.stop, f.links.stop
+    if dev_end != len(plan.devices) or link_end != len(plan.links):
+        out.append(Finding("FABRIC_RANGES", "error", f"the fabrics hold {dev_end} devices and {link_end} links; "
+                           f"the plan has {len(plan.devices)} and {len(plan.links)}"))
+    if out:
+        return out
+    links = plan.links
+    for f in records:
+        a, b = links.a_dev[f.links.start:f.links.stop], links.b_dev[f.links.start:f.links.stop]
+        own_b = (b >= f.devices.start) & (b < f.devices.stop)
+        own_a = ((a >= f.devices.start) & (a < f.devices.stop)) | ((a >= f.servers.start) & (a < f.servers.stop))
+        if not (own_a & own_b).all():
+            i = f.links.start + int(np.argmin(own_a & own_b))
+            out.append(Finding("FABRIC_LINK_OUTSIDE", "error", f"link {i + 1} of fabric {f.name} ends at "
+                               f"{plan.devices[int(links.a_dev[i])].name} and {plan.devices[int(links.b_dev[i])].name}", f.name))
+        strays = [plan.devices[i].name for i in f.devices if plan.devices[i].fabric != f.name]
+        if strays:
+            out.append(Finding("FABRIC_DEVICE_MISLABELLED", "error", f"{strays[0]} is in fabric {f.name}'s range "
+                               f"but labelled {plan.devices[plan.device_index(strays[0])].fabric}", strays[0]))
+        r = f.routing
+        if r is not None and (r.loopback.size != f.device_ids().size or r.link_net.size != len(f.links)):
+            out.append(Finding("FABRIC_ROUTING_SIZE", "error", f"fabric {f.name}'s routing covers {r.loopback.size} devices "
+                               f"and {r.link_net.size} links; the fabric has {f.device_ids().size} and {len(f.links)}", f.name))
     return out

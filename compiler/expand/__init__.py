@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..diagnostics import SpecInvalid
-from ..plan.fabrics import fabric_view
+from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES
@@ -58,6 +58,8 @@ def expand(loaded: LoadedSpec) -> Plan:
     extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = fabrics.attach(loaded, design, plan)
+    else:
+        plan.fabrics = single_fabric(plan)
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded, extra_designs)
     facts.attach(plan, design.catalog)
@@ -68,11 +70,10 @@ def expand(loaded: LoadedSpec) -> Plan:
         plan.requirements["max_oversubscription"] = {k: str(v) for k, v in spec.requirements.max_oversubscription.items()}
     plan.analysis = {"collectives": spec.collectives.model_dump(mode="json")}
     if isinstance(design, ClosDesign) and design.switch.protocol == "ethernet":
-        compute = fabric_view(plan)  # the plan itself for one fabric
-        plan.routing = addressing.plan_routing(loaded, design, compute)
-        if compute is not plan:
-            compute.routing = plan.routing
-            plan.routing = fabrics.pad_routing(compute.routing, len(plan.devices), len(plan.links))
+        compute = fabric_plan(plan)  # the plan itself for one fabric
+        # sized to the compute fabric, a prefix of the plan's devices and links: no padding
+        plan.routing = compute.routing = plan.fabrics[COMPUTE].routing = compute.fabrics[COMPUTE].routing = \
+            addressing.plan_routing(loaded, design, compute)
     if extra_designs:
         fabrics.route(loaded, plan, extra_designs, isinstance(design, ClosDesign) and design.switch.protocol == "ethernet")
     return plan

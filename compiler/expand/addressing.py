@@ -101,7 +101,7 @@ def _prefix_for(addresses_needed: int, share: float) -> int:
 
 def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int | None = None) -> RoutingPlan:
     """The compute fabric's routing plan, or with `extra` = i that of the spec's i-th extra
-    fabric (`plan` is then its fabric_view: its switches and the servers). An extra fabric
+    fabric (`plan` is then its fabric_plan: its switches and the servers). An extra fabric
     draws from its own `fabrics[i].addressing` and NOS; its servers take no management
     address from it (they have one management address, the compute fabric's)."""
     spec = loaded.spec

@@ -6,8 +6,9 @@ spec in which it is the fabric and its NIC group the server's, then merged into 
 compute plan: servers appear once, their ports being the compute ports followed by each
 extra group's (compute port indices, hence every compute output, are unchanged); the
 extra fabric's switches are appended with `Device.fabric` set and their names prefixed
-(naming.fabric_device); its link kinds are prefixed (`storage:server-leaf`). All numpy
-column work; no per-link Python objects.
+(naming.fabric_device); its link kinds are prefixed (`storage:server-leaf`). Each fabric
+is recorded in `Plan.fabrics` (plan/fabric.py) with its device and link ranges, design
+and routing. All numpy column work; no per-link Python objects.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from ..plan.fabrics import COMPUTE, fabric_view
+from ..plan.fabrics import COMPUTE, fabric_plan, kind_of
+from ..plan.fabric import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
@@ -200,7 +202,10 @@ def merge(plan: Plan, built: list) -> Plan:
     assert servers == list(range(n)), "servers come first in a Clos plan"
     base_layout = plan.devices[0].layout
     ports = list(plan.layouts[base_layout].ports)
-    fabrics = {COMPUTE: {"server_ports": [0, len(ports)]}}
+    compute_design = dict(plan.design)
+    fabrics = {COMPUTE: FabricRecord(COMPUTE, COMPUTE, COMPUTE, range(n), range(len(plan.devices)), range(len(plan.links)),
+                               (0, len(ports)), compute_design)}
+    first_link = len(plan.links)
     devices = plan.devices[n:]
     layouts = {k: v for k, v in plan.layouts.items() if k != base_layout}
     kinds, media = list(plan.link_kinds), list(plan.media)
@@ -220,16 +225,17 @@ def merge(plan: Plan, built: list) -> Plan:
         layouts.update((k, v) for k, v in extra.layouts.items() if k != extra_servers[0].layout)
         # device ids: servers keep theirs, the fabric's switches follow everything before them
         dev_map = np.concatenate([np.arange(n), first_dev + np.arange(len(extra.devices) - n)]).astype(np.int32)
-        first_dev += len(extra.devices) - n
+        own = range(first_dev, first_dev + len(extra.devices) - n)
+        first_dev = own.stop
         kind_map = np.array([_index(kinds, f"{fab.name}:{k}") for k in extra.link_kinds], dtype=np.int16)
         media_map = np.array([_index(media, m) for m in extra.media], dtype=np.int16)
         lt = extra.links
         server_end = lt.a_dev < n  # end a of server-leaf links is the server
         parts.append(LinkTable(dev_map[lt.a_dev], np.where(server_end, lt.a_port + port_base, lt.a_port).astype(np.int32),
                                dev_map[lt.b_dev], lt.b_port, kind_map[lt.kind], media_map[lt.media], lt.speed_gbps))
-        record = design_record(extra)
-        record.update({"nic_group": fab.nic_group or fab.name, "server_ports": [port_base, len(ports)]})
-        fabrics[fab.name] = record
+        fabrics[fab.name] = FabricRecord(fab.name, kind_of(fab.name), fab.nic_group or fab.name, range(n), own,
+                                   range(first_link, first_link + len(lt)), (port_base, len(ports)), design_record(extra))
+        first_link += len(lt)
         notes += list(extra.notes)
     merged_id = base_layout + "".join(f"+{name}" for name in list(fabrics)[1:])
     merged = PortLayout(merged_id, tuple(ports))
@@ -242,10 +248,8 @@ def merge(plan: Plan, built: list) -> Plan:
     for d in all_devices:
         d.port_offset = offset
         offset += len(merged if d.layout == merged_id else layouts[d.layout])
-    design = dict(plan.design)
-    design["fabrics"] = fabrics
     return Plan(name=plan.name, devices=all_devices, layouts={merged_id: merged, **layouts}, links=LinkTable.concat(parts),
-                link_kinds=kinds, media=media, design=design, notes=notes)
+                link_kinds=kinds, media=media, design=compute_design, notes=notes, fabrics=fabrics)
 
 
 def design_record(extra: Plan) -> dict:
@@ -262,7 +266,7 @@ def _index(table: list[str], value: str) -> int:
 
 def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]], compute_ethernet: bool) -> None:
     """Each Ethernet extra fabric's routing plan (RFC 7938 ASNs, loopbacks, /31s from its
-    own `addressing:`), planned on its fabric_view and kept in plan.fabric_routing, after
+    own `addressing:`), planned on its fabric plan and kept on its record, after
     checking that no two Ethernet fabrics' pools overlap. The fabrics are separate routing
     domains (no link joins them), so each has its own ASN plan; their address pools
     must still be apart, as hosts and the site network see them side by side."""
@@ -270,9 +274,9 @@ def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]],
     check_pools(loaded, ([None] if compute_ethernet else []) + [i for i, _ in ethernet])
     for i, design in ethernet:
         name = loaded.spec.fabrics[i].name
-        view = fabric_view(plan, name)
-        view.routing = addressing.plan_routing(loaded, design, view, extra=i)
-        plan.fabric_routing[name] = view.routing
+        view = fabric_plan(plan, name)
+        view.routing = view.fabrics[name].routing = plan.fabrics[name].routing = \
+            addressing.plan_routing(loaded, design, view, extra=i)
 
 
 def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:
@@ -300,11 +304,3 @@ def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:
             seen.append((fab_name, pool, net, where + ("addressing", pool)))
     if errors:
         raise SpecInvalid(errors)
-
-
-def pad_routing(routing, devices: int, links: int):
-    """The compute fabric's routing plan over the merged plan: extra fabrics' devices and
-    links have no address there (0, as servers do); theirs are in plan.fabric_routing."""
-    pad = lambda a, n: np.concatenate([a, np.zeros(n - a.shape[0], dtype=a.dtype)])  # noqa: E731
-    return dataclasses.replace(routing, loopback=pad(routing.loopback, devices), asn=pad(routing.asn, devices),
-                               management=pad(routing.management, devices), link_net=pad(routing.link_net, links))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .fabric import COMPUTE
 from .model import Plan
 from .views import cage_table
 
@@ -141,8 +142,8 @@ def _scale_up_lines(plan: Plan) -> list[BomLine]:
     parts = plan.facts.get("scale_up_parts", {})
     if up is None or not up.domains:
         return []
-    if plan.design.get("fabric") not in (None, "compute"):
-        return []  # an extra fabric's view (plan/fabrics.py): the trays ship with the racks, billed once with compute
+    if next(iter(plan.fabrics), COMPUTE) != COMPUTE:
+        return []  # an extra fabric's plan (plan/fabrics.py): the trays ship with the racks, billed once with compute
     out = []
     for ref, per_domain in ((up.switch_tray, up.switch_trays_per_domain), (up.backplane, 1)):
         if ref is None:

@@ -1,11 +1,11 @@
-"""Several fabrics in one plan: which fabric a device or link belongs to, and a view of
-the plan that holds one fabric only.
+"""Several fabrics in one plan: the fabric records (plan/fabric.py) read by name, and the
+plan of one fabric, materialised from its record for the outputs and checks that read one
+fabric only.
 
 A plan with extra fabrics (spec `fabrics:`) lists every server once, its ports being the
-compute NIC group's followed by each extra fabric's group (recorded in
-`design["fabrics"][name]["server_ports"]`); switches carry `Device.fabric`; a link
-belongs to the fabric of its upper end (end b is always a switch of that fabric).
-The compute devices and links come first, so the compute view keeps every index.
+compute NIC group's followed by each extra fabric's group (Fabric.server_ports); each
+fabric's own devices and links are index ranges of the plan's tables (Fabric.devices,
+Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 """
 
 from __future__ import annotations
@@ -15,50 +15,70 @@ from operator import attrgetter
 import numpy as np
 
 from .bom import bill_of_materials
+from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-COMPUTE = "compute"
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+           "kind_of", "link_fabric", "single_fabric"]
+
+
+def single_fabric(plan: Plan) -> dict[str, Fabric]:
+    """The fabrics of a one-fabric plan: the compute fabric holds every device and link."""
+    servers = 0
+    while servers < len(plan.devices) and plan.devices[servers].role == "server":
+        servers += 1
+    ports = len(plan.layouts[plan.devices[0].layout]) if servers else 0
+    return {COMPUTE: Fabric(COMPUTE, COMPUTE, COMPUTE, range(servers), range(len(plan.devices)), range(len(plan.links)),
+                            (0, ports), plan.design, plan.routing)}
 
 
 def fabric_names(plan: Plan) -> list[str]:
-    """compute first, then the extra fabrics in spec order; ["compute"] for a single fabric."""
-    return list(plan.design.get("fabrics") or {COMPUTE: None})
+    """The network fabrics (switches and cables in the plan's tables): compute first, then the
+    extra fabrics in spec order; ["compute"] for a single fabric. Not the scale-up domains."""
+    return [name for name, f in plan.fabrics.items() if f.is_network] or [COMPUTE]
+
+
+def fabric_record(plan: Plan, name: str = COMPUTE) -> Fabric:
+    return plan.fabrics[name] if plan.fabrics else single_fabric(plan)[COMPUTE]
 
 
 def is_multi_fabric(plan: Plan) -> bool:
+    """More than one network fabric (spec `fabrics:`)."""
     return len(fabric_names(plan)) > 1
 
 
 def link_fabric(plan: Plan) -> np.ndarray:
-    """Per link, its fabric's index in fabric_names(plan)."""
-    names = fabric_names(plan)
-    of_device = np.fromiter((names.index(d.fabric) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
-    return of_device[plan.links.b_dev]
+    """Per link, its fabric's index in fabric_names(plan) (from the records' link ranges)."""
+    if not is_multi_fabric(plan):
+        return np.zeros(len(plan.links), dtype=np.int64)
+    sizes = [len(plan.fabrics[name].links) for name in fabric_names(plan)]
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
-def fabric_view(plan: Plan, name: str = COMPUTE) -> Plan:
+def fabric_plan(plan: Plan, name: str = COMPUTE) -> Plan:
     """The plan of one fabric: the servers (with only that fabric's ports for compute, all
-    ports otherwise, so port indices stay) plus that fabric's devices and links. The plan
-    itself when it has one fabric. Memoised: every output shares one view per fabric."""
+    ports otherwise, so port indices stay) plus that fabric's devices and links, its design
+    and routing; it holds that one fabric record. The plan itself when it has one fabric.
+    Memoised: every output shares one per fabric. Links are slices of the plan's columns
+    (no copy) for the compute fabric, whose indices are the plan's."""
     if not is_multi_fabric(plan):
         return plan
-    return plan.memo(f"fabric_view:{name}", lambda p: _view(p, name))
+    return plan.memo(f"fabric_plan:{name}", lambda p: _materialise(p, p.fabrics[name]))
 
 
-def _view(plan: Plan, name: str) -> Plan:
-    rec = plan.design["fabrics"][name]
-    keep = [i for i, d in enumerate(plan.devices) if d.fabric == name or d.role == "server"]
-    remap = np.full(len(plan.devices), -1, dtype=np.int64)
-    remap[keep] = np.arange(len(keep))
+def _materialise(plan: Plan, fab: Fabric) -> Plan:
+    compute = fab.name == COMPUTE
+    keep = fab.device_ids()
+    n = len(fab.servers)
     layouts = dict(plan.layouts)
     devices = []
     offset = 0
     fields = attrgetter(*Device.__dataclass_fields__)  # a plain copy; dataclasses.replace is 2x slower
-    for i in keep:
+    for i in keep.tolist():
         d = Device(*fields(plan.devices[i]))
-        if d.role == "server" and name == COMPUTE:
-            first, end = rec["server_ports"]
+        if d.role == "server" and compute:
+            first, end = fab.server_ports
             lid = d.layout.split("+")[0]
             if lid not in layouts:
                 layouts[lid] = PortLayout(lid, plan.layouts[d.layout].ports[first:end])
@@ -68,26 +88,32 @@ def _view(plan: Plan, name: str) -> Plan:
         devices.append(d)
     used = {d.layout for d in devices}
     layouts = {k: v for k, v in layouts.items() if k in used}
-    sel = link_fabric(plan) == fabric_names(plan).index(name)
+    sel = slice(fab.links.start, fab.links.stop)
     lt = plan.links
-    links = LinkTable(remap[lt.a_dev[sel]].astype(np.int32), lt.a_port[sel], remap[lt.b_dev[sel]].astype(np.int32),
-                      lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
-    design = {k: v for k, v in plan.design.items() if k != "fabrics"}
-    if name != COMPUTE:
-        design.update({k: v for k, v in rec.items() if k not in ("server_ports", "nic_group")})
-        design["fabric"] = name
+    if compute:  # a prefix of the plan: device indices hold
+        a_dev, b_dev = lt.a_dev[sel], lt.b_dev[sel]
+    else:  # servers keep theirs; the fabric's own devices follow them
+        shift = np.int32(fab.devices.start - n)
+        a_dev = np.where(lt.a_dev[sel] < n, lt.a_dev[sel], lt.a_dev[sel] - shift).astype(np.int32)
+        b_dev = (lt.b_dev[sel] - shift).astype(np.int32)
+    links = LinkTable(a_dev, lt.a_port[sel], b_dev, lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
+    design = dict(plan.design) if compute else {**plan.design, **fab.design, "fabric": fab.name}
     kinds, media = plan.link_kinds, plan.media
-    if name == COMPUTE:  # the compute fabric's kinds and media are a prefix of the plan's: indices hold
+    if compute:  # the compute fabric's kinds and media are a prefix of the plan's: indices hold
         kinds = [k for k in kinds if ":" not in k]
         media = media[:int(links.media.max()) + 1] if len(links) else []
-    view = Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design, notes=list(plan.notes), facts=plan.facts,
-                requirements=plan.requirements if name == COMPUTE else {}, analysis=plan.analysis,
-                physical=_physical_view(plan.physical, np.asarray(keep, dtype=np.int64), sel), routing=plan.routing if name == COMPUTE else plan.fabric_routing.get(name),
-                scale_up=plan.scale_up)
-    return view
+    own = Fabric(fab.name, fab.kind, fab.nic_group, range(n), range(0 if compute else n, len(devices)), range(len(links)),
+                 fab.server_ports, design, fab.routing)
+    fabrics = {fab.name: own}
+    if SCALE_UP in plan.fabrics:  # the servers' domains: the same in every fabric's plan (no links of a Clos)
+        fabrics[SCALE_UP] = plan.fabrics[SCALE_UP]
+    return Plan(name=plan.name, devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media, design=design,
+                notes=list(plan.notes), facts=plan.facts, requirements=plan.requirements if compute else {},
+                analysis=plan.analysis, physical=_physical_view(plan.physical, keep, sel), routing=fab.routing,
+                fabrics=fabrics)
 
 
-def _physical_view(phys: Physical | None, keep: np.ndarray, sel: np.ndarray) -> Physical | None:
+def _physical_view(phys: Physical | None, keep: np.ndarray, sel: slice) -> Physical | None:
     """The physical side of a fabric's view: its devices' places and its links' lengths.
     Every rack stays (same indices); what a rack holds and draws is counted over every
     fabric (Physical.whole), and the physical check and the rack outputs read the whole plan."""
@@ -105,7 +131,7 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     (its servers are the compute fabric's, counted once)."""
     out = []
     for name in fabric_names(plan):
-        view = fabric_view(plan, name)
+        view = fabric_plan(plan, name)
         for line in view.memo("bom", bill_of_materials):
             if name == COMPUTE or line.category not in ("server", "nic"):
                 out.append((name, line))

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .fabric import COMPUTE, SCALE_UP, scale_up_fabric
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .fabric import Fabric
     from .routing import RoutingPlan
     from .scale_up import ScaleUpDomains
 
@@ -106,12 +108,29 @@ class Plan:
     requirements: dict = field(default_factory=dict)  # what must hold (from the spec), plain JSON values
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
     physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
-    routing: "RoutingPlan | None" = None  # Ethernet fabrics: addresses, ASNs, NOS port names (plan/routing.py)
-    # each Ethernet extra fabric's routing plan, indexed over its fabric_view (plan/fabrics.py)
-    fabric_routing: "dict[str, RoutingPlan]" = field(default_factory=dict)
-    scale_up: "ScaleUpDomains | None" = None  # which GPUs share an NVLink domain (plan/scale_up.py)
+    # Ethernet: the routing (addresses, ASNs, NOS port names: plan/routing.py) of the fabric this
+    # plan is read as: the compute fabric's on a whole plan (the same object as
+    # fabrics["compute"].routing, sized to that fabric), a fabric's own on its fabric plan.
+    routing: "RoutingPlan | None" = None
+    # every fabric by name, compute first (plan/fabric.py): its devices and links as index
+    # ranges, its design and routing; the scale-up domains last (Plan.scale_up). Empty only
+    # on a plan a builder has not finished (expand sets it); plan/fabrics.py reads an empty
+    # one as a single compute fabric.
+    fabrics: "dict[str, Fabric]" = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def scale_up(self) -> "ScaleUpDomains | None":
+        """Which GPUs share an NVLink domain: the scale-up fabric's record (plan/scale_up.py)."""
+        rec = self.fabrics.get(SCALE_UP)
+        return None if rec is None else rec.domains
+
+    @scale_up.setter
+    def scale_up(self, domains: "ScaleUpDomains | None") -> None:
+        self.fabrics.pop(SCALE_UP, None)
+        if domains is not None:
+            self.fabrics[SCALE_UP] = scale_up_fabric(domains, self.fabrics.get(COMPUTE))
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""

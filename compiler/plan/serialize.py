@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from .fabrics import fabric_view
+from .fabric import COMPUTE, Fabric, kind_of
+from .fabrics import fabric_names, fabric_plan, is_multi_fabric, single_fabric
 from .model import Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
 from .routing import dotted
@@ -74,11 +75,14 @@ ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
 ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
 
 
-def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
+def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> str:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
-    `fabric`: an extra fabric's, from its view; its device rows are its own switches (the
-    servers take no address from it), its links its own."""
+    `plan`: that fabric's plan (plan/fabrics.py fabric_plan), whose indices its routing's
+    are. `fabric`: an extra fabric's name; its device rows are its own switches (the
+    servers take no address from it), its links its own. `ids`: cable ids by link of
+    `plan` where the caller has them (the compute fabric's links are a prefix of the whole
+    plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
@@ -88,7 +92,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
                 for i, d in enumerate(plan.devices) if fabric is None or d.fabric == fabric)
     numbered = np.nonzero(r.link_net)[0]
-    ids = plan.memo("cable_ids", cable_ids)
+    ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     nets = dotted(r.link_net[numbered])
     link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets))
     return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
@@ -98,10 +102,11 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
 def _fabric_addressing_text(plan: Plan) -> str:
     """"fabric_addressing": each Ethernet extra fabric's routing plan, by fabric name in
     spec order ("addressing" stays the compute fabric's); nothing without one."""
-    if not plan.fabric_routing:
+    routed = [name for name in fabric_names(plan) if name != COMPUTE and plan.fabrics[name].routing is not None]
+    if not routed:
         return ""
-    parts = [f"    {_dump(name)}: " + _addressing_text(fabric_view(plan, name), name).replace("\n", "\n  ")
-             for name in plan.fabric_routing]
+    parts = [f"    {_dump(name)}: " + _addressing_text(fabric_plan(plan, name), name).replace("\n", "\n  ")
+             for name in routed]
     return ',\n  "fabric_addressing": {\n' + ",\n".join(parts) + "\n  }"
 
 
@@ -125,7 +130,9 @@ def plan_json_text(plan: Plan) -> str:
         "format": FORMAT,
         "version": VERSION,
         "name": plan.name,
-        "design": plan.design,
+        # the fabric records, where the plan has several, close its design (plan/fabric.py json_record)
+        "design": {**plan.design, "fabrics": {name: plan.fabrics[name].json_record() for name in fabric_names(plan)}}
+        if is_multi_fabric(plan) else plan.design,
         "notes": plan.notes,
         "facts": plan.facts,
         "requirements": plan.requirements,
@@ -142,7 +149,7 @@ def plan_json_text(plan: Plan) -> str:
         + ',\n  "port_layouts": {\n' + layouts + "\n  }"
         + ',\n  "devices": ' + _table(DEVICE_COLUMNS, device_rows, "  ")
         + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
-        + (',\n  "addressing": ' + _addressing_text(plan) if plan.routing is not None else "")
+        + (',\n  "addressing": ' + _addressing_text(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids)) if plan.routing is not None else "")
         + _fabric_addressing_text(plan)
         + "\n}\n"
     )
@@ -195,14 +202,41 @@ def plan_from_json(data: dict) -> Plan:
     links = LinkTable(np.array(a_dev, dtype=np.int32), np.array(a_port, dtype=np.int32), np.array(b_dev, dtype=np.int32),
                       np.array(b_port, dtype=np.int32), np.array(kind, dtype=np.int16), np.array(med, dtype=np.int16),
                       np.array(speed, dtype=np.int32))
+    design = dict(data["design"])
     plan = Plan(name=data["name"], devices=devices, layouts=layouts, links=links, link_kinds=kinds, media=media,
-                design=data["design"], notes=list(data["notes"]), facts=data["facts"])
+                design=design, notes=list(data["notes"]), facts=data["facts"])
+    plan.fabrics = _fabrics_from_json(design.pop("fabrics", None), plan)
     plan.requirements = data.get("requirements", {})
     plan.analysis = data.get("analysis", {})
     plan.scale_up = ScaleUpDomains.from_json(data.get("scale_up"))
     if data.get("physical") is not None:
         plan.physical = _physical_from_json(data, plan, by_name)
     return plan
+
+
+def _fabrics_from_json(records: dict | None, plan: Plan) -> dict[str, Fabric]:
+    """The fabric records from design.fabrics: each fabric's own devices are the run of
+    devices with its `fabric` column, its links those whose upper end is one of them
+    (in plan order, as expand wrote them). Routing is not read back (plan.json's
+    addressing is for people and tools; diff compares it as text)."""
+    if not records:
+        return single_fabric(plan)
+    names = list(records)
+    of_device = np.array([names.index(d.fabric) for d in plan.devices], dtype=np.int64)
+    of_link = of_device[plan.links.b_dev]
+    servers = range(sum(1 for d in plan.devices if d.role == "server"))
+    out = {}
+    for k, (name, rec) in enumerate(records.items()):
+        own = np.nonzero(of_device == k)[0]
+        mine = np.nonzero(of_link == k)[0]
+        first, end = rec["server_ports"]
+        devices = range(int(own[0]), int(own[-1]) + 1) if own.size else range(0)  # compute's: the servers too
+        links = range(int(mine[0]), int(mine[-1]) + 1) if mine.size else range(0)
+        if len(devices) != own.size or len(links) != mine.size:
+            raise ValueError(f"plan.json: fabric {name}'s devices or links are not one run")
+        design = plan.design if name == COMPUTE else {k2: v for k2, v in rec.items() if k2 not in ("nic_group", "server_ports")}
+        out[name] = Fabric(name, kind_of(name), rec.get("nic_group", COMPUTE), servers, devices, links, (first, end), design)
+    return out
 
 
 def _physical_from_json(data: dict, plan: Plan, by_name: dict[str, int]) -> Physical:

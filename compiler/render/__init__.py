@@ -1,8 +1,10 @@
 """Back ends: one module per output family, registered by output name.
 
-Every renderer has one signature, `render(plan, checks, out) -> None`:
-- `plan`: the Plan IR; the compute fabric's view (plan/fabrics.py) unless the output is
-  in ALL_FABRICS;
+Every renderer has one signature, `render(plan, checks, out) -> None`, and is registered
+with the fabrics it reads (`Renderer.reads`):
+- `plan`: the Plan IR: with reads=ALL the whole plan (every fabric record, Plan.fabrics),
+  with reads=COMPUTE the compute fabric's plan (plan/fabrics.py fabric_plan; the plan
+  itself when it has one fabric);
 - `checks`: the plan's CheckResults, from the check stage that the pipeline runs once,
   before any renderer. A renderer reads figures and findings from it (summary.json,
   report/checks.json, report.html) and never runs a check itself; outputs that need no
@@ -15,32 +17,41 @@ the plan and check result types, never expand, pipeline or CLI.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, Literal
+
 from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, nccl,
                netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
-# output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
+COMPUTE: Literal["compute"] = "compute"  # the compute fabric: GPU traffic (NCCL, Slurm, InfiniBand, diagrams, ...)
+ALL: Literal["all"] = "all"  # every fabric of the plan (spec `fabrics:`): cabling, BOM, racks, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Renderer:
+    render: Callable  # render(plan, checks, out) -> None
+    reads: Literal["compute", "all"]  # which fabrics' plan the pipeline hands it
+
+
+# output name -> renderer and the fabrics it reads. A new output adds one line.
 RENDERERS = {
-    "cabling": cabling.render,
-    "bom": bom.render,
-    "plan": plan_json.render,
-    "graphml": graphml.render,  # graph.graphml (networkx, Gephi, yEd)
-    "summary": summary.render,
-    "checks": checks.render,
-    "infiniband": infiniband.render,  # InfiniBand designs only
-    "nccl": nccl.render,
-    "slurm": slurm.render,
-    "k8s": k8s.render,
-    "hosts": hosts_csv.render,
-    "workbook": workbook.render,  # cabling.xlsx (with a physical layout)
-    "labels": labels.render,  # labels.csv, labels.html
-    "diagrams": diagrams.render,  # diagrams/*.svg|dot, every fabric
-    "racks": elevations.render,  # racks/<rack>.svg (with a physical layout)
-    "report": report.render,  # report.html
-    "netbox": netbox.render,  # netbox/*.csv bulk import
-    "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
-    "configs": switch_configs.render,
+    "cabling": Renderer(cabling.render, ALL),
+    "bom": Renderer(bom.render, ALL),
+    "plan": Renderer(plan_json.render, ALL),
+    "graphml": Renderer(graphml.render, ALL),  # graph.graphml (networkx, Gephi, yEd)
+    "summary": Renderer(summary.render, ALL),  # the compute fabric's figures, then every fabric's
+    "checks": Renderer(checks.render, COMPUTE),
+    "infiniband": Renderer(infiniband.render, COMPUTE),  # InfiniBand designs only
+    "nccl": Renderer(nccl.render, COMPUTE),
+    "slurm": Renderer(slurm.render, COMPUTE),
+    "k8s": Renderer(k8s.render, COMPUTE),
+    "hosts": Renderer(hosts_csv.render, ALL),  # BMC addresses are on the oob fabric
+    "workbook": Renderer(workbook.render, ALL),  # cabling.xlsx (with a physical layout)
+    "labels": Renderer(labels.render, ALL),  # labels.csv, labels.html
+    "diagrams": Renderer(diagrams.render, ALL),  # diagrams/*.svg|dot, each fabric's under diagrams/<fabric>/
+    "racks": Renderer(elevations.render, ALL),  # racks/<rack>.svg (with a physical layout)
+    "report": Renderer(report.render, ALL),  # report.html: every fabric's figures, BOM and overview
+    "netbox": Renderer(netbox.render, COMPUTE),  # netbox/*.csv bulk import
+    "interop": Renderer(interop.render, COMPUTE),  # ptm/, air/, containerlab/ (Ethernet designs)
+    "configs": Renderer(switch_configs.render, ALL),  # each Ethernet fabric's switch configs
 }
-# Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
-# hosts: BMC addresses are on the oob fabric
-ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks", "hosts",
-               "diagrams", "report"}

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan import naming
-from ..plan.fabrics import COMPUTE, fabric_view
+from ..plan.fabrics import COMPUTE, fabric_plan
 from ..plan.hosts import host_table
 from ..plan.model import Plan
 from ..plan.routing import dotted
@@ -36,7 +36,7 @@ BMC_NIC_GROUP = "oob"
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    compute = fabric_view(plan)
+    compute = fabric_plan(plan)
     hosts = compute.memo("hosts", host_table)
     n = len(hosts.names)
     # Servers come first in the plan and in every fabric view, so a server's device index is its row.
@@ -66,14 +66,13 @@ def _addresses(values: np.ndarray) -> list[str]:
 
 
 def _bmc_addresses(plan: Plan, n: int) -> list[str]:
-    fabrics = plan.design.get("fabrics") or {}
-    names = [f for f, rec in fabrics.items() if f != COMPUTE and rec.get("nic_group", f) == BMC_NIC_GROUP
-             and f in plan.fabric_routing]
+    names = [name for name, f in plan.fabrics.items() if name != COMPUTE and f.nic_group == BMC_NIC_GROUP
+             and f.routing is not None]
     bmc = np.zeros(n, dtype=np.uint32)
     if not names:
         return [""] * n
-    view = fabric_view(plan, names[0])
-    first, end = fabrics[names[0]]["server_ports"]
+    view = fabric_plan(plan, names[0])
+    first, end = plan.fabrics[names[0]].server_ports
     links, net = view.links, view.routing.link_net
     # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
     sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]

@@ -3,7 +3,7 @@ summary, every fabric's figures, checks and findings, the BOM of every fabric, e
 fabric's overview diagram and plots. Spelled by templates/report/report.html.j2; this
 module decides what the page holds.
 
-This output sees every fabric of the plan (render/__init__.py ALL_FABRICS): the BOM is
+This output sees every fabric of the plan (RENDERERS["report"].reads: all): the BOM is
 bom.csv's rows exactly, and each fabric's overview (the one in diagrams/) is drawn.
 Findings, figures and plots are the compute fabric's, from the check results the
 pipeline runs once and hands to every renderer (summary.json and report/checks.json
@@ -23,7 +23,7 @@ import numpy as np
 from ..check import CheckResults
 from ..check.findings import Finding
 from ..plan.bom import bill_of_materials
-from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_view, is_multi_fabric
+from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes
@@ -141,7 +141,7 @@ def diagram_sections(plan: Plan) -> list[dict]:
     """Per fabric: its name, where its diagrams are, and its overview as inline SVG."""
     out = []
     for fabric, folder, drawing in fabric_overviews(plan):
-        detail = list(scopes(fabric_view(plan, fabric)))
+        detail = list(scopes(fabric_plan(plan, fabric)))
         files = f"{folder}fabric.svg" + (f"; one diagram per scope: {folder}{detail[0]}.svg" +
                                          (f" … {detail[-1]}.svg ({len(detail)} files)" if len(detail) > 1 else "")
                                          if detail else "")
@@ -157,7 +157,7 @@ def field_cables(s: dict) -> int:
 
 
 def report_html(plan: Plan, checks: CheckResults) -> str:
-    compute = fabric_view(plan)  # the plan itself for one fabric
+    compute = fabric_plan(plan)  # the plan itself for one fabric
     s = summarize(plan, checks)
     findings = report_findings(checks)
     header, rows = bom_table(plan)

@@ -12,7 +12,7 @@ from ..check.bisection import BisectionFigures
 from ..check.oversubscription import OversubscriptionFigures
 from ..check.redundancy import RedundancyFigures
 from ..plan.bom import NOT_IN_CATALOG, bill_of_materials
-from ..plan.fabrics import COMPUTE, fabric_names, fabric_view, is_multi_fabric
+from ..plan.fabrics import fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from .writer import OutputDir
 
@@ -84,17 +84,16 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
 def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     """One fabric's figures for summary.json: its switches, cables, optics and the measured
     down:up ratio per tier (the compute fabric's other checks are in the top level)."""
-    view = fabric_view(plan, name)
+    view = fabric_plan(plan, name)
     d = view.design
     switches: dict[str, int] = {}
-    for dev in view.devices:
-        if dev.tier > 0 and dev.fabric == name:
+    for dev in map(plan.devices.__getitem__, plan.fabrics[name].devices):  # its own devices (servers are shared)
+        if dev.tier > 0:
             switches[dev.role] = switches.get(dev.role, 0) + 1
-    rec = plan.design["fabrics"][name]
-    first, end = rec["server_ports"]
+    first, end = plan.fabrics[name].server_ports
     oversub = checks.of(OversubscriptionFigures, fabric=name)
     return {
-        "nic_group": rec.get("nic_group", COMPUTE),
+        "nic_group": plan.fabrics[name].nic_group,
         "topology": d["topology"],
         "switch": d["switch"],
         "speed_gbps": d["speed_gbps"],
@@ -110,7 +109,7 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
 def summarize_fabrics(plan: Plan, checks: CheckResults) -> dict:
     """summary.json of a plan with several fabrics: the compute fabric's figures (checks run
     on it alone), then `fabrics` with every fabric's switches, cables and optics."""
-    out = summarize(fabric_view(plan), checks)
+    out = summarize(fabric_plan(plan), checks)
     out["fabrics"] = {name: fabric_summary(plan, name, checks) for name in fabric_names(plan)}
     return out
 

@@ -1,7 +1,7 @@
 """Switch configs of every Ethernet fabric, one folder per switch under configs/, for the
 NOS the spec names (fabric.nos, and fabrics[].nos for storage / in-band / out-of-band
 fabrics, whose switch names carry the fabric: configs/storage-leaf-001/). Python decides
-what each switch needs (structured_config.py, on each fabric's fabric_view and routing
+what each switch needs (structured_config.py, on each fabric's fabric_plan and routing
 plan); which files a NOS gets, from which templates, is its descriptor's (catalog/data/
 nos.yaml); the templates only spell it out.
 
@@ -15,7 +15,7 @@ import os
 
 from ..catalog.nos import descriptor
 from ..check import CheckResults
-from ..plan.fabrics import fabric_names, fabric_view
+from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
 from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
@@ -64,7 +64,7 @@ def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> 
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    views = [v for v in (fabric_view(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
+    views = [v for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
     if not views:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plan.fabrics import COMPUTE, fabric_names, fabric_view
+from ...plan.fabrics import COMPUTE, fabric_names, fabric_plan
 from ...check import CheckResults
 from ...plan.model import Plan
 from ..writer import OutputDir
@@ -35,7 +35,7 @@ __all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews",
 
 
 def overview(plan: Plan) -> Drawing:
-    """The overview of one fabric's plan (a fabric_view). Memoised: the report draws it too."""
+    """The overview of one fabric's plan (a fabric_plan). Memoised: the report draws it too."""
     return plan.memo("diagram_overview", _overview)
 
 
@@ -57,7 +57,7 @@ def folder_of(fabric: str) -> str:
 
 def fabric_overviews(plan: Plan) -> list[tuple[str, str, Drawing]]:
     """(fabric, folder, overview) for every fabric of the plan, compute first."""
-    return [(name, folder_of(name), overview(fabric_view(plan, name))) for name in fabric_names(plan)]
+    return [(name, folder_of(name), overview(fabric_plan(plan, name))) for name in fabric_names(plan)]
 
 
 def scope_drawings(plan: Plan):
@@ -73,10 +73,10 @@ def scope_drawings(plan: Plan):
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    """Every fabric of `plan` (this output sees all fabrics: render/__init__.py ALL_FABRICS)."""
+    """Every fabric of `plan` (this output reads all fabrics: RENDERERS["diagrams"].reads)."""
     for fabric, folder, drawing in fabric_overviews(plan):
         out.write_text(f"{folder}fabric.svg", drawing.svg())
         out.write_text(f"{folder}fabric.dot", drawing.dot())
-        for name, d in scope_drawings(fabric_view(plan, fabric)):
+        for name, d in scope_drawings(fabric_plan(plan, fabric)):
             out.write_text(f"{folder}{name}.svg", d.svg())
             out.write_text(f"{folder}{name}.dot", d.dot())
