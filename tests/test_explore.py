@@ -1,0 +1,115 @@
+"""clusterc explore: every combination compiled and checked, the front, the winner, the
+reasons; it must rediscover NVIDIA's published designs (designs.md) from requirements alone."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from compiler.check import run_checks
+from compiler.diagnostics import SpecInvalid
+from compiler.explore import as_json, explore, write_specs
+from compiler.explore.evaluate import measure
+from compiler.pipeline import build_plan
+from .conftest import run_cli
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "compiler" / "explore" / "explore.schema.json").read_text())
+
+B200 = """name: {name}
+gpus: {gpus}
+server: dgx-b200
+fabric: {{topology: [rail-optimized, fat-tree], switch: qm9700, tiers: [2, 3], oversubscription: "1:1"}}
+"""
+
+
+def _req(tmp_path, text, name="req.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_b200_4su_fewest_switches_is_nvidias(tmp_path):
+    x = explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "switches")
+    assert len(x.evaluated) == 4 and len(x.feasible) == 4
+    best = x.best
+    # designs.md, DGX B200 SuperPOD 4 SU: 32 leaf + 16 spine, 1,024 node-leaf + 1,024 leaf-spine cables
+    assert best.switches == {"leaf": 32, "spine": 16} and best.cables == 2048
+    assert best.candidate.choices == {"fabric.topology": "rail-optimized", "fabric.tiers": 2}
+    assert best.bisection_gbps == 1024 * 400 // 2
+    # the fat tree ties; it loses only on listed order, and says so
+    tie = next(e for e in x.ranking if e.candidate.choices["fabric.topology"] == "fat-tree" and e.tiers == 2)
+    assert tie.switches_total == 48 and "ties on switches" in x.why(tie)
+
+
+def test_b200_16su_three_tiers_with_the_tables_counts(tmp_path):
+    x = explore(_req(tmp_path, B200.format(name="b200-16su", gpus=4096)), "switches")
+    # two tiers of 64-port switches hold 2,048 GPUs at 1:1: both two-tier candidates rejected, with why
+    rejected = [e for e in x.evaluated if e.rejected]
+    assert len(rejected) == 2 and all("do not fit two tiers" in e.rejected for e in rejected)
+    best = x.best
+    assert best.switches == {"leaf": 128, "spine": 128, "core": 64}  # designs.md 16 SU row
+    assert best.cables == 3 * 4096 and best.candidate.choices["fabric.topology"] == "rail-optimized"
+
+
+def test_seed_8k_two_level_fat_tree(tmp_path):
+    req = _req(tmp_path, "name: seed-8k\ngpus: 8192\nserver: hgx-h100\nfabric: {topology: [fat-tree, dragonfly], "
+                         "switch: sn5600, speed_gbps: 400, tiers: [2, 3], oversubscription: '1:1'}\n")
+    x = explore(req, "switches")
+    assert x.best.switches == {"leaf": 128, "spine": 64}  # designs.md seed: 128 leaves, 64 spines
+    assert x.duplicates == 1  # dragonfly takes no tiers: [2, 3] is one dragonfly, not two
+    dragonfly = next(e for e in x.evaluated if e.candidate.choices["fabric.topology"] == "dragonfly")
+    assert "fabric.tiers" not in dragonfly.candidate.choices and "tiers" in dragonfly.candidate.left_out
+
+
+def test_requirement_drops_candidates_with_the_reason(tmp_path):
+    req = _req(tmp_path, "name: b200-1k\ngpus: 1024\nserver: dgx-b200\nfabric: {topology: rail-optimized, switch: qm9700,"
+                         " oversubscription: ['1:1', '2:1']}\nrequirements: {min_bisection_gbps: 200000}\n")
+    x = explore(req, "switches")
+    assert [e.rejected is None for e in x.evaluated] == [True, False]
+    assert x.evaluated[1].rejected.startswith("BISECTION_BELOW_REQUIREMENT")
+    assert x.best.bisection_gbps == 204_800
+
+
+def test_written_specs_compile_to_exactly_the_figures_shown(tmp_path):
+    (tmp_path / "prices.yaml").write_text("currency: EUR\nparts: {MQM9700-NS2F: 100, MMA4Z00-NS: 1}\n")
+    req = _req(tmp_path, B200.format(name="b200-4su", gpus=1024) + "bom: {prices: prices.yaml}\n")
+    x = explore(req, "cost")
+    files = write_specs(x, tmp_path / "chosen", top=3)
+    assert len(files) >= 3
+    shown = {e.candidate.name: e for e in x.evaluated}
+    for path in files:
+        _, plan = build_plan(path)
+        again = measure(shown[plan.name].candidate, plan, run_checks(plan))
+        ev = shown[plan.name]
+        for key in ("switches", "cables", "transceivers", "power_w", "cost", "bisection_gbps", "collective_time_s"):
+            assert getattr(again, key) == getattr(ev, key), (path.name, key)
+    assert x.best.cost == 48 * 100 + 1536 * 1  # 48 QM9700 and 1,536 switch-side optics priced
+
+
+def test_cost_objective_without_prices_is_an_error(tmp_path):
+    with pytest.raises(SpecInvalid) as exc:
+        explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "cost")
+    assert exc.value.diagnostics[0].code == "EXPLORE_NO_PRICES"
+
+
+def test_json_contract_validates_and_cli_exit_codes(tmp_path):
+    req = _req(tmp_path, B200.format(name="b200-4su", gpus=1024))
+    r = run_cli("explore", str(req), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    jsonschema.validate(data, SCHEMA)
+    assert (data["evaluated"], data["feasible"]) == (4, 4)
+    assert data["best"]["switches"] == 48 and sum(c["pareto"] for c in data["candidates"]) == 2
+    assert data["caveats"] == ["power is a floor: no published power for MQM9700-NS2F",
+                               "no cost: the spec has no bom.prices file"]
+    md = run_cli("explore", str(req), "--format", "markdown", "--top", "2")
+    assert md.returncode == 0 and "| rank | name |" in md.stdout
+
+    bad = _req(tmp_path, "name: x\ngpus: 8\nserver: dgx-b200\nfabric:\n  topology: []\n  switch: qm9700\n", "bad.yaml")
+    r = run_cli("explore", str(bad))
+    assert r.returncode == 2 and "bad.yaml:5" in r.stderr + r.stdout and "Traceback" not in r.stderr
+
+    none = _req(tmp_path, B200.format(name="b200-16su", gpus=4096).replace("[2, 3]", "2"), "none.yaml")
+    r = run_cli("explore", str(none))
+    assert r.returncode == 1 and "rejected (2)" in r.stdout
