@@ -113,3 +113,19 @@ def test_json_contract_validates_and_cli_exit_codes(tmp_path):
     none = _req(tmp_path, B200.format(name="b200-16su", gpus=4096).replace("[2, 3]", "2"), "none.yaml")
     r = run_cli("explore", str(none))
     assert r.returncode == 1 and "rejected (2)" in r.stdout
+
+
+def test_growth_costs_day_one_and_the_final_size(tmp_path):
+    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 100}\n")
+    req = _req(tmp_path, "name: grow\ngpus: 512\nserver: dgx-b200\ngrowth: {max_servers: 512}\nbom: {prices: prices.yaml}\n"
+                         "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: ['1:1', '2:1']}\n")
+    x = explore(req, "cost")
+    full = next(e for e in x.evaluated if e.candidate.choices["fabric.oversubscription"] == "1:1")
+    # built out to 512 DGX B200 (16 SU): the 16 SU row of designs.md
+    assert full.final.gpus == 4096 and full.final.switches == {"leaf": 128, "spine": 128, "core": 64}
+    # day one: 2 SU of leaves, the cores already built for the final size
+    assert full.gpus == 512 and full.switches["leaf"] == 16 and full.switches["core"] == 64
+    g = as_json(x)["candidates"][0]["growth"]
+    assert g["added_by_growth"]["switches"] == 320 - full.switches_total
+    assert g["day_one"]["cost"] == full.switches_total * 100 and g["final"]["cost"] == 320 * 100
+    assert x.best.candidate.choices["fabric.oversubscription"] == "2:1"  # cheaper on day one

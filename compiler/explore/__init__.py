@@ -95,8 +95,23 @@ def candidate_json(ev: Evaluated, front: set[int]) -> dict:
         "oversubscription": ev.oversubscription, "max_hops": ev.max_hops,
         "collective_time_s": ev.collective_time_s, "collective_bytes": ev.collective_bytes,
         "worst_single_failure": ev.worst_single_failure,
+        "growth": None if ev.final is None else _growth_json(ev),
         "pareto": ev.candidate.index in front, "rejected": ev.rejected,
     }
+
+
+def _growth_json(ev: Evaluated) -> dict:
+    """Day one (the figures above) and the growth target: what the choice costs at each step."""
+    f = ev.final
+
+    def step(e: Evaluated) -> dict:
+        return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
+                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost}
+
+    day_one, final = step(ev), step(f)
+    added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)
+             for k in ("gpus", "switches", "cables", "transceivers", "power_w", "cost")}
+    return {"day_one": day_one, "final": final, "added_by_growth": added}
 
 
 def as_json(x: Exploration) -> dict:

@@ -8,6 +8,7 @@ depend on it: it is judged inside the requirements check on every candidate.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,9 @@ class Evaluated:
     collective_time_s: float | None = None  # all-reduce of the largest message size (alpha-beta estimate)
     collective_bytes: int | None = None
     worst_single_failure: dict | None = None  # front members only (see module doc)
+    # with `growth:`: the same design compiled at the growth target (final_size), the figures
+    # above being day one's
+    final: "Evaluated | None" = None
     gpus: int | None = None
     seconds: float = 0.0
     plan: Plan | None = field(default=None, repr=False)
@@ -76,6 +80,10 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, keep_plan: boo
         return Evaluated(candidate, rejected=f"invalid: {d.message}{more}", seconds=time.perf_counter() - t0)
     checks = run_checks(plan, checks=SCAN_CHECKS)
     ev = measure(candidate, plan, checks)
+    if candidate.spec.get("growth") and ev.rejected is None:
+        ev.final = final_size(candidate, plan, requirements_file)
+        if ev.final.rejected:
+            ev.rejected = f"at the growth target ({plan.design.get('built_for_servers'):,} servers): {ev.final.rejected}"
     ev.seconds = time.perf_counter() - t0
     if keep_plan:
         ev.plan = plan
@@ -116,6 +124,19 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         collective_bytes=largest.message_bytes if largest else None,
         gpus=design["gpus"],
     )
+
+
+def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) -> Evaluated:
+    """The design built out to its growth target: the servers day one's upper tiers were
+    built for, the same scalable unit, no further growth."""
+    spec = copy.deepcopy(candidate.spec)
+    spec.pop("gpus", None)
+    spec.pop("growth", None)
+    spec["servers"] = int(plan.design["built_for_servers"])
+    if plan.design.get("scalable_unit") and "scalable_unit" not in candidate.left_out:
+        spec["fabric"]["scalable_unit"] = int(plan.design["scalable_unit"])
+    final = Candidate(candidate.index, candidate.name + "-final", spec, candidate.choices, candidate.left_out)
+    return evaluate(final, requirements_file)
 
 
 def add_worst_failure(ev: Evaluated, requirements_file: str | Path) -> None:

@@ -72,6 +72,18 @@ def _explanations(x: Exploration, top: int, bullet: str) -> list[str]:
     if runners:
         out += ["", "why the others lose to the best:"]
         out += [f"{bullet}{e.candidate.name}: {x.why(e)}" for e in runners]
+    grown = [e for e in _shown(x, top) if e.final is not None]
+    if grown:
+        out += ["", "growth: day one, then built out to the growth target (ranking uses day one):"]
+        for e in grown:
+            f = e.final
+
+            def money(v):
+                return "" if v is None else f", cost {v:,.0f} {e.currency}"
+            out.append(f"{bullet}{e.candidate.name}: day one {e.gpus:,} GPUs, {e.switches_total:,} switches, {e.cables:,} cables"
+                       f"{money(e.cost)}; at {f.gpus:,} GPUs {f.switches_total:,} switches, {f.cables:,} cables{money(f.cost)}"
+                       f" (+{f.switches_total - e.switches_total:,} switches"
+                       + ("" if e.cost is None else f", +{f.cost - e.cost:,.0f} {e.currency}") + ")")
     rejected = [e for e in x.evaluated if e.rejected]
     if rejected:
         out += ["", f"rejected ({len(rejected)}):"]
