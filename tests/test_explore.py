@@ -129,3 +129,17 @@ def test_growth_costs_day_one_and_the_final_size(tmp_path):
     assert g["added_by_growth"]["switches"] == 320 - full.switches_total
     assert g["day_one"]["cost"] == full.switches_total * 100 and g["final"]["cost"] == 320 * 100
     assert x.best.candidate.choices["fabric.oversubscription"] == "2:1"  # cheaper on day one
+
+
+def test_html_page_plots_every_feasible_design(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from compiler.explore.plot import front_svg, html
+
+    x = explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "switches")
+    svg = ET.fromstring(front_svg(x))
+    circles = svg.findall("{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == len(x.feasible) == 4
+    assert sum(c.get("fill") == "#b71c1c" for c in circles) == 1  # the winner, once
+    page = html(x, top=10)
+    assert page.startswith("<!DOCTYPE html>") and page.count("<tr>") == 1 + 4
