@@ -143,3 +143,21 @@ def test_html_page_plots_every_feasible_design(tmp_path):
     assert sum(c.get("fill") == "#b71c1c" for c in circles) == 1  # the winner, once
     page = html(x, top=10)
     assert page.startswith("<!DOCTYPE html>") and page.count("<tr>") == 1 + 4
+
+
+@pytest.mark.parametrize("gpus, fat_tree, dragonfly, bisection_percent", [
+    # two tiers: 64 leaves + 32 spines (designs.md 8 SU row) vs 2,048 / 16 endpoints per router
+    (2048, 96, 128, 66),
+    # three tiers: 512 + 512 + 256 (designs.md 64 SU row) vs 16,384 / 16
+    (16384, 1280, 1024, 50),
+])
+def test_dragonfly_forty_percent_claim_measured(tmp_path, gpus, fat_tree, dragonfly, bisection_percent):
+    """The seeds' "dragonfly needs 40% fewer switches than a fat tree", on 64-port NDR and
+    the balanced dragonfly (p = 16, a = 32, h = 16): 33% more at two-tier sizes, 20% fewer
+    at three tiers, at half the bisection. Never 40%."""
+    req = _req(tmp_path, f"name: df\ngpus: {gpus}\nserver: dgx-h100\n"
+                         "fabric: {topology: [fat-tree, dragonfly], switch: qm9700, oversubscription: '1:1'}\n")
+    x = explore(req, "switches", failures_for=0)
+    ft, df = x.evaluated
+    assert (ft.switches_total, df.switches_total) == (fat_tree, dragonfly)
+    assert round(df.bisection_gbps / ft.bisection_gbps * 100) == bisection_percent
