@@ -110,9 +110,21 @@ def test_json_contract_validates_and_cli_exit_codes(tmp_path):
     r = run_cli("explore", str(bad))
     assert r.returncode == 2 and "bad.yaml:5" in r.stderr + r.stdout and "Traceback" not in r.stderr
 
-    none = _req(tmp_path, B200.format(name="b200-16su", gpus=4096).replace("[2, 3]", "2"), "none.yaml")
+    # a mistake every candidate makes is the file's: invalid input, with its line
+    typo = _req(tmp_path, B200.format(name="t", gpus=1024).replace("switch: qm9700", "switch: qm9701"), "typo.yaml")
+    r = run_cli("explore", str(typo))
+    assert r.returncode == 2 and "typo.yaml:4" in r.stderr + r.stdout and "did you mean" in r.stderr + r.stdout
+
+    # every candidate invalid for the same reason (two tiers fixed, too big for them): the file's too
+    big = _req(tmp_path, B200.format(name="b200-16su", gpus=4096).replace("[2, 3]", "2"), "big.yaml")
+    r = run_cli("explore", str(big))
+    assert r.returncode == 2 and "big.yaml:4" in r.stderr and "do not fit two tiers" in r.stderr
+
+    # valid designs that all miss a requirement: nothing feasible, exit 1, each with its reason
+    none = _req(tmp_path, B200.format(name="b200-4su", gpus=1024) + "requirements: {min_bisection_gbps: 900000}\n",
+                "none.yaml")
     r = run_cli("explore", str(none))
-    assert r.returncode == 1 and "rejected (2)" in r.stdout
+    assert r.returncode == 1 and "rejected (4)" in r.stdout and "BISECTION_BELOW_REQUIREMENT" in r.stdout
 
 
 def test_growth_costs_day_one_and_the_final_size(tmp_path):

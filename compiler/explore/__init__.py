@@ -67,7 +67,8 @@ def explore(path: str | Path, objective: str = "switches", max_candidates: int =
         raise ValueError(f"objective {objective!r}; one of {', '.join(OBJECTIVES)}")
     source = load_yaml_file(path)
     cands = candidates(source, max_candidates)
-    evaluated = [evaluate(c, path) for c in cands]
+    evaluated = [evaluate(c, path, source) for c in cands]
+    _same_mistake_everywhere(evaluated)
     feasible = [e for e in evaluated if e.rejected is None]
     if objective == "cost" and feasible and any(e.cost is None for e in feasible):
         raise SpecInvalid([Diagnostic("EXPLORE_NO_PRICES", "--objective cost needs a price file", file=str(path),
@@ -81,6 +82,16 @@ def explore(path: str | Path, objective: str = "switches", max_candidates: int =
     for v in design_space(source)[1].values():
         combos *= len(v)
     return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands))
+
+
+def _same_mistake_everywhere(evaluated: list[Evaluated]) -> None:
+    """A mistake every candidate makes (an unknown switch, a misspelt key) is the file's,
+    not a finding about designs: report it as invalid input (exit 2), with its line."""
+    if not evaluated or not all(e.invalid for e in evaluated):
+        return
+    first = [(d.code, d.path, d.message) for d in evaluated[0].invalid]
+    if all([(d.code, d.path, d.message) for d in e.invalid] == first for e in evaluated):
+        raise SpecInvalid(list(evaluated[0].invalid))
 
 
 def candidate_json(ev: Evaluated, front: set[int]) -> dict:

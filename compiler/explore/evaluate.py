@@ -58,7 +58,7 @@ class Evaluated:
     final: "Evaluated | None" = None
     gpus: int | None = None
     seconds: float = 0.0
-    plan: Plan | None = field(default=None, repr=False)
+    invalid: tuple = ()  # the spec diagnostics of a candidate that does not compile
 
     @property
     def switches_total(self) -> int | None:
@@ -68,16 +68,24 @@ class Evaluated:
 NETWORK_CATEGORIES = ("switch", "transceiver", "cable", "spare")
 
 
-def evaluate(candidate: Candidate, requirements_file: str | Path, keep_plan: bool = False) -> Evaluated:
+def candidate_source(candidate: Candidate, requirements_file: str | Path, where: Source | None = None) -> Source:
+    """The candidate as a loaded document. Its file is the requirements file, so a relative
+    catalog: or bom.prices resolves as written, and with `where` (the requirements file as
+    loaded) a problem points at the line that caused it (a varied key: at its list)."""
+    if where is None:
+        return Source(str(requirements_file), candidate.spec, positions={(): (0, 0)})
+    return Source(str(requirements_file), candidate.spec, positions=where.positions, key_positions=where.key_positions)
+
+
+def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source | None = None) -> Evaluated:
     t0 = time.perf_counter()
-    # The file is the requirements file, so a relative catalog: or bom.prices resolves as written.
-    source = Source(str(requirements_file), candidate.spec, positions={(): (0, 0)})
     try:
-        _loaded, plan = plan_from_source(source)
+        _loaded, plan = plan_from_source(candidate_source(candidate, requirements_file, where))
     except SpecInvalid as exc:
         d = exc.diagnostics[0]
         more = f" (+{len(exc.diagnostics) - 1} more)" if len(exc.diagnostics) > 1 else ""
-        return Evaluated(candidate, rejected=f"invalid: {d.message}{more}", seconds=time.perf_counter() - t0)
+        return Evaluated(candidate, rejected=f"invalid: {d.message}{more}", seconds=time.perf_counter() - t0,
+                         invalid=tuple(exc.diagnostics))
     checks = run_checks(plan, checks=SCAN_CHECKS)
     ev = measure(candidate, plan, checks)
     if candidate.spec.get("growth") and ev.rejected is None:
@@ -85,8 +93,6 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, keep_plan: boo
         if ev.final.rejected:
             ev.rejected = f"at the growth target ({plan.design.get('built_for_servers'):,} servers): {ev.final.rejected}"
     ev.seconds = time.perf_counter() - t0
-    if keep_plan:
-        ev.plan = plan
     return ev
 
 
@@ -142,8 +148,7 @@ def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) 
 def add_worst_failure(ev: Evaluated, requirements_file: str | Path) -> None:
     """The single element whose loss costs the most bisection (the redundancy check), for a
     candidate worth showing; recompiles (plans are not kept during the scan)."""
-    source = Source(str(requirements_file), ev.candidate.spec, positions={(): (0, 0)})
-    _loaded, plan = plan_from_source(source)
+    _loaded, plan = plan_from_source(candidate_source(ev.candidate, requirements_file))
     checks = run_checks(plan, checks={n: CHECKS[n] for n in ("bisection", "redundancy")})
     worst = None
     for role, f in checks.of(RedundancyFigures).single_failures.items():

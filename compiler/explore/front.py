@@ -53,7 +53,8 @@ def ranked(feasible: list[Evaluated], objective: str) -> list[Evaluated]:
     key = OBJECTIVES[objective]
 
     def order(e: Evaluated):
-        return (METRICS[key][2] * -value(e, key), e.switches_total, e.cables, e.power_w or 0.0,
+        v = value(e, key)  # None (no estimate) sorts last
+        return (v is None, 0 if v is None else METRICS[key][2] * -v, e.switches_total, e.cables, e.power_w or 0.0,
                 -(e.bisection_gbps or 0), e.candidate.index)
     return sorted(feasible, key=order)
 
