@@ -407,6 +407,52 @@ def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files
         print(comparison_text(figures), end="")
 
 
+class ExploreFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+class Objective(str, Enum):
+    cost = "cost"
+    power = "power"
+    switches = "switches"
+    cables = "cables"
+    collective_time = "collective_time"
+
+
+@app.command()
+def explore(requirements: Path = typer.Argument(..., help="a spec in which `server` and any `fabric` key may be a list of choices"),
+            objective: Objective = typer.Option(Objective.switches, "--objective", help="what the winner minimises"),
+            top: int = typer.Option(10, "--top", min=1, help="candidates shown (the Pareto front is always shown)"),
+            write_specs: Optional[Path] = typer.Option(None, "--write-specs", help="write the shown designs here as ordinary specs"),
+            format: ExploreFormat = typer.Option(ExploreFormat.text, "--format",
+                                                 help="text, json, markdown, or html (a page with the front plotted)"),
+            max_candidates: int = typer.Option(1000, "--max-candidates", min=1, help="refuse a larger design space")) -> None:
+    """Search a design space: compile and check every combination of choices, drop those that
+    fail (with the reason), show the Pareto front, the winner for the objective and why the
+    runners-up lose. Exit 1 when no candidate is feasible."""
+    from .explore import as_json, explore as run_explore, write_specs as write
+    from .explore.plot import html
+    from .explore.report import markdown, text
+
+    try:
+        result = run_explore(requirements, objective.value, max_candidates, failures_for=top)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.json if format == ExploreFormat.json else Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    if write_specs is not None:
+        written = write(result, write_specs, top)
+        print(f"wrote {len(written)} spec(s) to {write_specs}", file=sys.stderr)
+    if format == ExploreFormat.json:
+        print(json.dumps(as_json(result), indent=2))
+    else:
+        print({ExploreFormat.markdown: markdown, ExploreFormat.html: html, ExploreFormat.text: text}[format](result, top), end="")
+    if not result.feasible:
+        raise typer.Exit(EXIT_CHECK_FAILED)
+
+
 @app.command()
 def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet design: up to a few dozen switches)"),
          fail_link: Optional[str] = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),

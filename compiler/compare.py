@@ -7,6 +7,7 @@ from __future__ import annotations
 from .check import CheckResults
 from .check.bisection import BisectionFigures
 from .check.hops import HopsFigures
+from .plan.bom import bom_totals
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
 from .render.summary import summarize
@@ -23,12 +24,18 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         if worst is None or f["bisection_lost_percent"] > worst["bisection_lost_percent"]:
             worst = {"what": what, **f}
     hops = checks.of(HopsFigures)
+    prices = plan.facts.get("bom", {}).get("prices")
+    everything = bom_totals(bom, prices)[-1]
     return {
         "name": s["name"], "topology": s["topology"], "gpus": s["gpus"], "servers": s["servers"],
         "switches": s["switches"], "switches_total": sum(s["switches"].values()),
         "cables": s["cables"], "cables_total": sum(s["cables"].values()),
         "transceivers": s["transceivers"],
         "power_w": round(sum(known)), "power_unknown_for": unknown,
+        # cost only from the user's price file (spec bom.prices); None without one, never guessed
+        "cost": None if prices is None else round(everything.cost, 2),
+        "currency": None if prices is None else prices["currency"],
+        "cost_unpriced_parts": list(everything.unpriced),
         "bisection_gbps": s["bisection_gbps"]["worst_cut"],
         "bisection_per_gpu_gbps": checks.of(BisectionFigures).per_gpu_gbps,
         "oversubscription": s["oversubscription"],
@@ -75,6 +82,9 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
         rows.append(("scale-up switch trays", [_fmt(f["scale_up"]["switch_trays"] if f["scale_up"] else None) for f in figures]))
     rows.append(("power (kW, known parts)", [f"{f['power_w'] / 1000:,.1f}" + (" +?" if f["power_unknown_for"] else "")
                                              for f in figures]))
+    rows.append(("cost (price file)", [("no price file" if f["cost"] is None else
+                                        f"{f['cost']:,.0f} {f['currency']}" + (" +?" if f["cost_unpriced_parts"] else ""))
+                                       for f in figures]))
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))
     rows.append(("bisection per GPU (Gb/s)", [_fmt(f["bisection_per_gpu_gbps"]) for f in figures]))
     rows += [(f"oversubscription {t}", [f["oversubscription"].get(t, "-") for f in figures]) for t in union("oversubscription")]

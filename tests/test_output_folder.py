@@ -126,7 +126,7 @@ def test_only_refuses_a_folder_missing_a_listed_file(plan, tmp_path):
 
 def test_only_into_a_new_folder(plan, tmp_path):
     write_outputs(plan, tmp_path, ["summary", "bom", "summary"])
-    assert sorted(tree_bytes(tmp_path / NAME)) == ["bom.csv", MANIFEST, "summary.json"]
+    assert sorted(tree_bytes(tmp_path / NAME)) == ["bom.csv", "bom_totals.csv", MANIFEST, "summary.json"]
 
 
 def test_full_compile_refuses_a_file_in_its_place(plan, tmp_path):
@@ -174,7 +174,7 @@ def test_concurrent_only_compiles_keep_each_others_outputs(plan, tmp_path):
         assert _race(plan, out, [["summary"], ["bom"], ["cabling", "hosts"]]) == [0] * 3
         manifest = json.loads((out / NAME / MANIFEST).read_text())
         assert sorted(manifest["outputs"]) == ["bom", "cabling", "hosts", "summary"], f"trial {trial}"
-        assert sorted(tree_bytes(out / NAME)) == ["bom.csv", "cabling.csv", "hosts.csv", MANIFEST, "summary.json"]
+        assert sorted(tree_bytes(out / NAME)) == ["bom.csv", "bom_totals.csv", "cabling.csv", "hosts.csv", MANIFEST, "summary.json"]
 
 
 @pytest.mark.slow

@@ -101,7 +101,7 @@ def test_rename_exchange_swaps_in_place(tmp_path):
 def test_only_selected_outputs(tmp_path):
     r = run_cli("compile", str(SPECS / "b200-superpod-2su.yaml"), "-o", str(tmp_path), "--only", "summary,bom")
     assert r.returncode == 0, r.stderr
-    assert sorted(tree_bytes(tmp_path / "b200-superpod-2su")) == ["bom.csv", "manifest.json", "summary.json"]
+    assert sorted(tree_bytes(tmp_path / "b200-superpod-2su")) == ["bom.csv", "bom_totals.csv", "manifest.json", "summary.json"]
     assert "Traceback" not in r.stderr
 
 

@@ -94,6 +94,17 @@ class Nos(_Strict):
         return tuple((f.path, f.template) for f in self.files if f.peering in (None, peering))
 
 
+class PublishedPower(_Strict):
+    """A part's power as its datasheet publishes it: typical and maximum where given, and
+    where from. `power_w` beside it stays the one figure budgets add up (see data/*.yaml);
+    `source: null` with a `note` records that no datasheet figure was found."""
+
+    typical_w: float | None = None
+    max_w: float | None = None
+    source: str | None = None
+    note: str = ""
+
+
 class Switch(_Strict):
     id: str
     vendor: str
@@ -106,6 +117,7 @@ class Switch(_Strict):
     modes: dict[SpeedKey, PortMode]  # logical port speed (Gb/s) -> split
     rack_units: int | None = None
     power_w: int | None = None  # typical without optics; None where no datasheet says
+    power: PublishedPower = PublishedPower()
     nos: list[str] = []  # ids in data/nos.yaml of the NOSes this model runs (catalog load checks them)
     infiniband: InfinibandFacts | None = None  # protocol infiniband only
     # SerDes lanes behind one cage: SONiC names a port after its first lane (Ethernet0,
@@ -222,6 +234,7 @@ class Transceiver(_Strict):
     ports: int = Field(ge=1)  # logical ports it serves (twin-port = 2)
     reach_m: float
     power_w: float | None = None
+    power: PublishedPower = PublishedPower()
     connector: str
     confidence: Confidence
     sources: list[str] = []
@@ -245,6 +258,7 @@ class Cable(_Strict):
     # Orderable part per length ("3": MFP7E10-N003); where absent the prefix stands.
     parts: dict[str, str] = {}
     power_w: float | None = None  # drawn from the host port, per cable (passive copper ~0)
+    power: PublishedPower = PublishedPower()
     # Copper with integral connectors: the cage each end plugs into (end b = the
     # upper tier, the switch side of a splitter). Empty for fiber (transceivers decide).
     end_a: CableEnd | None = None

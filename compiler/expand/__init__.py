@@ -63,6 +63,7 @@ def expand(loaded: LoadedSpec) -> Plan:
     if loaded.spec.layout is not None:
         layout.apply(plan, design, loaded, extra_designs)
     facts.attach(plan, design.catalog)
+    facts.attach_bom(plan, loaded)
     plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design["server"]], plan.design["servers"])
     spec = loaded.spec
     plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}

@@ -6,7 +6,10 @@ numbers, power, RU), each medium's cable, and the transceiver each end takes.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..catalog import Catalog
+from ..catalog.prices import load_prices
 from ..plan.model import Plan
 
 
@@ -85,3 +88,18 @@ def attach(plan: Plan, catalog: Catalog) -> None:
 def cage_key(form_factor: str, top: str, cage_gbps: int) -> str:
     return f"{form_factor} {top} {cage_gbps}G"
 
+
+
+def attach_bom(plan: Plan, loaded) -> None:
+    """The spec's `bom:` (spares per category, the user's prices) as plan facts, so the BOM,
+    `compare` and `explore` need only the plan. Absent key: nothing added (no cost, no spares)."""
+    bom = loaded.spec.bom
+    if bom is None:
+        return
+    facts: dict = {"spares_percent": dict(sorted(bom.spares_percent.items()))}
+    if bom.prices is not None:
+        path = Path(bom.prices)
+        if not path.is_absolute():
+            path = Path(loaded.file).parent / path
+        facts["prices"] = load_prices(path).as_facts(str(path))
+    plan.facts["bom"] = facts

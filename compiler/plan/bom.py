@@ -7,6 +7,7 @@ its cage, so a cage with one or two links in use takes one module.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,7 +96,55 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
                 if qty and m.get("field_cable", True):  # board traces are not ordered
                     lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"], qty,
                                          None, "length per cable: set once a physical layout exists"))
-    return lines
+    return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
+
+
+def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[BomLine]:
+    """Spares to order with the build: per part of a category with a percentage (spec
+    `bom.spares_percent`), that share of its quantity rounded up. A spare sits on a shelf:
+    it draws no power, so its power stays empty."""
+    out = []
+    for line in lines:
+        pct = spares_percent.get(line.category)
+        if not pct or line.part_number.startswith(NOT_IN_CATALOG) or not line.part_number:
+            continue
+        qty = math.ceil(line.quantity * pct / 100 - 1e-9)  # 2% of 50 is 1, not 2 by float noise
+        if qty:
+            out.append(BomLine("spare", line.part_number, f"spare {line.category}: {line.description}", qty, None,
+                               f"{pct:g}% of {line.quantity:,} rounded up; on the shelf, no power", line.length_m))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryTotal:
+    """One category of a bill: how many parts, their known power and, with a price file, cost."""
+
+    category: str
+    quantity: int
+    power_w: float  # of the lines with a published power
+    power_unknown_lines: int  # lines without one (the power above is a floor then)
+    cost: float | None  # None without a price file
+    unpriced: tuple[str, ...]  # part numbers the price file lacks (cost above is a floor then)
+
+
+def bom_totals(lines: list[BomLine], prices: dict | None) -> list[CategoryTotal]:
+    """Totals per category in first-appearance order, then 'all'. `prices`: the plan's
+    facts['bom']['prices'] (currency and unit price by part number), or None."""
+    order = list(dict.fromkeys(line.category for line in lines)) + ["all"]
+    out = []
+    for cat in order:
+        sel = [line for line in lines if cat in ("all", line.category)]
+        power = sum(line.total_power_w for line in sel if line.total_power_w is not None)
+        unknown = sum(1 for line in sel if line.unit_power_w is None and line.category != "spare"
+                      and line.notes != "part of the server")
+        cost, unpriced = None, ()
+        if prices is not None:
+            table = prices["parts"]
+            cost = sum(table[line.part_number] * line.quantity for line in sel if line.part_number in table)
+            unpriced = tuple(sorted({line.part_number or line.description for line in sel if line.part_number not in table
+                                     and "built in" not in line.part_number and not line.part_number.startswith("included")}))
+        out.append(CategoryTotal(cat, sum(line.quantity for line in sel), power, unknown, cost, unpriced))
+    return out
 
 
 def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, fit: str) -> int:

@@ -389,6 +389,21 @@ class Collectives(_Strict):
         return value
 
 
+BOM_CATEGORIES = ("switch", "server", "nic", "transceiver", "cable", "scale-up")
+
+
+class Bom(_Strict):
+    """Bill of materials: what to order beyond the plan (spares) and what it costs (prices)."""
+
+    spares_percent: dict[Literal[BOM_CATEGORIES], Annotated[float, Field(ge=0, le=100)]] = Field(
+        default_factory=dict,
+        description="spares per part of a category, as a percentage of the quantity, rounded up per part "
+                    "(e.g. {transceiver: 2, cable: 2}); default: none")
+    prices: str | None = Field(
+        None, description="a price file (relative to the spec): currency and unit price by part number; "
+                          "without one, cost is absent")
+
+
 class Growth(_Strict):
     """Build the upper tiers for the final size now, so that growing never moves a cable."""
 
@@ -467,6 +482,7 @@ class Spec(_Strict):
                                        description="further fabrics (storage, in-band, out-of-band), each from a server NIC group")
     extra_endpoints: list[ExtraEndpoint] = Field(default_factory=list, max_length=64)
     growth: Growth | None = None
+    bom: Bom | None = Field(None, description="spares and prices for the bill of materials")
     requirements: Requirements | None = None
     collectives: Collectives = Field(default_factory=Collectives)
     hosts: Hosts = Field(default_factory=Hosts, description="hostnames, scheduler labels, NCCL topology style")

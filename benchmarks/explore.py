@@ -1,0 +1,84 @@
+"""Explore benchmark: what one candidate costs at 16,384 GPUs (plan + the scan's checks,
+no rendering) and what a ~1,000-candidate design space costs end to end. Run by hand:
+python benchmarks/explore.py [--one-only] [--gpus N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ONE = """name: bench-one
+gpus: 16384
+server: dgx-b200
+fabric: {topology: rail-optimized, switch: qm9700, oversubscription: "1:1", scalable_unit: 32}
+"""
+
+# 2 servers x 3 topologies x 2 switches x 2 tiers x 4 ratios x 7 SU sizes x 3 media = 2,016
+# combinations; keys a topology does not take collapse duplicates (dragonfly: no tiers,
+# ratio or SU), so about a thousand distinct candidates remain.
+SPACE = """name: bench-space
+gpus: {gpus}
+server: [dgx-h100, dgx-b200]
+fabric:
+  topology: [rail-optimized, fat-tree, dragonfly]
+  switch: [qm9700, qm9790]
+  tiers: [2, 3]
+  oversubscription: ["1:1", "3:2", "2:1", "3:1"]
+  scalable_unit: [8, 12, 16, 20, 24, 28, 32]
+  media: [mmf, smf, {{server-leaf: mmf, leaf-spine: smf}}]
+requirements: {{survive: {{spine: 1}}}}
+"""
+
+
+def one_candidate(runs: int = 7) -> None:
+    from compiler.explore.choices import candidates
+    from compiler.explore.evaluate import evaluate
+    from compiler.spec.yaml_source import load_yaml_text
+
+    work = Path(tempfile.mkdtemp()) / "one.yaml"
+    work.write_text(ONE)
+    cand = candidates(load_yaml_text(ONE, str(work)), 1)[0]
+    evaluate(cand, work)  # warm imports and catalog
+    times = []
+    for _ in range(runs):
+        ev = evaluate(cand, work)
+        times.append(ev.seconds)
+    print(f"one 16,384-GPU candidate (plan + scan checks): median {statistics.median(times) * 1000:.0f} ms, "
+          f"min {min(times) * 1000:.0f} ms over {runs} runs; {ev.switches_total} switches, {ev.cables:,} cables")
+
+
+def space(gpus: int) -> None:
+    from compiler.explore import explore
+
+    path = Path(tempfile.mkdtemp()) / "space.yaml"
+    path.write_text(SPACE.format(gpus=gpus))
+    t0 = time.perf_counter()
+    x = explore(path, "switches", max_candidates=3000)
+    dt = time.perf_counter() - t0
+    per = [e.seconds for e in x.evaluated]
+    print(f"design space at {gpus:,} GPUs: {len(x.evaluated):,} candidates ({x.duplicates:,} duplicates skipped), "
+          f"{len(x.feasible):,} feasible, front {len(x.front)}: {dt:.1f} s total, "
+          f"per candidate median {statistics.median(per) * 1000:.0f} ms, max {max(per) * 1000:.0f} ms")
+    print(f"best: {x.best.candidate.name} {x.best.candidate.choices} {x.best.switches}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--one-only", action="store_true")
+    ap.add_argument("--gpus", type=int, default=4096, help="GPUs of the design-space run")
+    args = ap.parse_args()
+    one_candidate()
+    if not args.one_only:
+        space(args.gpus)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The Pareto front of the feasible candidates, the winner for an objective, and why each
+runner-up loses to it. Pure functions over Evaluated records; O(n^2) in the feasible
+candidates for the front (n is at most --max-candidates, 1,000 by default: well under a second).
+"""
+
+from __future__ import annotations
+
+from .evaluate import Evaluated
+
+# figure -> (label, unit, sense): -1 smaller is better, +1 larger is better
+METRICS = {
+    "cost": ("cost", "", -1),
+    "power_w": ("power", "W", -1),
+    "switches": ("switches", "", -1),
+    "cables": ("cables", "", -1),
+    "bisection_gbps": ("bisection", "Gb/s", +1),
+    "collective_time_s": ("all-reduce time", "s", -1),
+}
+OBJECTIVES = {"cost": "cost", "power": "power_w", "switches": "switches", "cables": "cables",
+              "collective_time": "collective_time_s"}
+
+
+def value(ev: Evaluated, metric: str):
+    return ev.switches_total if metric == "switches" else getattr(ev, metric)
+
+
+def _front_metrics(feasible: list[Evaluated]) -> list[str]:
+    """The metrics every feasible candidate has (cost only with a price file)."""
+    return [m for m in METRICS if feasible and all(value(e, m) is not None for e in feasible)]
+
+
+def _dominates(a: Evaluated, b: Evaluated, metrics: list[str]) -> bool:
+    better = False
+    for m in metrics:
+        sense = METRICS[m][2]
+        va, vb = sense * value(a, m), sense * value(b, m)
+        if va < vb:
+            return False
+        better |= va > vb
+    return better
+
+
+def pareto_front(feasible: list[Evaluated]) -> tuple[list[Evaluated], list[str]]:
+    """Candidates no other candidate beats on every metric (ties kept), and the metrics used."""
+    metrics = _front_metrics(feasible)
+    front = [a for a in feasible if not any(_dominates(b, a, metrics) for b in feasible if b is not a)]
+    return front, metrics
+
+
+def ranked(feasible: list[Evaluated], objective: str) -> list[Evaluated]:
+    """Best first for the objective; ties broken by switches, cables, power, then the order
+    the choices were written (so a user's first-listed preference wins a tie)."""
+    key = OBJECTIVES[objective]
+
+    def order(e: Evaluated):
+        v = value(e, key)  # None (no estimate) sorts last
+        return (v is None, 0 if v is None else METRICS[key][2] * -v, e.switches_total, e.cables, e.power_w or 0.0,
+                -(e.bisection_gbps or 0), e.candidate.index)
+    return sorted(feasible, key=order)
+
+
+def _fmt(metric: str, v) -> str:
+    unit = METRICS[metric][1]
+    if metric == "collective_time_s":
+        return f"{v:.4g} s"
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:,.1f}{' ' + unit if unit else ''}"
+    return f"{int(v):,}{' ' + unit if unit else ''}"
+
+
+def why_loses(ev: Evaluated, best: Evaluated, objective: str, metrics: list[str]) -> str:
+    """One line: how a runner-up compares with the winner, worse first, then what it gains."""
+    worse, gains, ties = [], [], []
+    for m in metrics:
+        a, b = value(ev, m), value(best, m)
+        if a == b:
+            ties.append(METRICS[m][0])
+            continue
+        sense = METRICS[m][2]
+        delta = a - b
+        pct = f" ({delta / b * 100:+.0f}%)" if b else ""
+        text = f"{METRICS[m][0]} {_fmt(m, a)} vs {_fmt(m, b)}{pct}"
+        (gains if sense * delta > 0 else worse).append(text)
+    key = OBJECTIVES[objective]
+    parts = []
+    if worse:
+        parts.append("worse: " + "; ".join(worse))
+    if gains:
+        parts.append("better: " + "; ".join(gains))
+    if value(ev, key) == value(best, key):
+        parts.insert(0, f"ties on {METRICS[key][0]}; loses the tie-break (switches, cables, power, then listed order)")
+    return ". ".join(parts) if parts else "identical figures; listed later"

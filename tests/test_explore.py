@@ -1,0 +1,175 @@
+"""clusterc explore: every combination compiled and checked, the front, the winner, the
+reasons; it must rediscover NVIDIA's published designs (designs.md) from requirements alone."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from compiler.check import run_checks
+from compiler.diagnostics import SpecInvalid
+from compiler.explore import as_json, explore, write_specs
+from compiler.explore.evaluate import measure
+from compiler.pipeline import build_plan
+from .conftest import run_cli
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "compiler" / "explore" / "explore.schema.json").read_text())
+
+B200 = """name: {name}
+gpus: {gpus}
+server: dgx-b200
+fabric: {{topology: [rail-optimized, fat-tree], switch: qm9700, tiers: [2, 3], oversubscription: "1:1"}}
+"""
+
+
+def _req(tmp_path, text, name="req.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_b200_4su_fewest_switches_is_nvidias(tmp_path):
+    x = explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "switches")
+    assert len(x.evaluated) == 4 and len(x.feasible) == 4
+    best = x.best
+    # designs.md, DGX B200 SuperPOD 4 SU: 32 leaf + 16 spine, 1,024 node-leaf + 1,024 leaf-spine cables
+    assert best.switches == {"leaf": 32, "spine": 16} and best.cables == 2048
+    assert best.candidate.choices == {"fabric.topology": "rail-optimized", "fabric.tiers": 2}
+    assert best.bisection_gbps == 1024 * 400 // 2
+    # the fat tree ties; it loses only on listed order, and says so
+    tie = next(e for e in x.ranking if e.candidate.choices["fabric.topology"] == "fat-tree" and e.tiers == 2)
+    assert tie.switches_total == 48 and "ties on switches" in x.why(tie)
+
+
+def test_b200_16su_three_tiers_with_the_tables_counts(tmp_path):
+    x = explore(_req(tmp_path, B200.format(name="b200-16su", gpus=4096)), "switches")
+    # two tiers of 64-port switches hold 2,048 GPUs at 1:1: both two-tier candidates rejected, with why
+    rejected = [e for e in x.evaluated if e.rejected]
+    assert len(rejected) == 2 and all("do not fit two tiers" in e.rejected for e in rejected)
+    best = x.best
+    assert best.switches == {"leaf": 128, "spine": 128, "core": 64}  # designs.md 16 SU row
+    assert best.cables == 3 * 4096 and best.candidate.choices["fabric.topology"] == "rail-optimized"
+
+
+def test_seed_8k_two_level_fat_tree(tmp_path):
+    req = _req(tmp_path, "name: seed-8k\ngpus: 8192\nserver: hgx-h100\nfabric: {topology: [fat-tree, dragonfly], "
+                         "switch: sn5600, speed_gbps: 400, tiers: [2, 3], oversubscription: '1:1'}\n")
+    x = explore(req, "switches")
+    assert x.best.switches == {"leaf": 128, "spine": 64}  # designs.md seed: 128 leaves, 64 spines
+    assert x.duplicates == 1  # dragonfly takes no tiers: [2, 3] is one dragonfly, not two
+    dragonfly = next(e for e in x.evaluated if e.candidate.choices["fabric.topology"] == "dragonfly")
+    assert "fabric.tiers" not in dragonfly.candidate.choices and "tiers" in dragonfly.candidate.left_out
+
+
+def test_requirement_drops_candidates_with_the_reason(tmp_path):
+    req = _req(tmp_path, "name: b200-1k\ngpus: 1024\nserver: dgx-b200\nfabric: {topology: rail-optimized, switch: qm9700,"
+                         " oversubscription: ['1:1', '2:1']}\nrequirements: {min_bisection_gbps: 200000}\n")
+    x = explore(req, "switches")
+    assert [e.rejected is None for e in x.evaluated] == [True, False]
+    assert x.evaluated[1].rejected.startswith("BISECTION_BELOW_REQUIREMENT")
+    assert x.best.bisection_gbps == 204_800
+
+
+def test_written_specs_compile_to_exactly_the_figures_shown(tmp_path):
+    (tmp_path / "prices.yaml").write_text("currency: EUR\nparts: {MQM9700-NS2F: 100, MMA4Z00-NS: 1}\n")
+    req = _req(tmp_path, B200.format(name="b200-4su", gpus=1024) + "bom: {prices: prices.yaml}\n")
+    x = explore(req, "cost")
+    files = write_specs(x, tmp_path / "chosen", top=3)
+    assert len(files) >= 3
+    shown = {e.candidate.name: e for e in x.evaluated}
+    for path in files:
+        _, plan = build_plan(path)
+        again = measure(shown[plan.name].candidate, plan, run_checks(plan))
+        ev = shown[plan.name]
+        for key in ("switches", "cables", "transceivers", "power_w", "cost", "bisection_gbps", "collective_time_s"):
+            assert getattr(again, key) == getattr(ev, key), (path.name, key)
+    assert x.best.cost == 48 * 100 + 1536 * 1  # 48 QM9700 and 1,536 switch-side optics priced
+
+
+def test_cost_objective_without_prices_is_an_error(tmp_path):
+    with pytest.raises(SpecInvalid) as exc:
+        explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "cost")
+    assert exc.value.diagnostics[0].code == "EXPLORE_NO_PRICES"
+
+
+def test_json_contract_validates_and_cli_exit_codes(tmp_path):
+    req = _req(tmp_path, B200.format(name="b200-4su", gpus=1024))
+    r = run_cli("explore", str(req), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    jsonschema.validate(data, SCHEMA)
+    assert (data["evaluated"], data["feasible"]) == (4, 4)
+    assert data["best"]["switches"] == 48 and sum(c["pareto"] for c in data["candidates"]) == 2
+    assert data["caveats"] == ["power is a floor: no published power for MQM9700-NS2F",
+                               "no cost: the spec has no bom.prices file"]
+    md = run_cli("explore", str(req), "--format", "markdown", "--top", "2")
+    assert md.returncode == 0 and "| rank | name |" in md.stdout
+
+    bad = _req(tmp_path, "name: x\ngpus: 8\nserver: dgx-b200\nfabric:\n  topology: []\n  switch: qm9700\n", "bad.yaml")
+    r = run_cli("explore", str(bad))
+    assert r.returncode == 2 and "bad.yaml:5" in r.stderr + r.stdout and "Traceback" not in r.stderr
+
+    # a mistake every candidate makes is the file's: invalid input, with its line
+    typo = _req(tmp_path, B200.format(name="t", gpus=1024).replace("switch: qm9700", "switch: qm9701"), "typo.yaml")
+    r = run_cli("explore", str(typo))
+    assert r.returncode == 2 and "typo.yaml:4" in r.stderr + r.stdout and "did you mean" in r.stderr + r.stdout
+
+    # every candidate invalid for the same reason (two tiers fixed, too big for them): the file's too
+    big = _req(tmp_path, B200.format(name="b200-16su", gpus=4096).replace("[2, 3]", "2"), "big.yaml")
+    r = run_cli("explore", str(big))
+    assert r.returncode == 2 and "big.yaml:4" in r.stderr and "do not fit two tiers" in r.stderr
+
+    # valid designs that all miss a requirement: nothing feasible, exit 1, each with its reason
+    none = _req(tmp_path, B200.format(name="b200-4su", gpus=1024) + "requirements: {min_bisection_gbps: 900000}\n",
+                "none.yaml")
+    r = run_cli("explore", str(none))
+    assert r.returncode == 1 and "rejected (4)" in r.stdout and "BISECTION_BELOW_REQUIREMENT" in r.stdout
+
+
+def test_growth_costs_day_one_and_the_final_size(tmp_path):
+    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 100}\n")
+    req = _req(tmp_path, "name: grow\ngpus: 512\nserver: dgx-b200\ngrowth: {max_servers: 512}\nbom: {prices: prices.yaml}\n"
+                         "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: ['1:1', '2:1']}\n")
+    x = explore(req, "cost")
+    full = next(e for e in x.evaluated if e.candidate.choices["fabric.oversubscription"] == "1:1")
+    # built out to 512 DGX B200 (16 SU): the 16 SU row of designs.md
+    assert full.final.gpus == 4096 and full.final.switches == {"leaf": 128, "spine": 128, "core": 64}
+    # day one: 2 SU of leaves, the cores already built for the final size
+    assert full.gpus == 512 and full.switches["leaf"] == 16 and full.switches["core"] == 64
+    g = as_json(x)["candidates"][0]["growth"]
+    assert g["added_by_growth"]["switches"] == 320 - full.switches_total
+    assert g["day_one"]["cost"] == full.switches_total * 100 and g["final"]["cost"] == 320 * 100
+    assert x.best.candidate.choices["fabric.oversubscription"] == "2:1"  # cheaper on day one
+
+
+def test_html_page_plots_every_feasible_design(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from compiler.explore.plot import front_svg, html
+
+    x = explore(_req(tmp_path, B200.format(name="b200-4su", gpus=1024)), "switches")
+    svg = ET.fromstring(front_svg(x))
+    circles = svg.findall("{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == len(x.feasible) == 4
+    assert sum(c.get("fill") == "#b71c1c" for c in circles) == 1  # the winner, once
+    page = html(x, top=10)
+    assert page.startswith("<!DOCTYPE html>") and page.count("<tr>") == 1 + 4
+
+
+@pytest.mark.parametrize("gpus, fat_tree, dragonfly, bisection_percent", [
+    # two tiers: 64 leaves + 32 spines (designs.md 8 SU row) vs 2,048 / 16 endpoints per router
+    (2048, 96, 128, 66),
+    # three tiers: 512 + 512 + 256 (designs.md 64 SU row) vs 16,384 / 16
+    (16384, 1280, 1024, 50),
+])
+def test_dragonfly_forty_percent_claim_measured(tmp_path, gpus, fat_tree, dragonfly, bisection_percent):
+    """The seeds' "dragonfly needs 40% fewer switches than a fat tree", on 64-port NDR and
+    the balanced dragonfly (p = 16, a = 32, h = 16): 33% more at two-tier sizes, 20% fewer
+    at three tiers, at half the bisection. Never 40%."""
+    req = _req(tmp_path, f"name: df\ngpus: {gpus}\nserver: dgx-h100\n"
+                         "fabric: {topology: [fat-tree, dragonfly], switch: qm9700, oversubscription: '1:1'}\n")
+    x = explore(req, "switches", failures_for=0)
+    ft, df = x.evaluated
+    assert (ft.switches_total, df.switches_total) == (fat_tree, dragonfly)
+    assert round(df.bisection_gbps / ft.bisection_gbps * 100) == bisection_percent
