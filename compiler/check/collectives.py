@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..topology import topology
 from .bisection import BisectionFigures
 from .context import CheckContext
 from .figures import Figures
@@ -114,7 +115,7 @@ def check_collectives(ctx: CheckContext, bisection: BisectionFigures) -> tuple[C
     domains = gpus // g
     bis = bisection.worst_cut_gbps
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
-    if d["topology"] == "rail-only":
+    if not topology(d["topology"]).rails_meet:
         # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain of
         # g GPUs carries what crosses rails), so the network figure is each rail's own bisection.
         bis = d["per_rail_bisection_gbps"] * d["rails"]

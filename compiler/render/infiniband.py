@@ -26,16 +26,17 @@ from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import per_port
+from ..topology import topology
 from .templates import render_template
 from .writer import OutputDir
 
 FOLDER = "infiniband"
 # Where opensm.conf says the other files are; the twin substitutes its own folder.
 CONF_DIR = "/etc/opensm"
-# Routing engine by topology kind. ftree needs a fat tree (rank 2..8, CNs at one rank);
-# updn is deadlock-free on any graph, so it is the fallback OpenSM tries next.
-ROUTING_ENGINE = {"fat-tree": ("ftree", "updn"), "rail-optimized": ("ftree", "updn")}
-DEFAULT_ENGINE = ("updn",)
+# Routing engines: ftree needs a fat tree (rank 2..8, CNs at one rank), so a tree topology
+# tries it first; updn is deadlock-free on any graph, so it is the fallback everywhere.
+TREE_ENGINES = ("ftree", "updn")
+DEFAULT_ENGINES = ("updn",)
 # Active width x rate as ibnetdiscover prints it (IBTA: EDR 25G, HDR 50G, NDR 100G,
 # XDR 200G per lane, 4 lanes). 200G is omitted: it may be 4xHDR or 2xNDR.
 LINK_RATE = {100: "4xEDR", 400: "4xNDR", 800: "4xXDR"}
@@ -93,7 +94,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     top_tier = max(d.tier for d in plan.devices)
     roots = [n for n in nodes if not n.ca and plan.devices[n.dev].tier == top_tier]
     computes = [n for n in nodes if n.ca and plan.devices[n.dev].role == "server"]
-    engines = ROUTING_ENGINE.get(plan.design.get("topology"), DEFAULT_ENGINE)
+    engines = TREE_ENGINES if topology(plan.design["topology"]).tree else DEFAULT_ENGINES
     files = {
         "opensm.conf": render_template(
             "infiniband/opensm.conf.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines,
