@@ -1,4 +1,4 @@
-"""A topology family is one registered unit: a descriptor (compiler/topology.py) with its
+"""A topology family is one registered unit: a descriptor (compiler/topology/) with its
 spec keys and traits, its lowering (expand/families.py) and its closed forms and cuts
 (check/families/). These tests fail when a family misses a part in some layer, when a
 descriptor names a key the spec does not have, or when a stage compares topology names
@@ -7,12 +7,14 @@ instead of reading a trait."""
 from __future__ import annotations
 
 import ast
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from compiler.check import families as check_families
 from compiler.expand import families as expand_families
+from compiler.pipeline import build_plan
 from compiler.spec.model import FAMILY_KEYS, TOPOLOGIES, Fabric
 from compiler.topology import FAMILY_NAMES, TOPOLOGIES as DESCRIPTORS, topologies_where
 
@@ -57,7 +59,7 @@ def test_traits():
 
 # Files that spell a topology name as a string, and why that is not a stage comparing names.
 NAME_ALLOWED = {
-    "compiler/topology.py": "the descriptors",
+    "compiler/topology/__init__.py": "the descriptors",
     "compiler/expand/families.py": "family names (the registry)",
     "compiler/check/families/__init__.py": "family names (the registry)",
     # a family's own code may tell its own topologies apart
@@ -81,7 +83,7 @@ def test_stages_read_traits_not_topology_names():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and node.value in DESCRIPTORS and rel not in NAME_ALLOWED:
                 found.add(f"{rel}:{node.lineno}: {node.value!r}")
-    assert not found, "compare traits (compiler/topology.py), not names:\n" + "\n".join(sorted(found))
+    assert not found, "compare traits (compiler/topology/), not names:\n" + "\n".join(sorted(found))
 
 
 TPU_TORUS = "name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  dims: [4, 4, 4]\n"
@@ -104,3 +106,31 @@ def test_unsupported_sections_are_refused_by_trait(tmp_path, text, expected):
     for part in expected:
         assert part in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+SPEC_OF = {  # one example spec per topology (mesh: a TPU mesh written here)
+    "fat-tree": "lab-3tier-frr.yaml", "rail-optimized": "h100-superpod-1su-multi-fabric.yaml",
+    "torus": "torus-switched-512.yaml", "dragonfly": "dragonfly-2k.yaml", "dragonfly+": "dragonfly-plus-2k.yaml",
+    "rail-only": "rail-only-h100-64.yaml", "multi-plane": "alibaba-hpn-pod.yaml", "ring": "dgx-h100-6node-ring.yaml",
+    "full-mesh": "dgx-h100-4node-mesh.yaml",
+}
+# Keys of the design dict that other stages own (plan/fabrics.py), not the family's record.
+NOT_IN_RECORD = {"fabrics", "fabric"}
+
+
+@pytest.mark.parametrize("topology", list(DESCRIPTORS))
+def test_design_record_types_every_key_the_builder_writes(tmp_path, topology):
+    if topology == "mesh":
+        path = tmp_path / "mesh.yaml"
+        path.write_text("name: m\ngpus: 32\nserver: tpu-v4\nfabric:\n  topology: mesh\n  dims: [4, 8]\n")
+    else:
+        path = ROOT / "specs" / SPEC_OF[topology]
+    plan = build_plan(path)[1]
+    assert plan.design["topology"] == topology
+    record = plan.design_record
+    assert type(record) is DESCRIPTORS[topology].record
+    assert set(plan.design) - NOT_IN_RECORD <= {f.name for f in fields(record)}
+    # Every key the builder wrote reads back unchanged as an attribute.
+    for key, value in plan.design.items():
+        if key not in NOT_IN_RECORD:
+            assert getattr(record, key) == value, key

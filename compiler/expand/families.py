@@ -1,4 +1,4 @@
-"""The lowering of each topology family, registered by family name (compiler/topology.py
+"""The lowering of each topology family, registered by family name (compiler/topology/
 maps each `fabric.topology` value to its family). A family module has
 `resolve(loaded) -> design` (catalog resolved, sized) and `build(design) -> Plan`."""
 

@@ -26,7 +26,7 @@ class HostTable:
     group: list[str]  # leaf group name (Slurm logical leaf): su<S> or the leaf's device name
     rail_leaves: list[list[str]]  # leaf names in rail order
     domain: list[int | None]  # scale-up domain index (1-based), None when a domain is one server
-    group_kind: str  # the topology's host_group trait: "su", "leaf" or "none" (compiler/topology.py)
+    group_kind: str  # the topology's host_group trait: "su", "leaf" or "none" (compiler/topology/)
 
 
 def host_table(plan: Plan) -> HostTable:

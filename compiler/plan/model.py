@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..topology import DesignRecord, design_record
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
@@ -112,6 +113,13 @@ class Plan:
     scale_up: "ScaleUpDomains | None" = None  # which GPUs share an NVLink domain (plan/scale_up.py)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def design_record(self) -> DesignRecord:
+        """The design as a typed record of its family (compiler/topology/records.py); `design`
+        is its plain-JSON form, written to plan.json as is. Built on each read, not cached:
+        expand still adds keys to `design` after the plan exists."""
+        return design_record(self.design)
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""

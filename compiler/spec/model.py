@@ -48,7 +48,7 @@ class _NosEnum:
 NosId = Annotated[str, BeforeValidator(_known_nos), _NosEnum]
 
 
-# The topology values, their families and the keys each owns: compiler/topology.py.
+# The topology values, their families and the keys each owns: compiler/topology/.
 TOPOLOGIES = tuple(TOPOLOGY_DESCRIPTORS)
 # Known to the roadmap but not built yet: a clear error rather than "unknown".
 PLANNED_TOPOLOGIES: tuple[str, ...] = ()

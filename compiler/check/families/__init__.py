@@ -1,5 +1,5 @@
 """What each topology family brings to the checks, registered by family name
-(compiler/topology.py maps each `fabric.topology` value to its family). A family module has
+(compiler/topology/ maps each `fabric.topology` value to its family). A family module has
 `bisection_gbps(plan, graph) -> (Gb/s or None, formula)`, its closed form, and
 `cuts(plan, graph, servers, first_at) -> [Cut]`, the balanced cuts its structure suggests
 beyond the generic ones (check/cuts.py)."""

@@ -16,13 +16,16 @@ tests and docs (tests/test_families.py fails until every layer has every family)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from .records import ClosRecord, DesignRecord, DirectRecord, DragonflyRecord, PlanesRecord, TorusRecord, record_from_design
 
 
 @dataclass(frozen=True, slots=True)
 class Topology:
     name: str  # the spec's `fabric.topology` value
-    family: str  # the implementation: expand/<family>.py and check/closed_forms/<family>.py
+    family: str  # the implementation: expand/<family>.py and check/families/<family>.py
+    record: type[DesignRecord]  # the plan's typed design record (records.py)
     # Fabric keys that mean something for only some topologies: this one accepts these;
     # given for a topology that does not list them, they are a spec error.
     keys: tuple[str, ...] = ()
@@ -53,12 +56,12 @@ class Topology:
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch")
-_CLOS = dict(family="clos", tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
+_CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
              supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
-_TORUS = dict(family="torus", keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional", needs_dims=True)
-_DRAGONFLY = dict(family="dragonfly", keys=("groups", "switches_per_group", "endpoints_per_switch",
+_TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional", needs_dims=True)
+_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
                                             "global_ports_per_switch", "global_links_per_group_pair", "intra_group"))
-_DIRECT = dict(family="direct", switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
+_DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 
 # Order is the order the spec's error messages and schema list them in.
 TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
@@ -68,8 +71,8 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("mesh", **_TORUS),
     Topology("dragonfly", **_DRAGONFLY),
     Topology("dragonfly+", **_DRAGONFLY),
-    Topology("rail-only", family="planes", rails_meet=False),
-    Topology("multi-plane", family="planes", keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps")),
+    Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False),
+    Topology("multi-plane", family="planes", record=PlanesRecord, keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps")),
     Topology("ring", **_DIRECT),
     Topology("full-mesh", **_DIRECT, note="servers cabled to each other, no switch"),
 )}
@@ -94,3 +97,8 @@ def family_keys() -> dict[str, tuple[str, ...]]:
         for key in t.keys:
             out.setdefault(key, []).append(name)
     return {key: tuple(names) for key, names in out.items()}
+
+
+def design_record(design: dict[str, Any]) -> DesignRecord:
+    """The typed record of a plan's `design` dict, by its topology's family."""
+    return record_from_design(TOPOLOGIES[design["topology"]].record, design)
