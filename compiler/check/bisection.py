@@ -32,7 +32,7 @@ def check_bisection(ctx: CheckContext) -> tuple[BisectionFigures, list[Finding]]
     for cut in ctx.cuts:
         cuts.append(CutFlow(cut.name, cut.description, ctx.cut_gbps(cut)))
     worst = min(cuts, key=lambda c: c.gbps) if cuts else CutFlow("", "", 0)
-    gpus = plan.design["gpus"]
+    gpus = plan.design_record.gpus
     figures = BisectionFigures(
         convention=CONVENTION,
         analytic_gbps=analytic,

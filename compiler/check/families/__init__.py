@@ -23,4 +23,4 @@ FAMILIES: dict[str, ModuleType] = {
 
 
 def family_of(plan: Plan) -> ModuleType:
-    return FAMILIES[topology(plan.design["topology"]).family]
+    return FAMILIES[topology(plan.design_record.topology).family]

@@ -33,7 +33,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     per_leaf = np.minimum(down, up) * leaf
     bounds = [float(down.sum()), float(per_leaf.sum())]
     formula = "1/2 * min(GPU injection, sum over leaves of min(GPU downlinks, uplinks)"
-    if plan.design.get("tiers") == 3 and plan.design.get("pods", 1) >= 2:
+    if plan.design_record.tiers == 3 and plan.design_record.pods >= 2:  # three tiers: a Clos record
         pod_of_switch = np.array([plan.devices[int(d)].pod or 0 for d in g.device_of])
         spine = tier == 2
         pods = np.unique(pod_of_switch[leaf])

@@ -14,7 +14,7 @@ from ..cuts import Cut, by_server
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
-    if plan.design["topology"] == "ring":
+    if plan.design_record.topology == "ring":
         return ring_bisection_gbps(plan, g)
     return full_mesh_bisection_gbps(plan, g)
 
@@ -43,10 +43,10 @@ def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     heavy rounds' crossings x(n, e) (heavy_round_crossings). Uniform (e = 0), n even:
     (n/2)^2 * m * s. Whole servers on each side, so with n odd the halves hold h and
     h + 1 servers."""
-    d = plan.design
-    n, m, s = d["servers"], d["links_per_pair"]["min"], d["speed_gbps"]
+    d = plan.design_record
+    n, m, s = d.servers, d.links_per_pair["min"], d.speed_gbps
     h = n // 2
-    e = sum(1 for t in d["rails_per_round"] if t > m)
+    e = sum(1 for t in d.rails_per_round if t > m)
     if e >= 2 and n > FULL_MESH_CLOSED_FORM_SERVERS:  # e <= 1 holds for any n (a matching)
         return None, (f"no closed form above {FULL_MESH_CLOSED_FORM_SERVERS} servers with uneven links per pair "
                       f"(between {m * h * (n - h):,} and {(m + 1) * h * (n - h):,} links cross); max-flow only")
@@ -62,8 +62,8 @@ def ring_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     w_0 >= w_1 >= w_2 links. n odd: w_1 + w_2 (the closing edge and an odd edge half a ring
     away); n even: the two cut edges are n/2 apart, same round when n/2 is even (2 * w_1),
     one of each when odd (w_0 + w_1). Uniform w links per edge: 2 * w * s."""
-    d = plan.design
-    n, w, s = d["servers"], d["rails_per_round"], d["speed_gbps"]
+    d = plan.design_record
+    n, w, s = d.servers, d.rails_per_round, d.speed_gbps
     if n % 2:
         links, how = w[1] + w[2], "w_1 + w_2"
     elif (n // 2) % 2 == 0:

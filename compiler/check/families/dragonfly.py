@@ -17,19 +17,19 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     global links each; inside a dragonfly+ group also the leaves' uplinks (as for a Clos leaf).
     bisection = 1/2 * min(GPU injection, sum over leaves of min(down, up) [dragonfly+],
     2 * (g/2)^2 * m * link speed). Defined for an even number of fully populated groups."""
-    d = plan.design
-    groups, m, speed = d["groups"], d["global_links_per_group_pair"], d["speed_gbps"]
-    if d["endpoint_ports"] != groups * d["endpoint_ports_per_group"]:
+    d = plan.design_record
+    groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
+    if d.endpoint_ports != groups * d.endpoint_ports_per_group:
         return None, "no closed form: the last group is partly populated (max-flow only)"
     inj = gpu_injection_gbps(g)
     bounds = [inj]
     formula = "1/2 * min(GPU injection"
-    if d["intra_group"] == "fat-tree":
-        bounds.append(groups * (d["switches_per_group"] // 2) * min(d["endpoints_per_switch"], d["switches_per_group"] // 2) * speed)
+    if d.intra_group == "fat-tree":
+        bounds.append(groups * (d.switches_per_group // 2) * min(d.endpoints_per_switch, d.switches_per_group // 2) * speed)
         formula += ", sum over leaves of min(endpoint ports, uplinks)"
     if groups == 1:
-        if d["intra_group"] == "all-to-all":
-            a = d["switches_per_group"]
+        if d.intra_group == "all-to-all":
+            a = d.switches_per_group
             if a % 2:
                 return None, "no closed form: one group of an odd number of routers"
             bounds.append(2 * (a // 2) ** 2 * speed)

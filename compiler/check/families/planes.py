@@ -14,7 +14,7 @@ from .injection import gpu_injection_gbps
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
-    if not topology(plan.design["topology"]).rails_meet:
+    if not topology(plan.design_record.topology).rails_meet:
         return rail_only_bisection_gbps(plan, g)
     # Multi-plane: two tiers, every ToR reaches every aggregation switch of its plane: the Clos form holds.
     return clos.bisection_gbps(plan, g)
@@ -25,10 +25,10 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     one side is crossed by no network link: 0. Traffic between rails crosses the servers'
     scale-up domain (NVLink), which the plan does not model as links. With one rail the
     network is one switch: half the GPU injection."""
-    if plan.design["rails"] >= 2:
+    if plan.design_record.rails >= 2:
         domain = f": {plan.scale_up.phrase()}" if plan.scale_up else ""
         return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain{domain}); "
-                   f"per rail 1/2 * servers * link speed = {plan.design['per_rail_bisection_gbps']:,} Gb/s")
+                   f"per rail 1/2 * servers * link speed = {plan.design_record.per_rail_bisection_gbps:,} Gb/s")
     return int(gpu_injection_gbps(g) // 2), "1/2 * GPU injection (one rail, one switch)"
 
 
