@@ -33,7 +33,7 @@ RENDERERS = {
     "hosts": hosts_csv.render,
     "workbook": workbook.render,  # cabling.xlsx (with a physical layout)
     "labels": labels.render,  # labels.csv, labels.html
-    "diagrams": diagrams.render,  # diagrams/*.dot|svg (Graphviz)
+    "diagrams": diagrams.render,  # diagrams/*.svg|dot, every fabric
     "racks": elevations.render,  # racks/<rack>.svg (with a physical layout)
     "report": report.render,  # report.html
     "netbox": netbox.render,  # netbox/*.csv bulk import
@@ -42,4 +42,5 @@ RENDERERS = {
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
 # hosts: BMC addresses are on the oob fabric
-ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks", "hosts"}
+ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks", "hosts",
+               "diagrams", "report"}

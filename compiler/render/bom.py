@@ -18,15 +18,20 @@ def _watts(value) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
-def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+def bom_table(plan: Plan) -> tuple[list[str], list[tuple]]:
+    """bom.csv's header and rows; report.html shows the same rows."""
     if is_multi_fabric(plan):  # one bill per fabric, labelled in a last column
         rows = [(line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
                  _watts(line.total_power_w), line.notes, fabric) for fabric, line in fabric_bom(plan)]
-        out.write_text("bom.csv", csv_text(HEADER + ["fabric"], rows))
-        return
+        return HEADER + ["fabric"], rows
     rows = [
         (line.category, line.part_number, line.description, line.quantity, _watts(line.unit_power_w),
          _watts(line.total_power_w), line.notes)
         for line in plan.memo("bom", bill_of_materials)
     ]
-    out.write_text("bom.csv", csv_text(HEADER, rows))
+    return HEADER, rows
+
+
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    header, rows = bom_table(plan)
+    out.write_text("bom.csv", csv_text(header, rows))

@@ -1,61 +1,69 @@
 """report.html: one self-contained page (no external file, script or font) with the
-summary, checks and findings, the BOM, the fabric diagram and plots.
+summary, every fabric's figures, checks and findings, the BOM of every fabric, each
+fabric's overview diagram and plots. Spelled by templates/report/report.html.j2; this
+module decides what the page holds.
 
-Findings and figures come from the plan's check results, which the pipeline runs once
-and passes to every renderer (summary.json and report/checks.json read the same).
+This output sees every fabric of the plan (render/__init__.py ALL_FABRICS): the BOM is
+bom.csv's rows exactly, and each fabric's overview (the one in diagrams/) is drawn.
+Findings, figures and plots are the compute fabric's, from the check results the
+pipeline runs once and hands to every renderer (summary.json and report/checks.json
+read the same).
 
-Plots are inline SVG bars drawn here (bandwidth per tier, links lost per switch
-failure, cable lengths): a picture where a table reads worse, with no plotting
-dependency and byte-identical output.
+Plots are inline SVG bars (bandwidth per tier, links lost per switch failure, cable
+lengths): a picture where a table reads worse, with no plotting dependency and
+byte-identical output.
 """
 
 from __future__ import annotations
 
-from html import escape
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..check import CheckResults
 from ..check.findings import Finding
 from ..plan.bom import bill_of_materials
+from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_view, is_multi_fabric
 from ..plan.model import Plan
+from .bom import bom_table
+from .diagrams import fabric_overviews, scopes
 from .summary import summarize
-from .diagrams import overview_dot, overview_layout, render_svg
+from .templates import render_template
 from .writer import OutputDir
 
-CSS = """body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1200px}
-h1{margin-bottom:4px}h2{border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
-table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
-th{background:#f3f5f8}td.n{text-align:right}.totals td:first-child{font-weight:bold}
-.error{color:#b71c1c}.warning{color:#e65100}.info{color:#1565c0}.plots{display:flex;flex-wrap:wrap;gap:24px}
-figure{margin:0}figcaption{font-size:12px;color:#555}.diagram svg{max-width:100%;height:auto}"""
+BOM_NUMERIC = {"quantity", "unit_power_w", "total_power_w"}  # right-aligned columns
 
-# Sets data-loaded once the page is parsed and records script errors: the browser test reads both.
-SCRIPT = """window.addEventListener('error',function(e){var d=document.getElementById('load-errors');
-d.textContent+=(e.message||'error')+'\\n';});
-window.addEventListener('load',function(){document.body.setAttribute('data-loaded','ok');
-document.body.setAttribute('data-svgs',String(document.querySelectorAll('svg').length));});"""
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    label: str
+    y: float
+    width: float  # px
+    value: str  # e.g. "204.8 Tb/s"
+
+
+@dataclass(frozen=True, slots=True)
+class BarChart:
+    """A horizontal bar chart, laid out here and drawn by the report template."""
+
+    title: str
+    width: int
+    height: int
+    left: int  # x where bars start
+    row_px: int
+    bars: tuple[Bar, ...]
 
 
 def report_findings(checks: CheckResults) -> list[Finding]:
     return list(checks.findings)
 
 
-def bars(title: str, items: list[tuple[str, float]], unit: str, width: int = 420) -> str:
-    """A horizontal bar chart as inline SVG."""
+def bars(title: str, items: list[tuple[str, float]], unit: str, width: int = 420) -> BarChart:
     row, left = 22, 150
     top = max((v for _, v in items), default=0) or 1
-    h = row * len(items) + 30
-    out = [f'<figure><svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" role="img" '
-           f'aria-label="{escape(title)}"><title>{escape(title)}</title>']
-    for k, (label, value) in enumerate(items):
-        y = 10 + k * row
-        w = (width - left - 70) * value / top
-        out.append(f'<text x="{left - 6}" y="{y + 14}" font-size="11" text-anchor="end">{escape(label)}</text>'
-                   f'<rect x="{left}" y="{y + 2}" width="{w:.1f}" height="{row - 6}" fill="#5c85d6"/>'
-                   f'<text x="{left + w + 4:.1f}" y="{y + 14}" font-size="11">{value:,.4g} {escape(unit)}</text>')
-    out.append(f"</svg><figcaption>{escape(title)}</figcaption></figure>")
-    return "".join(out)
+    return BarChart(title, width, row * len(items) + 30, left, row,
+                    tuple(Bar(label, 10 + k * row, round((width - left - 70) * value / top, 1), f"{value:,.4g} {unit}")
+                          for k, (label, value) in enumerate(items)))
 
 
 def bandwidth_per_tier(plan: Plan) -> list[tuple[str, float]]:
@@ -86,15 +94,7 @@ def length_histogram(plan: Plan) -> list[tuple[str, float]]:
     return items + ([("beyond reach", float(beyond))] if beyond else [])
 
 
-def _table(header: list[str], rows: list[list], numeric: set[int] = frozenset()) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(
-        f'<td class="n">{escape(_fmt(v))}</td>' if i in numeric else f"<td>{escape(_fmt(v))}</td>" for i, v in enumerate(r))
-        + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _fmt(v) -> str:
+def fmt(v) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
@@ -104,60 +104,95 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _strip_prolog(svg: str) -> str:
-    return svg[svg.index("<svg"):]
+def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
+    """The summary table: the compute fabric's figures (the extra fabrics have a table of their own)."""
+    rows = [("GPUs", s["gpus"]), ("servers", f"{s['servers']:,} x {s['server']}"),
+            ("topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G")]
+    rows += [(f"{role} switches", f"{n:,} x {s['switch']}") for role, n in s["switches"].items()]
+    rows += [(f"{kind} cables", n) for kind, n in s["cables"].items()]
+    cables = sum(s["cables"].values())
+    rows += [("cables", cables)]
+    if len(compute.links) > cables:  # board traces (direct torus hosts), backplanes: links, not cables to pull
+        rows += [("links that are not cables", len(compute.links) - cables)]
+    rows += [("transceivers", s["transceivers"])]
+    rows += [(f"oversubscription {t}", r) for t, r in s["oversubscription"].items()]
+    if plan.physical is not None:
+        rows += [("racks", len(plan.physical.racks))]
+    power = sum(line.total_power_w or 0 for line in compute.memo("bom", bill_of_materials))
+    rows += [("known power", f"{power / 1000:,.1f} kW (items without a figure excluded)")]
+    if is_multi_fabric(plan):  # the bill below holds every fabric: so does this figure
+        power = sum(line.total_power_w or 0 for _, line in fabric_bom(plan))
+        rows += [("known power, every fabric", f"{power / 1000:,.1f} kW")]
+    return [(k, fmt(v)) for k, v in rows]
+
+
+def fabric_rows(s: dict) -> list[tuple[str, ...]]:
+    """One row per fabric (several-fabric plans): what summary.json's `fabrics` holds."""
+    out = []
+    for name, f in (s.get("fabrics") or {}).items():
+        out.append((name, f["topology"], f"{f['switch']} ({f['speed_gbps']}G)", str(f["tiers"]),
+                    ", ".join(f"{n:,} {role}" for role, n in f["switches"].items()),
+                    ", ".join(f"{n:,} {kind}" for kind, n in f["cables"].items()), f"{f['transceivers']:,}",
+                    ", ".join(f"{tier} {r}" for tier, r in f["oversubscription"].items())))
+    return out
+
+
+def diagram_sections(plan: Plan) -> list[dict]:
+    """Per fabric: its name, where its diagrams are, and its overview as inline SVG."""
+    out = []
+    for fabric, folder, drawing in fabric_overviews(plan):
+        detail = list(scopes(fabric_view(plan, fabric)))
+        files = f"{folder}fabric.svg" + (f"; one diagram per scope: {folder}{detail[0]}.svg" +
+                                         (f" … {detail[-1]}.svg ({len(detail)} files)" if len(detail) > 1 else "")
+                                         if detail else "")
+        out.append({"fabric": fabric, "files": files, "svg": drawing.svg()})
+    return out
+
+
+def field_cables(s: dict) -> int:
+    """Cables to pull, every fabric's (summary.json's cables: board traces excluded)."""
+    if s.get("fabrics"):
+        return sum(n for f in s["fabrics"].values() for n in f["cables"].values())
+    return sum(s["cables"].values())
 
 
 def report_html(plan: Plan, checks: CheckResults) -> str:
+    compute = fabric_view(plan)  # the plan itself for one fabric
     s = summarize(plan, checks)
-    bom = plan.memo("bom", bill_of_materials)
     findings = report_findings(checks)
-    phys = plan.physical
-    totals = [["GPUs", s["gpus"]], ["servers", f"{s['servers']:,} x {s['server']}"],
-              ["topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G"]]
-    totals += [[f"{role} switches", f"{n:,} x {s['switch']}"] for role, n in s["switches"].items()]
-    totals += [[f"{kind} cables", n] for kind, n in s["cables"].items()]
-    totals += [["cables", len(plan.links)], ["transceivers", s["transceivers"]]]
-    totals += [[f"oversubscription {t}", r] for t, r in s["oversubscription"].items()]
-    if phys is not None:
-        totals += [["racks", len(phys.racks)]]
-    power = sum(line.total_power_w or 0 for line in bom)
-    totals += [["known power", f"{power / 1000:,.1f} kW (items without a figure excluded)"]]
-    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{escape(plan.name)}: clusterc report</title>"
-             f"<style>{CSS}</style><script>{SCRIPT}</script></head><body>",
-             f'<h1 id="design-name">{escape(plan.name)}</h1><p>{s["gpus"]:,} GPUs, {len(plan.links):,} cables. '
-             f"Compiled by clusterc.</p>", '<pre id="load-errors" hidden></pre>',
-             '<h2>Summary</h2><table class="totals" id="totals">'
-             + "".join(f"<tr><td>{escape(k)}</td><td>{escape(_fmt(v))}</td></tr>" for k, v in totals) + "</table>"]
-    if s["notes"]:
-        parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in s["notes"]) + "</ul>")
-    parts.append(f'<h2>Checks and findings</h2><p id="findings-count">{len(findings)} finding(s)</p>')
-    if findings:
-        parts.append("<table><tr><th>severity</th><th>code</th><th>message</th><th>where</th></tr>" + "".join(
-            f'<tr><td class="{escape(f.severity)}">{escape(f.severity)}</td><td>{escape(f.code)}</td>'
-            f"<td>{escape(f.message)}</td><td>{escape(f.where)}</td></tr>" for f in findings) + "</table>")
-    parts.append("<h2>Bill of materials</h2>" + _table(
-        ["category", "part number", "description", "quantity", "unit W", "total W", "notes"],
-        [[b.category, b.part_number, b.description, b.quantity, b.unit_power_w, b.total_power_w, b.notes] for b in bom],
-        {3, 4, 5}))
-    svg = plan.memo("fabric_svg", lambda pl: render_svg(overview_dot(pl), overview_layout(pl)))
-    parts.append(f'<h2>Fabric</h2><div class="diagram">{_strip_prolog(svg)}</div>')
-    plots = [bars("Bandwidth per tier (one direction)", bandwidth_per_tier(plan), "Tb/s"),
+    header, rows = bom_table(plan)
+    plots = [bars("Bandwidth per tier (one direction)", bandwidth_per_tier(compute), "Tb/s"),
              bars("Failure impact: bisection lost (worst balanced cut)", failure_impact(checks), "%")]
-    hist = length_histogram(plan)
+    hist = length_histogram(compute)
     if hist:
         plots.append(bars("Links by orderable length (a twin-port copper cable carries two)", hist, "links"))
-    parts.append('<h2>Plots</h2><div class="plots">' + "".join(plots) + "</div>")
+    racks = []
+    phys = plan.physical
     if phys is not None:
         counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
-        power_w = phys.rack_power_w()
-        used = phys.rack_used_u()
-        parts.append(f"<h2>Racks</h2><p>{escape(phys.model['statement'])}</p>" + _table(
-            ["rack", "kind", "devices", "U used", "kW (known)", "kW budget"],
-            [[r.name, r.kind, int(c), f"{int(u)}/{r.usable_u}", round(float(p) / 1000, 1), r.power_budget_w / 1000]
-             for r, c, p, u in zip(phys.racks, counts, power_w, used)], {2, 4, 5}))
-    parts.append("</body></html>\n")
-    return "".join(parts)
+        power_w, used = phys.rack_power_w(), phys.rack_used_u()
+        racks = [(r.name, r.kind, f"{int(c):,}", f"{int(u)}/{r.usable_u}", fmt(round(float(p) / 1000, 1)),
+                  fmt(r.power_budget_w / 1000)) for r, c, p, u in zip(phys.racks, counts, power_w, used)]
+    return render_template(
+        "report/report.html.j2",
+        name=plan.name,
+        gpus=f"{s['gpus']:,}",
+        cables=f"{field_cables(s):,}",
+        multi=is_multi_fabric(plan),
+        fabric_count=len(fabric_names(plan)),
+        compute=COMPUTE,
+        totals=totals(s, plan, compute),
+        notes=s["notes"],
+        fabrics=fabric_rows(s),
+        findings=findings,
+        bom_header=header,
+        bom_rows=[["" if v is None else str(v) for v in row] for row in rows],  # as bom.csv writes them
+        bom_numeric=[h in BOM_NUMERIC for h in header],
+        diagrams=diagram_sections(plan),
+        plots=plots,
+        racks=racks,
+        rack_statement=phys.model["statement"] if phys is not None else "",
+    )
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

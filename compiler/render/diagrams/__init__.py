@@ -1,0 +1,82 @@
+"""diagrams/: every fabric at a glance and each scalable unit in detail, as SVG and DOT.
+
+- diagrams/fabric.svg|dot: the overview. A Clos is drawn in layers (one box per
+  scalable unit or pod, spines and cores above); a torus as a grid of blocks; a
+  dragonfly as its groups on a circle; a switchless ring or mesh as its servers.
+- diagrams/<scope>.svg|dot: one scalable unit (or pod, or run of leaves): its servers,
+  endpoints and leaves and the switches they reach, laid out like the figures of the
+  DGX SuperPOD reference architecture (servers in a row, rail leaves above in rail
+  order, spines on top), links coloured by rail and bundled with counts.
+- Extra fabrics (spec `fabrics:`) get the same under diagrams/<fabric>/.
+
+Every coordinate is computed here and written through templates/diagrams/: no layout
+engine runs, so a diagram costs O(boxes + edges), is bounded to one screen whatever
+the fabric's size (runs of devices past a row's capacity), and is byte-identical run
+to run. The DOT file pins every node where the SVG has it, for Graphviz's tools.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...plan.fabrics import COMPUTE, fabric_names, fabric_view
+from ...check import CheckResults
+from ...plan.model import Plan
+from ..writer import OutputDir
+from .circle import groups_overview, switchless
+from .clos import clos_overview, scope_drawing
+from .grid import torus_overview
+from .drawing import Drawing, q
+from .scopes import scope_index, scopes
+
+GROUP_TOPOLOGIES = ("dragonfly", "dragonfly+")  # groups joined by global links: drawn on a circle
+
+__all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews", "folder_of", "q"]
+
+
+def overview(plan: Plan) -> Drawing:
+    """The overview of one fabric's plan (a fabric_view). Memoised: the report draws it too."""
+    return plan.memo("diagram_overview", _overview)
+
+
+def _overview(plan: Plan) -> Drawing:
+    design = plan.design
+    if design.get("node_role") == "server":  # a switchless ring or mesh: its servers
+        return switchless(plan, "fabric")
+    if "dims" in design:  # torus or mesh, switched or direct
+        return torus_overview(plan)
+    if design.get("topology") in GROUP_TOPOLOGIES:
+        return groups_overview(plan)
+    return clos_overview(plan)
+
+
+def folder_of(fabric: str) -> str:
+    """Where a fabric's diagrams go: diagrams/ for compute, diagrams/<fabric>/ otherwise."""
+    return "diagrams/" if fabric == COMPUTE else f"diagrams/{fabric}/"
+
+
+def fabric_overviews(plan: Plan) -> list[tuple[str, str, Drawing]]:
+    """(fabric, folder, overview) for every fabric of the plan, compute first."""
+    return [(name, folder_of(name), overview(fabric_view(plan, name))) for name in fabric_names(plan)]
+
+
+def scope_drawings(plan: Plan):
+    names, _, link_scope = plan.memo("diagram_scopes", scope_index)
+    order = np.argsort(link_scope, kind="stable")
+    bounds = np.searchsorted(link_scope[order], np.arange(len(names) + 1))
+    for k, (name, members) in enumerate(scopes(plan).items()):
+        link_ids = np.sort(order[bounds[k]:bounds[k + 1]])
+        if plan.design.get("node_role") == "server":
+            yield name, switchless(plan, name)
+        else:
+            yield name, scope_drawing(plan, name, members, link_ids)
+
+
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    """Every fabric of `plan` (this output sees all fabrics: render/__init__.py ALL_FABRICS)."""
+    for fabric, folder, drawing in fabric_overviews(plan):
+        out.write_text(f"{folder}fabric.svg", drawing.svg())
+        out.write_text(f"{folder}fabric.dot", drawing.dot())
+        for name, d in scope_drawings(fabric_view(plan, fabric)):
+            out.write_text(f"{folder}{name}.svg", d.svg())
+            out.write_text(f"{folder}{name}.dot", d.dot())

@@ -1,0 +1,138 @@
+"""A diagram as positioned shapes, spelled as SVG or DOT by the templates in
+templates/diagrams/.
+
+The layouts (layered.py, ring.py, grid.py) compute every coordinate; the SVG is written
+from them directly, and the DOT file carries the same nodes, edges and positions
+(`pos="x,y!"` pins each node, `layout=neato` with pinned nodes only routes the edges),
+so `neato -Tpdf <file>.dot` redraws the picture with Graphviz's tools.
+
+Coordinates are px from the top left (SVG user units), rounded to 0.1 px when a shape
+is made so the files are short and byte-stable; DOT's are points from the bottom left,
+1 px = 1 pt. Templates print the fields as they are: a diagram has hundreds of shapes
+and a function call per coordinate in a template would cost more than the layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..templates import render_template
+from .style import LINE_PX
+
+
+def px(v: float) -> float:
+    return round(v, 1)
+
+
+@dataclass(slots=True)
+class Box:
+    """A device, or a group of devices drawn as one box."""
+
+    id: str  # unique in its diagram: the device name, or a group's "first..last"
+    x: float  # top left
+    y: float
+    w: float
+    h: float
+    lines: tuple[str, ...]  # text, centred
+    fill: str
+    stroke: str
+    title: str  # tooltip
+    members: str = ""  # a group's device names, space-separated (an SVG <desc>); empty for one device
+    bold: bool = False
+    font: float = 11  # px
+    cx: float = 0.0
+    cy: float = 0.0
+    baselines: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        self.x, self.y, self.w, self.h = px(self.x), px(self.y), px(self.w), px(self.h)
+        self.cx, self.cy = px(self.x + self.w / 2), px(self.y + self.h / 2)
+        n = len(self.lines)
+        self.baselines = tuple(px(self.cy + (k - (n - 1) / 2) * LINE_PX + 4) for k in range(n))
+
+
+class Edge(NamedTuple):
+    """A bundle of `count` links between two boxes, drawn as one line (or an arc).
+    Coordinates come rounded (layouts round them in bulk). A tuple: the templates unpack
+    it in the loop header, which costs a tenth of an attribute lookup per field."""
+
+    a: str  # box ids
+    b: str
+    count: int
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    colour: str
+    width: float
+    title: str
+    label: str = ""  # e.g. "x8"; empty where a caption says what every line carries
+    lx: float = 0.0
+    ly: float = 0.0
+    bend: float = 0.0  # >0: an arc (edges within one row) through the control point mx, my
+    mx: float = 0.0
+    my: float = 0.0
+
+
+@dataclass(slots=True)
+class Text:
+    x: float
+    y: float  # baseline
+    text: str
+    size: float = 11
+    anchor: str = "start"  # start | middle | end
+    bold: bool = False
+    colour: str = "#333333"
+
+    def __post_init__(self):
+        self.x, self.y = px(self.x), px(self.y)
+
+
+@dataclass(slots=True)
+class Swatch:
+    """A legend entry: a coloured line and its meaning."""
+
+    x: float
+    y: float
+    colour: str
+    text: str
+
+
+@dataclass(slots=True)
+class Panel:
+    """A background rectangle (a torus slice, a group)."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+    fill: str
+
+
+@dataclass
+class Drawing:
+    name: str  # the graph's name in DOT
+    title: str
+    width: float
+    height: float
+    boxes: list[Box] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    texts: list[Text] = field(default_factory=list)
+    legend: list[Swatch] = field(default_factory=list)
+    panels: list[Panel] = field(default_factory=list)
+
+    def svg(self) -> str:
+        self.width, self.height = px(self.width), px(self.height)
+        return render_template("diagrams/drawing.svg.j2", d=self)
+
+    def dot(self) -> str:
+        self.width, self.height = px(self.width), px(self.height)
+        # Graphviz's y grows upward, its node sizes are inches
+        nodes = [(b, px(self.height - b.cy), round(b.w / 72, 3), round(b.h / 72, 3)) for b in self.boxes]
+        return render_template("diagrams/drawing.dot.j2", d=self, nodes=nodes)
+
+
+def q(text: str) -> str:
+    """A DOT quoted string (interop.py's PTM/Air files; the diagram template spells the same)."""
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'

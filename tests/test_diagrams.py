@@ -1,0 +1,379 @@
+"""Diagrams stay readable at any size and cover every fabric; the report shows every
+fabric's bill and overview.
+
+- one screen: every SVG at most 2,000 x 1,400 px, at 16,384 GPUs and 1,536 servers too;
+- order: rail leaves left to right in rail order, spines and servers in index order;
+- bounded: edges per diagram bounded by the row capacities, whatever the fabric's size;
+- complete: every device of a scope is a box or listed in a run's box (<desc>);
+- the .dot of each diagram is Graphviz's: it parses and neato keeps the pinned layout;
+- report.html's BOM rows are bom.csv's rows, and it draws each fabric's overview.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from compiler.pipeline import build_plan, write_outputs
+from compiler.plan.fabrics import fabric_names, fabric_view
+from compiler.render.diagrams import folder_of, overview, scope_drawings, scopes
+
+from .conftest import SPECS, run_cli, tree_bytes
+
+SVG = "{http://www.w3.org/2000/svg}"
+MAX_W, MAX_H = 2000, 1400
+MAX_EDGES = 400  # the row budgets allow 64 + 128 + 128 between four rows, plus a few endpoint lines
+
+# 1,536 DGX H100 on SN5600 at 400G: the size at which diagrams took 2.7 s of a 3.3 s compile
+SPEC_1536 = """name: bench-1536
+servers: 1536
+server: dgx-h100
+fabric:
+  topology: rail-optimized
+  switch: sn5600
+  speed_gbps: 400
+  tiers: auto
+  oversubscription: "1:1"
+"""
+
+
+def _svg_nodes(svg: str) -> list[dict]:
+    """Boxes of an SVG diagram in document order: title, members, x, y, width."""
+    root = ET.fromstring(svg)
+    out = []
+    for g in root.iter(f"{SVG}g"):
+        if g.get("class") != "node":
+            continue
+        rect = g.find(f"{SVG}rect")
+        desc = g.find(f"{SVG}desc")
+        out.append({"title": g.find(f"{SVG}title").text, "members": desc.text.split() if desc is not None else [],
+                    "x": float(rect.get("x")), "y": float(rect.get("y")), "w": float(rect.get("width")),
+                    "h": float(rect.get("height")),
+                    "text": [t.text for t in g.findall(f"{SVG}text")]})
+    return out
+
+
+def _size(svg: str) -> tuple[float, float]:
+    root = ET.fromstring(svg)
+    return float(root.get("width")), float(root.get("height"))
+
+
+def _edges(svg: str) -> int:
+    return sum(1 for g in ET.fromstring(svg).iter(f"{SVG}g") if g.get("class") == "edge")
+
+
+def _rows(nodes: list[dict]) -> dict[float, list[dict]]:
+    """Boxes by row (same y), each row left to right."""
+    rows: dict[float, list[dict]] = {}
+    for n in nodes:
+        rows.setdefault(n["y"], []).append(n)
+    return {y: sorted(r, key=lambda n: n["x"]) for y, r in rows.items()}
+
+
+@pytest.fixture(scope="module")
+def large_plans(tmp_path_factory):
+    path = tmp_path_factory.mktemp("spec") / "bench-1536.yaml"
+    path.write_text(SPEC_1536)
+    return {"16,384 GPUs": build_plan(SPECS / "b200-superpod-64su.yaml")[1], "1,536 servers": build_plan(path)[1]}
+
+
+@pytest.mark.parametrize("size", ["16,384 GPUs", "1,536 servers"])
+def test_large_fabric_diagrams_fit_one_screen_in_index_and_rail_order(large_plans, size):
+    plan = large_plans[size]
+    devices = {d.name: d for d in plan.devices}
+    index = {d.name: i for i, d in enumerate(plan.devices)}
+    drawings = [("fabric", overview(plan))] + list(scope_drawings(plan))
+    assert len(drawings) == 1 + len(scopes(plan)) > 20
+    for name, d in drawings:
+        svg = d.svg()
+        w, h = _size(svg)
+        assert w <= MAX_W and h <= MAX_H, f"{name}: {w} x {h} px"
+        assert _edges(svg) <= MAX_EDGES, name
+        for row in _rows(_svg_nodes(svg)).values():
+            first = [(n["members"] or [n["title"]])[0] for n in row]
+            if name == "fabric" and first[0] not in devices:  # the units: su1, su5, ... in order
+                numbers = [int(re.match(r"su(\d+)", f).group(1)) for f in first]
+                assert numbers == sorted(numbers), numbers
+                continue
+            roles = {devices[f].role for f in first}
+            assert len(roles) == 1, roles
+            if roles == {"leaf"}:  # rail order
+                rails = [devices[f].rail for f in first]
+                assert rails == sorted(rails) and rails == list(range(1, 9)), rails
+            else:  # spines, servers: index (plan) order
+                assert [index[f] for f in first] == sorted(index[f] for f in first)
+    # the overview: one box per pod's SUs at three tiers (16 of them at 64 SUs), not a 4,374 px strip
+    ov = _svg_nodes(overview(plan).svg())
+    assert 4 <= len(ov) <= 48
+
+
+def test_three_tier_overview_is_pods_and_core_groups_with_hand_counted_bundles(large_plans):
+    """B200 SuperPOD, 64 SU: 16 pods of 4 SUs (32 leaves x 32 uplinks = 1,024 links to the
+    pod's 32 spines each), 256 cores in 8 boxes of 32: 16 + 16 x 8 lines."""
+    svg = overview(large_plans["16,384 GPUs"]).svg()
+    rows = list(_rows(_svg_nodes(svg)).values())
+    assert [len(r) for r in rows] == [8, 16, 16]  # cores, pod spines, units
+    assert [n["text"][0] for n in rows[1][:2]] == ["pod1", "pod2"] and rows[2][0]["text"][:3] == ["su1–su4", "128 servers", "32 leaves"]
+    assert rows[0][0]["members"][0] == "core-001" and len(rows[0][0]["members"]) == 32
+    assert _edges(svg) == 16 + 16 * 8
+    assert "each line = 1,024 links" in svg and "16,384 leaf-spine" in svg
+
+
+def test_su_diagram_reads_like_the_reference_architecture(tmp_path):
+    """B200 SuperPOD 4 SU (32 leaves, 16 spines, 2 links per leaf-spine pair): su1 is 32
+    servers in 8 runs of 4, leaves r1..r8, spines 01..16; 8 x 8 + 8 x 16 lines, each
+    captioned with its count, every line of a leaf in that rail's colour."""
+    from compiler.render.diagrams.style import rail_colour
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    d = dict(scope_drawings(plan))["su1"]
+    svg = d.svg()
+    spines, leaves, servers = _rows(_svg_nodes(svg)).values()
+    assert [n["title"] for n in spines] == [f"spine-{k:02d}" for k in range(1, 17)]
+    assert [n["title"] for n in leaves] == [f"su1-leaf-r{k}" for k in range(1, 9)]
+    assert [n["text"] for n in servers[:2]] == [["001–004", "4 servers"], ["005–008", "4 servers"]] and len(servers) == 8
+    assert len(d.edges) == 8 * 8 + 8 * 16 and _edges(svg) == len(d.edges)
+    assert "each line = 2 links" in svg and "each line = 4 links" in svg
+    for e in d.edges:
+        leaf = e.a if "leaf" in e.a else e.b
+        assert e.colour == rail_colour(int(leaf[-1])), e
+
+
+def test_every_device_of_a_scope_is_drawn_as_a_box_or_in_a_run(large_plans):
+    plan = large_plans["16,384 GPUs"]
+    groups = scopes(plan)
+    for name, d in list(scope_drawings(plan))[:3]:
+        shown = set()
+        for n in _svg_nodes(d.svg()):
+            shown.update(n["members"] or [n["title"]])
+        want = {plan.devices[i].name for i in groups[name]}
+        assert want <= shown, sorted(want - shown)[:5]
+        for n in _svg_nodes(d.svg()):  # a run says how many it holds, and its first and last
+            if n["members"]:
+                role = plan.devices[plan.device_index(n["members"][0])].role
+                assert f"{len(n['members'])} {'leaves' if role == 'leaf' else role + 's'}" in n["text"], n
+                assert n["title"] == f"{n['members'][0]}..{n['members'][-1]}"
+
+
+SMALL_KINDS = ["h100-superpod-1su-multi-fabric", "b300-xdr-1su", "gb200-nvl72-su", "lab-3tier-frr",
+               "roce-2spine-4leaf-frr", "rail-only-h100-64", "dgx-h100-6node-ring", "dgx-h100-4node-mesh",
+               "torus-switched-512", "tpu-v4-pod", "tpu-v5p-twisted-8x8x16", "dragonfly-2k", "dragonfly-plus-2k",
+               "alibaba-hpn-pod", "seed-8k-fat-tree", "meta-llama3-24k"]
+
+
+@pytest.fixture(scope="module")
+def compiled_kinds(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kinds")
+    result = {}
+    for name in SMALL_KINDS:
+        _, plan = build_plan(SPECS / f"{name}.yaml")
+        result[name] = (plan, write_outputs(plan, out, only=["diagrams", "bom", "report"]))
+    return result
+
+
+@pytest.mark.parametrize("name", SMALL_KINDS)
+def test_every_kind_of_diagram_fits_one_screen_and_names_every_device(compiled_kinds, name):
+    plan, target = compiled_kinds[name]
+    for fabric in fabric_names(plan):
+        view = fabric_view(plan, fabric)
+        folder = target / folder_of(fabric)
+        svgs = sorted(folder.glob("*.svg"))
+        assert {p.stem for p in svgs} == {"fabric", *scopes(view)}
+        assert {p.stem for p in folder.glob("*.dot")} == {p.stem for p in svgs}
+        groups = scopes(view)
+        for path in svgs:
+            svg = path.read_text()
+            w, h = _size(svg)
+            assert w <= MAX_W and h <= MAX_H, f"{path.name}: {w} x {h}"
+            assert _edges(svg) <= MAX_EDGES
+            nodes = _svg_nodes(svg)
+            assert nodes and len({n["title"] for n in nodes}) == len(nodes)  # ids unique
+            if path.stem in groups:
+                shown = {m for n in nodes for m in (n["members"] or [n["title"]])}
+                want = {view.devices[i].name for i in groups[path.stem]}
+                assert want <= shown, sorted(want - shown)[:5]
+
+
+@pytest.mark.parametrize("dims", [[16], [12, 12], [4, 4, 4], [8, 8, 16]])
+def test_torus_and_mesh_overviews_of_any_dimension_fit_one_screen(tmp_path, dims):
+    path = tmp_path / "torus.yaml"
+    n = 1
+    for k in dims:
+        n *= k
+    path.write_text(f"name: t\ngpus: {8 * n}\nserver: dgx-h100\nfabric: {{topology: torus, switch: qm9700, dims: {dims}}}\n")
+    _, plan = build_plan(path)
+    svg = overview(plan).svg()
+    w, h = _size(svg)
+    assert w <= MAX_W and h <= MAX_H, (dims, w, h)
+    nodes = _svg_nodes(svg)
+    assert sum(int(n["text"][1].split()[0]) for n in nodes) == n  # every router in one block
+
+
+def test_torus_overview_is_a_grid_of_blocks_with_every_node_counted(compiled_kinds):
+    plan, target = compiled_kinds["tpu-v4-pod"]
+    nodes = _svg_nodes((target / "diagrams/fabric.svg").read_text())
+    assert len(nodes) == 64  # 16 x 16 x 16 chips in 4 x 4 x 4 blocks
+    text = (target / "diagrams/fabric.svg").read_text()
+    assert text.count(">64 chips<") == 64 and text.count(">16 hosts<") == 64  # 4,096 chips, 1,024 hosts
+    plan, target = compiled_kinds["torus-switched-512"]
+    nodes = _svg_nodes((target / "diagrams/fabric.svg").read_text())
+    assert sorted(n["title"] for n in nodes) == sorted(f"block-{k:03d}" for k in range(1, 65))
+
+
+def test_dragonfly_overview_has_one_box_per_group_and_a_chord_per_pair(compiled_kinds):
+    plan, target = compiled_kinds["dragonfly-2k"]
+    svg = (target / "diagrams/fabric.svg").read_text()
+    groups = max(d.pod or 0 for d in plan.devices)
+    assert len(_svg_nodes(svg)) == groups == 4 and _edges(svg) == groups * (groups - 1) // 2
+    assert "each line = 170 links" in svg  # global_links_per_group_pair
+
+
+def test_extra_fabrics_get_diagrams_of_their_own(compiled_kinds):
+    plan, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
+    for fabric, leaf in (("storage", "storage-leaf-001"), ("oob", "oob-leaf-001")):
+        svg = (target / "diagrams" / fabric / "fabric.svg").read_text()
+        titles = [n["title"] for n in _svg_nodes(svg)]
+        assert leaf in titles and f"{fabric} fabric" in svg
+        servers = {m for n in _svg_nodes(svg) for m in n["members"] or [n["title"]] if m.startswith("dgx-")}
+        assert len(servers) == 31
+    compute = (target / "diagrams/fabric.svg").read_text()
+    assert "storage" not in compute
+
+
+@pytest.mark.parametrize("name", ["h100-superpod-1su-multi-fabric", "gb200-nvl72-su", "dragonfly-2k", "tpu-v4-pod"])
+def test_dot_files_parse_in_graphviz_and_neato_keeps_the_layout(compiled_kinds, name):
+    import pygraphviz
+
+    _, target = compiled_kinds[name]
+    for dot in sorted(target.glob("diagrams/**/*.dot"))[:3]:
+        svg_nodes = _svg_nodes(dot.with_suffix(".svg").read_text())
+        g = pygraphviz.AGraph(string=dot.read_text())  # Graphviz's own parser
+        assert g.number_of_nodes() == len(svg_nodes) and g.number_of_edges() == _edges(dot.with_suffix(".svg").read_text())
+        g.layout(prog="neato")  # pinned nodes: neato only routes the edges
+        placed = {str(n): tuple(float(v) for v in n.attr["pos"].split(",")) for n in g.nodes()}
+        ref = svg_nodes[0]
+        rx, ry = placed[ref["title"]]
+        for n in svg_nodes:  # where the SVG has its centre (Graphviz's y grows upward), up to a translation
+            gx, gy = placed[n["title"]]
+            assert abs((gx - rx) - (n["x"] + n["w"] / 2 - ref["x"] - ref["w"] / 2)) < 1, n["title"]
+            assert abs((gy - ry) + (n["y"] + n["h"] / 2 - ref["y"] - ref["h"] / 2)) < 1, n["title"]
+
+
+def test_diagrams_and_report_identical_across_hash_seeds(tmp_path):
+    specs = [str(SPECS / f"{n}.yaml") for n in ("h100-superpod-1su-multi-fabric", "dragonfly-2k", "tpu-v5p-twisted-8x8x16")]
+    trees = []
+    for seed in ("0", "4242"):
+        r = run_cli("compile", *specs, "-o", str(tmp_path / seed), "--only", "diagrams,report", env={"PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr
+        trees.append(tree_bytes(tmp_path / seed))
+    assert trees[0] == trees[1] and sum(1 for k in trees[0] if k.endswith(".svg")) >= 8
+
+
+# --- report.html ---------------------------------------------------------------------
+
+class _Tables(HTMLParser):
+    """Every <table id=...> of a page as rows of cell texts."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.h3: list[str] = []
+        self._table = None
+        self._cell = None
+        self._in_h3 = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._table = self.tables.setdefault(a.get("id", f"table{len(self.tables)}"), [])
+        elif tag == "tr" and self._table is not None:
+            self._table.append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell = ""
+        elif tag == "h3":
+            self._in_h3 = True
+            self.h3.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._table = None
+        elif tag in ("td", "th") and self._cell is not None:
+            self._table[-1].append(self._cell)
+            self._cell = None
+        elif tag == "h3":
+            self._in_h3 = False
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+        if self._in_h3:
+            self.h3[-1] += data
+
+
+def _page(target: Path) -> _Tables:
+    p = _Tables()
+    p.feed((target / "report.html").read_text())
+    return p
+
+
+@pytest.mark.parametrize("name", ["h100-superpod-1su-multi-fabric", "gb200-nvl72-su", "tpu-v4-pod"])
+def test_report_bom_is_bom_csv_row_for_row(compiled_kinds, name):
+    _, target = compiled_kinds[name]
+    page = _page(target)
+    csv_rows = list(csv.reader(io.StringIO((target / "bom.csv").read_text())))
+    assert page.tables["bom"] == csv_rows
+    if name.endswith("multi-fabric"):
+        assert {row[-1] for row in csv_rows[1:]} == {"compute", "storage", "oob"}
+
+
+def test_report_names_every_fabric_and_draws_its_overview(compiled_kinds):
+    plan, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
+    page = _page(target)
+    assert page.h3 == [f"{f} fabric" for f in ("compute", "storage", "oob")]
+    html = (target / "report.html").read_text()
+    for fabric in ("storage", "oob"):
+        assert f"{plan.name} · {fabric} fabric</title>" in html  # the overview's own SVG, inline
+        assert f"diagrams/{fabric}/fabric.svg" in html
+    fabrics = page.tables["fabrics"]
+    assert [r[0] for r in fabrics[1:]] == ["compute", "storage", "oob"]
+    assert fabrics[2][5] == "62 storage:server-leaf" and fabrics[3][5] == "31 oob:server-leaf"
+
+
+def test_layered_layout_spreads_ends_in_order_and_arcs_links_within_a_row():
+    """The layout engine alone: a lower box's lines leave it left to right in the order of
+    their upper ends (no crossing at the box), a link inside one row is an arc above it,
+    and a gap of equal bundles gets one caption instead of labels."""
+    import numpy as np
+
+    from compiler.render.diagrams.layered import Bundles, Cell, Row, layered
+
+    top = Row("spines", "", [Cell(f"s{k}", (f"s{k}",), (f"s{k}",), "#fff") for k in range(3)])
+    bottom = Row("leaves", "", [Cell("l0", ("l0",), ("l0",), "#fff")])
+    b = Bundles(np.array([3, 3, 3, 0]), np.array([2, 0, 1, 2]), np.array([2, 2, 2, 5]), np.array([800, 800, 800, 2000]),
+                ["#000"] * 4)
+    d = layered("t", "t", "", [top, bottom], b, gap_notes={0: "6 leaf-spine"})
+    ups = sorted((e for e in d.edges if e.a == "l0"), key=lambda e: e.x1)
+    assert [e.b for e in ups] == ["s0", "s1", "s2"] and all(e.label == "" for e in ups)
+    arc = next(e for e in d.edges if e.a == "s0")
+    assert arc.bend > 0 and arc.label == "x5"
+    svg = d.svg()
+    assert "each line = 2 links" in svg and "<path d=" in svg
+    ET.fromstring(svg)
+
+
+def test_report_counts_cables_not_board_traces(compiled_kinds):
+    """A TPU v4 pod has 12,288 chip links, 4,096 of them board traces inside a host: the
+    report's cables are the 8,192 ICI cables summary.json counts (it said 12,288)."""
+    _, target = compiled_kinds["tpu-v4-pod"]
+    html = (target / "report.html").read_text()
+    totals = dict(r for r in _page(target).tables["totals"] if len(r) == 2)
+    assert totals["cables"] == "8,192" and totals["links that are not cables"] == "4,096"
+    assert "4,096 GPUs, 8,192 cables" in html
+    _, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
+    assert "248 GPUs, 601 cables in 3 fabrics" in (target / "report.html").read_text()  # 508 + 62 + 31
