@@ -53,8 +53,10 @@ def test_traits():
     assert topologies_where("supports_layout") == topologies_where("supports_growth") == ("fat-tree", "rail-optimized")
     assert topologies_where("servers_as_nodes") == ("ring", "full-mesh")
     assert [n for n, t in DESCRIPTORS.items() if not t.rails_meet] == ["rail-only"]
-    assert {n: t.diagram for n, t in DESCRIPTORS.items() if t.diagram != "free"} == {
-        "fat-tree": "tiers", "rail-optimized": "tiers", "ring": "servers", "full-mesh": "servers"}
+    # The overview layouts of render/diagrams/ (rail-only and multi-plane draw as tiers).
+    assert {n: t.diagram for n, t in DESCRIPTORS.items() if t.diagram != "tiers"} == {
+        "torus": "grid", "mesh": "grid", "dragonfly": "circle", "dragonfly+": "circle", "ring": "servers",
+        "full-mesh": "servers"}
 
 
 # Files that spell a topology name as a string, and why that is not a stage comparing names.
@@ -71,8 +73,10 @@ NAME_ALLOWED = {
     "compiler/check/collectives.py": "'ring' is NCCL's ring algorithm",
     "compiler/spec/model.py": "intra_group's value fat-tree; an extra fabric's default topology",
     "compiler/expand/fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
-    # TODO(diagrams rewrite): read Topology.diagram instead of the names (lines 53, 83).
-    "compiler/render/diagrams.py": "being rewritten; should read the diagram trait",
+    # TODO: render/diagrams/__init__.py's _overview should dispatch on Topology.diagram
+    # (tiers / grid / circle / servers) instead of GROUP_TOPOLOGIES, node_role and "dims".
+    "compiler/render/diagrams/__init__.py": "GROUP_TOPOLOGIES: should read the diagram trait",
+    "compiler/render/diagrams/grid.py": "a default title word ('torus') when the design has no topology",
 }
 
 

@@ -47,20 +47,22 @@ class Topology:
     supports_extra_endpoints: bool = False
     supports_nos: bool = False  # switch configs are generated (fabric.nos)
     supports_extra_fabrics: bool = False  # storage / in-band / OOB fabrics beside this compute one
-    # How a diagram groups devices: "tiers" draws ranks bottom-up (servers, leaves, spines,
-    # core) with one page per scalable unit; "free" lets a force layout place a graph
-    # that has no tiers (torus, dragonfly, planes); "servers" draws the few servers of a
-    # switchless fabric on one page.
-    diagram: Literal["tiers", "free", "servers"] = "free"
+    # How the diagrams group devices (render/diagrams/): "tiers" servers in a row, rail
+    # leaves above in rail order, spines and core on top, one page per scalable unit;
+    # "grid" one box per block of torus/mesh nodes; "circle" dragonfly groups on a circle
+    # joined by their global links; "servers" the few servers of a switchless fabric.
+    diagram: Literal["tiers", "grid", "circle", "servers"] = "tiers"
     note: str = ""  # said after the name where the spec schema lists the topologies
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch")
 _CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
              supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
-_TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional", needs_dims=True)
+_TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
+              needs_dims=True, diagram="grid")
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
-                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group"))
+                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group"),
+                  diagram="circle")
 _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 
 # Order is the order the spec's error messages and schema list them in.
