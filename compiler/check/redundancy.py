@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..plan.naming import cable_id
+from ..topology import topology
 from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext
 from .cuts import Cut, CutFlow
@@ -82,7 +83,7 @@ class RedundancyFigures(Figures):
 def _switchless(ctx: CheckContext) -> bool:
     """A ring or mesh of servers (expand/direct.py): the servers are the graph's nodes and
     stand in for leaves; a path between two servers may relay through other servers."""
-    return ctx.plan.design_record.node_role == "server"
+    return topology(ctx.plan.design_record.topology).servers_as_nodes
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
