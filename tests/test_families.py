@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from compiler.check import families as check_families
+from compiler.check import run_checks
+from compiler.check.hops import HopsFigures
 from compiler.expand import families as expand_families
 from compiler.pipeline import build_plan
 from compiler.spec.model import FAMILY_KEYS, TOPOLOGIES, Fabric
@@ -138,3 +140,49 @@ def test_design_record_types_every_key_the_builder_writes(tmp_path, topology):
     for key, value in plan.design.items():
         if key not in NOT_IN_RECORD:
             assert getattr(record, key) == value, key
+
+
+HOPS_CASES = [
+    # (spec text, expected closed form): every GPU pair's longest path, counted by hand.
+    *[(f"name: t\nservers: {n}\nserver: dgx-h100\nfabric:\n  topology: ring\n", n // 2) for n in (3, 4, 5, 7, 8)],
+    *[(f"name: t\nservers: {n}\nserver: dgx-h100\nfabric:\n  topology: full-mesh\n", 1) for n in (2, 5)],
+    # TPU v4: 4 chips per host along x; a torus's diameter is sum of floor(k/2), a mesh's sum of k - 1.
+    ("name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  dims: [4, 4, 4]\n", 6),
+    ("name: t\ngpus: 32\nserver: tpu-v4\nfabric:\n  topology: torus\n  dims: [8, 4]\n", 6),
+    ("name: t\ngpus: 32\nserver: tpu-v4\nfabric:\n  topology: mesh\n  dims: [4, 8]\n", 10),
+    ("name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  dims: [4, 4, 4]\n  wrap: [true, false, true]\n", 7),
+]
+
+
+@pytest.mark.parametrize("text,closed", HOPS_CASES)
+def test_hops_closed_form_matches_bfs(tmp_path, text, closed):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    plan = build_plan(path)[1]
+    assert check_families.family_of(plan).max_hops(plan, 2) == closed
+    results = run_checks(plan)
+    assert results.of(HopsFigures).max == closed
+    assert "HOPS_METHODS_DISAGREE" not in {f.code for f in results.findings}
+
+
+@pytest.mark.parametrize("spec,closed", [("lab-3tier-frr.yaml", 5), ("roce-2spine-4leaf-frr.yaml", 3),
+                                         ("b200-superpod-16su.yaml", 5), ("h100-superpod-1su.yaml", 3)])
+def test_clos_hops_closed_form_matches_bfs(spec, closed):
+    plan = build_plan(ROOT / "specs" / spec)[1]
+    assert check_families.family_of(plan).max_hops(plan, 2) == closed
+    assert run_checks(plan).of(HopsFigures).max == closed
+
+
+def test_hops_disagreement_is_a_warning(tmp_path):
+    # A ring with its closing cable(s) removed is a path: BFS finds n - 1, the closed form n/2.
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: t\nservers: 6\nserver: dgx-h100\nfabric:\n  topology: ring\n")
+    plan = build_plan(path)[1]
+    a, b = plan.links.a_dev, plan.links.b_dev
+    keep = ~(((a == 0) & (b == 5)) | ((a == 5) & (b == 0)))
+    assert (~keep).any()
+    plan.links = type(plan.links)(*(getattr(plan.links, f)[keep] for f in
+                                    ("a_dev", "a_port", "b_dev", "b_port", "kind", "media", "speed_gbps")))
+    results = run_checks(plan)
+    assert results.of(HopsFigures).max == 5
+    assert "HOPS_METHODS_DISAGREE" in {f.code for f in results.findings}

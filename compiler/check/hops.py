@@ -9,6 +9,7 @@ import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
 from .context import CheckContext
+from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 
@@ -76,6 +77,12 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
     findings = [Finding("HOPS", "info", f"max {longest} {unit or 'switches'} between GPUs"
                         + (f"; across SUs/pods max {across_max}, mean {across_mean}"
                            if across_max is not None else ""), "fabric")]
+    closed = family_of(plan).max_hops(plan, int(edge.size))
+    if closed is not None and closed != longest:
+        # Two methods, one answer expected: a difference is a builder or closed-form bug.
+        findings.append(Finding("HOPS_METHODS_DISAGREE", "warning",
+                                f"the structure gives at most {closed} {unit or 'switches'} between GPUs but BFS finds "
+                                f"{longest}; trust the BFS figure", "fabric"))
     if unreachable:
         findings.append(Finding("FABRIC_PARTITIONED", "error", f"{unreachable} edge-switch pairs cannot reach each other", "fabric"))
     return figures, findings

@@ -46,3 +46,13 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
     return []
+
+
+def max_hops(plan: Plan, edge_switches: int) -> int | None:
+    """Switches crossed between two GPUs, from the tiers: 1 on one leaf, leaf-spine-leaf 3,
+    across pods leaf-spine-core-spine-leaf 5 (every leaf reaches every spine of its pod,
+    every spine its core group)."""
+    d = plan.design_record
+    if edge_switches < 2:
+        return 1
+    return 5 if d.tiers == 3 and d.pods >= 2 else 3

@@ -102,3 +102,12 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
         out.append(by_server(g, order, "lightest",
                               f"the split of {half} servers vs the rest that the fewest links cross (all {combos.shape[0]:,} tried)"))
     return out
+
+
+def max_hops(plan: Plan, edge_switches: int) -> int | None:
+    """Server-to-server links between two servers: a ring's diameter floor(n/2), a full
+    mesh's 1; only when every round carries a link (else a pair may not be cabled)."""
+    d = plan.design_record
+    if min(d.rails_per_round) < 1:
+        return None
+    return d.servers // 2 if d.topology == "ring" else 1

@@ -44,3 +44,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
     return []
+
+
+def max_hops(plan: Plan, edge_switches: int) -> int | None:
+    return None  # no closed form here yet: the BFS figure stands alone

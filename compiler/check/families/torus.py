@@ -49,3 +49,13 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
             order = servers[np.argsort(coords[axis] >= k // 2, kind="stable")]
             out.append(by_server(g, order, f"torus-{'xyz'[axis]}", f"nodes with {'xyz'[axis]} < {k // 2} vs the rest"))
     return out
+
+
+def max_hops(plan: Plan, edge_switches: int) -> int | None:
+    """Direct torus/mesh: the diameter in chip-to-chip links, sum over dimensions of
+    floor(k/2) where it wraps, k - 1 where it does not. Twisted tori and switched tori
+    (routers without servers drop out of the GPU pairs) have none here."""
+    d = plan.design_record
+    if d.twist or not d.direct:
+        return None
+    return sum(k // 2 if w else k - 1 for k, w in zip(d.dims, d.wrap))
