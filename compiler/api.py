@@ -102,8 +102,8 @@ class CompiledPlan:
         return to_networkx(fabric_plan(self.plan, fabric))
 
     def __repr__(self) -> str:
-        d = self.plan.design
-        return (f"<CompiledPlan {self.name}: {d['gpus']:,} GPUs, {d['topology']}, {len(self.plan.devices):,} devices, "
+        d = self.plan.design_record
+        return (f"<CompiledPlan {self.name}: {d.gpus:,} GPUs, {d.topology}, {len(self.plan.devices):,} devices, "
                 f"{len(self.plan.links):,} links>")
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from compiler.check import run_checks
-from compiler.check.analytic import heavy_round_crossings
+from compiler.check.families.direct import heavy_round_crossings
 from compiler.check.invariants import plan_invariants
 from compiler.expand.direct import max_full_mesh, mesh_rounds
 from compiler.pipeline import build_plan

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .analytic import ANALYTIC
 from .context import CheckContext
 from .cuts import CutFlow
+from .families import family_of
 from .figures import Figures
 from .findings import Finding
 
@@ -27,13 +27,12 @@ class BisectionFigures(Figures):
 
 def check_bisection(ctx: CheckContext) -> tuple[BisectionFigures, list[Finding]]:
     plan, g = ctx.plan, ctx.graph
-    closed = ANALYTIC.get(plan.design["topology"])
-    analytic, formula = closed(plan, g) if closed else (None, "no closed form for this topology")
+    analytic, formula = family_of(plan).bisection_gbps(plan, g)
     cuts = []
     for cut in ctx.cuts:
         cuts.append(CutFlow(cut.name, cut.description, ctx.cut_gbps(cut)))
     worst = min(cuts, key=lambda c: c.gbps) if cuts else CutFlow("", "", 0)
-    gpus = plan.design["gpus"]
+    gpus = plan.design_record.gpus
     figures = BisectionFigures(
         convention=CONVENTION,
         analytic_gbps=analytic,

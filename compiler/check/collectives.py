@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..topology import topology
 from .bisection import BisectionFigures
 from .context import CheckContext
 from .figures import Figures
@@ -105,8 +106,8 @@ def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps,
 
 def check_collectives(ctx: CheckContext, bisection: BisectionFigures) -> tuple[CollectivesFigures, list[Finding]]:
     plan = ctx.plan
-    d = plan.design
-    gpus, servers = d["gpus"], d["servers"]
+    d = plan.design_record
+    gpus, servers = d.gpus, d.servers
     g = gpus // servers
     up = plan.scale_up
     if up is not None and not up.in_plan_links and up.domains:
@@ -114,10 +115,10 @@ def check_collectives(ctx: CheckContext, bisection: BisectionFigures) -> tuple[C
     domains = gpus // g
     bis = bisection.worst_cut_gbps
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
-    if d["topology"] == "rail-only":
+    if not topology(d.topology).rails_meet:
         # The rails cut is 0 by design; collectives stay rail-aligned (the scale-up domain of
         # g GPUs carries what crosses rails), so the network figure is each rail's own bisection.
-        bis = d["per_rail_bisection_gbps"] * d["rails"]
+        bis = d.per_rail_bisection_gbps * d.rails
     factor = min(1.0, bis / (inj / 2)) if inj else 0.0
     nic_gbps_per_gpu = inj / gpus
     net = nic_gbps_per_gpu * factor

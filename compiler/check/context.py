@@ -11,6 +11,7 @@ from ..plan.graph import FabricGraph, fabric_graph
 from ..plan.fabrics import Fabric, fabric_names, fabric_record
 from ..plan.model import Plan, is_management_leaf
 from .cuts import Cut, CutFlow, balanced_cuts
+from .families import family_of
 from .flows import FlowNetwork
 
 
@@ -44,7 +45,7 @@ class CheckContext:
 
     @cached_property
     def cuts(self) -> list[Cut]:
-        return balanced_cuts(self.plan, self.graph, seed=self.seed)
+        return balanced_cuts(self.plan, self.graph, family_of(self.plan).cuts, seed=self.seed)
 
     @cached_property
     def switch_tier(self) -> np.ndarray:

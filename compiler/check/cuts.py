@@ -6,7 +6,7 @@ every server's NICs by rail). The worst of these is what we call the bisection.
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,10 @@ class Cut:
     side_b: np.ndarray
 
 
+# A family's own cuts: (plan, graph, GPU devices in plan order, their first attachment) -> cuts.
+FamilyCuts = Callable[[Plan, FabricGraph, np.ndarray, np.ndarray], list[Cut]]
+
+
 @dataclass(frozen=True)
 class CutFlow:
     """A balanced cut and the max-flow across it (the bisection check's figures)."""
@@ -32,7 +36,7 @@ class CutFlow:
     gbps: int
 
 
-def _by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -> Cut:
+def by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -> Cut:
     """First half of the servers in `order` on side A. With an odd count the middle
     server is split by its NIC ports, so both sides hold exactly half the GPU ports."""
     gpu = g.at_is_gpu_server
@@ -45,12 +49,14 @@ def _by_server(g: FabricGraph, order: np.ndarray, name: str, description: str) -
     return Cut(name, description, a, gpu & ~a)
 
 
-def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 1) -> list[Cut]:
+def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cuts: int = 4, seed: int = 1) -> list[Cut]:
+    """The generic cuts, with the topology family's own (check/families/) after the
+    interleaved one."""
     # The GPU-carrying devices in plan order: servers, or the chips of a direct network.
     servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
     n = servers.size
     half = n // 2
-    cuts = [_by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
+    cuts = [by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
     pods = sorted({d.pod for d in plan.devices if d.tier == 1 and d.pod is not None})
     if len(pods) >= 2:
         # Pod (dragonfly group) halves: servers whose leaves sit in the first half of the pods.
@@ -62,23 +68,10 @@ def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 
         if 0 < a_servers.size < n:
             # Pod halves rarely hold exactly half the GPUs: order servers pod-first, then halve.
             rest = servers[~np.isin(servers, a_servers)]
-            cuts.append(_by_server(g, np.concatenate([a_servers, rest]), "pods",
-                                   f"servers of pods {min(first)}-{max(first)} first, then the rest, halved"))
-    cuts.append(_by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", "odd vs even servers"))
-    dims = plan.design.get("dims")
-    if dims:
-        # Torus/mesh: the plane cut across each dimension (nodes are in row-major order, and
-        # a node's index is its 1-based position in that order).
-        node_dev = g.device_of[g.at_switch[g.at_is_gpu_server][first_at]]
-        linear = np.fromiter((plan.devices[int(x)].index - 1 for x in node_dev), dtype=np.int64, count=node_dev.size)
-        coords = np.unravel_index(linear, tuple(dims))
-        for axis, k in enumerate(dims):
-            if k >= 2:
-                order = servers[np.argsort(coords[axis] >= k // 2, kind="stable")]
-                cuts.append(_by_server(g, order, f"torus-{'xyz'[axis]}",
-                                       f"nodes with {'xyz'[axis]} < {k // 2} vs the rest"))
-    if plan.design.get("node_role") == "server":
-        cuts += _switchless_cuts(g, servers)
+            cuts.append(by_server(g, np.concatenate([a_servers, rest]), "pods",
+                                  f"servers of pods {min(first)}-{max(first)} first, then the rest, halved"))
+    cuts.append(by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", "odd vs even servers"))
+    cuts += family_cuts(plan, g, servers, first_at)  # a torus's plane cuts, a few servers' lightest split
     rails = int(g.at_port[g.at_is_gpu_server].max()) + 1 if g.at_is_gpu_server.any() else 0
     if rails >= 2:
         a = g.at_is_gpu_server & (g.at_port < rails // 2)
@@ -86,36 +79,5 @@ def balanced_cuts(plan: Plan, g: FabricGraph, random_cuts: int = 4, seed: int = 
                         a, g.at_is_gpu_server & ~a))
     rng = np.random.default_rng(seed)
     for i in range(random_cuts):
-        cuts.append(_by_server(g, rng.permutation(servers), f"random-{i + 1}", f"seeded random half of the servers (seed {seed}, draw {i + 1})"))
+        cuts.append(by_server(g, rng.permutation(servers), f"random-{i + 1}", f"seeded random half of the servers (seed {seed}, draw {i + 1})"))
     return cuts
-
-
-EXHAUSTIVE_SERVERS = 20  # C(20, 10) = 184,756 splits: about half a second in numpy
-_SPLITS_PER_CHUNK = 16_384
-
-
-def _switchless_cuts(g: FabricGraph, servers: np.ndarray) -> list[Cut]:
-    """Switchless rings and meshes (whole servers are the nodes): the last half of the
-    servers (with n odd not the same split as the first half: for a ring the other arc
-    through the closing edge), and for n <= 20 the split that the fewest links cross,
-    found by trying every split of floor(n/2) servers against the rest."""
-    n = servers.size
-    out = []
-    if n % 2:
-        out.append(_by_server(g, servers[::-1], "halves-reversed", "last half of the servers in plan order vs the rest"))
-    if 2 <= n <= EXHAUSTIVE_SERVERS:
-        half = n // 2
-        combos = np.array(list(itertools.combinations(range(n), half)), dtype=np.int64)
-        best, best_gbps = 0, None
-        for start in range(0, combos.shape[0], _SPLITS_PER_CHUNK):
-            chunk = combos[start:start + _SPLITS_PER_CHUNK]
-            side = np.zeros((chunk.shape[0], g.n), dtype=bool)
-            side[np.arange(chunk.shape[0])[:, None], chunk] = True
-            crossing = ((side[:, g.a] != side[:, g.b]) * g.cap_gbps).sum(axis=1)
-            i = int(np.argmin(crossing))  # first minimum: deterministic
-            if best_gbps is None or crossing[i] < best_gbps:
-                best, best_gbps = start + i, int(crossing[i])
-        order = np.concatenate([servers[combos[best]], np.delete(servers, combos[best])])
-        out.append(_by_server(g, order, "lightest",
-                              f"the split of {half} servers vs the rest that the fewest links cross (all {combos.shape[0]:,} tried)"))
-    return out

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
 from .context import CheckContext
+from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 
@@ -38,8 +39,8 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         return HopsFigures(), []
     dev = [plan.devices[int(g.device_of[s])] for s in edge]
     group = np.array([(d.pod if d.pod is not None else (d.su or 0)) for d in dev])
-    direct = bool(plan.design.get("direct"))
-    node = plan.design.get("node_role", "chip")  # a direct network's nodes: chips, or switchless servers
+    direct = bool(plan.design_record.direct)
+    node = plan.design_record.node_role  # a direct network's nodes: chips, or switchless servers
     what = f"{node}s" if direct else "edge switches"
     if edge.size > MAX_SOURCES:  # evenly spaced sources: tiers are symmetric, the mean is stable
         sources = edge[np.linspace(0, edge.size - 1, MAX_SOURCES).round().astype(int)]
@@ -63,7 +64,7 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         across_mean = round(float((hops[finite] * w[finite]).sum() / w[finite].sum()), 3)
     longest = int(hops[np.isfinite(hops)].max())
     unreachable_pairs = ~np.isfinite(hops)
-    apart = plan.design.get("never_meet")  # rail-only / multi-plane: rails or planes the network never joins
+    apart = plan.design_record.never_meet  # rail-only / multi-plane: rails or planes the network never joins
     apart_pairs = None
     if apart:
         label = np.array([getattr(d, apart) or 0 for d in dev])
@@ -76,6 +77,12 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
     findings = [Finding("HOPS", "info", f"max {longest} {unit or 'switches'} between GPUs"
                         + (f"; across SUs/pods max {across_max}, mean {across_mean}"
                            if across_max is not None else ""), "fabric")]
+    closed = family_of(plan).max_hops(plan, int(edge.size))
+    if closed is not None and closed != longest:
+        # Two methods, one answer expected: a difference is a builder or closed-form bug.
+        findings.append(Finding("HOPS_METHODS_DISAGREE", "warning",
+                                f"the structure gives at most {closed} {unit or 'switches'} between GPUs but BFS finds "
+                                f"{longest}; trust the BFS figure", "fabric"))
     if unreachable:
         findings.append(Finding("FABRIC_PARTITIONED", "error", f"{unreachable} edge-switch pairs cannot reach each other", "fabric"))
     return figures, findings

@@ -93,7 +93,7 @@ def _not_as_requested(ctx: CheckContext, down: np.ndarray, up: np.ndarray) -> li
     has_gpus = np.zeros(g.n, dtype=bool)
     has_gpus[g.at_switch[g.at_is_gpu_server]] = True
     out = []
-    for role, text in (ctx.plan.design.get("oversubscription") or {}).items():
+    for role, text in (ctx.plan.design_record.oversubscription or {}).items():
         want = Fraction(*(int(x) for x in text.split(":")))
         sel = (ctx.switch_role == role) & (up > 0) & (has_gpus if role == "leaf" else True)
         idx = np.nonzero(sel)[0]

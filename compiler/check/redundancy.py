@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..plan.naming import cable_id
+from ..topology import topology
 from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext
 from .cuts import Cut, CutFlow
@@ -82,7 +83,7 @@ class RedundancyFigures(Figures):
 def _switchless(ctx: CheckContext) -> bool:
     """A ring or mesh of servers (expand/direct.py): the servers are the graph's nodes and
     stand in for leaves; a path between two servers may relay through other servers."""
-    return ctx.plan.design.get("node_role") == "server"
+    return topology(ctx.plan.design_record.topology).servers_as_nodes
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
@@ -121,7 +122,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
             targets = [targets[i] for i in np.linspace(0, len(targets) - 1, cap).round().astype(int)]
         method = (f"sampled: {len(targets)} max-flows from the weakest {noun} to its pod and one {noun} per other pod"
                   + (f" (at most {cap}, evenly spaced)" if len(same + others) > cap else ""))
-    apart = ctx.plan.design.get("never_meet")
+    apart = ctx.plan.design_record.never_meet
     if apart:
         # Rails (rail-only) or planes (multi-plane) the design never joins: pairs inside one only.
         def label(v):
@@ -168,8 +169,8 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
 
     # Single-homing per rail: each (server, NIC) attaches to one switch. A multi-plane NIC's
     # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
-    gpu = g.at_is_gpu_server & (not plan.design.get("direct"))  # direct networks: no switch to be homed on
-    per_nic = int(plan.design.get("planes") or 1)
+    gpu = g.at_is_gpu_server & (not plan.design_record.direct)  # direct networks: no switch to be homed on
+    per_nic = int(plan.design_record.planes or 1)
     dev = g.at_device[gpu].astype(np.int64)
     nic = g.at_port[gpu].astype(np.int64) // per_nic
     width = int(nic.max(initial=0)) + 1

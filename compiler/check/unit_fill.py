@@ -37,7 +37,7 @@ def _vs(label: str, alt: dict, cost: dict) -> str:
 
 
 def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
-    fill = ctx.plan.design.get("unit_fill")
+    fill = ctx.plan.design_record.unit_fill
     if not fill:
         return UnitFillFigures(), []
     size, last = fill["size"], fill["last_unit_servers"]
@@ -46,7 +46,7 @@ def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
         return figures, []
     su = fill["unit"] == "scalable_unit"
     noun = "SU" if su else "leaf"
-    grown = fill["servers"] != ctx.plan.design.get("servers")
+    grown = fill["servers"] != ctx.plan.design_record.servers
     only = fill["units"] == 1
     cost = fill["cost"]
     parts = [

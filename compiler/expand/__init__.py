@@ -1,60 +1,17 @@
-"""Lowering: spec -> design -> plan. One builder per topology family, registered by `kind`."""
+"""Lowering: spec -> design -> plan. One module per topology family, registered in expand/families.py."""
 
 from __future__ import annotations
 
-from ..diagnostics import SpecInvalid
 from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from ..spec.model import CLOS_TOPOLOGIES
-from . import addressing, clos, direct, dragonfly, fabrics, facts, layout, planes, scale_up, torus
-from .resolve import ClosDesign, resolve
-
-# topology kind -> resolver(loaded spec) -> that family's design (catalog resolved, sized).
-RESOLVERS = {
-    "fat-tree": resolve,
-    "rail-optimized": resolve,
-    "torus": torus.resolve,
-    "mesh": torus.resolve,
-    "dragonfly": dragonfly.resolve,
-    "dragonfly+": dragonfly.resolve,
-    "rail-only": planes.resolve,
-    "multi-plane": planes.resolve,
-    "ring": direct.resolve,
-    "full-mesh": direct.resolve,
-}
-
-# topology kind -> builder(design) -> Plan.
-BUILDERS = {
-    "fat-tree": clos.build,
-    "rail-optimized": clos.build,
-    "torus": torus.build,
-    "mesh": torus.build,
-    "dragonfly": dragonfly.build,
-    "dragonfly+": dragonfly.build,
-    "rail-only": planes.build,
-    "multi-plane": planes.build,
-    "ring": direct.build,
-    "full-mesh": direct.build,
-}
+from . import addressing, fabrics, facts, layout, scale_up
+from .families import resolve_and_build
+from .resolve import ClosDesign
 
 
 def expand(loaded: LoadedSpec) -> Plan:
-    kind = loaded.spec.fabric.topology
-    if loaded.spec.layout is not None and kind not in CLOS_TOPOLOGIES:
-        # Placement and cable lengths are built for Clos designs (leaf/spine/core racks).
-        raise SpecInvalid([loaded.diagnostic(
-            "SPEC_UNSUPPORTED", ("layout",),
-            f"physical layout (racks, cable lengths) is not supported on topology '{kind}' yet",
-            "remove `layout:`, or use a fat-tree or rail-optimized fabric")])
-    if loaded.spec.growth is not None and kind not in CLOS_TOPOLOGIES:
-        # Building upper tiers ahead is a Clos idea (a ring's or mesh's matchings even change
-        # with n); silently ignoring the key would promise a cable-stable growth nobody planned.
-        raise SpecInvalid([loaded.diagnostic(
-            "SPEC_UNSUPPORTED", ("growth",), f"growth planning is not supported on topology '{kind}' yet",
-            "remove `growth:` (clusterc diff shows what growing would move), or use a fat-tree or rail-optimized fabric")])
-    design = RESOLVERS[kind](loaded)
-    plan = BUILDERS[kind](design)
+    design, plan = resolve_and_build(loaded)
     extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = fabrics.attach(loaded, design, plan)

@@ -21,7 +21,7 @@ from ..plan import naming
 from ..plan.model import Device, LinkTable, Plan
 from . import endpoints, ports
 from .assembly import PlanAssembly
-from .resolve import ClosDesign
+from .resolve import ClosDesign, resolve  # noqa: F401  (the family's resolver: expand/families.py)
 
 TIER_SERVER, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
 

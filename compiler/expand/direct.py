@@ -107,13 +107,7 @@ def resolve(loaded: LoadedSpec) -> DirectDesign:
 
     ring = fabric.topology == "ring"
     n, P = c.servers, len(c.nics.ports)
-    if spec.extra_endpoints:  # (layout: refused for every non-Clos family in expand())
-        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet",
-              "remove `extra_endpoints:`")
-    if fabric.nos is not None:
-        error("SPEC_UNSUPPORTED", ("fabric", "nos"),
-              f"topology '{fabric.topology}' has no switches, so there is no switch OS to configure",
-              "remove fabric.nos")
+    # extra_endpoints, nos, layout and growth: refused by trait (expand/families.py)
     if ring and n < 3:
         error("DESIGN_IMPOSSIBLE", size_field(spec), f"a ring needs 3 or more servers; the spec gives {n}",
               "two servers cabled to each other are topology: full-mesh" if n == 2 else "use 3 or more servers")

@@ -133,8 +133,6 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
         spare = global_ports - m * (g - 1)
         if spare and not errors:
             notes.append(f"{spare} of {global_ports} global ports per group are spare ({m} link(s) to each of {g - 1} groups)")
-    if spec.extra_endpoints:
-        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{f.topology}' yet")
     if errors:
         raise SpecInvalid(errors)
     if endpoints < g * per_group:

@@ -17,7 +17,7 @@ from ..nccl.files import nccl_file
 from ..diagnostics import Diagnostic
 from ..spec.load import LoadedSpec
 from ..plan import naming
-from ..plan.hosts import TREE_TOPOLOGIES
+from ..topology import topology
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,10 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
     return hosts, errors, notes
 
 
-def scheduler_notes(topology: str) -> list[str]:
+def scheduler_notes(kind: str) -> list[str]:
     # A scale-up domain never spans two SUs: expand/scale_up.py rejects such a spec.
-    if topology not in TREE_TOPOLOGIES:  # reachable once torus/dragonfly builders exist
-        return [f"slurm: no topology.conf for a {topology} fabric: it has no switch tree for Slurm's tree plugin "
+    if not topology(kind).tree:
+        return [f"slurm: no topology.conf for a {kind} fabric: it has no switch tree for Slurm's tree plugin "
                 "(dragonfly: TopologyParam=dragonfly with leaves and one top switch; torus: none before Slurm 26.05's torus3d)"]
     return []
 

@@ -68,12 +68,6 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     sw, speed = c.switch, c.speed_gbps
     nic_ports = len(c.nics.ports)
     notes: list[str] = []
-    if spec.extra_endpoints:
-        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet")
-    if fabric.nos is not None:
-        error("SPEC_UNSUPPORTED", ("fabric", "nos"),
-              f"switch configs (fabric.nos) are not generated for topology '{fabric.topology}' yet",
-              "remove fabric.nos; the plan, cabling and checks do not need it")
     if fabric.topology == "rail-only":
         radix = sw.radix(speed)
         half = radix // 2

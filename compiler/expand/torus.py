@@ -130,8 +130,6 @@ def resolve(loaded: LoadedSpec) -> TorusDesign:
                   f"use more routers (dims), fewer servers, or a switch with at least {need} ports")
         if c.servers < nodes:
             notes.append(f"{nodes - c.servers} of {nodes} routers have no server")
-    if spec.extra_endpoints:
-        error("SPEC_UNSUPPORTED", ("extra_endpoints",), f"extra_endpoints are not supported on topology '{fabric.topology}' yet")
     if errors:
         raise SpecInvalid(errors)
     return TorusDesign(c, dims, wrap, direct, m, twist, host_grid, spr, tuple(notes))

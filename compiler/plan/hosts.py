@@ -13,11 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..topology import topology
 from . import naming  # the one place that names groups
 from .model import Plan
-
-# Fabrics whose servers hang off a tree of switches (Slurm's tree plugin, Kueue levels).
-TREE_TOPOLOGIES = ("fat-tree", "rail-optimized")
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ class HostTable:
     group: list[str]  # leaf group name (Slurm logical leaf): su<S> or the leaf's device name
     rail_leaves: list[list[str]]  # leaf names in rail order
     domain: list[int | None]  # scale-up domain index (1-based), None when a domain is one server
-    group_kind: str  # "su" (rail-optimized), "leaf" (fat-tree) or "none" (switchless ring / mesh)
+    group_kind: str  # the topology's host_group trait: "su", "leaf" or "none" (compiler/topology/)
 
 
 def host_table(plan: Plan) -> HostTable:
@@ -44,11 +42,11 @@ def host_table(plan: Plan) -> HostTable:
     leaf_of[pos[plan.links.a_dev[sel]], plan.links.a_port[sel]] = plan.links.b_dev[sel]
     leaf_names = {int(i): devices[int(i)].name for i in np.unique(leaf_of[leaf_of >= 0])}
     rail_leaves = [[leaf_names[int(x)] for x in row if x >= 0] for row in leaf_of.tolist()]
-    rail_optimized = plan.design.get("topology") == "rail-optimized"
+    kind_of_group = topology(plan.design_record.topology).host_group
     sus = [devices[i].su for i in servers.tolist()]
     first_leaf = leaf_of[:, 0].tolist()
     pods = [devices[f].pod if f >= 0 else None for f in first_leaf]
-    if rail_optimized:
+    if kind_of_group == "su":
         group = [naming.su_group(s) for s in sus]
     else:
         group = [leaf_names.get(f, "") for f in first_leaf]
@@ -57,6 +55,4 @@ def host_table(plan: Plan) -> HostTable:
         domain = [up.domain_of(n) + 1 for n in range(servers.size)]
     else:
         domain = [None] * servers.size
-    # A switchless ring or mesh (servers cabled to each other) has no leaf to group by.
-    kind_of_group = "su" if rail_optimized else ("none" if plan.design.get("node_role") == "server" else "leaf")
     return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain, kind_of_group)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..topology import DesignRecord, design_record
 from .fabric import COMPUTE, SCALE_UP, scale_up_fabric
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
@@ -131,6 +132,13 @@ class Plan:
         self.fabrics.pop(SCALE_UP, None)
         if domains is not None:
             self.fabrics[SCALE_UP] = scale_up_fabric(domains, self.fabrics.get(COMPUTE))
+
+    @property
+    def design_record(self) -> DesignRecord:
+        """The design as a typed record of its family (compiler/topology/records.py); `design`
+        is its plain-JSON form, written to plan.json as is. Built on each read, not cached:
+        expand still adds keys to `design` after the plan exists."""
+        return design_record(self.design)
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""

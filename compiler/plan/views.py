@@ -92,7 +92,7 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
 
 def fabric_protocol(plan: Plan) -> str | None:
     """The fabric's switch protocol (infiniband, ethernet), or None for a direct network."""
-    return plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol")
+    return plan.facts.get("models", {}).get(plan.design_record.switch, {}).get("protocol")
 
 
 def cable_part(media_rec: dict, order_m: float | None) -> str:

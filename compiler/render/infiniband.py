@@ -26,16 +26,17 @@ from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import per_port
+from ..topology import topology
 from .templates import render_template
 from .writer import OutputDir
 
 FOLDER = "infiniband"
 # Where opensm.conf says the other files are; the twin substitutes its own folder.
 CONF_DIR = "/etc/opensm"
-# Routing engine by topology kind. ftree needs a fat tree (rank 2..8, CNs at one rank);
-# updn is deadlock-free on any graph, so it is the fallback OpenSM tries next.
-ROUTING_ENGINE = {"fat-tree": ("ftree", "updn"), "rail-optimized": ("ftree", "updn")}
-DEFAULT_ENGINE = ("updn",)
+# Routing engines: ftree needs a fat tree (rank 2..8, CNs at one rank), so a tree topology
+# tries it first; updn is deadlock-free on any graph, so it is the fallback everywhere.
+TREE_ENGINES = ("ftree", "updn")
+DEFAULT_ENGINES = ("updn",)
 # Active width x rate as ibnetdiscover prints it (IBTA: EDR 25G, HDR 50G, NDR 100G,
 # XDR 200G per lane, 4 lanes). 200G is omitted: it may be 4xHDR or 2xNDR.
 LINK_RATE = {100: "4xEDR", 400: "4xNDR", 800: "4xXDR"}
@@ -59,7 +60,7 @@ class IbView:
 
 
 def ib_view(plan: Plan) -> IbView:
-    facts = plan.facts["models"][plan.design["switch"]]["infiniband"] or {}
+    facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
     per_cage = facts.get("ports_per_cage")
     dev_guid = plan.memo("ib_device_guids", device_guids)
     is_ca = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
@@ -88,12 +89,12 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_infiniband(plan):
         return
     view = plan.memo("ib_view", ib_view)
-    sw_facts = plan.facts["models"][plan.design["switch"]]["infiniband"] or {}
+    sw_facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
     nodes = _nodes(plan, view)
     top_tier = max(d.tier for d in plan.devices)
     roots = [n for n in nodes if not n.ca and plan.devices[n.dev].tier == top_tier]
     computes = [n for n in nodes if n.ca and plan.devices[n.dev].role == "server"]
-    engines = ROUTING_ENGINE.get(plan.design.get("topology"), DEFAULT_ENGINE)
+    engines = TREE_ENGINES if topology(plan.design_record.topology).tree else DEFAULT_ENGINES
     files = {
         "opensm.conf": render_template(
             "infiniband/opensm.conf.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines,
@@ -112,9 +113,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         if sw_facts.get("system_type"):
             files.update(_ibdiag(plan, view, nodes, sw_facts["system_type"]))
         else:
-            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.design['switch']} in the catalog"))
+            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.design_record.switch} in the catalog"))
     else:
-        why = f"{plan.design['switch']}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
+        why = f"{plan.design_record.switch}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
         left_out += [("topology.ibnetdiscover", why), ("topology.topo", why)]
     files["README.md"] = render_template(
         "infiniband/README.md.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines, files=sorted(files),
@@ -167,8 +168,8 @@ def _peers(plan: Plan, view: IbView) -> dict[int, list[tuple[int, int, int]]]:
 def _ibnetdiscover(plan: Plan, view: IbView, nodes: list[_Node]) -> str:
     by_guid = {n.guid: n for n in nodes}
     peers = plan.memo("ib_peers", lambda p: _peers(p, view))
-    rate = LINK_RATE.get(int(plan.design["speed_gbps"]), "")
-    nports = plan.design["switch_radix"]
+    rate = LINK_RATE.get(int(plan.design_record.speed_gbps), "")
+    nports = plan.design_record.switch_radix
     records = []
     for n in nodes:
         ports = []
@@ -202,8 +203,8 @@ def _ibdiag(plan: Plan, view: IbView, nodes: list[_Node], switch_type: str) -> d
     files = {"topology.topo": render_template("infiniband/topology.topo.j2", name=plan.name, sections=sections)}
     # IBNL: the switch as one ASIC with panel ports P1..Pn; a host as one single-port CA per NIC port.
     files[f"ibnl/{switch_type}.ibnl"] = render_template(
-        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", plan.design["switch_radix"], "U1",
-                                                               [(k, f"P{k}") for k in range(1, plan.design["switch_radix"] + 1)])])
+        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", plan.design_record.switch_radix, "U1",
+                                                               [(k, f"P{k}") for k in range(1, plan.design_record.switch_radix + 1)])])
     for layout_id in sorted({plan.devices[n.dev].layout for n in nodes if n.ca}):
         dev = next(d for d in plan.devices if d.layout == layout_id)
         files[f"ibnl/{dev.model}.ibnl"] = render_template(

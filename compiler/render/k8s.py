@@ -23,10 +23,10 @@ HOSTNAME_LEVEL = "kubernetes.io/hostname"
 
 def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
     """(topology level keys coarse to fine, without hostname; [(node, [(key, value)])])."""
-    d = plan.design
-    p = d["hosts"]["label_prefix"]
+    d = plan.design_record
+    p = d.hosts["label_prefix"]
     columns: list[tuple[str, list[str]]] = []
-    if d["tiers"] == 3:
+    if d.tiers == 3:
         columns.append((f"{p}/pod", [naming.pod_group(x) for x in hosts.pod]))
     if any(s is not None for s in hosts.su):
         columns.append((f"{p}/su", [naming.su_group(s) for s in hosts.su]))
@@ -35,7 +35,7 @@ def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str
     if plan.scale_up is not None and plan.scale_up.spans_servers:  # whole domains per SU (validated)
         columns.append((f"{p}/nvlink-domain", [naming.nvlink_domain(x) for x in hosts.domain]))
     levels = [key for key, _ in columns]
-    fixed = [(f"{p}/cluster", plan.name), (f"{p}/server-type", d["server"])]
+    fixed = [(f"{p}/cluster", plan.name), (f"{p}/server-type", d.server)]
     rows = []
     for i, node in enumerate(hosts.names):
         rows.append((node, fixed + [(key, values[i]) for key, values in columns]))
@@ -55,9 +55,9 @@ def _check(keys: list[str], rows) -> None:
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     levels, rows = node_labels(plan, hosts)
-    prefix = plan.design["hosts"]["label_prefix"]
+    prefix = plan.design_record.hosts["label_prefix"]
     context = {"name": plan.name, "api": KUEUE_API, "levels": levels + [HOSTNAME_LEVEL], "rows": rows,
-               "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.design["server"], "prefix": prefix}
+               "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.design_record.server, "prefix": prefix}
     out.write_text("k8s/node-labels.yaml", render_template("k8s/node-labels.yaml.j2", **context))
     out.write_text("k8s/label-nodes.sh", render_template("k8s/label-nodes.sh.j2", **context))
     out.write_text("k8s/kueue-topology.yaml", render_template("k8s/kueue-topology.yaml.j2", **context))

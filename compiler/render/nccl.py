@@ -11,7 +11,7 @@ from .writer import OutputDir
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    style = plan.design.get("hosts", {}).get("nccl_topology", "skeleton")
+    style = (plan.design_record.hosts or {}).get("nccl_topology", "skeleton")
     for server, record in sorted(plan.facts.get("host_topology", {}).items()):
         if record is None:
             continue

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from ..check import CheckResults
 from ..plan import naming
-from ..plan.hosts import TREE_TOPOLOGIES, HostTable, host_table  # other topologies get a note at validation
+from ..plan.hosts import HostTable, host_table
+from ..topology import topology
 from ..plan.model import Plan
 from .hostlist import compress
 from .templates import render_template
@@ -30,7 +31,7 @@ def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
         groups.setdefault(group, []).append(name)
         group_pod[group] = pod
     switches = [{"name": g, "nodes": compress(names), "switches": ""} for g, names in groups.items()]
-    tiers = plan.design["tiers"]
+    tiers = plan.design_record.tiers
     if tiers == 3:
         pods: dict[int, list[str]] = {}
         for g, pod in group_pod.items():
@@ -55,14 +56,14 @@ def blocks(hosts: HostTable, base: int) -> tuple[list[dict], list[int]]:
 
 
 def _description(plan: Plan, hosts: HostTable) -> str:
-    d = plan.design
+    d = plan.design_record
     leaf = "one logical leaf per scalable unit (all its rail leaves)" if hosts.group_kind == "su" else "one leaf per leaf switch"
-    upper = "pods under the core layer" if d["tiers"] == 3 else "the spine layer as root"
-    return f"{d['topology']}, {d['tiers']} tiers: {leaf}, {upper}."
+    upper = "pods under the core layer" if d.tiers == 3 else "the spine layer as root"
+    return f"{d.topology}, {d.tiers} tiers: {leaf}, {upper}."
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    if plan.design["topology"] not in TREE_TOPOLOGIES:
+    if not topology(plan.design_record.topology).tree:  # a note at validation says why (expand/hosts.py)
         return
     hosts = plan.memo("hosts", host_table)
     switches = tree_switches(plan, hosts)

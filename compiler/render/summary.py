@@ -39,7 +39,7 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
     """summary.json of a plan and its check results (run_checks(plan))."""
     if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (summarize_fabrics)
         return summarize_fabrics(plan, checks)
-    design = plan.design
+    design = plan.design_record
     counts = plan.count_by_role()
     switch_roles = _switch_roles(plan)
     switches = {role: counts[role] for role in switch_roles}
@@ -58,21 +58,21 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
             notes.append(f"BOM: {line.quantity} x {line.category} not in the catalog ({line.part_number})")
     return {
         "name": plan.name,
-        "gpus": design["gpus"],
-        "servers": design["servers"],
+        "gpus": design.gpus,
+        "servers": design.servers,
         "switches": switches,
         "cables": cables_by_kind(plan),
-        "tiers": design["tiers"],
+        "tiers": design.tiers,
         "oversubscription": oversub,
         "endpoints": {role: n for role, n in counts.items() if role not in switch_roles and role not in ("server", "chip")},
         "transceivers": transceivers,
-        "topology": design["topology"],
-        "server": design["server"],
-        "switch": design["switch"],
+        "topology": design.topology,
+        "server": design.server,
+        "switch": design.switch,
         # per-tier models, only where a spec gives them (fabric.spine_switch / core_switch)
-        **({"switch_models": {role: design.get(f"{role}_switch", design["switch"]) for role in switches}}
-           if "spine_switch" in design or "core_switch" in design else {}),
-        "speed_gbps": design["speed_gbps"],
+        **({"switch_models": {role: design.switch_model(role) for role in switches}}
+           if any(design.switch_model(role) != design.switch for role in ("spine", "core")) else {}),
+        "speed_gbps": design.speed_gbps,
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,
@@ -85,7 +85,7 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     """One fabric's figures for summary.json: its switches, cables, optics and the measured
     down:up ratio per tier (the compute fabric's other checks are in the top level)."""
     view = fabric_plan(plan, name)
-    d = view.design
+    d = view.design_record
     switches: dict[str, int] = {}
     for dev in map(plan.devices.__getitem__, plan.fabrics[name].devices):  # its own devices (servers are shared)
         if dev.tier > 0:
@@ -94,10 +94,10 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     oversub = checks.of(OversubscriptionFigures, fabric=name)
     return {
         "nic_group": plan.fabrics[name].nic_group,
-        "topology": d["topology"],
-        "switch": d["switch"],
-        "speed_gbps": d["speed_gbps"],
-        "tiers": d["tiers"],
+        "topology": d.topology,
+        "switch": d.switch,
+        "speed_gbps": d.speed_gbps,
+        "tiers": d.tiers,
         "ports_per_server": end - first,
         "switches": switches,
         "cables": cables_by_kind(view),

@@ -11,6 +11,8 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConst
 from pydantic_core import PydanticCustomError
 
 from ..catalog.nos import nos_ids, unknown_nos_hint
+from ..topology import TOPOLOGIES as TOPOLOGY_DESCRIPTORS
+from ..topology import family_keys
 from .ratio import MAX_RATIO_TERM, Ratio, parse_ratio
 
 # Limits that stop absurd specs before anything is allocated. A million GPUs is the
@@ -46,28 +48,14 @@ class _NosEnum:
 NosId = Annotated[str, BeforeValidator(_known_nos), _NosEnum]
 
 
-TOPOLOGIES = ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only", "multi-plane")
-# Servers cabled to each other, no switch (small clusters): expand/direct.py.
-DIRECT_SERVER_TOPOLOGIES = ("ring", "full-mesh")
-TOPOLOGIES += DIRECT_SERVER_TOPOLOGIES
+# The topology values, their families and the keys each owns: compiler/topology/.
+TOPOLOGIES = tuple(TOPOLOGY_DESCRIPTORS)
 # Known to the roadmap but not built yet: a clear error rather than "unknown".
 PLANNED_TOPOLOGIES: tuple[str, ...] = ()
-CLOS_TOPOLOGIES = ("fat-tree", "rail-optimized")
-TORUS_TOPOLOGIES = ("torus", "mesh")
-DRAGONFLY_TOPOLOGIES = ("dragonfly", "dragonfly+")
-PLANE_TOPOLOGIES = ("multi-plane",)
-# Keys that only mean something for one family: given for another, they are an error.
-FAMILY_KEYS = {
-    "tiers": CLOS_TOPOLOGIES, "oversubscription": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
-    "scalable_unit": CLOS_TOPOLOGIES + PLANE_TOPOLOGIES,
-    "servers_per_leaf": ("fat-tree",), "spine_switch": CLOS_TOPOLOGIES, "core_switch": CLOS_TOPOLOGIES,
-    "planes": PLANE_TOPOLOGIES, "uplink_speed_gbps": PLANE_TOPOLOGIES,
-    "dims": TORUS_TOPOLOGIES, "wrap": TORUS_TOPOLOGIES, "twist": TORUS_TOPOLOGIES,
-    "links_per_neighbor": TORUS_TOPOLOGIES,
-    "groups": DRAGONFLY_TOPOLOGIES, "switches_per_group": DRAGONFLY_TOPOLOGIES,
-    "endpoints_per_switch": DRAGONFLY_TOPOLOGIES, "global_ports_per_switch": DRAGONFLY_TOPOLOGIES,
-    "global_links_per_group_pair": DRAGONFLY_TOPOLOGIES, "intra_group": DRAGONFLY_TOPOLOGIES,
-}
+# Extra fabrics (fabrics[].topology) are built by the Clos family only.
+CLOS_TOPOLOGIES = tuple(name for name, t in TOPOLOGY_DESCRIPTORS.items() if t.family == "clos")
+# Keys that only mean something for some topologies: given for another, they are an error.
+FAMILY_KEYS = family_keys()
 
 
 class _Strict(BaseModel):
@@ -115,8 +103,8 @@ _SIZES_SCHEMA = WithJsonSchema({"type": "array", "maxItems": 16, "items": {"anyO
 
 
 class Fabric(_Strict):
-    topology: str = Field(description="fat-tree | rail-optimized | torus | mesh | dragonfly | dragonfly+ | rail-only | multi-plane"
-                                      " | ring | full-mesh (servers cabled to each other, no switch)")
+    topology: str = Field(description=" | ".join(f"{t.name} ({t.note})" if t.note else t.name
+                                                 for t in TOPOLOGY_DESCRIPTORS.values()))
     switch: CatalogId | None = Field(
         None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators; none for ring / full-mesh)")
     tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
@@ -174,12 +162,13 @@ class Fabric(_Strict):
             families = FAMILY_KEYS.get(key)
             if families and self.topology not in families:
                 raise ValueError(f"key '{key}' applies to {' / '.join(families)}, not to topology '{self.topology}'")
-        if self.topology in DIRECT_SERVER_TOPOLOGIES and self.switch is not None:
+        t = TOPOLOGY_DESCRIPTORS[self.topology]
+        if t.switch == "none" and self.switch is not None:
             raise ValueError(f"topology '{self.topology}' cables the servers to each other and has no switch; remove "
                              f"`switch: {self.switch}`, or use rail-only / fat-tree to go through switches")
-        if self.topology not in TORUS_TOPOLOGIES + DIRECT_SERVER_TOPOLOGIES and self.switch is None:
+        if t.switch == "required" and self.switch is None:
             raise ValueError(f"topology '{self.topology}' needs `switch:` (a catalog switch id)")
-        if self.topology in TORUS_TOPOLOGIES and self.dims is None:
+        if t.needs_dims and self.dims is None:
             raise ValueError(f"topology '{self.topology}' needs `dims:`, e.g. [16, 16, 16]")
         return self
 

@@ -1,0 +1,50 @@
+"""Dragonfly and dragonfly+: closed-form bisection between two halves of the groups
+(convention: one direction, Gb/s, the cut halves the GPUs). Its group cut is the generic
+"pods" cut (check/cuts.py): a group is a pod."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...plan.graph import FabricGraph
+from ...plan.model import Plan
+from ..cuts import Cut
+from .injection import gpu_injection_gbps
+
+
+def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
+    """Dragonfly / dragonfly+ cut between two halves of the groups: (g/2)^2 group pairs x m
+    global links each; inside a dragonfly+ group also the leaves' uplinks (as for a Clos leaf).
+    bisection = 1/2 * min(GPU injection, sum over leaves of min(down, up) [dragonfly+],
+    2 * (g/2)^2 * m * link speed). Defined for an even number of fully populated groups."""
+    d = plan.design_record
+    groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
+    if d.endpoint_ports != groups * d.endpoint_ports_per_group:
+        return None, "no closed form: the last group is partly populated (max-flow only)"
+    inj = gpu_injection_gbps(g)
+    bounds = [inj]
+    formula = "1/2 * min(GPU injection"
+    if d.intra_group == "fat-tree":
+        bounds.append(groups * (d.switches_per_group // 2) * min(d.endpoints_per_switch, d.switches_per_group // 2) * speed)
+        formula += ", sum over leaves of min(endpoint ports, uplinks)"
+    if groups == 1:
+        if d.intra_group == "all-to-all":
+            a = d.switches_per_group
+            if a % 2:
+                return None, "no closed form: one group of an odd number of routers"
+            bounds.append(2 * (a // 2) ** 2 * speed)
+            formula += ", 2 * (a/2)^2 local links"
+    elif groups % 2:
+        return None, "no closed form: an odd number of groups (max-flow only)"
+    else:
+        bounds.append(2 * (groups // 2) ** 2 * m * speed)
+        formula += f", 2 * (g/2)^2 * m global links = 2 * {(groups // 2) ** 2:,} * {m} * {speed} Gb/s"
+    return int(min(bounds) // 2), formula + "), Gb/s"
+
+
+def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
+    return []
+
+
+def max_hops(plan: Plan, edge_switches: int) -> int | None:
+    return None  # no closed form here yet: the BFS figure stands alone

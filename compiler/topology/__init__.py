@@ -1,0 +1,106 @@
+"""Topology families as data: what each `fabric.topology` value is, which spec keys it owns
+and what it can do. The one place a topology's name is spelled outside its own family code.
+
+Every stage reads these descriptors rather than comparing names: the spec derives its
+allowed values and per-family keys from them, expand picks the family's resolver and
+builder (expand/families.py), check its closed forms (check/closed_forms/), and outputs
+their traits (a tree for Slurm and OpenSM's ftree, servers as nodes, diagram grouping).
+This module sits below every stage (it imports nothing of ours) so that the spec, the
+plan and the renderers can all read it without an upward import.
+
+Adding a family: one entry per topology value here, its expand module and one line in
+expand/families.py, its closed forms and one line in check/closed_forms/__init__.py,
+tests and docs (tests/test_families.py fails until every layer has every family).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .records import ClosRecord, DesignRecord, DirectRecord, DragonflyRecord, PlanesRecord, TorusRecord, record_from_design
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    name: str  # the spec's `fabric.topology` value
+    family: str  # the implementation: expand/<family>.py and check/families/<family>.py
+    record: type[DesignRecord]  # the plan's typed design record (records.py)
+    # Fabric keys that mean something for only some topologies: this one accepts these;
+    # given for a topology that does not list them, they are a spec error.
+    keys: tuple[str, ...] = ()
+    switch: Literal["required", "optional", "none"] = "required"  # optional: a direct torus of accelerators
+    needs_dims: bool = False
+    # Servers hang off a tree of switches: Slurm's tree plugin and Kueue levels, OpenSM's
+    # ftree engine, rack layout and growth planning all assume one.
+    tree: bool = False
+    servers_as_nodes: bool = False  # switchless: the servers are cabled to each other
+    # What groups servers for schedulers (Slurm leaf, Kueue level): "su" where every server
+    # of a scalable unit reaches all its rail leaves, "leaf" where servers share their
+    # leaf, "none" where there is no switch to group by.
+    host_group: Literal["su", "leaf", "none"] = "leaf"
+    # False: no network link joins two rails; traffic between rails crosses the servers'
+    # scale-up domain, so collectives stay rail-aligned (per-rail bisection counts).
+    rails_meet: bool = True
+    supports_layout: bool = False  # placement and cable lengths (expand/placement.py) are Clos-only
+    supports_growth: bool = False  # building upper tiers ahead is a Clos idea
+    supports_extra_endpoints: bool = False
+    supports_nos: bool = False  # switch configs are generated (fabric.nos)
+    supports_extra_fabrics: bool = False  # storage / in-band / OOB fabrics beside this compute one
+    # How the diagrams group devices (render/diagrams/): "tiers" servers in a row, rail
+    # leaves above in rail order, spines and core on top, one page per scalable unit;
+    # "grid" one box per block of torus/mesh nodes; "circle" dragonfly groups on a circle
+    # joined by their global links; "servers" the few servers of a switchless fabric.
+    diagram: Literal["tiers", "grid", "circle", "servers"] = "tiers"
+    note: str = ""  # said after the name where the spec schema lists the topologies
+
+
+_CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch")
+_CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
+             supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
+_TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
+              needs_dims=True, diagram="grid")
+_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
+                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group"),
+                  diagram="circle")
+_DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
+
+# Order is the order the spec's error messages and schema list them in.
+TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
+    Topology("fat-tree", keys=_CLOS_KEYS + ("servers_per_leaf",), **_CLOS),
+    Topology("rail-optimized", keys=_CLOS_KEYS, host_group="su", **_CLOS),
+    Topology("torus", **_TORUS),
+    Topology("mesh", **_TORUS),
+    Topology("dragonfly", **_DRAGONFLY),
+    Topology("dragonfly+", **_DRAGONFLY),
+    Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False),
+    Topology("multi-plane", family="planes", record=PlanesRecord, keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps")),
+    Topology("ring", **_DIRECT),
+    Topology("full-mesh", **_DIRECT, note="servers cabled to each other, no switch"),
+)}
+
+FAMILY_NAMES: tuple[str, ...] = tuple(dict.fromkeys(t.family for t in TOPOLOGIES.values()))
+
+
+def topology(name: str) -> Topology:
+    """The descriptor of a validated topology name (the spec rejects unknown ones)."""
+    return TOPOLOGIES[name]
+
+
+def topologies_where(trait: str) -> tuple[str, ...]:
+    """Names of the topologies whose boolean trait is set, in registry order."""
+    return tuple(name for name, t in TOPOLOGIES.items() if getattr(t, trait))
+
+
+def family_keys() -> dict[str, tuple[str, ...]]:
+    """Each family-only fabric key -> the topologies that accept it, in registry order."""
+    out: dict[str, list[str]] = {}
+    for name, t in TOPOLOGIES.items():
+        for key in t.keys:
+            out.setdefault(key, []).append(name)
+    return {key: tuple(names) for key, names in out.items()}
+
+
+def design_record(design: dict[str, Any]) -> DesignRecord:
+    """The typed record of a plan's `design` dict, by its topology's family."""
+    return record_from_design(TOPOLOGIES[design["topology"]].record, design)

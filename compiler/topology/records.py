@@ -1,0 +1,110 @@
+"""Typed design records: what a plan's `design` holds, per topology family, as frozen
+dataclasses that outputs and checks read by attribute. plan.json keeps the record as the
+plain dict the builders write (its bytes do not change); `record_from_design` reads that
+dict back, from a fresh plan or a loaded plan.json alike. Keys a builder writes only
+sometimes default to None here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class DesignRecord:
+    """The part every family records."""
+
+    topology: str
+    tiers: int  # switch tiers; 0 for a direct network (no switch between GPUs)
+    server: str  # catalog id
+    switch: str | None  # catalog id of the (leaf) switch model; None when switchless
+    speed_gbps: int
+    switch_radix: int | None
+    servers: int
+    gpus: int
+    hosts: dict | None = None  # naming and host-topology style (expand/hosts.py)
+    direct: bool = False  # no switch between GPUs: chips (or servers) are the graph's nodes
+    node_role: str = "chip"  # a direct network's nodes: chips, or servers (ring / full mesh)
+    never_meet: str | None = None  # device attribute whose values the network never joins (rail, group)
+    planes: int | None = None  # ports of one NIC that go to different planes (multi-plane)
+    # As the spec asks, where the family has a leaf ratio (check/oversubscription.py).
+    oversubscription: dict[str, str] | None = None
+    unit_fill: dict | None = None  # the last scalable unit's fill, where units were chosen (check/unit_fill.py)
+
+    def switch_model(self, role: str) -> str | None:
+        """The catalog model of a switch role: a per-tier model where the spec gives one."""
+        return getattr(self, f"{role}_switch", None) or self.switch
+
+
+@dataclass(frozen=True, slots=True)
+class ClosRecord(DesignRecord):
+    scalable_unit: int | None = None
+    scalable_units: int | None = None
+    rails: int = 1
+    leaf_ports: dict | None = None
+    leaves_per_pod: int | None = None
+    pods: int = 1
+    spines_per_pod: int | None = None
+    leaf_spine_links_per_pair: int | None = None
+    built_for_servers: int | None = None
+    spine_switch: str | None = None  # only where it differs from `switch`
+    spine_radix: int | None = None
+    core_switch: str | None = None
+    core_radix: int | None = None
+    spine_ports: dict | None = None  # three tiers
+    core_groups: int | None = None
+    cores_per_group: int | None = None
+    spine_core_links_per_pair: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TorusRecord(DesignRecord):
+    dims: list[int] | None = None
+    wrap: list[bool] | None = None
+    twist: list[int] | None = None
+    links_per_neighbor: int = 1
+    host_grid: list[int] | None = None
+    servers_per_router: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DragonflyRecord(DesignRecord):
+    intra_group: str = "all-to-all"  # or "fat-tree" (dragonfly+)
+    groups: int = 1
+    switches_per_group: int = 1
+    endpoints_per_switch: int = 1
+    global_ports_per_switch: int = 0
+    global_links_per_group_pair: int = 0
+    endpoint_ports: int = 0
+    endpoint_ports_per_group: int = 0
+    max_groups: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanesRecord(DesignRecord):
+    rails: int = 1
+    scalable_unit: int | None = None
+    segments: int | None = None
+    per_rail_bisection_gbps: int | None = None  # rail-only: one rail's GPUs halved on its own switches
+    leaves_per_rail: int | None = None
+    spines_per_rail: int | None = None
+    leaf_spine_links_per_pair: int | None = None
+    leaf_ports: dict | None = None
+    uplink_speed_gbps: int | None = None  # multi-plane
+    tor_ports: dict | None = None
+    tors: int | None = None
+    aggregation_per_plane: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DirectRecord(DesignRecord):
+    rails: int = 1
+    rounds: int = 0
+    rails_per_round: list[int] | None = None  # links per pair in each round-robin round
+    links_per_pair: dict | None = None  # {"min": m, "max": m or m + 1}
+
+
+def record_from_design(cls: type[DesignRecord], design: dict[str, Any]) -> DesignRecord:
+    """The typed record of a plan's design dict; keys of other stages (fabrics, a fabric
+    view's name) stay in the dict. A missing required key is a bug: KeyError, loudly."""
+    return cls(**{f.name: design[f.name] for f in fields(cls) if f.name in design})
