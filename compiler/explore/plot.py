@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..render.report import CSS
+from ..render.report import report_css
 from . import Exploration
 from .evaluate import Evaluated
 from .report import COLUMNS, _explanations, _headline, _row, _shown
@@ -96,7 +96,7 @@ def html(x: Exploration, top: int) -> str:
                    for k, e in enumerate(_shown(x, top), start=1))
     notes = "<br>".join(escape(line) for line in _explanations(x, top, bullet="- ") if line)
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>clusterc explore: {escape(x.file)}</title><style>{CSS}</style></head><body>"
+            f"<title>clusterc explore: {escape(x.file)}</title><style>{report_css()}</style></head><body>"
             f"<h1>clusterc explore</h1><p>{'<br>'.join(escape(h) for h in _headline(x))}</p>"
             f"<h2>Pareto front</h2><figure>{front_svg(x)}<figcaption>{escape(_y_axis(x)[1])} against bisection per GPU; "
             "blue: the Pareto front, red: the winner, grey: feasible but beaten</figcaption></figure>"

@@ -54,6 +54,11 @@ class BarChart:
     bars: tuple[Bar, ...]
 
 
+def report_css() -> str:
+    """report.html's style sheet, for other pages in its style (explore.html)."""
+    return render_template("report/style.css.j2")
+
+
 def report_findings(checks: CheckResults) -> list[Finding]:
     return list(checks.findings)
 
