@@ -437,6 +437,48 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
     raise typer.Exit(EXIT_OK if report["ok"] else EXIT_CHECK_FAILED)
 
 
+@app.command()
+def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output folder, its plan.json, or the spec"),
+           as_built: List[Path] = typer.Option(..., "--as-built", help="discovery output or as-built sheet: files or folders "
+                                               "(ibnetdiscover, lldpcli/NVUE/EOS JSON or SONiC `show lldp table` named "
+                                               "<switch>.*, cabling CSV, NetBox cable CSV); more may follow as arguments"),
+           more: Optional[List[Path]] = typer.Argument(None, help="more --as-built files or folders", show_default=False),
+           format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
+           scope: Optional[str] = typer.Option(None, "--scope", help="what must already be there: su1,su2,pod1,<rack>,<device> "
+                                               "or all (default: whatever the input shows)"),
+           ignore: Optional[str] = typer.Option(None, "--ignore", help="kinds not to report, e.g. speed,width on a simulated fabric"),
+           write_guids: Optional[Path] = typer.Option(None, "--write-guids", help="write OpenSM's GUID files and node-name map "
+                                                      "with the GUIDs ibnetdiscover found, by plan name, into this folder")) -> None:
+    """Check the fabric as built against the plan, port by port: swapped, wrong-port, wrong-device, missing and
+    unplanned cables, link speed and width, device names. Exit 0 as planned, 1 if anything differs."""
+    from .plan.load import load_plan
+    from .verify import KINDS, markdown_report, text_report
+    from .verify import verify as run_verify
+
+    kinds = {k.strip() for k in (ignore or "").split(",") if k.strip()}
+    if kinds - set(KINDS):
+        print(f"error: --ignore takes {','.join(KINDS)}; got {', '.join(sorted(kinds - set(KINDS)))}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    tokens = [t.strip() for t in (scope or "").split(",") if t.strip()] or None
+    try:
+        loaded = load_plan(plan)
+        result = run_verify(loaded, list(as_built) + list(more or []), scope=tokens, ignore=kinds, plan_source=str(plan))
+        if write_guids is not None:
+            from .verify.guids import write_guid_files
+
+            result["guid_files"] = write_guid_files(loaded, list(as_built) + list(more or []), write_guids)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.json if format == DiffFormat.json else Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    if format == DiffFormat.json:
+        print(json.dumps(result, indent=2))
+    elif format == DiffFormat.markdown:
+        print(markdown_report(result), end="")
+    else:
+        print(text_report(result), end="")
+    raise typer.Exit(EXIT_OK if result["ok"] else EXIT_CHECK_FAILED)
+
+
 def main() -> None:
     app()
 
