@@ -99,7 +99,9 @@ def resolve(plan: Plan, disc: Discovery) -> Resolved:
     res = Resolved(keys, labels, node_dev, node_port, a_node, b_node,
                    np.empty(len(rows), dtype=np.int64), np.empty(len(rows), dtype=np.int64))
     _resolve_ports(plan, disc, res, spell)
-    if _identify_by_neighbours(plan, disc, res):
+    for _round in range(4):  # a renamed switch's neighbours may themselves be renamed: a few rounds settle it
+        if not _identify_by_neighbours(plan, disc, res):
+            break
         _resolve_ports(plan, disc, res, spell)
     return res
 
@@ -194,7 +196,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
             if not votes:
                 continue
             dev, k = votes.most_common(1)[0]
-            total = len(rows_of[node])
+            total = sum(1 for j in rows_of[node] if peer_g[j] >= 0)  # rows whose neighbour is placed
             if k * 2 <= total or k < 2 or res.node_dev[node] == dev:
                 continue
             holder = claimed.get((dev, -1))
@@ -224,7 +226,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
         if not devs:
             continue
         dev, k = devs.most_common(1)[0]
-        if k * 2 <= sum(len(rows_of[x]) for x in nodes):
+        if k * 2 <= sum(1 for x in nodes for j in rows_of[x] if peer_g[j] >= 0):
             continue
         for node, votes in per_node.items():
             res.node_dev[node] = dev
