@@ -462,11 +462,8 @@ def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output fo
     tokens = [t.strip() for t in (scope or "").split(",") if t.strip()] or None
     try:
         loaded = load_plan(plan)
-        result = run_verify(loaded, list(as_built) + list(more or []), scope=tokens, ignore=kinds, plan_source=str(plan))
-        if write_guids is not None:
-            from .verify.guids import write_guid_files
-
-            result["guid_files"] = write_guid_files(loaded, list(as_built) + list(more or []), write_guids)
+        result = run_verify(loaded, list(as_built) + list(more or []), scope=tokens, ignore=kinds, plan_source=str(plan),
+                            write_guids=write_guids)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == DiffFormat.json else Format.text)
         raise typer.Exit(EXIT_INVALID)

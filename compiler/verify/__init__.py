@@ -26,7 +26,8 @@ SCHEMA = Path(__file__).with_name("verify.schema.json")
 
 
 def verify_discovery(plan: Plan, disc: Discovery, *, scope: list[str] | None = None,
-                     ignore: frozenset[str] | set[str] = frozenset(), plan_source: str = "") -> dict:
+                     ignore: frozenset[str] | set[str] = frozenset(), plan_source: str = "",
+                     write_guids: Path | None = None) -> dict:
     res = resolve(plan, disc)
     outcome = compare(plan, disc, res, frozenset(ignore))
     known = res.node_dev >= 0
@@ -45,6 +46,10 @@ def verify_discovery(plan: Plan, disc: Discovery, *, scope: list[str] | None = N
         result["mismatches"] = [m for m in result["mismatches"] if m["kind"] not in ignore]
         result["ok"] = not result["mismatches"]
         result["ignored"] = sorted(ignore)
+    if write_guids is not None:
+        from .guids import write_guid_files
+
+        result["guid_files"] = write_guid_files(plan, disc, res, write_guids)
     return result
 
 

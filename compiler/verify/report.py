@@ -216,6 +216,9 @@ def text_report(r: dict) -> str:
         lines.append(f"  not seen: {n['what']} {n['name']}: {n['cables']:,} cable(s) not checked ({n['reason']})")
     for note in r["notes"]:
         lines.append(f"  note: {note}")
+    if r.get("guid_files"):
+        g = r["guid_files"]
+        lines.append(f"  wrote the discovered GUIDs of {g['nodes']:,} node(s) to {g['folder']}/: {', '.join(g['files'])}")
     lines.append("OK: the fabric matches the plan" if r["ok"] else f"FAILED: {len(r['mismatches'])} mismatch(es)")
     return "\n".join(lines) + "\n"
 
