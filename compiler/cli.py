@@ -402,6 +402,9 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
          fail_switch: Optional[str] = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),
          swap: Optional[str] = typer.Option(None, "--swap", help="wire two cables' upper ends swapped (CABLE,CABLE): a recabling mistake"),
          timeout: float = typer.Option(90.0, "--timeout", help="seconds to wait for convergence"),
+         lldp_out: Optional[Path] = typer.Option(None, "--lldp-out", help="also run lldpd in every namespace and write each "
+                                                 "switch's `lldpcli -f json show neighbors details` into this folder "
+                                                 "(input for clusterc verify)"),
          format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Boot the fabric as real routing daemons (root; FRR in network namespaces) and check it converges as planned."""
     from .pipeline import build_plan
@@ -419,7 +422,8 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
             print("error: --swap takes two different cable ids, e.g. leaf-001:5,leaf-002:6", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
     try:
-        report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout))
+        report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout,
+                                            lldp_out=lldp_out))
     except TwinUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)

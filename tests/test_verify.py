@@ -10,9 +10,11 @@ tool's real format (tests/data/verify/, sources in its README); the real-tool ru
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
-import shutil
+import re
 from pathlib import Path
 
 import jsonschema
@@ -221,3 +223,135 @@ def _swap_in_ibnetdiscover(text: str, switch_id: str, p1: int, p2: int) -> str:
         j = next(k for k, ln in enumerate(lines) if ln.startswith("Ca") and f'"{peer}"' in ln)
         lines[j + 1] = lines[j + 1].replace(f'"{switch_id}"[{p1 if new_port == p2 else p2}]', f'"{switch_id}"[{new_port}]')
     return "\n".join(lines) + "\n"
+
+
+# --- every input format, from a sample in its real format (tests/data/verify/README.md) ----
+
+SWAP_AT_SPINE = {("swapped", frozenset({"su1-leaf-r1:5", "su1-leaf-r1:6"}))}
+
+
+def _tiny(name="tiny-rail.yaml"):
+    return build_plan(DATA / name)[1]
+
+
+def test_ibnetdiscover_real_output_with_factory_guids():
+    plan = _tiny("tiny-ib.yaml")
+    result = verify(plan, [DATA / "ibnetdiscover"], ignore={"speed"})
+    jsonschema.validate(result, _schema())
+    assert reported(result) == {("swapped", frozenset({"dgx-su1-001:1", "dgx-su1-002:1"}))}
+    assert result["checked_cables"] == len(plan.links) == 64 and result["inputs"][0]["format"] == "ibnetdiscover"
+    (m,) = result["mismatches"]
+    assert m["source"].endswith("tiny-ib.ibnetdiscover:147")  # the line that shows the cable where it is
+    # ibsim runs every link at 4xSDR: without --ignore, every cable is a speed finding, none a width one
+    speeds = verify(plan, [DATA / "ibnetdiscover"])["mismatches"]
+    assert sum(m["kind"] == "speed" for m in speeds) == 62 and all(m["found"]["rate"] == "4xSDR" for m in speeds
+                                                                   if m["kind"] == "speed")
+
+
+def test_lldpcli_json_real_output_from_the_twin():
+    plan = _tiny()
+    result = verify(plan, [DATA / "lldp" / "lldpcli"])
+    assert reported(result) == SWAP_AT_SPINE
+    # the sampled servers ran lldpd with their panel port names: gpu-su1-001/004's cables to leaf r1 are checked
+    # at both ends; servers 002 and 003 were not booted by the twin
+    assert {n["name"] for n in result["not_seen"] if n["what"] == "device"} == {"gpu-su1-002", "gpu-su1-003"}
+
+
+def test_lldpcli_json_with_one_neighbour_is_an_object_not_a_list():
+    data = json.loads((DATA / "lldp" / "lldpcli" / "su1-leaf-r1.json").read_text())
+    first = data["lldp"]["interface"][0]  # lldpcli prints a lone interface as the object itself
+    from compiler.verify import lldpd
+
+    disc = lldpd.parse({"lldp": {"interface": first}}, "x.json", "su1-leaf-r1")
+    (row,) = disc.links
+    mac = first["swp1s0"]["port"]["id"]["value"]
+    # port id is the host's MAC (type mac): the description (its interface name) is tried first
+    assert (row[0], row[1], row[2], row[3]) == ("lldp:su1-leaf-r1", ("swp1s0",), "lldp:gpu-su1-001", ("nic1", mac))
+
+
+@pytest.mark.parametrize("fmt,plan_file,extra", [
+    ("sonic", "tiny-rail.yaml", set()),
+    ("nvue", "tiny-rail.yaml", {("speed", frozenset({"su1-leaf-r1:8"}))}),
+    ("eos", "tiny-rail-eos.yaml", set()),
+])
+def test_switch_neighbour_tables(fmt, plan_file, extra):
+    plan = _tiny(plan_file)
+    result = verify(plan, [DATA / "lldp" / fmt], scope=["su1-leaf-r1"])
+    jsonschema.validate(result, _schema())
+    assert reported(result) == SWAP_AT_SPINE | extra
+    # leaf r1's 4 server and 4 spine cables; hosts send a MAC as port id, so their ends are checked by device only
+    assert result["checked_cables"] == 8
+    assert any(n.startswith("4 cable(s) were seen from one end only") for n in result["notes"]), result["notes"]
+    if extra:
+        speed = next(m for m in result["mismatches"] if m["kind"] == "speed")
+        assert (speed["expected"]["rate"], speed["found"]["rate"]) == ("400G", "200G")
+
+
+def test_server_on_the_wrong_leaf_port_is_seen_from_the_switch(tmp_path):
+    """A host that sends only its MAC as port id: the leaf port still tells which cable is where."""
+    text = (DATA / "lldp" / "sonic" / "su1-leaf-r1.txt").read_text()
+    text = re.sub(r"^(Ethernet[04] +gpu-su1-00)([12])", lambda m: m.group(1) + {"1": "2", "2": "1"}[m.group(2)], text,
+                  flags=re.M)
+    assert "Ethernet0   gpu-su1-002" in text
+    (tmp_path / "su1-leaf-r1.txt").write_text(text)
+    result = verify(_tiny(), [tmp_path], scope=["su1-leaf-r1"])
+    assert reported(result) == SWAP_AT_SPINE | {("swapped", frozenset({"gpu-su1-001:1", "gpu-su1-002:1"}))}
+
+
+def _swap_rows(text: str, col_a: str, col_b: str, first: str, second: str) -> str:
+    rows = list(csv.reader(io.StringIO(text)))
+    head = rows[0]
+    key = head.index("cable_id" if "cable_id" in head else "label")
+    i = next(k for k, r in enumerate(rows) if r[key] == first)
+    j = next(k for k, r in enumerate(rows) if r[key] == second)
+    for col in (col_a, col_b):
+        c = head.index(col)
+        rows[i][c], rows[j][c] = rows[j][c], rows[i][c]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def test_as_built_cabling_sheet(tmp_path):
+    folder = ROOT / "out" / "h100-superpod-1su"
+    text = _swap_rows((folder / "cabling.csv").read_text(), "b_device", "b_port", "dgx-su1-005:3", "dgx-su1-006:3")
+    lines = text.splitlines()
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("dgx-su1-007:2,"))
+    cells = lines[k].split(",")
+    cells[11] = cells[13] = ""  # b_device, b_port left blank: not installed
+    lines[k] = ",".join(cells)
+    (tmp_path / "as-built.csv").write_text("\n".join(lines) + "\n")
+    result = verify(load_plan(folder), [tmp_path / "as-built.csv"])
+    assert reported(result) == {("swapped", frozenset({"dgx-su1-005:3", "dgx-su1-006:3"})),
+                                ("missing", frozenset({"dgx-su1-007:2"}))}
+    assert result["inputs"] == [{"file": str(tmp_path / "as-built.csv"), "format": "as-built-csv"}]
+
+
+def test_netbox_cable_export_only_connected_cables_count(tmp_path):
+    folder = ROOT / "out" / "roce-2spine-4leaf-sonic"
+    text = (folder / "netbox" / "cables.csv").read_text().replace(",planned,", ",connected,")
+    text = _swap_rows(text, "side_b_device", "side_b_name", "leaf-001:65", "leaf-002:65")
+    lines = text.splitlines()
+    k = next(i for i, ln in enumerate(lines) if ",gpu-0003:4," in ln)
+    lines[k] = lines[k].replace(",connected,", ",planned,")  # recorded but not built yet
+    (tmp_path / "cables.csv").write_text("\n".join(lines) + "\n")
+    result = verify(load_plan(folder), [tmp_path / "cables.csv"])
+    assert reported(result) == {("swapped", frozenset({"leaf-001:65", "leaf-002:65"})),
+                                ("missing", frozenset({"gpu-0003:4"}))}
+    # the NetBox UI's own export names its columns Device A / Termination A / ...
+    rows = list(csv.reader(io.StringIO((folder / "netbox" / "cables.csv").read_text())))[1:]
+    ui = "ID,Label,Device A,Termination A,Device B,Termination B,Status,Type\n" + "".join(
+        f"{i},{r[8]},{r[0]},{r[2]},{r[3]},{r[5]},Connected,MMF (OM4)\n" for i, r in enumerate(rows, start=1))
+    (tmp_path / "ui.csv").write_text(ui)
+    assert verify(load_plan(folder), [tmp_path / "ui.csv"])["ok"]
+
+
+def test_unreadable_input_names_file_and_line(tmp_path):
+    from compiler.diagnostics import SpecInvalid
+
+    (tmp_path / "leaf-001.json").write_text('{"lldp": {"interface": [\n  {"swp1": }\n]}}\n')
+    (tmp_path / "sheet.csv").write_text("cable_id,a_device,a_port,b_device,b_port\nx:1,a,1,b\n")
+    with pytest.raises(SpecInvalid) as err:
+        verify(_tiny(), [tmp_path])
+    got = {(Path(d.file).name, d.line, d.code) for d in err.value.diagnostics}
+    assert got == {("leaf-001.json", 2, "ASBUILT_UNREADABLE"), ("sheet.csv", 2, "ASBUILT_UNREADABLE")}

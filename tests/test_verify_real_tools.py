@@ -188,3 +188,53 @@ def _cable_ids(plan):
     from compiler.verify.names import cable_id_list
 
     return cable_id_list(plan)
+
+
+# --- Ethernet: lldpd in the FRR twin ------------------------------------------------------
+
+needs_twin = pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/usr/lib/frr/bgpd").exists() or not shutil.which("lldpd"),
+    reason="the twin needs root, FRR and lldpd (Debian packages frr, lldpd; .ci/debian-packages)")
+
+
+def _lldpd_left() -> list[str]:
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    left = [ln for ln in ns.splitlines() if ln.startswith("cct")]
+    procs = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return left + [ln for ln in procs.splitlines() if "lldpd" in ln and "clusterc-twin-" in ln]
+
+
+@needs_twin
+@pytest.mark.parametrize("spec,swap", [
+    (ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", None),
+    (ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", ("su1-leaf-r3:5", "su1-leaf-r7:6")),  # two leaves' uplinks
+    (SPECS / "roce-2spine-4leaf-frr.yaml", ("leaf-001:65", "leaf-003:70")),  # crossed between the two spines' ports
+    (SPECS / "roce-2spine-4leaf-frr.yaml", ("gpu-0001:1", "gpu-0032:1")),  # the two sampled servers' first NICs
+])
+def test_twin_lldp_tables_name_exactly_the_swapped_cables(tmp_path, spec, swap):
+    out = tmp_path / "lldp"
+    args = ["twin", str(spec), "--lldp-out", str(out), "--timeout", "20", "--format", "json"]
+    if swap:
+        args += ["--swap", ",".join(swap)]
+    twin = run_cli(*args)
+    assert not _lldpd_left(), "the twin left lldpd or namespaces behind"
+    report = json.loads(twin.stdout)
+    assert report["lldp"]["neighbours"] == report["lldp"]["expected_neighbours"] > 0, report["lldp"]
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(f"{n}.json" for n in _switch_names(spec))
+    r = run_cli("verify", str(spec), "--as-built", str(out), "--format", "json")
+    result = json.loads(r.stdout)
+    jsonschema.validate(result, json.loads(SCHEMA.read_text()))
+    if swap is None:
+        assert twin.returncode == 0 and r.returncode == 0 and result["ok"], result["mismatches"]
+    else:
+        assert r.returncode == 1
+        assert [(m["kind"], sorted(m["cables"])) for m in result["mismatches"]] == [("swapped", sorted(swap))]
+    # every cable between booted devices was checked; the servers the twin does not boot are listed, not failed
+    assert {n["what"] for n in result["not_seen"]} <= {"device"}
+    assert result["checked_cables"] == report["links_wired"]
+
+
+def _switch_names(spec: Path) -> list[str]:
+    _, plan = build_plan(spec)
+    return [d.name for d in plan.devices if d.role in ("leaf", "spine", "core")]

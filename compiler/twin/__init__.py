@@ -27,8 +27,8 @@ def _infiniband(plan: Plan, options: TwinOptions) -> dict:
     from ..render.writer import OutputDir
     from . import infiniband
 
-    if options.fail_link or options.fail_switch or options.swap:
-        raise TwinUnavailable("--fail-link, --fail-switch and --swap drive the Ethernet twin; the InfiniBand twin "
+    if options.fail_link or options.fail_switch or options.swap or options.lldp_out:
+        raise TwinUnavailable("--fail-link, --fail-switch, --swap and --lldp-out drive the Ethernet twin; the InfiniBand twin "
                               "routes the fabric as compiled (use compiler.twin.infiniband.run(fabric=...) for as-built cabling)")
     with tempfile.TemporaryDirectory(prefix="clusterc-ib-twin-") as tmp:
         with OutputDir(Path(tmp) / plan.name) as out:

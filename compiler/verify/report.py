@@ -68,6 +68,13 @@ class _Places:
         return s
 
 
+def _joins(places: _Places, u, g1: int, g2: int) -> bool:
+    """Found link u joins ports g1 and g2 (an end found only as a device: that device)."""
+    def at(side: int, g: int) -> bool:
+        return u.g[side] == g if u.g[side] >= 0 else u.dev[side] == int(places.port_dev[g])
+    return (at(0, g1) and at(1, g2)) or (at(0, g2) and at(1, g1))
+
+
 def _rate(lanes: int | None, lane_gbps: float) -> str:
     if lanes is None:
         return f"{lane_gbps:g}G"
@@ -98,11 +105,15 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         source = disc.links[f["rows"][0]][6]
         if kind == "swapped":
             u, side = f["found"], f["anchor_side"]
-            c1, c2 = cables
-            y1 = f["expected"]
-            y2 = u.g[1 - side]  # where c1's far end was found: c2's planned far end
-            if y2 < 0:  # found only as a device: c2's end on that device
-                y2 = int(a_g[c2]) if places.port_dev[a_g[c2]] == u.dev[1 - side] else int(b_g[c2])
+            c1, c2 = sorted(cables, key=lambda c: ids[c])
+            if _joins(places, u, int(a_g[c1]), int(b_g[c2])) or _joins(places, u, int(a_g[c2]), int(b_g[c1])):
+                # the usual case, and how it is told: the lower (A) ends are right, the upper ends exchanged
+                y1, y2 = int(b_g[c1]), int(b_g[c2])
+            else:  # the two cables' ends were crossed another way: tell it as found
+                c1, c2 = cables
+                y1 = f["expected"]
+                y2 = u.g[1 - side] if u.g[1 - side] >= 0 else (
+                    int(a_g[c2]) if places.port_dev[a_g[c2]] == u.dev[1 - side] else int(b_g[c2]))
             e1, e2 = places.end(y1), places.end(y2)
             anchor1, anchor2 = places.end(other(c1, y1)), places.end(other(c2, y2))
             mismatches.append({
@@ -135,7 +146,8 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         else:  # speed, width
             (c,) = cables
             planned = f["planned_gbps"]
-            planned_rate = _rate(4, f["planned_lane_gbps"]) if f["planned_lane_gbps"] else f"{planned}G"
+            planned_rate = (_rate(4, f["planned_lane_gbps"]) if f["planned_lane_gbps"] and f["lanes"] is not None
+                            else f"{planned}G")  # an Ethernet port reports its speed, not lanes
             found_rate = _rate(f["lanes"], f["lane_gbps"])
             a, b = places.end(int(a_g[c])), places.end(int(b_g[c]))
             total = f["lane_gbps"] * (f["lanes"] or 1)

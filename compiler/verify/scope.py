@@ -1,8 +1,9 @@
 """Which planned cables the input should show (partial bring-up is normal).
 
-- `--scope su1,su2,pod3,<rack>,<device>` (or `all`) names what must already be there: a cable is
-  in scope when one of its devices is named and the other is named too or belongs to no
-  scalable unit (the spines and cores every SU shares). In scope, a cable with no
+- `--scope su1,su2,pod3,<rack>,<device>` (or `all`) names what must already be there:
+  a cable is in scope when one of its devices is named and the other is named too,
+  belongs to no scalable unit (the spines and cores every SU shares), or hangs below
+  it (a named leaf brings its servers). In scope, a cable with no
   reporting end cannot be checked; every other one is expected.
 - Without --scope, whatever the input does not show at all is "not seen" rather than
   missing: a whole SU, rack or role (servers that send no LLDP), or a single device.
@@ -93,7 +94,9 @@ def decide(plan: Plan, seen_dev: np.ndarray, reporting_dev: np.ndarray, scope_to
     if scope_tokens:
         sel = selected_devices(plan, scope_tokens)
         shared = np.array([d.su is None and d.tier > 0 for d in plan.devices], dtype=bool)
-        in_scope = (sel[a] | sel[b]) & (sel[a] | shared[a]) & (sel[b] | shared[b])
+        tier = np.array([d.tier for d in plan.devices])
+        in_scope = ((sel[a] & (sel[b] | shared[b] | (tier[b] < tier[a])))
+                    | (sel[b] & (sel[a] | shared[a] | (tier[a] < tier[b]))))
         visible = role_ok[a] & role_ok[b]
         checkable = reporting_dev[a] | reporting_dev[b]
         expected = in_scope & visible & checkable
