@@ -6,8 +6,8 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, nccl,
-               netbox, plan_json, report, slurm, summary, switch_configs, workbook)
+from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, monitoring,
+               nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -30,6 +30,7 @@ RENDERERS = {
     "netbox": netbox.render,  # netbox/*.csv bulk import
     "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
     "configs": switch_configs.render,
+    "monitoring": monitoring.render,  # monitoring/: Prometheus scrape config, alert rules, the plan as series
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
 ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks"}

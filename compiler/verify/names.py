@@ -11,7 +11,7 @@ NOS descriptors become a registry, one import here changes:
 Spellings come from the catalog's port naming (compiler/catalog/data/switches.yaml:
 `modes.<speed>.name` is the front panel and the NOS that keeps it, `nos_port_names`
 the others, expanded by `expand.ports.nos_port_names`) and from the servers' NIC ports
-(`nic_groups.*.ports[].device`, the mlx5 name a host's node description carries).
+(catalog.nics: `nic_groups.*.ports[].device`, the mlx5 name a host's node description carries).
 Cost: one pass per layout (a few hundred ports each), independent of the plan's size.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..catalog.nics import nic_devices
 from ..plan.model import Plan
 from ..plan.views import cable_ids
 
@@ -67,15 +68,6 @@ def _nos_names(switch, layout) -> dict[str, list[str]]:
     return out
 
 
-def _server_devices(plan: Plan, layout_id: str) -> list[str | None]:
-    """Per port of a server layout (`<server>/<nic group>`), its RDMA device (mlx5_N) where the catalog says."""
-    server_id, _, group = layout_id.partition("/")
-    server = _catalog().servers.get(server_id)
-    if server is None or group not in server.nic_groups:
-        return []
-    return [p.device for p in server.nic_groups[group].ports]
-
-
 def port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
     """Per layout id: every spelling of every port (exact and lower-case) -> port index.
     A spelling two ports share is dropped: it names neither."""
@@ -95,7 +87,7 @@ def _port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
         if switch is not None:
             lists += list(_nos_names(switch, layout).values())
         else:
-            devices = _server_devices(plan, lid)
+            devices = nic_devices(lid)
             if devices and len(devices) == len(layout.ports):
                 lists.append(devices)
         lists += routing_names.get(lid, [])
