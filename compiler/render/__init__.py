@@ -6,8 +6,8 @@ OutputDir, so a compile is all-or-nothing.
 
 from __future__ import annotations
 
-from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, monitoring,
-               nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
+from . import (bom, cable_validation, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s,
+               labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -31,6 +31,7 @@ RENDERERS = {
     "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
     "configs": switch_configs.render,
     "monitoring": monitoring.render,  # monitoring/: Prometheus scrape config, alert rules, the plan as series
+    "cable-validation": cable_validation.render,  # cable-validation/: NVIDIA UFM Cable Validation Tool P2P file
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
 ALL_FABRICS = {"cabling", "bom", "plan", "graphml", "summary", "configs", "workbook", "labels", "racks"}
