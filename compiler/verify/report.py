@@ -57,8 +57,7 @@ class _Places:
     def text(end: dict | None) -> str:
         if not end:
             return "-"
-        port = end.get("port") or "?"
-        s = f"{end['device']} {port}"
+        s = end["device"] if "port" not in end else f"{end['device']} {end['port'] or '?'}"
         if "ib_port" in end:
             s += f" (IB port {end['ib_port']})"
         if end.get("rack"):
@@ -215,17 +214,41 @@ def _found_key(m: dict) -> str:
     return f"{f.get('device', '')} {f.get('port', '')}"
 
 
+def _what(m: dict) -> str:
+    """One line per finding: what is where, in the floor's terms (the fix follows it)."""
+    t = _Places.text
+    kind = m["kind"]
+    if kind == "swapped":
+        return f"{m['cables'][0]} is in {t(m['found'])}, {m['cables'][1]} in {t(m['expected'])}"
+    if kind in ("wrong-port", "wrong-device"):
+        return f"in {t(m['found'])}, planned {t(m['expected'])}"
+    if kind == "missing":
+        return f"{t(m['anchor'])} - {t(m['expected'])} not seen"
+    if kind == "unplanned":
+        return f"{t(m['anchor'])} - {t(m['found'])}, not in the plan"
+    if kind in ("speed", "width"):
+        far = {k: v for k, v in m["expected"].items() if k not in ("rate", "speed_gbps")}
+        return f"{t(m['anchor'])} - {t(far)} up at {m['found']['rate']}, planned {m['expected']['rate']}"
+    return f"{t(m['expected'])} calls itself {m['found']['device']!r}"
+
+
 def text_report(r: dict) -> str:
     inputs = ", ".join(sorted({i["format"] for i in r["inputs"]}))
     lines = [f"verify {r['plan']}: {len(r['inputs'])} input file(s) ({inputs}); {r['checked_cables']:,} cable(s) checked, "
              f"{r['matched_cables']:,} as planned, {len(r['mismatches'])} mismatch(es)"]
     for m in r["mismatches"]:
         cable = " & ".join(m["cables"]) if m["cables"] else "-"
-        lines.append(f"  {m['kind']:<12} {cable}: expected {_Places.text(m['expected'])}, found {_Places.text(m['found'])}"
-                     + (f"  ({m['source']})" if m.get("source") else ""))
+        lines.append(f"  {m['kind']:<12} {cable}: {_what(m)}" + (f"  ({m['source']})" if m.get("source") else ""))
         lines.append(f"      fix: {m['fix']}")
+    devices = [n for n in r["not_seen"] if n["what"] == "device"]
     for n in r["not_seen"]:
-        lines.append(f"  not seen: {n['what']} {n['name']}: {n['cables']:,} cable(s) not checked ({n['reason']})")
+        if n["what"] != "device" or len(devices) <= 3:
+            lines.append(f"  not seen: {n['what']} {n['name']}: {n['cables']:,} cable(s) not checked ({n['reason']})")
+    if len(devices) > 3:
+        names = ", ".join(n["name"] for n in devices[:3])
+        lines.append(f"  not seen: {len(devices)} devices ({names}, ...): {sum(n['cables'] for n in devices):,} cable(s) "
+                     f"not checked (not in the input: powered off, not cabled, or their discovery output not collected; "
+                     f"--format json lists them)")
     for note in r["notes"]:
         lines.append(f"  note: {note}")
     if r.get("guid_files"):
@@ -241,9 +264,9 @@ def markdown_report(r: dict) -> str:
            f"{r['checked_cables']:,} cables checked, {r['matched_cables']:,} as planned, from "
            f"{len(r['inputs'])} input file(s).", ""]
     if r["mismatches"]:
-        out += ["| kind | cable | expected | found | fix |", "|---|---|---|---|---|"]
+        out += ["| kind | cable | what | fix |", "|---|---|---|---|"]
         for m in r["mismatches"]:
-            cells = [m["kind"], " & ".join(m["cables"]) or "-", _Places.text(m["expected"]), _Places.text(m["found"]), m["fix"]]
+            cells = [m["kind"], " & ".join(m["cables"]) or "-", _what(m), m["fix"]]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
     if r["not_seen"]:

@@ -107,38 +107,62 @@ def resolve(plan: Plan, disc: Discovery) -> Resolved:
 
 
 def _resolve_ports(plan: Plan, disc: Discovery, res: Resolved, spell) -> None:
-    ib = ib_port_numbers(plan)
+    """Every link end to a global port id (or UNRESOLVED). A CA node is its own port; an
+    InfiniBand port number is looked up per layout with numpy; a spelled port (LLDP, CSV)
+    through a dictionary per (layout, spelling), each spelling resolved once."""
     offsets = plan.port_offsets()
-    layouts = [d.layout for d in plan.devices]
-    cache: dict[tuple, int] = {}
-
-    def gport(node: int, port) -> int:
-        dev = int(res.node_dev[node])
-        if dev < 0:
-            return UNRESOLVED
-        fixed = int(res.node_port[node])
-        if fixed >= 0:
-            return int(offsets[dev]) + fixed
-        layout = layouts[dev]
-        key = (layout, port)
-        local = cache.get(key)
-        if local is None:
-            local = UNRESOLVED
-            if isinstance(port, int):
-                local = ib.get(layout, {}).get(port, UNRESOLVED)
-            elif port:
-                table = spell[layout]
-                for p in port:
-                    local = table.get(p, table.get(p.lower(), UNRESOLVED))
-                    if local != UNRESOLVED:
-                        break
-            cache[key] = local
-        return UNRESOLVED if local == UNRESOLVED else int(offsets[dev]) + local
-
+    layout_ids = list(plan.layouts)
+    layout_of = np.array([layout_ids.index(d.layout) for d in plan.devices] or [0], dtype=np.int64)
+    ib = ib_port_numbers(plan)
+    ib_lookup = []
+    for lid in layout_ids:
+        table = ib.get(lid, {})
+        arr = np.full(max(table, default=0) + 1, UNRESOLVED, dtype=np.int64)
+        for number, local in table.items():
+            arr[number] = local
+        ib_lookup.append(arr)
     rows = disc.links
-    for r, row in enumerate(rows):
-        res.a_gport[r] = gport(int(res.a_node[r]), row[1])
-        res.b_gport[r] = gport(int(res.b_node[r]), row[3])
+    for side, (nodes, col) in enumerate(((res.a_node, 1), (res.b_node, 3))):
+        dev = res.node_dev[nodes]
+        known = dev >= 0
+        safe_dev = np.where(known, dev, 0)
+        fixed = res.node_port[nodes]
+        local = np.full(len(rows), UNRESOLVED, dtype=np.int64)
+        local[known & (fixed >= 0)] = fixed[known & (fixed >= 0)]
+        specs = [r[col] for r in rows]
+        numbered = np.fromiter((type(x) is int for x in specs), dtype=bool, count=len(specs)) & known & (fixed < 0)
+        if numbered.any():
+            numbers = np.fromiter((x if type(x) is int else 0 for x in specs), dtype=np.int64, count=len(specs))
+            lay = layout_of[safe_dev]
+            for li in np.unique(lay[numbered]).tolist():
+                sel = numbered & (lay == li)
+                arr = ib_lookup[li]
+                n = numbers[sel]
+                local[sel] = np.where((n >= 0) & (n < arr.size), arr[np.clip(n, 0, arr.size - 1)], UNRESOLVED)
+        spelled = known & (fixed < 0) & ~numbered
+        if spelled.any():
+            cache: dict[tuple, int] = {}
+            lay = layout_of[safe_dev]
+            for r in np.flatnonzero(spelled).tolist():
+                spec = specs[r]
+                if not spec:
+                    continue
+                key = (int(lay[r]), spec)
+                hit = cache.get(key)
+                if hit is None:
+                    table = spell[layout_ids[key[0]]]
+                    hit = UNRESOLVED
+                    for p in spec:
+                        hit = table.get(p, table.get(p.lower(), UNRESOLVED))
+                        if hit != UNRESOLVED:
+                            break
+                    cache[key] = hit
+                local[r] = hit
+        gport = np.where(local >= 0, offsets[safe_dev] + local, UNRESOLVED)
+        if side == 0:
+            res.a_gport = gport
+        else:
+            res.b_gport = gport
 
 
 def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
