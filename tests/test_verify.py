@@ -355,3 +355,25 @@ def test_unreadable_input_names_file_and_line(tmp_path):
         verify(_tiny(), [tmp_path])
     got = {(Path(d.file).name, d.line, d.code) for d in err.value.diagnostics}
     assert got == {("leaf-001.json", 2, "ASBUILT_UNREADABLE"), ("sheet.csv", 2, "ASBUILT_UNREADABLE")}
+
+
+def test_write_guids_needs_ibnetdiscover_and_leaves_other_files_alone(tmp_path):
+    plan = _tiny("tiny-ib.yaml")
+    out = tmp_path / "opensm"
+    out.mkdir()
+    (out / "opensm.conf").write_text("routing_engine ftree\n")
+    result = verify(plan, [DATA / "ibnetdiscover"], ignore={"speed"}, write_guids=out)
+    assert result["guid_files"] == {"folder": str(out), "files": ["compute.guids", "guids.csv", "node-name-map", "root.guids"],
+                                    "nodes": 9 + 32}
+    assert (out / "opensm.conf").read_text() == "routing_engine ftree\n"
+    names = dict(re.findall(r'^(0x[0-9a-f]{16}) "([^"]+)"$', (out / "node-name-map").read_text(), re.M))
+    text = (DATA / "ibnetdiscover" / "tiny-ib.ibnetdiscover").read_text()
+    # the spine's factory GUID as ibnetdiscover printed it, now named by the plan
+    spine_guid = re.search(r'^switchguid=(0x[0-9a-f]+)\(\w+\)\nSwitch\s+64 "S-\w+"\s+# "MF0;spine-01:', text, re.M).group(1)
+    assert names[f"0x{int(spine_guid, 16):016x}"] == "spine-01"
+    assert sorted(v for v in names.values() if v.startswith("dgx-su1-001 ")) == sorted(
+        f"dgx-su1-001 {p}" for p in ("osfp1-p1", "osfp1-p2", "osfp2-p1", "osfp2-p2", "osfp3-p1", "osfp3-p2", "osfp4-p1", "osfp4-p2"))
+    from compiler.diagnostics import SpecInvalid
+
+    with pytest.raises(SpecInvalid, match="needs ibnetdiscover output"):
+        verify(_tiny(), [DATA / "lldp" / "sonic"], write_guids=tmp_path / "x")

@@ -76,6 +76,12 @@ def guid_files(plan: Plan, disc: Discovery, res: Resolved) -> dict[str, str]:
 
 
 def write_guid_files(plan: Plan, disc: Discovery, res: Resolved, folder: Path) -> dict:
+    if not any(n.guid is not None for n in disc.nodes.values()):
+        from ..diagnostics import Diagnostic, SpecInvalid
+
+        raise SpecInvalid([Diagnostic("VERIFY_NO_GUIDS", "--write-guids needs ibnetdiscover output among the inputs: "
+                                      "none of them carries InfiniBand GUIDs", path="--write-guids",
+                                      hint="run ibnetdiscover on a host of the subnet and give its output with --as-built")])
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     files = guid_files(plan, disc, res)
