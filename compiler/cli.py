@@ -459,6 +459,9 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
          fail_switch: Optional[str] = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),
          swap: Optional[str] = typer.Option(None, "--swap", help="wire two cables' upper ends swapped (CABLE,CABLE): a recabling mistake"),
          timeout: float = typer.Option(90.0, "--timeout", help="seconds to wait for convergence"),
+         lldp_out: Optional[Path] = typer.Option(None, "--lldp-out", help="also run lldpd in every namespace and write each "
+                                                 "switch's `lldpcli -f json show neighbors details` into this folder "
+                                                 "(input for clusterc verify)"),
          format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Boot the fabric as real routing daemons (root; FRR in network namespaces) and check it converges as planned."""
     from .pipeline import build_plan
@@ -476,7 +479,8 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
             print("error: --swap takes two different cable ids, e.g. leaf-001:5,leaf-002:6", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
     try:
-        report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout))
+        report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout,
+                                            lldp_out=lldp_out))
     except TwinUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
@@ -492,6 +496,45 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
 
         print(text_report(report))
     raise typer.Exit(EXIT_OK if report["ok"] else EXIT_CHECK_FAILED)
+
+
+@app.command()
+def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output folder, its plan.json, or the spec"),
+           as_built: List[Path] = typer.Option(..., "--as-built", help="discovery output or as-built sheet: files or folders "
+                                               "(ibnetdiscover, lldpcli/NVUE/EOS JSON or SONiC `show lldp table` named "
+                                               "<switch>.*, cabling CSV, NetBox cable CSV); more may follow as arguments"),
+           more: Optional[List[Path]] = typer.Argument(None, help="more --as-built files or folders", show_default=False),
+           format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
+           scope: Optional[str] = typer.Option(None, "--scope", help="what must already be there: su1,su2,pod1,<rack>,<device> "
+                                               "or all (default: whatever the input shows)"),
+           ignore: Optional[str] = typer.Option(None, "--ignore", help="kinds not to report, e.g. speed,width on a simulated fabric"),
+           write_guids: Optional[Path] = typer.Option(None, "--write-guids", help="write OpenSM's GUID files and node-name map "
+                                                      "with the GUIDs ibnetdiscover found, by plan name, into this folder")) -> None:
+    """Check the fabric as built against the plan, port by port: swapped, wrong-port, wrong-device, missing and
+    unplanned cables, link speed and width, device names. Exit 0 as planned, 1 if anything differs."""
+    from .pipeline import load_plan
+    from .verify import KINDS, markdown_report, text_report
+    from .verify import verify as run_verify
+
+    kinds = {k.strip() for k in (ignore or "").split(",") if k.strip()}
+    if kinds - set(KINDS):
+        print(f"error: --ignore takes {','.join(KINDS)}; got {', '.join(sorted(kinds - set(KINDS)))}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    tokens = [t.strip() for t in (scope or "").split(",") if t.strip()] or None
+    try:
+        loaded = load_plan(plan)
+        result = run_verify(loaded, list(as_built) + list(more or []), scope=tokens, ignore=kinds, plan_source=str(plan),
+                            write_guids=write_guids)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.json if format == DiffFormat.json else Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    if format == DiffFormat.json:
+        print(json.dumps(result, indent=2))
+    elif format == DiffFormat.markdown:
+        print(markdown_report(result), end="")
+    else:
+        print(text_report(result), end="")
+    raise typer.Exit(EXIT_OK if result["ok"] else EXIT_CHECK_FAILED)
 
 
 def main() -> None:

@@ -135,3 +135,10 @@ def roce_profile_data() -> dict:
     profile for every output that speaks RoCE, so switches and hosts cannot disagree."""
     text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
     return dict(load_yaml_text(text, "<builtin>/roce.yaml").data["roce_profile"])
+
+
+def monitoring_defaults() -> dict:
+    """The built-in monitoring settings (data/monitoring.yaml: exporters, scrape intervals,
+    alert thresholds) as plain values, read like every catalog file."""
+    text = (resources.files("compiler.catalog") / "data" / "monitoring.yaml").read_text(encoding="utf-8")
+    return dict(load_yaml_text(text, "<builtin>/monitoring.yaml").data["monitoring"])

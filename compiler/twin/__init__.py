@@ -25,8 +25,8 @@ def _infiniband(plan: Plan, options: TwinOptions) -> dict:
     """Render the subnet manager's files (through the pipeline, which also runs the checks:
     seconds on a fabric small enough for a twin), then route the simulated fabric with
     ibsim + OpenSM."""
-    if options.fail_link or options.fail_switch or options.swap:
-        raise TwinUnavailable("--fail-link, --fail-switch and --swap drive the Ethernet twin; the InfiniBand twin "
+    if options.fail_link or options.fail_switch or options.swap or options.lldp_out:
+        raise TwinUnavailable("--fail-link, --fail-switch, --swap and --lldp-out drive the Ethernet twin; the InfiniBand twin "
                               "routes the fabric as compiled (use compiler.twin.infiniband.run(fabric=...) for as-built cabling)")
     with tempfile.TemporaryDirectory(prefix="clusterc-ib-twin-") as tmp:
         folder = write_outputs(plan, tmp, ["infiniband"])

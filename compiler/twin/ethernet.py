@@ -53,6 +53,7 @@ class TwinOptions:
     swap: tuple[str, str] | None = None  # two cable ids whose upper ends are swapped (a recabling mistake)
     timeout_s: float = 90.0
     servers: int = 2  # sampled servers (first and last), for an end-to-end ping
+    lldp_out: Path | None = None  # run lldpd in every namespace; write each switch's neighbour table here
 
 
 @dataclass
@@ -63,6 +64,7 @@ class _Node:
     dir: Path
     switch: bool
     pids: dict[str, int] = field(default_factory=dict)
+    lldpd: subprocess.Popen | None = None
 
 
 def _run(*cmd: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
@@ -282,6 +284,79 @@ class EthernetTwin:
                 return True
         return False
 
+    # --- LLDP: the neighbour tables a bring-up team collects ------------------------------
+    def _interfaces(self, node: _Node) -> list[str]:
+        return sorted(n for (a, na), (b, nb) in self.wired.values() for d, n in ((a, na), (b, nb)) if d == node.index)
+
+    def start_lldp(self) -> None:
+        """lldpd (Debian's, the daemon SONiC and Cumulus run) in every namespace, under the
+        device's hostname (its own UTS namespace), on the wired ports only, in the
+        foreground (-d: no shared /run/lldpd.pid) in its own session, stopped by pid."""
+        if not shutil.which("lldpd") or not shutil.which("lldpcli"):
+            raise TwinUnavailable("lldpd is not installed: apt-get install lldpd")
+        for node in self.nodes.values():
+            ifaces = self._interfaces(node)
+            if not ifaces:
+                continue
+            log = open(node.dir / "lldpd.log", "wb")
+            node.lldpd = subprocess.Popen(
+                ["ip", "netns", "exec", node.ns, "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"', node.name,
+                 "lldpd", "-d", "-u", str(node.dir / "lldpd.sock"), "-I", ",".join(ifaces), "-O", "/dev/null"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            log.close()
+        deadline = time.monotonic() + 10
+        for node in self.nodes.values():
+            while node.lldpd is not None and not (node.dir / "lldpd.sock").exists():
+                if node.lldpd.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"lldpd did not start in {node.name}: see {node.dir / 'lldpd.log'}")
+                time.sleep(0.05)
+        for node in self.nodes.values():
+            if node.lldpd is not None:  # send now rather than after the first 30 s interval
+                _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "update", check=False)
+
+    def collect_lldp(self, out: Path) -> dict:
+        """Wait until every switch sees a neighbour on each wired port, then write each
+        switch's `lldpcli -f json show neighbors details` to OUT/<switch>.json."""
+        t0 = time.monotonic()
+        switches = [n for n in self.nodes.values() if n.switch and n.lldpd is not None]
+        want = {n.name: len(self._interfaces(n)) for n in switches}
+        tables: dict[str, str] = {}
+        last_update = t0
+        while True:
+            for node in switches:
+                res = _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "-f", "json", "show", "neighbors", "details",
+                           check=False)
+                tables[node.name] = res.stdout
+            seen = {name: _lldp_neighbours(text) for name, text in tables.items()}
+            if all(seen[name] >= want[name] for name in want) or time.monotonic() - t0 > self.opt.timeout_s:
+                break
+            if time.monotonic() - last_update > 2:
+                # a daemon that was not yet listening missed its neighbours' first frames; ask all to send again
+                # rather than wait for the 30 s transmit interval
+                for node in self.nodes.values():
+                    if node.lldpd is not None:
+                        _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "update", check=False)
+                last_update = time.monotonic()
+            time.sleep(0.5)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in sorted(tables.items()):
+            (out / f"{name}.json").write_text(text)
+        return {"folder": str(out), "switches": len(tables), "neighbours": sum(seen.values()),
+                "expected_neighbours": sum(want.values()), "seconds": round(time.monotonic() - t0, 2)}
+
+    def stop_lldp(self) -> None:
+        for node in self.nodes.values():
+            proc = node.lldpd
+            if proc is None or proc.poll() is not None:
+                continue
+            if _is_ours(proc.pid, "lldpd", node.ns):
+                os.killpg(proc.pid, signal.SIGTERM)  # its own session: lldpd and its privilege-separated child
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+
     # --- failures ------------------------------------------------------------------------
     def fail(self, links: frozenset[int]) -> None:
         for link in links:
@@ -290,6 +365,7 @@ class EthernetTwin:
 
     # --- teardown --------------------------------------------------------------------------
     def down(self) -> None:
+        self.stop_lldp()
         pids = []
         for node in self.nodes.values():
             for daemon, pid in node.pids.items():
@@ -311,6 +387,15 @@ class EthernetTwin:
             _run("ip", "netns", "del", ns, check=False)
         if self.work is not None:
             shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _lldp_neighbours(text: str) -> int:
+    """Interfaces with a neighbour in lldpcli's JSON (an object for one, a list for several)."""
+    try:
+        interfaces = (json.loads(text or "{}").get("lldp") or {}).get("interface") or []
+    except (json.JSONDecodeError, AttributeError):
+        return 0
+    return len(interfaces)
 
 
 def _read_pid(path: Path) -> int:
@@ -357,6 +442,8 @@ def run(plan: Plan, options: TwinOptions) -> dict:
         signal.signal(s, _interrupted)
     try:
         twin.up()
+        if options.lldp_out is not None:
+            twin.start_lldp()  # before convergence: LLDP comes up while BGP does
         twin.expected = twin.expected_sessions()
         ok, elapsed, obs, rows, problems = twin.wait()
         report = {
@@ -368,6 +455,8 @@ def run(plan: Plan, options: TwinOptions) -> dict:
             "ecmp": rows, "problems": problems,
         }
         report["sessions_established"] = sum(1 for s in obs["sessions"] if s["state"] == "Established")
+        if options.lldp_out is not None:
+            report["lldp"] = twin.collect_lldp(Path(options.lldp_out))
         report["server_ping"] = _ping(twin) if ok else None
         if ok and report["server_ping"] is not None and not report["server_ping"]["ok"]:
             report["problems"].append(f"ping {report['server_ping']['from']} -> {report['server_ping']['to']} failed")

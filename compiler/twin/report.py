@@ -23,6 +23,10 @@ def text_report(r: dict) -> str:
         lines.append(f"  after failing {what}: {'re-converged' if f['converged'] else 'NOT re-converged'} in "
                      f"{f['reconvergence_s']} s; {f['sessions_established']} sessions up; ECMP widths now {widths}")
         lines += [f"    mismatch: {p}" for p in f["problems"][:20]]
+    if r.get("lldp"):
+        l = r["lldp"]
+        lines.append(f"  LLDP             {l['neighbours']}/{l['expected_neighbours']} neighbour entries on {l['switches']} "
+                     f"switches in {l['seconds']} s, written to {l['folder']}/ (clusterc verify --as-built {l['folder']})")
     lines += [f"  mismatch: {p}" for p in r["problems"][:40]]
     if len(r["problems"]) > 40:
         lines.append(f"  ... {len(r['problems']) - 40} more")

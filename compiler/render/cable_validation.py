@@ -1,0 +1,99 @@
+"""cable-validation/: the plan as NVIDIA UFM Cable Validation Tool input, for sites that
+validate cabling with that tool.
+
+Followed exactly as documented (docs.nvidia.com/networking/display/cablevalidationtool,
+"P2P File" and "Optional Files", v1.4.0 to v1.5.0):
+- p2p.xlsx: an Excel file whose sheet has the columns `A-Node Name`, `A-Type` (Host or
+  Switch), `A-Port`, `Z-Node Name`, `Z-Type`, `Z-Port`, one row per cable. A port is "a
+  single number or a split port (e.g. 1/2)": an InfiniBand switch port is its IB port
+  number (the documented QM9700 example numbers its ports 1, 2, ...), an Ethernet switch
+  port its NOS interface name (the NVOS example writes sw1p1), a host port the number
+  of its HCA port, which the tool maps to an RDMA device (1 -> mlx5_0 by default);
+- hca_mapping.csv: `port,hca-name` for the compute servers, from the catalog's mlx5 name
+  of each NIC port, because the default mapping (port i -> mlx5_{i-1}) is wrong for
+  most DGX systems (a DGX H100's first compute port is mlx5_0, its second mlx5_3).
+Not written where the switch's IB port numbering is not in the catalog (the README in the
+folder says so). The documentation's own sample sheets also show Rack and U columns
+that its column list does not define; they are not written.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from openpyxl import Workbook
+
+from ..catalog.nics import nic_devices
+from ..check import CheckResults
+from ..plan.model import Plan
+from ..plan.views import fabric_protocol
+from .csvtext import csv_text
+from .infiniband import ib_view
+from .structured_config import SWITCH_ROLES
+from .templates import render_template
+from .workbook import _deterministic  # the one way to make an openpyxl file byte-identical across runs
+from .writer import OutputDir
+
+FOLDER = "cable-validation"
+COLUMNS = ["A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port"]
+
+
+def _ports(plan: Plan, ib: bool) -> np.ndarray:
+    """Per global port, how the tool names it (see the module doc)."""
+    r = plan.routing
+    nos_names = r.port_names.get(r.nos, {}) if (r is not None and r.nos) else {}
+    ib_numbers = plan.memo("ib_view", ib_view) if ib else None
+    parts = []
+    for d in plan.devices:
+        layout = plan.layouts[d.layout]
+        if d.role in SWITCH_ROLES:
+            names = nos_names.get(d.layout) or [p.name for p in layout.ports]
+            parts.append(np.array(names, dtype=object))
+        else:
+            parts.append(np.array([str(i + 1) for i in range(len(layout))], dtype=object))  # HCA port number
+    out = np.concatenate(parts)
+    if ib:
+        links = plan.links
+        offsets = plan.port_offsets()
+        for dev, port, number in ((links.a_dev, links.a_port, ib_numbers.a_port), (links.b_dev, links.b_port, ib_numbers.b_port)):
+            switch = np.array([plan.devices[i].role in SWITCH_ROLES for i in dev.tolist()], dtype=bool)
+            out[(offsets[dev] + port)[switch]] = np.array([str(n) for n in number[switch].tolist()], dtype=object)
+    return out
+
+
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    proto = fabric_protocol(plan)
+    if proto is None:
+        return
+    ib = proto == "infiniband"
+    server = plan.design.get("server")
+    compute = next((d for d in plan.devices if d.role == "server"), None)
+    devices = nic_devices(compute.layout) if compute is not None else []
+    mapping = [(i + 1, dev) for i, dev in enumerate(devices) if dev]
+    if ib and not plan.memo("ib_view", ib_view).port_numbers_known:
+        out.write_text(f"{FOLDER}/README.md", render_template(
+            "cable-validation/README.md.j2", name=plan.name, written=False, server=server, mapping=mapping,
+            why=f"{plan.design['switch']}: its InfiniBand port numbering is not in the catalog"))
+        return
+    links = plan.links
+    offsets = plan.port_offsets()
+    ports = _ports(plan, ib)
+    names = np.array([d.name for d in plan.devices], dtype=object)
+    kinds = np.array(["Switch" if d.role in SWITCH_ROLES else "Host" for d in plan.devices], dtype=object)
+    a, b = links.a_dev, links.b_dev
+    rows = zip(names[a].tolist(), kinds[a].tolist(), ports[offsets[a] + links.a_port].tolist(),
+               names[b].tolist(), kinds[b].tolist(), ports[offsets[b] + links.b_port].tolist())
+    wb = Workbook(write_only=True)  # streams rows: a 400k-cable fabric stays in memory as XML, not cells
+    ws = wb.create_sheet("P2P")
+    ws.append(COLUMNS)
+    for row in rows:
+        ws.append(list(row))
+    buf = io.BytesIO()
+    wb.save(buf)
+    out.write_bytes(f"{FOLDER}/p2p.xlsx", _deterministic(buf.getvalue()))
+    if mapping:
+        out.write_text(f"{FOLDER}/hca_mapping.csv", csv_text(["port", "hca-name"], mapping))
+    out.write_text(f"{FOLDER}/README.md", render_template(
+        "cable-validation/README.md.j2", name=plan.name, written=True, server=server, mapping=mapping, why="",
+        ib=ib, cables=len(links)))

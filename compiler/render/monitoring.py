@@ -1,0 +1,183 @@
+"""monitoring/: Prometheus scrape configuration and alert rules that encode the plan.
+
+- prometheus.yml: scrape jobs for the hosts and the Ethernet switches (file_sd target
+  files, one target per device by management address where the plan has one, else by
+  name, labelled with name, role, SU, pod, rail, rack, fabric), the InfiniBand fabric
+  exporter, and the plan itself;
+- targets/hosts.json, targets/switches.json: those targets;
+- plan.prom: the plan as series (Prometheus text format) for node_exporter's textfile
+  collector next to Prometheus: planned cables per switch, the planned neighbour of every
+  switch port in use, the RDMA device behind every host fabric port;
+- alerts.rules.yml: rules that compare what the exporters report with plan.prom: a
+  switch with fewer links up than planned, a planned port down, a port whose neighbour
+  is not the planned one (InfiniBand, where the exporter reports neighbours), link flaps,
+  symbol errors and link-down counters (InfiniBand), degraded width or speed, PFC pause
+  storms and ECN marking (RoCE hosts), a host fabric port not active;
+- README.md: the exporters the rules assume and how to deploy the files.
+
+Metric names are the exporters' own (templates/monitoring/alerts.rules.yml.j2 names them
+with their sources). Policy numbers (windows, durations) are catalog data
+(catalog/data/monitoring.yaml). Cost: O(links) numpy, then one text line per switch
+port in use (about 100 bytes each).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import numpy as np
+
+from ..catalog.load import monitoring_defaults
+from ..catalog.nics import nic_devices
+from ..check import CheckResults
+from ..plan.model import Plan
+from ..plan.views import cable_ids, fabric_protocol
+from .infiniband import LINK_RATE, ib_view
+from .structured_config import SWITCH_ROLES, roce_profile
+from .templates import render_template
+from .writer import OutputDir
+
+FOLDER = "monitoring"
+JOBS = {"hosts": "clusterc-hosts", "switches": "clusterc-switches", "infiniband": "clusterc-infiniband",
+        "plan": "clusterc-plan"}
+# Per-lane rate by InfiniBand speed name as ibqueryerrors prints it (IBTA): the planned
+# link's lane rate is the floor below which infiniband_speed means a degraded link.
+IB_LANE_GBPS = {"EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+
+
+@lru_cache(maxsize=1)
+def defaults() -> dict:
+    return monitoring_defaults()
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _device_labels(plan: Plan) -> list[dict]:
+    phys = plan.physical
+    racks = [r.name for r in phys.racks] if phys is not None else None
+    out = []
+    for i, d in enumerate(plan.devices):
+        labels = {"name": d.name, "role": d.role, "fabric": d.fabric}
+        for key, value in (("su", d.su), ("pod", d.pod), ("rail", d.rail)):
+            if value is not None:
+                labels[key] = str(value)
+        if racks is not None:
+            labels["rack"] = racks[int(phys.dev_rack[i])]
+        out.append(labels)
+    return out
+
+
+def _address(plan: Plan, i: int) -> str:
+    r = plan.routing
+    if r is not None and int(r.management[i]):
+        return r.ip(int(r.management[i]))
+    return plan.devices[i].name  # resolved by DNS (the plan's name is the hostname)
+
+
+def _targets(plan: Plan, indices: list[int], port: int) -> str:
+    labels = _device_labels(plan)
+    groups = [{"targets": [f"{_address(plan, i)}:{port}"], "labels": labels[i]} for i in indices]
+    return json.dumps(groups, indent=1) + "\n"
+
+
+def _switch_ports(plan: Plan, ib: bool):
+    """Per switch end of every cable: (switch, port, peer, peer port, cable id) as the
+    exporters name them: NOS interface names on Ethernet; on InfiniBand the IB port
+    number, and a CA peer as the node-name map names it ("<host> <panel port>")."""
+    links = plan.links
+    names = np.array([d.name for d in plan.devices], dtype=object)
+    is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)
+    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
+    offsets = plan.port_offsets()
+    if ib:
+        view = plan.memo("ib_view", ib_view)
+        a_port = np.array([str(n) for n in view.a_port.tolist()], dtype=object)
+        b_port = np.array([str(n) for n in view.b_port.tolist()], dtype=object)
+        panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in plan.devices])
+        a_name = np.where(is_switch[links.a_dev], names[links.a_dev],
+                          names[links.a_dev] + " " + panel[offsets[links.a_dev] + links.a_port])
+        b_name = np.where(is_switch[links.b_dev], names[links.b_dev],
+                          names[links.b_dev] + " " + panel[offsets[links.b_dev] + links.b_port])
+    else:
+        r = plan.routing
+        per_layout = r.port_names.get(r.nos, {}) if r is not None and r.nos else {}
+        port_names = np.concatenate([np.array(per_layout.get(d.layout) or [p.name for p in plan.layouts[d.layout].ports],
+                                              dtype=object) for d in plan.devices])
+        a_port = port_names[offsets[links.a_dev] + links.a_port]
+        b_port = port_names[offsets[links.b_dev] + links.b_port]
+        a_name, b_name = names[links.a_dev], names[links.b_dev]
+    rows, keys = [], []
+    for dev_side, local, port_side, peer_name, peer_port in ((links.a_dev, links.a_port, a_port, b_name, b_port),
+                                                             (links.b_dev, links.b_port, b_port, a_name, a_port)):
+        sel = is_switch[dev_side]
+        rows.append(np.stack([names[dev_side[sel]], port_side[sel], peer_name[sel], peer_port[sel], ids[sel]], axis=1))
+        keys.append(offsets[dev_side[sel]] + local[sel])  # global port id: plan order of devices, panel order of ports
+    if not rows:
+        return np.zeros((0, 5), dtype=object)
+    return np.concatenate(rows)[np.argsort(np.concatenate(keys), kind="stable")]
+
+
+def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
+    links = plan.links
+    counts = np.bincount(np.concatenate([links.a_dev, links.b_dev]), minlength=len(plan.devices))
+    lines = ["# HELP clusterc_plan_switch_links Cables the plan puts on this switch.",
+             "# TYPE clusterc_plan_switch_links gauge"]
+    for i, d in enumerate(plan.devices):
+        if d.role in SWITCH_ROLES and counts[i]:
+            lines.append(f'clusterc_plan_switch_links{{name="{_escape(d.name)}",role="{d.role}"}} {int(counts[i])}')
+    lines += ["# HELP clusterc_plan_port The planned neighbour of a switch port in use "
+              + ("(InfiniBand port number; a CA peer as the node-name map names it)." if ib else "(NOS interface names)."),
+              "# TYPE clusterc_plan_port gauge"]
+    lines += [f'clusterc_plan_port{{name="{_escape(n)}",port="{_escape(p)}",peer="{_escape(q)}",peer_port="{_escape(qp)}",'
+              f'cable="{_escape(c)}"}} 1' for n, p, q, qp, c in ports.tolist()]
+    host_lines = []
+    for i, d in enumerate(plan.devices):
+        if d.tier != 0:
+            continue
+        devices = nic_devices(d.layout)
+        for k, dev in enumerate(devices):
+            if dev:
+                host_lines.append(f'clusterc_plan_host_port{{name="{_escape(d.name)}",device="{dev}",'
+                                  f'port="{_escape(plan.layouts[d.layout].ports[k].name)}"}} 1')
+    if host_lines:
+        lines += ["# HELP clusterc_plan_host_port A host fabric port the plan cables, by its RDMA device.",
+                  "# TYPE clusterc_plan_host_port gauge"] + host_lines
+    return lines
+
+
+def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    proto = fabric_protocol(plan)
+    if proto is None:
+        return  # a direct network: no switches to watch
+    ib = proto == "infiniband"
+    cfg = defaults()
+    ports_cfg = cfg["exporter_ports"]
+    hosts = [i for i, d in enumerate(plan.devices) if d.tier == 0]
+    eth_switches = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES
+                    and plan.facts["models"].get(d.model, {}).get("protocol") == "ethernet"]
+    ib_numbers = not ib or plan.memo("ib_view", ib_view).port_numbers_known
+    ports = _switch_ports(plan, ib) if ib_numbers else np.zeros((0, 5), dtype=object)
+    exporter_host = None
+    if ib:
+        endpoints = [d.name for d in plan.devices if d.tier == 0 and d.role != "server"]
+        exporter_host = (endpoints or [plan.devices[hosts[0]].name])[0]
+    speed = int(plan.design.get("speed_gbps") or 0)
+    rate = LINK_RATE.get(speed, "")
+    lane_gbps = IB_LANE_GBPS.get(rate[2:]) if ib and rate else None
+    roce = roce_profile()
+    context = dict(name=plan.name, ib=ib, jobs=JOBS, cfg=cfg, has_switch_targets=bool(eth_switches),
+                   exporter=f"{exporter_host}:{ports_cfg['infiniband']}" if ib else None,
+                   lane_gbps=lane_gbps, width=4 if rate.startswith("4x") else None,
+                   port_rules=bool(len(ports)), pfc_priorities=list(roce.pfc_priorities) if not ib else [],
+                   hosts=len(hosts), switches=sum(1 for d in plan.devices if d.role in SWITCH_ROLES),
+                   eth_switches=len(eth_switches), plan_ports=len(ports), rate=rate)
+    out.write_text(f"{FOLDER}/prometheus.yml", render_template("monitoring/prometheus.yml.j2", **context))
+    out.write_text(f"{FOLDER}/alerts.rules.yml", render_template("monitoring/alerts.rules.yml.j2", **context))
+    out.write_text(f"{FOLDER}/README.md", render_template("monitoring/README.md.j2", **context))
+    out.write_text(f"{FOLDER}/targets/hosts.json", _targets(plan, hosts, ports_cfg["node"]))
+    if eth_switches:
+        out.write_text(f"{FOLDER}/targets/switches.json", _targets(plan, eth_switches, ports_cfg["node"]))
+    out.write_chunks(f"{FOLDER}/plan.prom", (line + "\n" for line in _plan_metrics(plan, ib, ports)))

@@ -1,0 +1,75 @@
+"""cable-validation/: NVIDIA UFM Cable Validation Tool input (P2P file, HCA mapping),
+as its documentation defines them (render/cable_validation.py says which pages). The tool
+itself is closed; the file is read back with openpyxl and cross-checked against the plan's
+other outputs (the ibnetdiscover topology, the switch configs' interface names)."""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl import load_workbook
+
+from compiler.pipeline import build_plan, write_outputs
+from compiler.twin.infiniband import parse_ibnetdiscover
+
+from .conftest import SPECS, tree_bytes
+
+HEADER = ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port")
+
+
+def _rows(folder):
+    wb = load_workbook(folder / "cable-validation" / "p2p.xlsx", read_only=True)
+    assert wb.sheetnames == ["P2P"]
+    rows = list(wb["P2P"].iter_rows(values_only=True))
+    assert rows[0] == HEADER
+    return rows[1:]
+
+
+def test_infiniband_p2p_ports_are_the_ib_port_numbers_ibnetdiscover_prints(tmp_path):
+    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
+    folder = write_outputs(plan, tmp_path, ["cable-validation", "infiniband"])
+    rows = _rows(folder)
+    assert len(rows) == len(plan.links) == 508
+    assert rows[0] == ("dgx-su1-001", "Host", "1", "su1-leaf-r1", "Switch", "1")
+    # every switch-switch row is a link of the expected ibnetdiscover topology, by node description and IB port
+    topo = (folder / "infiniband" / "topology.ibnetdiscover").read_text()
+    guid_of = {desc: node for node, desc in re.findall(r'^Switch\s+\d+\s+"([^"]+)"\s+#\s+"([^"]+)"', topo, re.M)}
+    links = parse_ibnetdiscover(topo)["links"]
+    switch_rows = [r for r in rows if r[1] == r[4] == "Switch"]
+    assert len(switch_rows) == 256
+    for a, _, ap, z, _, zp in switch_rows:
+        assert links[(guid_of[a], int(ap))] == (guid_of[z], int(zp))
+    # host port N is the N-th compute port; hca_mapping says which mlx5 device that is (DGX H100 user guide table)
+    mapping = (folder / "cable-validation" / "hca_mapping.csv").read_text().splitlines()
+    assert mapping == ["port,hca-name", "1,mlx5_0", "2,mlx5_3", "3,mlx5_4", "4,mlx5_5", "5,mlx5_6", "6,mlx5_9",
+                       "7,mlx5_10", "8,mlx5_11"]
+    assert sorted({r[2] for r in rows if r[0].startswith("dgx-")}) == [str(i) for i in range(1, 9)]
+
+
+def test_ethernet_p2p_ports_are_the_nos_interface_names(tmp_path):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    folder = write_outputs(plan, tmp_path, ["cable-validation", "configs"])
+    rows = _rows(folder)
+    assert len(rows) == 512
+    config = (folder / "configs" / "leaf-001" / "config_db.json").read_text()
+    for a, at, ap, z, zt, zp in rows:
+        if z == "leaf-001":
+            assert at == "Host" and zt == "Switch" and f'"{zp}"' in config
+    assert rows[-1] == ("leaf-004", "Switch", "Ethernet508", "spine-02", "Switch", "Ethernet508")
+    # hgx-h100 has no RDMA names in the catalog: no mapping file, and the README says the default applies
+    assert not (folder / "cable-validation" / "hca_mapping.csv").exists()
+    assert "mapped by the tool's default" in (folder / "cable-validation" / "README.md").read_text()
+
+
+def test_p2p_is_byte_identical_across_compiles(tmp_path):
+    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
+    one = tree_bytes(write_outputs(plan, tmp_path / "1", ["cable-validation"]))
+    two = tree_bytes(write_outputs(plan, tmp_path / "2", ["cable-validation"]))
+    assert one == two and "cable-validation/p2p.xlsx" in one
+
+
+def test_not_written_where_ib_port_numbering_is_unknown(tmp_path):
+    _, plan = build_plan(SPECS / "b300-xdr-1su.yaml")
+    folder = write_outputs(plan, tmp_path, ["cable-validation"]) / "cable-validation"
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md"]
+    assert "port numbering is not in the catalog" in (folder / "README.md").read_text()
