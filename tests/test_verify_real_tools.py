@@ -47,7 +47,7 @@ def _as_cabled_net_file(plan, faults: Faults, folder: Path, renamed_label: dict[
     description by what the hardware announces."""
     broken = replace(plan, links=apply(plan, faults), _memo={})
     with OutputDir(folder / "as-cabled") as out:
-        render_infiniband(broken, out)
+        render_infiniband(broken, None, out)  # the InfiniBand files read no check results
     text = (folder / "as-cabled" / "infiniband" / "topology.ibnetdiscover").read_text()
     factory: dict[int, int] = {}
 
