@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from ipaddress import IPv4Network
 from typing import Annotated, Literal
@@ -67,7 +68,11 @@ def parse_ratio(value) -> Ratio:
     if isinstance(value, str):
         m = _RATIO.match(value)
         if m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1:
-            return Ratio(down=int(m.group(1)), up=int(m.group(2)))
+            # In lowest terms: 4:2 is 2:1 (sizing takes multiples of down + up, so an
+            # unreduced 3:3 built 30:30 leaves where 1:1 builds 32:32 on 64 ports).
+            down, up = int(m.group(1)), int(m.group(2))
+            g = math.gcd(down, up)
+            return Ratio(down=down // g, up=up // g)
     raise ValueError(f"expected a ratio like \"1:1\" or \"2:1\" (downlink:uplink), got {value!r}")
 
 
