@@ -31,6 +31,16 @@ class BomLine:
         return None if self.unit_power_w is None else self.unit_power_w * self.quantity
 
 
+def transceiver_part(facts: dict, media_id: str, cage_key: str) -> str | None:
+    """The transceiver a cage of type `cage_key` takes on `media_id`: its part number, a
+    NOT IN CATALOG line where the medium needs one the catalog lacks, None for copper.
+    The BOM and cabling.csv both name it this way, so they agree row for line."""
+    medium = facts["media"][media_id]
+    if not medium["needs_transceivers"]:
+        return None
+    return medium["transceivers"].get(cage_key) or f"{NOT_IN_CATALOG}: {media_id} {cage_key}"
+
+
 def bill_of_materials(plan: Plan) -> list[BomLine]:
     facts = plan.facts
     lines: list[BomLine] = []
@@ -72,9 +82,9 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         tally: dict[tuple[str, str], int] = {}
         for c, q in zip(combo.tolist(), qty.tolist()):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
-            if not facts["media"][media_id]["needs_transceivers"]:
+            part = transceiver_part(facts, media_id, key)
+            if part is None:
                 continue
-            part = facts["media"][media_id]["transceivers"].get(key) or f"{NOT_IN_CATALOG}: {media_id} {key}"
             tally[(part, media_id)] = tally.get((part, media_id), 0) + q
         for (part, media_id), qty in sorted(tally.items()):
             t = facts["transceivers"].get(part)

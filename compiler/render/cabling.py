@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from ..plan.bom import transceiver_part
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, per_port, port_table
@@ -116,16 +117,17 @@ def media_tail(plan: Plan) -> list[str]:
 
 
 def transceiver_columns(plan: Plan, a_gid, b_gid, ports) -> tuple[list[str], list[str]]:
-    """The transceiver part at each end, from the link's medium and the end's cage type."""
+    """The transceiver part at each end, from the link's medium and the end's cage type
+    (NOT IN CATALOG where an optical end has none in the catalog, as the BOM says)."""
     out = []
     for gid in (a_gid, b_gid):
         keys = ports["cage_key"][gid]
         parts = np.empty(len(plan.links), dtype=object)
         for mi, media_id in enumerate(plan.media):
-            table = plan.facts["media"][media_id]["transceivers"]
             sel = plan.links.media == mi
             if sel.any():
                 uniq, inverse = np.unique(keys[sel], return_inverse=True)
-                parts[sel] = np.array([csv_field(table.get(k) or "") for k in uniq], dtype=object)[inverse]
+                parts[sel] = np.array([csv_field(transceiver_part(plan.facts, media_id, k) or "") for k in uniq],
+                                      dtype=object)[inverse]
         out.append(parts.tolist())
     return out[0], out[1]
