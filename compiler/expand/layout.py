@@ -28,6 +28,7 @@ def apply(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> None:
         "row_pitch_m": layout.row_pitch_m,
         "rack": layout.rack.model_dump(),
         "leaf_placement": layout.leaf_placement,
+        "endpoint_rack_units": layout.endpoint_rack_units,
         "cabling": layout.cabling.model_dump(),
         "confidence": "rack size, pitch and cable constants are configurable defaults (hardware.md 4: UNCONFIRMED)",
     }

@@ -7,10 +7,14 @@ objects would repeat every key hundreds of thousands of times.
 from __future__ import annotations
 
 import json
+import math
+from ipaddress import IPv4Address
 
 import numpy as np
 
 from .model import Plan
+from .physical import Physical, Rack
+from .routing import RoutingPlan
 from .scale_up import ScaleUpDomains
 from .views import cable_ids, per_port
 
@@ -79,7 +83,9 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     r = plan.routing
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
-                                                                for nos, by in sorted(r.port_names.items())}}
+                                                                for nos, by in sorted(r.port_names.items())},
+            # SerDes lanes per port ("0,1"), as SONiC's PORT table spells them: configs need them
+            "port_lanes": {lid: [",".join(map(str, ln)) for ln in lanes] for lid, lanes in sorted(r.port_lanes.items())}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")
     loop, mgmt = dotted(r.loopback), dotted(r.management)
     dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
@@ -147,8 +153,69 @@ def plan_json_text(plan: Plan) -> str:
     )
 
 
+def _address(text: str | None) -> int:
+    return int(IPv4Address(text)) if text else 0
+
+
+def _routing_from_json(rec: dict, plan: Plan) -> RoutingPlan:
+    """The routing plan of `plan` (the whole plan, or one extra fabric's view) from its
+    plan.json section: the inverse of _addressing_text. Devices and links without a row
+    have no address (0), as when they were planned."""
+    index = {d.name: i for i, d in enumerate(plan.devices)}
+    n = len(plan.devices)
+    loopback, asn, management = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.uint32)
+    for name, lo, a, mg in rec["devices"]["rows"]:
+        i = index[name]
+        loopback[i], asn[i], management[i] = _address(lo), a or 0, _address(mg)
+    link_of = {cid: i for i, cid in enumerate(plan.memo("cable_ids", cable_ids))}
+    link_net = np.zeros(len(plan.links), dtype=np.uint32)
+    for cid, subnet in rec["links"]["rows"]:
+        link_net[link_of[cid]] = _address(subnet.split("/")[0])
+    return RoutingPlan(
+        nos=rec["nos"], peering=rec["peering"], pools=dict(rec["pools"]), asn_range=tuple(rec["asn_range"]),
+        loopback=loopback, asn=asn, management=management, link_net=link_net,
+        port_names={nos: {lid: tuple(names) for lid, names in by.items()} for nos, by in rec["interface_names"].items()},
+        port_lanes={lid: [[int(x) for x in text.split(",")] for text in lanes]
+                    for lid, lanes in rec.get("port_lanes", {}).items()},
+        regions=rec["regions"])
+
+
+def _row_index(row: str) -> int:
+    """Rack row letters back to their 0-based index (A = 0, Z = 25, AA = 26)."""
+    index = 0
+    for ch in row:
+        index = index * 26 + ord(ch) - ord("A") + 1
+    return index - 1
+
+
+def _physical_from_json(rec: dict, plan: Plan, places: list[tuple[str, int]], links: list[list]) -> Physical:
+    """Racks, rack and U per device, and lengths per link; heights and power per device
+    come from the catalog facts the plan carries, as placement took them."""
+    racks = [Rack(name, row, _row_index(row), position, kind, height_u, usable_u, float(power_w))
+             for name, row, position, kind, height_u, usable_u, power_w in rec["racks"]["rows"]]
+    rack_of = {r.name: i for i, r in enumerate(racks)}
+    model = rec["model"]
+    models = plan.facts["models"]
+    height, power = [], []
+    for d in plan.devices:
+        if d.tier == 0 and d.role != "server":  # extra endpoints: not in the catalog
+            height.append(model.get("endpoint_rack_units", 1))
+            power.append(math.nan)
+        else:
+            m = models[d.model]
+            height.append(m["rack_units"])
+            power.append(math.nan if m["power_w"] is None else float(m["power_w"]))
+    length = np.array([float(row[-2]) if row[-2] is not None else math.nan for row in links], dtype=np.float64)
+    order = np.array([float(row[-1]) if row[-1] is not None else math.nan for row in links], dtype=np.float64)
+    return Physical(racks, np.array([rack_of[r] for r, _ in places], dtype=np.int32),
+                    np.array([u for _, u in places], dtype=np.int16), np.array(height, dtype=np.int16),
+                    np.array(power, dtype=np.float64), model["rack"]["width_m"], model["row_pitch_m"],
+                    model["rack"]["depth_mm"], length_m=length, order_m=order, model=model)
+
+
 def plan_from_json(data: dict) -> Plan:
-    """Rebuild a Plan from plan.json (the inverse of plan_json_text)."""
+    """Rebuild a Plan from plan.json (the inverse of plan_json_text): every output renders
+    from it as from the plan that wrote it (tests/test_metamorphic.py)."""
     from .model import Device, LinkTable, PortLayout, Port
 
     if data.get("format") != FORMAT or data.get("version") != VERSION:
@@ -169,7 +236,7 @@ def plan_from_json(data: dict) -> Plan:
     cols = data["links"]["columns"]
     ci = {c: cols.index(c) for c in cols}
     kinds: list[str] = []
-    media: list[str] = []
+    media: list[str] = list(data["facts"].get("media", {}))  # the plan's order (the BOM lists media in it)
     a_dev, a_port, b_dev, b_port, kind, med, speed = [], [], [], [], [], [], []
     for row in data["links"]["rows"]:
         a, b = by_name[row[ci["a_device"]]], by_name[row[ci["b_device"]]]
@@ -193,4 +260,16 @@ def plan_from_json(data: dict) -> Plan:
     plan.requirements = data.get("requirements", {})
     plan.analysis = data.get("analysis", {})
     plan.scale_up = ScaleUpDomains.from_json(data.get("scale_up"))
+    if data.get("physical") is not None:
+        dcols = data["devices"]["columns"]
+        places = [(row[dcols.index("rack")], row[dcols.index("u")]) for row in data["devices"]["rows"]]
+        plan.physical = _physical_from_json(data["physical"], plan, places, data["links"]["rows"])
+    if data.get("addressing") is not None:
+        plan.routing = _routing_from_json(data["addressing"], plan)
+    if data.get("fabric_addressing"):
+        from .fabrics import fabric_view
+
+        for name, rec in data["fabric_addressing"].items():
+            plan.fabric_routing[name] = _routing_from_json(rec, fabric_view(plan, name))
+        plan._memo.clear()  # views made above hold no routing yet; the next ones will
     return plan
