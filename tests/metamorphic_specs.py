@@ -91,10 +91,12 @@ def write_spec(folder: Path, text: str) -> Path:
 
 
 @st.composite
-def clos_specs(draw, topology: str | None = None, with_extras: bool = True, tiers=None) -> dict:
-    """A fat-tree or rail-optimized spec over the catalog's servers and switches."""
-    server = draw(st.sampled_from(CLOS_SERVERS))
-    switch = draw(st.sampled_from(SWITCHES_FOR[server]))
+def clos_specs(draw, topology: str | None = None, with_extras: bool = True, tiers=None, servers_from=None,
+               switches_from=None) -> dict:
+    """A fat-tree or rail-optimized spec over the catalog's servers and switches (or the
+    ones given)."""
+    server = draw(st.sampled_from(servers_from or CLOS_SERVERS))
+    switch = draw(st.sampled_from([w for w in SWITCHES_FOR[server] if switches_from is None or w in switches_from]))
     topology = topology or draw(st.sampled_from(["fat-tree", "rail-optimized"]))
     dom = domain_servers(server)
     servers = dom * draw(st.integers(1, 8)) if dom > 1 else draw(st.integers(1, 160))
@@ -179,6 +181,20 @@ def any_specs() -> st.SearchStrategy[dict]:
     """Every family, the Clos ones most often (they have the most knobs)."""
     return st.one_of(clos_specs(), clos_specs(), clos_specs(), torus_specs(), dragonfly_specs(), planes_specs(),
                      direct_specs())
+
+
+# A physical layout needs heights (and takes power) from the catalog.
+LAYOUT_SERVERS = sorted(s for s in CLOS_SERVERS if CATALOG.servers[s].rack_units is not None)
+LAYOUT_SWITCHES = sorted(w.id for w in CATALOG.switches.values() if w.rack_units is not None)
+
+
+@st.composite
+def layout_specs(draw) -> dict:
+    """A Clos spec the hall can hold, placed by each leaf placement."""
+    spec = draw(clos_specs(with_extras=False, servers_from=LAYOUT_SERVERS, switches_from=LAYOUT_SWITCHES))
+    if draw(st.booleans()):
+        spec["extra_endpoints"] = [{"role": "ufm", "count": draw(st.integers(1, 2)), "ports": 1}]
+    return with_layout(spec, draw(st.sampled_from(["end-of-row", "middle-of-row", "top-of-rack", "network-rack"])))
 
 
 def with_layout(spec: dict, placement: str = "end-of-row") -> dict:

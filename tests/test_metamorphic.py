@@ -43,9 +43,9 @@ from compiler.plan.diff import diff_plans
 from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.spec.model import FAMILY_KEYS, ExtraFabric, Oversubscription, Ratio, Spec, extra_fabric_pools
 
-from .conftest import cli_in_process
-from .metamorphic_specs import (CATALOG, RATIOS, any_specs, clos_specs, direct_specs, dragonfly_specs, planes_specs,
-                                ratio_of, shuffled, spec_yaml, torus_specs, unquote_ratios, with_layout, write_spec)
+from .conftest import ROOT, SPECS, cli_in_process
+from .metamorphic_specs import (CATALOG, RATIOS, any_specs, clos_specs, direct_specs, dragonfly_specs, layout_specs,
+                                planes_specs, ratio_of, shuffled, spec_yaml, torus_specs, unquote_ratios, with_layout, write_spec)
 
 # One profile for every test: deterministic examples, no timing, no example database
 # (a stored failure replayed first would make two CI runs differ).
@@ -449,7 +449,7 @@ def growth_series(draw):
         f.pop("servers_per_leaf", None)
     steps = draw(st.integers(2, 6))
     final = su * steps
-    sizes = sorted(set(draw(st.lists(st.integers(1, steps), min_size=2, max_size=4)) + [steps]))
+    sizes = sorted(set(draw(st.lists(st.integers(1, steps - 1), min_size=1, max_size=3)) + [steps]))
     sizes = [n * su for n in sizes]
     if spec["server"] != "gb200-nvl72" and draw(st.booleans()):
         sizes[0] = max(1, sizes[0] - draw(st.integers(1, su - 1)) if su > 1 else sizes[0])  # a partial SU
@@ -465,7 +465,9 @@ def test_growth_only_adds(case):
     for n in sizes:
         plan = compile_spec(copy.deepcopy(spec) | {"servers": n, "growth": growth})
         if isinstance(plan, SpecInvalid):
-            assume(n == sizes[0] and not plans)  # the design does not exist at all: no series
+            # The growth target decides feasibility, so one size refused means all are.
+            assert not plans, f"{spec_yaml(spec)}growth: {growth}: {n} servers refused after {sizes[0]}: {plan}"
+            assume(False)
         plans.append(plan)
     for old, new in zip(plans, plans[1:]):
         d = diff_plans(old, new)
@@ -503,13 +505,20 @@ def assert_counts_agree(plan, spec: dict) -> None:
     summary_kinds = {k: n for f in fabrics.values() for k, n in f["cables"].items()}
     assert dict(by_kind) == summary_kinds, f"{what}: cabling.csv {dict(by_kind)} vs summary {summary_kinds}"
     # cables: bom quantity per part == cables behind the cabling.csv rows of that part
-    # (a twin-port copper cable serves both ports of a cage: one cable, two rows)
-    fit = _fits(plan)
-    behind: dict[str, set] = collections.defaultdict(set)
+    # (a twin-port copper cable serves both ports of a cage: one cable, two rows; a row
+    # whose length has no part of its own is ordered as "<part> <length> m")
+    medium_of = {}
+    for m in plan.media:
+        f = plan.facts["media"][m]
+        medium_of.update({p: m for p in f["parts"].values()})
+        medium_of.setdefault(f["cable_part_number"] or "", m)
+    behind: dict[tuple, set] = collections.defaultdict(set)
     for i, r in enumerate(rows):
-        how = fit[r["media"]]
-        key = (i,) if how == "port" else (r["a_device"], r["a_cage"]) if how == "cage" else (r["b_device"], r["b_cage"])
-        behind[(r.get("fabric", "compute"), r["part_number"] or NOT_IN_CATALOG)].add(key)
+        part, length = r["part_number"], r["length_m"]
+        fit = plan.facts["media"][medium_of[part]]["fit"]
+        key = (i,) if fit == "port" else (r["a_device"], r["a_cage"]) if fit == "cage" else (r["b_device"], r["b_cage"])
+        exact = not length or part in plan.facts["media"][medium_of[part]]["parts"].values()
+        behind[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")].add(key)
     cable_rows = {k: len(v) for k, v in behind.items()}
     bom_cables = collections.Counter()
     for line in bom:
@@ -542,11 +551,13 @@ def assert_counts_agree(plan, spec: dict) -> None:
     # switches and endpoints: summary == the plan's devices
     roles = collections.Counter(d.role for d in plan.devices if d.fabric == "compute")
     assert {r: roles[r] for r in summary["switches"]} == summary["switches"], what
-    # the leaf ratio asked for is the ratio built (Clos: "honoured exactly")
+    # a leaf never carries more than the ratio asked for (Clos: "honoured exactly"; less
+    # where a leaf's downlinks are not all in use, e.g. a partial SU)
     asked = spec["fabric"].get("oversubscription", "1:1")
-    if plan.design["topology"] in ("fat-tree", "rail-optimized") and "leaf" in summary["oversubscription"]:
+    built = summary["oversubscription"].get("leaf")
+    if plan.design["topology"] in ("fat-tree", "rail-optimized") and built:
         asked = asked if isinstance(asked, str) else asked["leaf"]
-        assert summary["oversubscription"]["leaf"] == reduced(asked), f"{what}: leaf ratio asked {asked}"
+        assert Fraction(*ratio_of(built)) <= Fraction(*ratio_of(asked)), f"{what}: leaf {built}, asked {asked}"
 
 
 @profile("consistency")
@@ -557,16 +568,11 @@ def test_summary_cabling_and_bom_agree(spec):
     assert_counts_agree(plan, spec)
 
 
-LAYOUT_SWITCHES = sorted(w.id for w in CATALOG.switches.values() if w.rack_units is not None)
-
-
-@pytest.mark.slow
 @profile("layout")
-@given(clos_specs(with_extras=False).filter(lambda s: s["fabric"]["switch"] in LAYOUT_SWITCHES),
-       st.sampled_from(["end-of-row", "middle-of-row", "top-of-rack", "network-rack"]))
-def test_counts_agree_with_a_physical_layout(spec, placement):
+@given(layout_specs())
+def test_counts_agree_with_a_physical_layout(spec):
     """Cables by exact part and length, twin-port copper (one cable per cage pair)."""
-    plan = compile_spec(with_layout(spec, placement))
+    plan = compile_spec(spec)
     assume(not isinstance(plan, SpecInvalid))
     assert_counts_agree(plan, spec)
 
@@ -584,6 +590,18 @@ def assert_round_trip(plan) -> None:
     assert not differ, f"{plan.name}: re-rendered from plan.json, these differ: {differ[:10]}"
 
 
+COMMITTED = sorted(p.name for p in (ROOT / "out").iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+@pytest.mark.parametrize("name", COMMITTED)
+def test_committed_examples_round_trip(name):
+    """Regression: a plan loaded from plan.json lost its addressing (Ethernet: no configs,
+    plan.json without its addressing section), its racks and cable lengths (BOM by the
+    medium's generic part, no labels) and its media order (BOM lines reordered)."""
+    plan = build_plan(SPECS / f"{name}.yaml")[1]
+    assert_round_trip(plan)
+
+
 @profile("round_trip")
 @given(any_specs())
 def test_plan_json_round_trip(spec):
@@ -592,11 +610,10 @@ def test_plan_json_round_trip(spec):
     assert_round_trip(plan)
 
 
-@pytest.mark.slow
 @profile("layout")
-@given(clos_specs(with_extras=False).filter(lambda s: s["fabric"]["switch"] in LAYOUT_SWITCHES))
+@given(layout_specs())
 def test_plan_json_round_trip_with_a_physical_layout(spec):
-    plan = compile_spec(with_layout(spec))
+    plan = compile_spec(spec)
     assume(not isinstance(plan, SpecInvalid))
     assert_round_trip(plan)
 
@@ -643,12 +660,14 @@ def test_list_order_changes_no_count(spec, rng):
 @given(any_specs().filter(lambda s: isinstance(compile_spec(s), SpecInvalid)))
 def test_refused_specs_exit_2_with_a_place_and_no_traceback(spec):
     path = write_spec(WORK, spec_yaml(spec))
+    placed = set(codes(compile_spec(spec))) - PLACELESS
     for command in ("validate", "compile"):
         args = [command, str(path)] + (["-o", str(WORK / "out")] if command == "compile" else [])
         r = cli_in_process(*args)
         assert r.returncode == 2, (command, r.stdout, r.stderr)
-        assert "Traceback" not in r.stderr + r.stdout
-        assert f"{path}:" in r.stderr and "error" in r.stderr
+        assert "Traceback" not in r.stderr + r.stdout and "error" in r.stderr
+        assert f"{path}:" in r.stderr or not placed, r.stderr
+    assert not (WORK / "out" / spec["name"]).exists(), "a refused spec wrote outputs"
 
 
 @pytest.mark.xfail(strict=True, reason="DESIGN_NO_FREE_PORTS (expand/clos.py _endpoints) has no file, line or column, "
