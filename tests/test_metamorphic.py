@@ -26,6 +26,7 @@ import copy
 import csv
 import io
 import json
+import os
 import random
 import tempfile
 from fractions import Fraction
@@ -53,8 +54,12 @@ EXAMPLES = {"equivalence": 40, "defaults": 40, "order": 30, "ratio": 30, "monoto
             "consistency": 40, "layout": 15, "round_trip": 25, "rename": 15, "permute": 15, "invalid": 10}
 
 
+# For a bug hunt by hand: CLUSTERC_METAMORPHIC_SCALE=10 pytest tests/test_metamorphic.py
+SCALE = float(os.environ.get("CLUSTERC_METAMORPHIC_SCALE", "1"))
+
+
 def profile(kind: str):
-    return settings(max_examples=EXAMPLES[kind], deadline=None, derandomize=True, database=None,
+    return settings(max_examples=max(1, int(EXAMPLES[kind] * SCALE)), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                            HealthCheck.function_scoped_fixture])
 
@@ -123,7 +128,8 @@ def counts(plan) -> dict[str, int]:
     pulled = [plan.facts["media"][m].get("field_cable", True) for m in plan.media]
     bom = bill_of_materials(plan)
     roles = collections.Counter(d.role for d in plan.devices if d.tier > 0)
-    return {"switches": sum(roles.values()), "leaf": roles.get("leaf", 0),
+    return {"rounded": any(n.startswith(("spines rounded up", "cores per group rounded up")) for n in plan.notes),
+            "switches": sum(roles.values()), "leaf": roles.get("leaf", 0),
             "upper": sum(n for r, n in roles.items() if r != "leaf"),
             "cables": int(sum(pulled[m] for m in plan.links.media.tolist())),
             "transceivers": sum(line.quantity for line in bom if line.category == "transceiver")}
@@ -309,6 +315,18 @@ def test_resolved_defaults_written_out_give_the_same_plan(spec):
     assert_same_design(spec_yaml(spec), spec_yaml(full), ignore_notes=("scalable_unit not given",))
 
 
+@profile("defaults")
+@given(clos_specs(tiers="auto"))
+def test_auto_tiers_equal_the_tiers_auto_picks(spec):
+    """`tiers: auto` is the fewest tiers that fit: writing that number gives the same plan
+    (the growth note may differ: with tiers fixed, growing ends where the tiers run out)."""
+    plan = compile_spec(spec)
+    assume(not isinstance(plan, SpecInvalid))
+    fixed = copy.deepcopy(spec)
+    fixed["fabric"]["tiers"] = plan.design["tiers"]
+    assert_same_design(spec_yaml(spec), spec_yaml(fixed), ignore_notes=("grows to",))
+
+
 @profile("order")
 @given(any_specs(), st.integers(0, 2**32 - 1))
 def test_key_order_does_not_matter(spec, seed):
@@ -386,12 +404,13 @@ def _oversubscription_series(spec: dict) -> list[tuple[str, dict]]:
     return out
 
 
-def _rising(series, keys):
-    """(lower ratio, higher ratio, key, numbers) wherever a higher ratio costs more."""
+def _rising(series, keys, said_rounded: bool = False):
+    """(lower ratio, higher ratio, key, numbers) wherever a higher ratio costs more;
+    `said_rounded`: not where the higher ratio's plan says its switches were rounded up."""
     bad = []
     for (r1, c1), (r2, c2) in zip(series, series[1:]):
         for k in keys:
-            if c2[k] > c1[k]:
+            if c2[k] > c1[k] and not (said_rounded and c2["rounded"] and k in ("upper", "switches")):
                 bad.append((r1, r2, k, c1[k], c2[k]))
     return bad
 
@@ -400,18 +419,38 @@ def _rising(series, keys):
 @given(clos_specs(with_extras=False).filter(_explicit_leaf_fill))
 def test_more_oversubscription_never_costs_more(spec):
     """With the leaf's fill fixed (scalable_unit / servers_per_leaf given), a higher leaf
-    ratio never needs more spines, switches, cables or transceivers."""
+    ratio never needs more cables or transceivers, nor more spines or switches unless the
+    plan says why: every leaf has equal links to every spine, so an uplink count like 9
+    spreads over 1, 3 or 9 spines (36 GB200 trays, SU 18, QM9700: 2 spines at 3:2, 3 at
+    2:1; the note "spines rounded up from 2 to 3" says so)."""
     series = _oversubscription_series(spec)
-    bad = _rising(series, ("upper", "switches", "cables", "transceivers"))
+    bad = _rising(series, ("upper", "switches", "cables", "transceivers"), said_rounded=True)
     assert not bad, f"{spec_yaml(spec)}more oversubscription costs more: {bad}"
 
 
-# Found by the test above with the default fill (the scalable unit or servers per leaf
-# follow the ratio); owned by the SU-default work on another branch. Each case: the spec,
-# the two ratios, and what rose.
+# Found with the default fill (scalable_unit or servers_per_leaf left out, so the leaf
+# takes the most downlinks the ratio allows): the uplinks per leaf become 21 or 25, every
+# leaf must have equal links to every spine, so the spines round up to a divisor (21, 25,
+# 5). The default SU choice is being changed on another branch (expand/resolve.py); these
+# pass when it is fixed. Each: the spec, and what rose (ratio: spines, all switches).
+_DEFAULT_FILL = "default fill: the spine count rounds up to a divisor of the leaf's uplinks (SU default, other branch)"
 DEFAULT_FILL_CASES = [
-    pytest.param({"name": "mm", "servers": 64, "server": "dgx-h100",
-                  "fabric": {"topology": "rail-optimized", "switch": "qm9700"}}, id="placeholder"),
+    # B200 SuperPOD, 4 SUs' worth without scalable_unit: 1:1 16 spines, 5:3 12, 2:1 21 (SU 42, 21 uplinks)
+    pytest.param({"name": "mm", "servers": 128, "server": "dgx-b200",
+                  "fabric": {"topology": "rail-optimized", "switch": "qm9700"}},
+                 id="b200-128-qm9700-rail", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+    # one DGX H100 on SN5600 at 400G: 1:1 4 spines, 3:2 5; 3:1 2 spines, 4:1 5 (100 down + 25 up)
+    pytest.param({"name": "mm", "servers": 1, "server": "dgx-h100",
+                  "fabric": {"topology": "rail-optimized", "switch": "sn5600", "speed_gbps": 400}},
+                 id="h100-1-sn5600-rail", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+    # fat tree, 64 HGX H100 on SN5600 at 400G: 3:1 2 spines (8 switches), 4:1 5 spines (11)
+    pytest.param({"name": "mm", "servers": 64, "server": "hgx-h100",
+                  "fabric": {"topology": "fat-tree", "switch": "sn5600", "speed_gbps": 400}},
+                 id="hgx-64-sn5600-fat-tree", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+    # fat tree, 157 Gaudi 3 on SN5400 at 200G: 3:1 16 spines (56 switches), 4:1 25 spines (65)
+    pytest.param({"name": "mm", "servers": 157, "server": "gaudi3-8",
+                  "fabric": {"topology": "fat-tree", "switch": "sn5400"}},
+                 id="gaudi3-157-sn5400-fat-tree", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
 ]
 
 
@@ -441,7 +480,8 @@ def test_more_gpus_never_fewer_switches(spec, more):
 @st.composite
 def growth_series(draw):
     spec = draw(clos_specs(tiers="auto"))
-    spec.pop("fabrics", None)  # extra fabrics are sized for today's servers (not grown): not in scope
+    # Extra endpoints move when a new SU's leaves appear: test_growth_keeps_endpoint_cables.
+    spec.pop("extra_endpoints", None)
     f = spec["fabric"]
     su = f.get("scalable_unit") or (18 if spec["server"] == "gb200-nvl72" else draw(st.sampled_from([8, 16, 32])))
     f["scalable_unit"] = su
@@ -482,6 +522,18 @@ def test_growth_only_adds(case):
         grown, direct = plans[-1], compile_spec(last)
         assert not isinstance(direct, SpecInvalid), direct
         assert counts(grown) == counts(direct), f"{spec_yaml(last)}grown {counts(grown)} vs built {counts(direct)}"
+
+
+@pytest.mark.xfail(strict=True, reason="extra endpoints are spread over the leaves that exist today, so a new SU's "
+                                       "leaf takes a port of an existing endpoint (placement of extra endpoints is "
+                                       "another engineer's area)")
+def test_growth_keeps_endpoint_cables():
+    """4 -> 8 servers with growth planned: ufm-01:2 moves from su1-leaf-01 1/17/2 to su2-leaf-01 1/17/1."""
+    spec = {"name": "mm", "server": "dgx-b200", "extra_endpoints": [{"role": "ufm", "count": 1, "ports": 2}],
+            "fabric": {"topology": "fat-tree", "switch": "qm9700", "oversubscription": "3:2", "scalable_unit": 4},
+            "growth": {"max_scalable_units": 2}}
+    d = diff_plans(compile_spec(spec | {"servers": 4}), compile_spec(spec | {"servers": 8}))
+    assert d["cables"]["changed"] == [] and d["cables"]["removed"] == []
 
 
 # --------------------------------------------------------------------------------------
