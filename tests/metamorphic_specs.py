@@ -123,6 +123,9 @@ def clos_specs(draw, topology: str | None = None, with_extras: bool = True, tier
         extra = [f for f in EXTRA_FABRICS if f in groups and draw(st.integers(0, 4)) == 0]
         if extra:
             spec["fabrics"] = [{"name": f, "switch": EXTRA_FABRICS[f]} for f in extra]
+            if extra[0] == "storage" and draw(st.booleans()):
+                spec["fabrics"][0]["extra_endpoints"] = [{"role": "vast", "count": draw(st.integers(1, 4)),
+                                                         "ports": draw(st.integers(1, 2))}]
         if draw(st.integers(0, 2)) == 0:
             spec["extra_endpoints"] = [{"role": role, "count": draw(st.integers(1, 3)), "ports": draw(st.integers(1, 2))}
                                        for role in draw(st.lists(st.sampled_from(["ufm", "login", "vast"]), min_size=1,
@@ -177,10 +180,24 @@ def direct_specs(draw) -> dict:
             "fabric": {"topology": topology}}
 
 
+@st.composite
+def with_sections(draw, specs) -> dict:
+    """A spec, sometimes with the sections every family takes: requirements, collectives, hosts."""
+    spec = draw(specs)
+    if draw(st.integers(0, 3)) == 0:
+        spec["requirements"] = draw(st.sampled_from([{"survive": {"spine": 1}}, {"max_hops": 5},
+                                                     {"max_oversubscription": {"leaf": "4:1"}}]))
+    if draw(st.integers(0, 3)) == 0:
+        spec["collectives"] = {"message_sizes": ["1MiB", "1GiB"]}
+    if draw(st.integers(0, 3)) == 0:
+        spec["hosts"] = {"nccl_topology": "full"}
+    return spec
+
+
 def any_specs() -> st.SearchStrategy[dict]:
     """Every family, the Clos ones most often (they have the most knobs)."""
-    return st.one_of(clos_specs(), clos_specs(), clos_specs(), torus_specs(), dragonfly_specs(), planes_specs(),
-                     direct_specs())
+    return with_sections(st.one_of(clos_specs(), clos_specs(), clos_specs(), torus_specs(), dragonfly_specs(),
+                                   planes_specs(), direct_specs()))
 
 
 # A physical layout needs heights (and takes power) from the catalog.
