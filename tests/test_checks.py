@@ -111,6 +111,19 @@ REQ = """requirements:
 """
 
 
+def test_one_server_rail_only_estimates_collectives(tmp_path):
+    """Regression (found by tests/test_metamorphic.py): a rail of one server has a 0 Gb/s
+    bisection, and the all-reduce estimates divided by it: a traceback on a valid spec."""
+    spec = tmp_path / "one.yaml"
+    spec.write_text("name: one\nservers: 1\nserver: dgx-h100\nfabric: {topology: rail-only, switch: qm9700}\n")
+    r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    figures = json.loads((tmp_path / "out" / "one" / "report" / "checks.json").read_text())["figures"]["collectives"]
+    assert figures["fabric_factor"] == 1.0 and figures["network_gbps_per_gpu"] == 400.0
+    # 1 MiB over 8 GPUs at 400 Gb/s: 2 * 7/8 * 8 * 2**20 / 400e9 + 14 * 5 us
+    assert figures["allreduce"][0]["ring_s"] == round(2 * 7 / 8 * 8 * 2**20 / 400e9 + 14 * 5e-6, 6)
+
+
 def test_requirement_violations_exit_1_with_codes(tmp_path):
     spec = _spec(tmp_path, "req", 32, "2:1", REQ)
     r = cli_in_process("check", "--format", "json", str(spec))

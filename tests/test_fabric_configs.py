@@ -105,7 +105,7 @@ def test_plan_json_records_each_fabric_routing(example):
     assert st["devices"]["rows"] == [["storage-leaf-001", "10.198.0.1", 64512, "10.199.160.1"]]
     cables = {row[0] for row in (folder / "cabling.csv").read_text().splitlines()[1:] for row in [row.split(",")]}
     assert len(st["links"]["rows"]) == 62 and {c for c, _ in st["links"]["rows"]} <= cables
-    again = plan_from_json(data)  # round trip: the structure comes back (addressing is recomputed from the spec)
+    again = plan_from_json(data)  # round trip: the structure and each fabric's routing plan come back
     assert fabric_plan(again, "storage").count_by_kind() == {"storage:server-leaf": 62}
     assert plan_json_text(again).startswith('{\n  "$schema"')
     bad = json.loads(json.dumps(data))

@@ -111,3 +111,20 @@ def test_compile_rejects_bad_spec_in_fresh_process(tmp_path):
     r = run_cli("compile", str(bad), "-o", str(tmp_path / "out"))
     assert r.returncode == 2 and "unknown switch 'nope'" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "out" / "ok").exists()
+
+
+def test_cabling_names_a_transceiver_missing_from_the_catalog_as_the_bom_does(tmp_path):
+    """Regression (found by tests/test_metamorphic.py): the catalog has no multimode optic
+    for the SN5400's QSFP-DD cage; the BOM ordered 1,000 'NOT IN CATALOG' modules while
+    cabling.csv left the switch ends blank, as if no module went there."""
+    spec = tmp_path / "df.yaml"
+    spec.write_text("name: df\nservers: 1\nserver: dgx-h100\nfabric: {topology: dragonfly, switch: sn5400}\n")
+    plan = build_plan(spec)[1]
+    target = write_outputs(plan, tmp_path / "out", ["cabling", "bom"])
+    rows = list(csv.DictReader((target / "cabling.csv").open()))
+    missing = "NOT IN CATALOG: mmf QSFP-DD finned 400G"
+    local = [r for r in rows if r["kind"] == "local"]
+    assert len(local) == 32 * 31 // 2 and all(r["a_transceiver"] == r["b_transceiver"] == missing for r in local)
+    ends = {(r[f"{s}_device"], r[f"{s}_cage"]) for r in rows for s in "ab" if r[f"{s}_transceiver"] == missing}
+    bom = {r["part_number"]: int(r["quantity"]) for r in csv.DictReader((target / "bom.csv").open())}
+    assert bom[missing] == len(ends) == 2 * 496 + 8

@@ -120,6 +120,10 @@ def check_collectives(ctx: CheckContext, bisection: BisectionFigures) -> tuple[C
         # g GPUs carries what crosses rails), so the network figure is each rail's own bisection.
         bis = d.per_rail_bisection_gbps * d.rails
     factor = min(1.0, bis / (inj / 2)) if inj else 0.0
+    if servers < 2:
+        # One server: no cut between servers exists, so nothing limits its NICs (a rail of
+        # one port has a "bisection" of 0 Gb/s, which made every estimate divide by zero).
+        factor = 1.0
     nic_gbps_per_gpu = inj / gpus
     net = nic_gbps_per_gpu * factor
     scaleup_gbytes = up.gbytes_per_s_per_gpu if up is not None else None  # bidirectional GB/s per GPU

@@ -14,9 +14,8 @@ import numpy as np
 
 from .fabric import COMPUTE
 from .model import Plan
-from .views import cage_table
+from .views import NOT_IN_CATALOG, cage_table, transceiver_part  # noqa: F401 (NOT_IN_CATALOG: read by summary, BOM users)
 
-NOT_IN_CATALOG = "NOT IN CATALOG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +74,9 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         tally: dict[tuple[str, str], int] = {}
         for c, q in zip(combo.tolist(), qty.tolist()):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
-            if not facts["media"][media_id]["needs_transceivers"]:
+            part = transceiver_part(facts, media_id, key)
+            if part is None:
                 continue
-            part = facts["media"][media_id]["transceivers"].get(key) or f"{NOT_IN_CATALOG}: {media_id} {key}"
             tally[(part, media_id)] = tally.get((part, media_id), 0) + q
         for (part, media_id), qty in sorted(tally.items()):
             t = facts["transceivers"].get(part)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from ipaddress import IPv4Address
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .fabric import COMPUTE, Fabric, kind_of
 from .fabrics import fabric_names, fabric_plan, is_multi_fabric, single_fabric
 from .model import Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
-from .routing import dotted
+from .routing import RoutingPlan, dotted
 from .scale_up import ScaleUpDomains
 from .views import cable_ids, per_port
 
@@ -86,7 +87,9 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     r = plan.routing
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
-                                                                for nos, by in sorted(r.port_names.items())}}
+                                                                for nos, by in sorted(r.port_names.items())},
+            # SerDes lanes per port ("0,1"), as SONiC's PORT table spells them: configs need them
+            "port_lanes": {lid: [",".join(map(str, ln)) for ln in lanes] for lid, lanes in sorted(r.port_lanes.items())}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")
     loop, mgmt = dotted(r.loopback), dotted(r.management)
     dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
@@ -163,8 +166,36 @@ def plan_digest(plan: Plan, text: str | None = None) -> str:
                                                              .encode("utf-8")).hexdigest())
 
 
+def _address(text: str | None) -> int:
+    return int(IPv4Address(text)) if text else 0
+
+
+def _routing_from_json(rec: dict, plan: Plan) -> RoutingPlan:
+    """The routing plan of `plan` (the whole plan, or one extra fabric's view) from its
+    plan.json section: the inverse of _addressing_text. Devices and links without a row
+    have no address (0), as when they were planned."""
+    index = {d.name: i for i, d in enumerate(plan.devices)}
+    n = len(plan.devices)
+    loopback, asn, management = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.uint32)
+    for name, lo, a, mg in rec["devices"]["rows"]:
+        i = index[name]
+        loopback[i], asn[i], management[i] = _address(lo), a or 0, _address(mg)
+    link_of = {cid: i for i, cid in enumerate(plan.memo("cable_ids", cable_ids))}
+    link_net = np.zeros(len(plan.links), dtype=np.uint32)
+    for cid, subnet in rec["links"]["rows"]:
+        link_net[link_of[cid]] = _address(subnet.split("/")[0])
+    return RoutingPlan(
+        nos=rec["nos"], peering=rec["peering"], pools=dict(rec["pools"]), asn_range=tuple(rec["asn_range"]),
+        loopback=loopback, asn=asn, management=management, link_net=link_net,
+        port_names={nos: {lid: tuple(names) for lid, names in by.items()} for nos, by in rec["interface_names"].items()},
+        port_lanes={lid: [[int(x) for x in text.split(",")] for text in lanes]
+                    for lid, lanes in rec.get("port_lanes", {}).items()},
+        regions=rec["regions"])
+
+
 def plan_from_json(data: dict) -> Plan:
-    """Rebuild a Plan from plan.json (the inverse of plan_json_text)."""
+    """Rebuild a Plan from plan.json (the inverse of plan_json_text): every output renders
+    from it as from the plan that wrote it (tests/test_metamorphic.py)."""
     if data.get("format") != FORMAT or data.get("version") != VERSION:
         raise ValueError(f"not a {FORMAT} v{VERSION} file")
     layouts = {lid: PortLayout(lid, tuple(Port(*row) for row in table["rows"]))
@@ -183,7 +214,7 @@ def plan_from_json(data: dict) -> Plan:
     cols = data["links"]["columns"]
     ci = {c: cols.index(c) for c in cols}
     kinds: list[str] = []
-    media: list[str] = []
+    media: list[str] = list(data["facts"].get("media", {}))  # the plan's order (the BOM lists media in it)
     a_dev, a_port, b_dev, b_port, kind, med, speed = [], [], [], [], [], [], []
     for row in data["links"]["rows"]:
         a, b = by_name[row[ci["a_device"]]], by_name[row[ci["b_device"]]]
@@ -211,14 +242,20 @@ def plan_from_json(data: dict) -> Plan:
     plan.scale_up = ScaleUpDomains.from_json(data.get("scale_up"))
     if data.get("physical") is not None:
         plan.physical = _physical_from_json(data, plan, by_name)
+    # Routing is read back into each fabric's record, sized to that fabric as expand made it.
+    if data.get("addressing") is not None:
+        routing = _routing_from_json(data["addressing"], fabric_plan(plan))
+        plan.routing = plan.fabrics[COMPUTE].routing = routing
+    for name, rec in (data.get("fabric_addressing") or {}).items():
+        plan.fabrics[name].routing = _routing_from_json(rec, fabric_plan(plan, name))
+    plan._memo.clear()  # fabric plans made above hold no routing yet; the next ones will
     return plan
 
 
 def _fabrics_from_json(records: dict | None, plan: Plan) -> dict[str, Fabric]:
     """The fabric records from design.fabrics: each fabric's own devices are the run of
     devices with its `fabric` column, its links those whose upper end is one of them
-    (in plan order, as expand wrote them). Routing is not read back (plan.json's
-    addressing is for people and tools; diff compares it as text)."""
+    (in plan order, as expand wrote them). Routing is read back by plan_from_json."""
     if not records:
         return single_fabric(plan)
     names = list(records)

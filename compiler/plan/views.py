@@ -8,6 +8,19 @@ import numpy as np
 from .model import Plan
 from .naming import cable_id
 
+# A part the catalog lacks: named so in the BOM and cabling.csv alike, never left blank.
+NOT_IN_CATALOG = "NOT IN CATALOG"
+
+
+def transceiver_part(facts: dict, media_id: str, cage_key: str) -> str | None:
+    """The transceiver a cage of type `cage_key` takes on `media_id`: its part number, a
+    NOT IN CATALOG line where the medium needs one the catalog lacks, None for copper.
+    The BOM and cabling.csv both name it this way, so they agree row for line."""
+    medium = facts["media"][media_id]
+    if not medium["needs_transceivers"]:
+        return None
+    return medium["transceivers"].get(cage_key) or f"{NOT_IN_CATALOG}: {media_id} {cage_key}"
+
 
 def cable_ids(plan: Plan) -> list[str]:
     """Every link's cable id (see naming.cable_id), in link order."""
@@ -105,7 +118,7 @@ def cable_part(media_rec: dict, order_m: float | None) -> str:
 
 def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per link, the transceiver part at end a and at end b, from the link's medium and the
-    end's cage type ("" where the medium takes none or the catalog has none for the cage)."""
+    end's cage type ("" where the medium takes none; NOT IN CATALOG where the catalog lacks one)."""
     links = plan.links
     offsets = plan.port_offsets()
     keys = plan.memo("port_table", port_table)["cage_key"]
@@ -113,11 +126,11 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     for gid in (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port):
         parts = np.empty(len(links), dtype=object)
         for mi, media_id in enumerate(plan.media):
-            table = plan.facts["media"][media_id]["transceivers"]
             sel = links.media == mi
             if sel.any():
                 uniq, inverse = np.unique(keys[gid[sel]], return_inverse=True)
-                parts[sel] = np.array([table.get(k) or "" for k in uniq], dtype=object)[inverse.reshape(-1)]
+                parts[sel] = np.array([transceiver_part(plan.facts, media_id, k) or "" for k in uniq],
+                                      dtype=object)[inverse.reshape(-1)]
         out.append(parts)
     return out[0], out[1]
 

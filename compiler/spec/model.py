@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from ipaddress import IPv4Network
 from typing import Annotated, Literal
