@@ -1,0 +1,92 @@
+"""Routing-aware traffic analysis: what the fabric delivers to collectives.
+
+For a compiled plan, each pattern (patterns.py) is routed by each routing model
+(routing.py: static ECMP, adaptive, OpenSM ftree; dragonfly minimal, Valiant, UGAL),
+links are shared max-min fairly (fairness.py), and the result says what each GPU gets
+and how long the spec's collectives take (analysis.py). `--fail` repeats it on the
+degraded fabric. `traffic_report` returns the JSON contract of `clusterc traffic`
+(traffic.schema.json beside this file).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..plan.fabrics import fabric_view
+from ..plan.model import Plan
+from .analysis import solve_phase, summarise
+from .fabric import TrafficFabric, parse_failure
+from .patterns import DEFAULT_MAX_PHASES, PatternError, build_pattern, placement
+from .routing import Router, RoutingError
+
+SCHEMA = Path(__file__).with_name("traffic.schema.json")
+DEFAULT_PATTERNS = ("ring-allreduce", "all-to-all", "permutation")
+
+__all__ = ["traffic_report", "TrafficError", "SCHEMA", "DEFAULT_PATTERNS"]
+
+
+class TrafficError(ValueError):
+    """Invalid traffic options for this plan (exit 2); the message says what and how to fix it."""
+
+
+def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list[str] | None = None,
+                   fail: str | None = None, servers: str | None = None, order: str = "plan", qps: int = 1,
+                   seed: int = 1, max_phases: int = DEFAULT_MAX_PHASES) -> dict:
+    view = fabric_view(plan)
+    if not 1 <= qps <= 64:
+        raise TrafficError(f"--qps {qps}: queue pairs per connection are 1 to 64 (NCCL_IB_QPS_PER_CONNECTION)")
+    try:
+        failure = parse_failure(view, fail)
+    except ValueError as exc:
+        raise TrafficError(str(exc))
+    t0 = time.perf_counter()
+    intact = TrafficFabric(view)
+    scenarios = [("", intact)]
+    if fail:
+        scenarios.append((fail, TrafficFabric(view, failure, graph=intact.graph)))
+    try:
+        router = Router(intact, qps=qps, seed=seed)
+        routings = list(routings or router.default())
+        for r in routings:
+            router.check(r)
+        chosen = placement(intact, servers, order, seed)
+        built = [build_pattern(intact, p, chosen, seed, max_phases) for p in (patterns or DEFAULT_PATTERNS)]
+    except (PatternError, RoutingError) as exc:
+        raise TrafficError(str(exc))
+    results = []
+    for label, fabric in scenarios:
+        r_fab = router if fabric is intact else Router(fabric, qps=qps, seed=seed)
+        for pat in built:
+            for routing in routings:
+                phases, notes = [], []
+                for phase in pat.phases:
+                    routed = r_fab.route(routing, phase)
+                    phases.append(solve_phase(fabric, phase, routed))
+                    notes += [n for n in routed.notes if n not in notes]
+                secondary = sum(p.secondary for p in phases)
+                if secondary:
+                    notes.append(f"{secondary:,} flows take ftree's secondary routes (modelled approximately)")
+                res = summarise(fabric, pat, routing, phases, notes)
+                if label:
+                    res["failure"] = label
+                results.append(res)
+    return {
+        "name": plan.name,
+        "topology": view.design.get("topology"),
+        "gpus": view.design.get("gpus"),
+        "placement": {"servers": int(chosen.size), "order": order, "selection": servers or "all"},
+        "qps_per_connection": qps,
+        "seed": seed,
+        "model": MODEL,
+        "results": results,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+
+
+MODEL = ("flows between GPU NIC ports share links max-min fairly (progressive filling); fraction = mean "
+         "connection throughput over NIC line rate, min_fraction = the slowest connection, which paces the "
+         "collective; offered load = link load with every flow at line rate / capacity; ecmp: per-flow hash "
+         "(splitmix64, per switch) over valley-free equal-cost next hops, one sub-flow per QP, a connection "
+         "runs at QPs x its slowest QP; adaptive: even split at every hop; ftree: OpenSM's fat-tree LFTs "
+         "(destination-routed); collective time: alpha-beta at the slowest connection's bandwidth")
