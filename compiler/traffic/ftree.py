@@ -50,6 +50,13 @@ def _cumcount(keys: np.ndarray) -> np.ndarray:
     return out
 
 
+def _count_before(entry_keys: np.ndarray, keys: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
+    """For each query (key, position): how many entries before that position have that key."""
+    code = np.sort(entry_keys.astype(np.int64) * n + np.arange(entry_keys.size))
+    q = keys.astype(np.int64) * n
+    return np.searchsorted(code, q + positions) - np.searchsorted(code, q)
+
+
 class FtreeRoutes:
     def __init__(self, clos: ClosRoutes):
         self.c = clos
@@ -62,11 +69,16 @@ class FtreeRoutes:
         leaf_of_at = g.at_switch
         cn = g.at_is_gpu_server & f.link_alive[g.at_link] & f.switch_alive[leaf_of_at]
         port = f.plan.links.b_port[g.at_link]
-        leaves = np.unique(leaf_of_at[cn])
+        has_cn = np.zeros(g.n, dtype=bool)
+        has_cn[leaf_of_at[cn]] = True
+        self.index = self._indexing(has_cn)
+        leaves = self._leaf_order(has_cn)
         self.leaves = leaves
-        per_leaf = np.bincount(np.searchsorted(leaves, leaf_of_at[cn]), minlength=leaves.size)
+        pos = np.full(g.n, -1, dtype=np.int64)
+        pos[leaves] = np.arange(leaves.size)
+        per_leaf = np.bincount(pos[leaf_of_at[cn]], minlength=leaves.size)
         max_cn = int(per_leaf.max()) if per_leaf.size else 0
-        order = np.lexsort((port[cn], leaf_of_at[cn]))
+        order = np.lexsort((port[cn], pos[leaf_of_at[cn]]))
         cn_link = g.at_link[cn][order]
         ep_of_link = np.full(len(f.plan.links), -1, dtype=np.int64)
         ep_of_link[f.ep_link] = np.arange(f.ep_link.size)
@@ -83,6 +95,89 @@ class FtreeRoutes:
         self.max_cn = max_cn
         self._main_paths()
 
+    # --- OpenSM's switch indexing ----------------------------------------------------------
+    def _rank(self) -> np.ndarray:
+        """ftree's rank: hops from the roots (the top tier, root.guids): top tier - tier."""
+        return self.tiers - self.c.f.tier
+
+    def _indexing(self, has_cn: np.ndarray) -> np.ndarray:
+        """Every switch's position in ftree's index order (fabric_make_indexing): a BFS from
+        the first leaf in OpenSM's switch table (keyed by node GUID as stored, i.e. in
+        network byte order read as a little-endian integer), giving each newly seen switch
+        the smallest free tuple one rank up or down, visiting port groups in port order.
+        Switches are then ordered by tuple."""
+        from ..plan.guids import device_guids
+
+        c, f = self.c, self.c.f
+        g = f.graph
+        rank = self._rank()
+        leaf_rank = self.tiers - 1
+        key = f.plan.memo("ib_device_guids", device_guids)[g.device_of].astype(np.uint64).byteswap()
+        leaves = np.flatnonzero(has_cn & f.switch_alive)
+        if leaves.size == 0:
+            raise NotClos("no leaf switch with compute nodes")
+        first = int(leaves[np.argmin(key[leaves])])
+        L = f.plan.links
+        # port groups per switch in port order: the remote switch of each live cable, first seen first
+        k = np.flatnonzero(c.alive)
+        ends = [(c.lo[k], c.hi[k], L.a_port[g.link[k]]), (c.hi[k], c.lo[k], L.b_port[g.link[k]])]
+        sw = np.concatenate([e[0] for e in ends])
+        remote = np.concatenate([e[1] for e in ends])
+        port = np.concatenate([e[2] for e in ends])
+        order = np.lexsort((port, sw))
+        sw, remote = sw[order], remote[order]
+        groups: dict[int, list[int]] = {}
+        for s_, r_ in zip(sw.tolist(), remote.tolist()):
+            lst = groups.setdefault(s_, [])
+            if r_ not in lst:
+                lst.append(r_)
+        tuples: dict[int, tuple[int, ...]] = {}
+        taken: set[tuple[int, ...]] = set()
+        width = 8  # FTREE_TUPLE_LEN
+
+        def assign(switch: int, t: tuple[int, ...]) -> None:
+            tuples[switch] = t
+            taken.add(t)
+
+        def new_tuple(frm: tuple[int, ...], down: bool) -> tuple[int, ...]:
+            t = list(frm)
+            var = frm[0] + 1 if down else frm[0]
+            t[0] = frm[0] + 1 if down else frm[0] - 1
+            for i in range(255):
+                t[var] = i
+                if tuple(t) not in taken:
+                    return tuple(t)
+            raise NotClos("more than 255 ports in one direction: ftree cannot index the fabric")
+
+        assign(first, tuple([leaf_rank] + [0] * leaf_rank + [255] * (width - 1 - leaf_rank)))
+        queue = [first]
+        head = 0
+        while head < len(queue):
+            x = queue[head]
+            head += 1
+            for r in groups.get(x, []):
+                down = rank[r] > rank[x]
+                if down and rank[x] >= leaf_rank:
+                    continue
+                if not down and rank[x] == 0:
+                    continue
+                if r not in tuples:
+                    assign(r, new_tuple(tuples[x], down))
+                    queue.append(r)
+        index = np.full(g.n, g.n, dtype=np.int64)  # unindexed switches last
+        ordered = sorted(tuples, key=tuples.__getitem__)
+        index[ordered] = np.arange(len(ordered))
+        return index
+
+    def _leaf_order(self, has_cn: np.ndarray) -> np.ndarray:
+        """ftree's leaf array: switches of leaf rank in index order, from the first to the
+        last that has CNs (one without CNs in between routes only dummies)."""
+        rank = self._rank()
+        cand = np.flatnonzero((rank == self.tiers - 1) & self.c.f.switch_alive & (self.index < self.c.f.graph.n))
+        cand = cand[np.argsort(self.index[cand], kind="stable")]
+        real = np.flatnonzero(has_cn[cand])
+        return cand[real[0]:real[-1] + 1] if real.size else cand[:0]
+
     # --- groups of cables from a lower switch to each upper switch, in OpenSM's order ----
     def _up_groups(self, lower: np.ndarray):
         """For each lower switch: its live up cables grouped by upper switch (by index),
@@ -92,9 +187,9 @@ class FtreeRoutes:
         L = c.f.plan.links
         sel = c.alive & np.isin(c.lo, lower)
         k = np.flatnonzero(sel)
-        k = k[np.lexsort((L.a_port[c.f.graph.link[k]], c.hi[k], c.lo[k]))]
+        k = k[np.lexsort((L.a_port[c.f.graph.link[k]], self.index[c.hi[k]], c.lo[k]))]
         lo, hi = c.lo[k], c.hi[k]
-        new_group = np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])]
+        new_group = np.r_[True, (lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])] if k.size else np.zeros(0, dtype=bool)
         gid = np.cumsum(new_group) - 1  # global group id
         g_lo, g_hi = lo[new_group], hi[new_group]
         g_first = np.flatnonzero(new_group)
@@ -168,41 +263,55 @@ class FtreeRoutes:
                 z[~same_pod] = [mate.get((s, int(p)), -1) for s, p in zip(s_star[~same_pod].tolist(), pods[b[~same_pod]].tolist())]
             else:
                 same_pod = np.ones(cross.size, dtype=bool)
-                z = s_star
+                z = s_star.copy()
             # B's cable up to z: (entries before e through z's plane toward B, not B's own) mod m
             plane = self.plane
+            n_ent = self.e_leaf.size
             before = _cumcount(plane)[e]
-            leaf_rank = np.searchsorted(self.leaves, b)
-            a_rank = np.searchsorted(self.leaves, A)
-            n_on_b = self._count_by_leaf_plane(leaf_rank, plane[e])
-            count_b = before - np.where(leaf_rank < a_rank, n_on_b, 0)
+            count_b = before - _count_before(self.e_leaf * (f.graph.n + 1) + plane, b * (f.graph.n + 1) + plane[e], e, n_ent)
             up_link, missing = self._cable(z, b, count_b)
             secondary += int(missing.sum())
-            if missing.any():  # ftree's secondary path: the next upper switch of the CN's leaf in cyclic order
-                up_link[missing], z[missing] = self._secondary(b[missing], A[missing], s_star[missing], e[missing])
-                same_pod[missing] = True  # the secondary upper switch routes straight down to the CN's leaf
+            down_link = self.leaf_link[e]
+            if missing.any() and self.tiers == 2:
+                # leaves that lost every cable to some spine: ftree's secondary paths, and the
+                # counters of their spines' cables, which the secondary routes share
+                for leaf in np.unique(b[missing]).tolist():
+                    sel = np.flatnonzero(b == leaf)
+                    route, dlink = self._secondary_routes(leaf)
+                    key = np.where(self.e_leaf == leaf, -1, route)
+                    cnt = _count_before(key + 1, route[e[sel]] + 1, e[sel], n_ent)
+                    z[sel] = route[e[sel]]
+                    up_link[sel], _ = self._cable(z[sel], b[sel], cnt)
+                    down_link = down_link.copy()
+                    down_link[sel] = dlink[e[sel]]
+            elif missing.any():
+                # three tiers: secondary paths through other planes are not modelled; such flows
+                # take a valley-free path (the first hashed one) and are counted as approximate
+                fb = cross[missing]
+                ff, fl, _ = c.ecmp_paths(src[fb], dst[fb], np.zeros(fb.size, dtype=np.int64), 0)
+                flows_fb, links_fb = fb[ff], fl
+                sel = ~missing
+                cross, e, b, A, s_star, z, same_pod, up_link, down_link = (
+                    v[sel] for v in (cross, e, b, A, s_star, z, same_pod, up_link, down_link))
+                # their attachment hops come from the fallback walk
+                drop = np.isin(flows[0], fb)
+                flows = [flows[0][~drop], flows[1][~drop], flows_fb]
+                links = [links[0][~drop], links[1][~drop], links_fb]
             hops_f = [cross, cross]
-            hops_l = [2 * g.link[up_link], 2 * g.link[self.leaf_link[e]] + 1]
+            hops_l = [2 * g.link[up_link], 2 * g.link[down_link] + 1]
             direct = same_pod & (z == s_star)
             other = np.flatnonzero(~direct)
-            if other.size:
-                if self.tiers != 3:
-                    # a secondary spine (two tiers): it reaches A over its own cable
-                    sl = self._down_cable(z[other], A[other])
-                    hops_l[1] = hops_l[1].copy()
-                    hops_l[1][other] = 2 * g.link[sl] + 1
-                else:
-                    ee = e[other]
-                    cstar = self.c_star[ee]
-                    before_c = _cumcount(self.c_star)[ee]
-                    pod_rank_b = pods[b[other]]
-                    n_in_pod = self._count_by_pod_core(pod_rank_b, cstar)
-                    count_c = before_c - np.where(pods[b[other]] < pods[A[other]], n_in_pod, 0)
-                    cz, miss_c = self._cable(cstar, z[other], count_c)
-                    if miss_c.any():
-                        raise NotClos("a core lost its cables to a spine ftree routes through; not modelled")
-                    hops_f += [cross[other], cross[other]]
-                    hops_l += [2 * g.link[cz], 2 * g.link[self.spine_link[ee]] + 1]
+            if other.size and self.tiers == 3:  # cross-pod: up to c*, down its cable to s*
+                ee = e[other]
+                cstar = self.c_star[ee]
+                before_c = _cumcount(self.c_star)[ee]
+                e_pod = pods[self.e_leaf] * (f.graph.n + 1) + self.c_star
+                count_c = before_c - _count_before(e_pod, pods[b[other]] * (f.graph.n + 1) + cstar, ee, n_ent)
+                cz, miss_c = self._cable(cstar, z[other], count_c)
+                if miss_c.any():
+                    raise NotClos("a core lost its cables to a spine ftree routes through; not modelled")
+                hops_f += [cross[other], cross[other]]
+                hops_l += [2 * g.link[cz], 2 * g.link[self.spine_link[ee]] + 1]
             flows += hops_f
             links += hops_l
         return np.concatenate(flows), np.concatenate(links), ok, secondary
@@ -224,46 +333,39 @@ class FtreeRoutes:
         idx = np.where(missing, 0, lo_i + count % np.maximum(m, 1))
         return np.where(missing, -1, sel[np.minimum(idx, sel.size - 1)]), missing
 
-    def _down_cable(self, upper, lower):
-        link, missing = self._cable(upper, lower, np.zeros(upper.size, dtype=np.int64))
-        if missing.any():
-            raise NotClos("ftree secondary spine has no cable to the CN's leaf")
-        return link
-
-    def _secondary(self, b, A, s_star, e):
-        """Leaf b has no cable to the CN's spine: OpenSM's secondary loop visits the CN
-        leaf's other up groups in order after s*; the first with a cable to b routes it."""
+    def _secondary_routes(self, leaf: int) -> tuple[np.ndarray, np.ndarray]:
+        """Two tiers, a leaf without cables to some spines: per entry, the spine the leaf
+        goes up through (s*, or where it has no cable to s*, the CN leaf's next up group in
+        its order after s* that reaches the leaf: ftree's secondary loop) and the cable that
+        spine takes down to the CN's leaf (the secondary loop picks the CN leaf's least
+        used port of that group: round robin like the main path)."""
         c = self.c
-        groups = self._up_groups(np.unique(A))
-        ups, links = [], []
-        for bi, ai, si in zip(b.tolist(), A.tolist(), s_star.tolist()):
-            base = np.searchsorted(groups["g_lo"], ai)
-            uppers = groups["g_hi"][base:base + groups["n_groups"][ai]].tolist()
-            start = uppers.index(si)
-            for u in uppers[start + 1:] + uppers[:start]:
-                link, miss = self._cable(np.array([u]), np.array([bi]), np.zeros(1, dtype=np.int64))
-                if not miss[0]:
-                    ups.append(u)
-                    links.append(int(link[0]))
+        n = c.f.graph.n
+        linked = np.zeros(n, dtype=bool)
+        up = c.alive & (c.lo == leaf)
+        linked[c.hi[up]] = True
+        route = self.s_star.copy()
+        dlink = self.leaf_link.copy()
+        need = np.flatnonzero(~linked[self.s_star] & (self.e_leaf != leaf))
+        if need.size == 0:
+            return route, dlink
+        groups = self._up_groups(np.unique(self.e_leaf[need]))
+        for ei in need.tolist():
+            a, s_ = int(self.e_leaf[ei]), int(self.s_star[ei])
+            base = int(np.searchsorted(groups["g_lo"], a))
+            G = int(groups["n_groups"][a])
+            uppers = groups["g_hi"][base:base + G].tolist()
+            start = uppers.index(s_)
+            for step in range(1, G):
+                pos = (start + step) % G
+                if linked[uppers[pos]]:
+                    k = int(self.e_k[ei])
+                    used = max(0, (k - pos + G - 1) // G)  # entries of this leaf before k on group pos
+                    gid = base + pos
+                    route[ei] = uppers[pos]
+                    dlink[ei] = groups["links"][groups["g_first"][gid] + used % groups["g_size"][gid]]
                     break
             else:
-                raise NotClos("a leaf shares no spine with the CN's leaf: ftree cannot route it")
-        return np.asarray(links, dtype=np.int64), np.asarray(ups, dtype=np.int64)
+                raise NotClos("a leaf shares no spine with a CN's leaf: ftree cannot route it")
+        return route, dlink
 
-    def _count_by_leaf_plane(self, leaf_rank: np.ndarray, plane: np.ndarray) -> np.ndarray:
-        """Entries of the leaf (by rank) whose spine is in `plane`."""
-        n = self.c.f.graph.n
-        key = np.repeat(np.arange(self.leaves.size), self.max_cn) * (n + 1) + self.plane
-        uk, cnt = np.unique(key, return_counts=True)
-        want = leaf_rank * (n + 1) + plane
-        i = np.searchsorted(uk, want)
-        i = np.minimum(i, uk.size - 1)
-        return np.where(uk[i] == want, cnt[i], 0)
-
-    def _count_by_pod_core(self, pod: np.ndarray, core: np.ndarray) -> np.ndarray:
-        n = self.c.f.graph.n
-        key = self.c._pods[self.e_leaf] * (n + 1) + self.c_star
-        uk, cnt = np.unique(key, return_counts=True)
-        want = pod * (n + 1) + core
-        i = np.minimum(np.searchsorted(uk, want), uk.size - 1)
-        return np.where(uk[i] == want, cnt[i], 0)
