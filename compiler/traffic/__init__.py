@@ -10,12 +10,11 @@ degraded fabric. `traffic_report` returns the JSON contract of `clusterc traffic
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
-from .analysis import solve_phase, summarise
+from .analysis import balls_into_bins_for, solve_phase, summarise
 from .fabric import TrafficFabric, parse_failure
 from .patterns import DEFAULT_MAX_PHASES, PatternError, build_pattern, placement
 from .routing import Router, RoutingError
@@ -40,7 +39,6 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         failure = parse_failure(view, fail)
     except ValueError as exc:
         raise TrafficError(str(exc))
-    t0 = time.perf_counter()
     intact = TrafficFabric(view)
     scenarios = [("", intact)]
     if fail:
@@ -68,8 +66,10 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
                 if secondary:
                     notes.append(f"{secondary:,} flows take ftree's secondary routes (modelled approximately)")
                 res = summarise(fabric, pat, routing, phases, notes)
-                if label:
-                    res["failure"] = label
+                res = {"pattern": res.pop("pattern"), "routing": res.pop("routing"), "failure": label or None, **res}
+                expect = balls_into_bins_for(fabric, pat, routing, qps)
+                if expect:
+                    res["balls_into_bins"] = expect
                 results.append(res)
     return {
         "name": plan.name,
@@ -80,7 +80,6 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         "seed": seed,
         "model": MODEL,
         "results": results,
-        "seconds": round(time.perf_counter() - t0, 3),
     }
 
 

@@ -1,0 +1,303 @@
+"""Routing-aware traffic analysis (`clusterc traffic`, compiler/traffic/): the known results
+it must reproduce, its routing models checked against independent computations, and the
+JSON contract."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from compiler.traffic import SCHEMA, TrafficError, traffic_report
+from compiler.traffic.analysis import balls_into_bins
+from compiler.traffic.clos import ClosRoutes
+from compiler.traffic.fabric import TrafficFabric, parse_failure
+from compiler.traffic.fairness import Incidence, max_min_rates
+from compiler.traffic.patterns import build_pattern, placement
+
+from .conftest import SPECS, cli_in_process, plan_from_text
+
+# A two-tier 1:1 fat tree: 64 leaves of 32 GPU ports down and 32 up, one cable to each of 32 spines.
+FAT_TREE_2048 = """name: ft-2048
+gpus: 2048
+server: hgx-h100
+fabric: {topology: fat-tree, switch: qm9700, tiers: 2, oversubscription: "1:1"}
+"""
+# 2:1: leaves of 4 DGX H100 (32 GPU ports down, 16 up).
+FAT_TREE_2TO1 = """name: ft-2to1
+servers: 64
+server: dgx-h100
+fabric: {topology: fat-tree, switch: qm9700, oversubscription: "2:1", servers_per_leaf: 4}
+"""
+# Three tiers with several pods, small: an 8-port lab InfiniBand switch (tests/data/lab-ib.yaml),
+# 16 leaves in 4 pods of 4, 16 spines, 8 cores with 2 cables to each spine of their plane.
+LAB_3TIER = """name: lab-3tier
+servers: {servers}
+server: lab-1nic
+catalog: {catalog}
+fabric: {{topology: fat-tree, switch: lab-ib-8port, tiers: 3, oversubscription: "1:1"}}
+"""
+LAB_CATALOG = Path(__file__).parent / "data" / "lab-ib.yaml"
+
+
+def lab_3tier(servers: int = 64):
+    return plan_from_text(LAB_3TIER.format(servers=servers, catalog=LAB_CATALOG), file=str(LAB_CATALOG))
+
+
+def result(report: dict, pattern: str, routing: str, failure: str | None = None) -> dict:
+    return next(r for r in report["results"] if r["pattern"] == pattern and r["routing"] == routing and r["failure"] == failure)
+
+
+@pytest.fixture(scope="module")
+def fat_tree():
+    return plan_from_text(FAT_TREE_2048)
+
+
+# --- known results -------------------------------------------------------------------------
+
+def test_adaptive_routing_carries_a_permutation_at_line_rate_on_a_full_fat_tree(fat_tree):
+    for plan in (fat_tree, lab_3tier(128)):
+        for seed in (1, 2):
+            r = result(traffic_report(plan, ["permutation"], ["adaptive"], seed=seed), "permutation", "adaptive")
+            assert r["fraction"] >= 0.99 and r["min_fraction"] >= 0.99, (plan.name, r)
+            assert r["max_link_load"] <= 1.0 + 1e-9
+
+
+def test_static_ecmp_loses_what_balls_into_bins_expects(fat_tree):
+    """One flow per GPU pair, random permutations: each leaf's 32 flows hash onto 32 uplinks
+    and arrive over 32 cables at random. Expected (closed form): uplink collisions alone cap the
+    mean at 1 - (31/32)^32 = 63.8 %; equal sharing on both hops gives 48.3 %; max-min fairness
+    lands in between, near the equal-share figure."""
+    expect = balls_into_bins(32, 32)
+    assert expect["single_hop_bound"] == round(1 - (31 / 32) ** 32, 4) == 0.6379
+    # E[1/max(1+X, 1+Y)], X, Y ~ Binomial(31, 1/32) independent, summed here independently
+    pmf = [math.comb(31, k) * (1 / 32) ** k * (31 / 32) ** (31 - k) for k in range(32)]
+    assert expect["equal_share"] == round(sum(pmf[a] * pmf[b] / (1 + max(a, b)) for a in range(32) for b in range(32)), 4)
+    measured = []
+    for seed in range(1, 7):
+        r = result(traffic_report(fat_tree, ["permutation"], ["ecmp"], seed=seed), "permutation", "ecmp")
+        assert r["balls_into_bins"] == expect
+        measured.append(r["fraction"])
+    mean = float(np.mean(measured))
+    assert expect["equal_share"] < mean < expect["single_hop_bound"]
+    assert abs(mean - expect["equal_share"]) < 0.05, (mean, expect)
+    # a Monte Carlo of the model itself (no routing code) agrees with the closed form
+    rng = np.random.default_rng(7)
+    up = rng.binomial(31, 1 / 32, size=200_000) + 1
+    down = rng.binomial(31, 1 / 32, size=200_000) + 1
+    assert abs(np.mean(1 / np.maximum(up, down)) - expect["equal_share"]) < 0.003
+
+
+def test_no_routing_exceeds_half_of_line_rate_across_leaves_at_2_to_1():
+    plan = plan_from_text(FAT_TREE_2TO1)
+    report = traffic_report(plan, ["shift:switch", "permutation"], ["ecmp", "adaptive", "ftree"])
+    for r in report["results"]:
+        if r["pattern"] == "shift:switch":  # every flow leaves its leaf: 32 flows on 16 uplinks
+            assert r["fraction"] <= 0.5 + 1e-9, r
+    assert result(report, "shift:switch", "adaptive")["fraction"] == 0.5
+    assert result(report, "shift:switch", "ftree")["fraction"] == 0.5  # ftree is balanced: 2 CNs per uplink
+
+
+@pytest.mark.parametrize("spec,shifts", [(FAT_TREE_2048, [1, 5, 32, 33, 100, 1000, 2047]),
+                                         (None, [1, 3, 4, 5, 16, 17, 50, 64, 100, 127])])
+def test_opensm_ftree_carries_shift_permutations_without_contention(spec, shifts):
+    plan = plan_from_text(spec) if spec else lab_3tier(128)
+    for k in shifts:
+        r = result(traffic_report(plan, [f"shift:{k}"], ["ftree", "ecmp"]), f"shift:{k}", "ftree")
+        assert r["fraction"] == 1.0 and r["min_fraction"] == 1.0 and r["max_link_load"] == 1.0, (k, r)
+
+
+def test_losing_a_spine_costs_adaptive_routing_its_share_of_uplinks():
+    """b200-superpod-4su: 16 spines, 2 cables per leaf-spine pair; losing spine-01 leaves every
+    leaf 30 of 32 uplinks, so traffic that all leaves its leaf gets 30/32 at best, and the
+    even split gets exactly that."""
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    report = traffic_report(plan, ["shift:switch"], ["adaptive", "ecmp"], fail="spine:1")
+    intact, failed = result(report, "shift:switch", "adaptive"), result(report, "shift:switch", "adaptive", "spine:1")
+    assert intact["fraction"] == 1.0 and failed["fraction"] == round(30 / 32, 4)
+    assert failed["hot_links"][0]["offered_load"] == round(32 / 30, 4)
+    assert result(report, "shift:switch", "ecmp", "spine:1")["fraction"] < failed["fraction"]
+
+
+def test_more_queue_pairs_per_connection_spread_ecmp_collisions(fat_tree):
+    """NCCL_IB_QPS_PER_CONNECTION: each QP hashes on its own, so a link's load averages over
+    more, smaller sub-flows and the slowest connection speeds up (measured: 17 % of line rate
+    with 1 QP, 31 % with 4, 52 % with 16), though a connection still waits for its slowest QP,
+    so the mean rises more slowly."""
+    by_qps = {q: result(traffic_report(fat_tree, ["permutation"], ["ecmp"], qps=q), "permutation", "ecmp")
+              for q in (1, 4, 16)}
+    assert by_qps[1]["min_fraction"] < by_qps[4]["min_fraction"] - 0.1 < by_qps[16]["min_fraction"] - 0.2
+    assert by_qps[1]["max_link_load"] > by_qps[4]["max_link_load"] > by_qps[16]["max_link_load"]
+    assert by_qps[16]["fraction"] > by_qps[1]["fraction"] + 0.1
+
+
+def test_ring_over_rails_in_plan_order_stays_on_the_rail_leaves():
+    """NCCL's ring talks NIC i to NIC i of the next server: on a rail-optimized SuperPOD
+    consecutive servers share their rail leaf, so only SU boundaries cross the spines and no
+    routing loses anything; a scattered rank order crosses spines everywhere and ECMP collides."""
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    ordered = traffic_report(plan, ["ring-allreduce"], ["ecmp", "adaptive"])
+    assert {r["fraction"] for r in ordered["results"]} == {1.0}
+    scattered = traffic_report(plan, ["ring-allreduce"], ["ecmp", "adaptive"], order="random")
+    assert result(scattered, "ring-allreduce", "adaptive")["fraction"] == 1.0
+    assert result(scattered, "ring-allreduce", "ecmp")["fraction"] < 0.8
+
+
+# --- the models against independent computations --------------------------------------------
+
+def _brute_force_spray(fabric: TrafficFabric, clos: ClosRoutes, src, dst) -> np.ndarray:
+    """Per directed link, the load of one unit per flow split evenly at every hop over the
+    valley-free next hops, walked flow by flow in plain Python."""
+    g = fabric.graph
+    load = np.zeros(fabric.n_links)
+    nbr: dict[int, list[tuple[int, int, bool]]] = {}
+    for k in range(g.a.size):
+        if clos.alive[k]:
+            nbr.setdefault(int(g.a[k]), []).append((int(g.b[k]), 2 * int(g.link[k]), True))
+            nbr.setdefault(int(g.b[k]), []).append((int(g.a[k]), 2 * int(g.link[k]) + 1, False))
+    for s, d in zip(src.tolist(), dst.tolist()):
+        if not clos.routable(np.array([s]), np.array([d]))[0]:
+            continue
+        load[fabric.attach_out(np.array([s]))] += 1
+        load[fabric.attach_in(np.array([d]))] += 1
+        target = int(fabric.ep_switch[d])
+        e = clos.edge_of[target]
+        frontier = {int(fabric.ep_switch[s]): 1.0}
+        while frontier:
+            nxt: dict[int, float] = {}
+            for x, mass in frontier.items():
+                if x == target:
+                    continue
+                if clos.down[x, e]:
+                    hops = [(y, l) for y, l, up in nbr[x] if not up and clos.down[y, e]]
+                else:
+                    hops = [(y, l) for y, l, up in nbr[x] if up and clos.reach[y, e]]
+                for y, l in hops:
+                    load[l] += mass / len(hops)
+                    nxt[y] = nxt.get(y, 0.0) + mass / len(hops)
+            frontier = nxt
+    return load
+
+
+@pytest.mark.parametrize("fail", [None, "spine:1", "core:1", "link:3", "pod1-spine-02,pod2-spine-03", "core-001,core-004"])
+def test_factorised_even_split_equals_a_flow_by_flow_walk(fail):
+    plan = lab_3tier(128)
+    fabric = TrafficFabric(plan, parse_failure(plan, fail))
+    clos = ClosRoutes(fabric)
+    rng = np.random.default_rng(3)
+    n = fabric.ep_link.size
+    src, dst = rng.integers(0, n, 600), rng.integers(0, n, 600)
+    terms, ok = clos.spray_terms(src, dst)
+    fast = Incidence(src.size, fabric.n_links, terms).load(np.ones(src.size))
+    assert np.allclose(fast, _brute_force_spray(fabric, clos, src, dst))
+    assert ok.sum() > 500
+
+
+def test_ecmp_paths_are_valley_free_shortest_and_seeded():
+    plan = lab_3tier(128)
+    fabric = TrafficFabric(plan, parse_failure(plan, "spine:1,link:2"))
+    clos = ClosRoutes(fabric)
+    rng = np.random.default_rng(5)
+    n = fabric.ep_link.size
+    src, dst = rng.integers(0, n, 2000), rng.integers(0, n, 2000)
+    flow, link, ok = clos.ecmp_paths(src, dst, np.zeros(src.size, dtype=np.int64), seed=1)
+    L = plan.links
+    tier = np.array([d.tier for d in plan.devices])
+    for f in np.flatnonzero(ok)[:400].tolist():
+        hops = link[flow == f]
+        dev = int(L.a_dev[fabric.ep_link[src[f]]])
+        went_down = False
+        # walk from the source server: each hop must leave the current device
+        remaining = list(hops.tolist())
+        while remaining:
+            nxt = [h for h in remaining if (L.a_dev[h // 2] if h % 2 == 0 else L.b_dev[h // 2]) == dev]
+            assert len(nxt) == 1, "a path is a chain of links"
+            h = nxt[0]
+            remaining.remove(h)
+            assert fabric.link_alive[h // 2]
+            up = h % 2 == 0
+            assert not (went_down and up), "valley-free: never up after down"
+            went_down |= not up and tier[dev] > 0
+            dev = int(L.b_dev[h // 2] if up else L.a_dev[h // 2])
+        assert dev == L.a_dev[fabric.ep_link[dst[f]]]
+        a, b = fabric.ep_switch[src[f]], fabric.ep_switch[dst[f]]
+        lca = 1 if a == b else (2 if plan.devices[int(fabric.graph.device_of[a])].pod == plan.devices[int(fabric.graph.device_of[b])].pod else 3)
+        assert len(hops) == 2 * lca, "shortest: up to the lowest common tier and down"
+    again = clos.ecmp_paths(src, dst, np.zeros(src.size, dtype=np.int64), seed=1)
+    other = clos.ecmp_paths(src, dst, np.zeros(src.size, dtype=np.int64), seed=2)
+    assert np.array_equal(again[1], link) and not np.array_equal(other[1], link)
+
+
+def test_max_min_fairness_by_progressive_filling_on_a_textbook_case():
+    """Links of capacity 1: flow 0 crosses links 0 and 1, flow 1 link 0, flow 2 link 1, flow 3
+    links 1 and 2. Link 1 fills first with three flows at 1/3; flow 1 then takes the rest of
+    link 0: (1/3, 2/3, 1/3, 1/3)."""
+    from compiler.traffic.fairness import Term, flows_on_links
+
+    flows = np.array([0, 0, 1, 2, 3, 3])
+    links = np.array([0, 1, 0, 1, 1, 2])
+    inc = Incidence(4, 3, [Term([flows_on_links(3, flows, links, n_flows=4)])])
+    rates = max_min_rates(inc, np.array([1.0, 1.0, 1.0]))
+    assert np.allclose(rates, [1 / 3, 2 / 3, 1 / 3, 1 / 3])
+    # a split flow: flow 0 half on link 0, half on link 1; flow 1 on link 1 only
+    inc = Incidence(2, 2, [Term([flows_on_links(2, np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([0.5, 0.5, 1.0]), n_flows=2)])])
+    assert np.allclose(max_min_rates(inc, np.array([1.0, 1.0])), [2 / 3, 2 / 3])
+
+
+def test_all_to_all_is_nccls_peer_schedule_rail_aligned():
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-2su.yaml")
+    fabric = TrafficFabric(plan)
+    pat = build_pattern(fabric, "all-to-all", placement(fabric, None, "plan", 1), seed=1, max_phases=10_000)
+    assert pat.total_phases == 511 and len(pat.phases) == 511  # phases 1..7 send only some NICs (the rest is NVLink)
+    for ph in pat.phases:
+        # every network flow joins the same rail (NIC i to NIC i) on two different servers
+        assert np.array_equal(fabric.ep_port[ph.src], fabric.ep_port[ph.dst])
+        assert not np.any(fabric.ep_server[ph.src] == fabric.ep_server[ph.dst])
+        assert np.unique(ph.src).size == ph.src.size and np.unique(ph.dst).size == ph.dst.size
+
+
+# --- contract ----------------------------------------------------------------------------------
+
+def test_json_output_follows_its_schema_and_is_deterministic():
+    args = ("traffic", str(SPECS / "b200-superpod-4su.yaml"), "--pattern", "ring-allreduce,all-to-all,permutation,shift",
+            "--fail", "spine:1", "--format", "json")
+    first = cli_in_process(*args)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    assert len(report["results"]) == 4 * 3 * 2  # patterns x (ecmp, adaptive, ftree) x (intact, spine:1)
+    assert cli_in_process(*args).stdout == first.stdout
+    r = result(report, "all-to-all", "adaptive")
+    assert set(r["collective_seconds"]) == {"1048576", "1073741824", "140000000000"}
+    assert r["hot_links"][0]["cable"].startswith(("su", "dgx"))
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--pattern", "ring"], "unknown pattern 'ring'"),
+    (["--routing", "valiant"], "routing 'valiant' does not apply"),
+    (["--fail", "spline:1"], "did you mean spine:1"),
+    (["--servers", "first:1"], "N must be 2 to 128"),
+    (["--servers", "dgx-su9-001,dgx-su1-002"], "no server 'dgx-su9-001'"),
+    (["--qps", "0"], "queue pairs per connection are 1 to 64"),
+    (["--pattern", "shift:99999"], "shift:99999"),
+])
+def test_bad_options_exit_2_with_the_reason(args, message):
+    r = cli_in_process("traffic", str(SPECS / "b200-superpod-4su.yaml"), *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_ftree_only_for_infiniband():
+    plan = plan_from_text(FAT_TREE_2048.replace("qm9700", "sn5400"))
+    with pytest.raises(TrafficError, match="InfiniBand"):
+        traffic_report(plan, ["permutation"], ["ftree"])
