@@ -301,3 +301,117 @@ def test_ftree_only_for_infiniband():
     plan = plan_from_text(FAT_TREE_2048.replace("qm9700", "sn5400"))
     with pytest.raises(TrafficError, match="InfiniBand"):
         traffic_report(plan, ["permutation"], ["ftree"])
+
+
+# --- dragonfly ---------------------------------------------------------------------------------
+
+# A balanced dragonfly of the 8-port lab switch at its largest: p = 2, a = 4, h = 2, g = a*h + 1 = 9
+# groups, one global cable between every pair of groups.
+LAB_DRAGONFLY = """name: lab-dragonfly
+servers: 72
+server: lab-1nic
+catalog: {catalog}
+fabric: {{topology: dragonfly, switch: lab-ib-8port, endpoints_per_switch: 2, switches_per_group: 4,
+          global_ports_per_switch: 2, groups: 9}}
+"""
+
+
+def lab_dragonfly():
+    return plan_from_text(LAB_DRAGONFLY.format(catalog=LAB_CATALOG), file=str(LAB_CATALOG))
+
+
+def test_dragonfly_group_to_group_traffic_is_held_by_global_cables_and_valiant_restores_it():
+    """Every endpoint of group i sends to group i+1 (shift by a group). Minimal routing puts a
+    group's 8 endpoints on the one cable to the next group: 1/8 of line rate. Valiant spreads
+    them over the 7 other groups' cables (two global hops each) and UGAL, seeing the minimal
+    cable offered 8x, takes Valiant for all of them."""
+    report = traffic_report(lab_dragonfly(), ["shift:group", "permutation"], ["minimal", "valiant", "ugal"])
+    minimal = result(report, "shift:group", "minimal")
+    assert minimal["fraction"] == minimal["min_fraction"] == 0.125
+    assert minimal["hot_links"][0]["kind"] == "global" and minimal["max_link_load"] == 8.0
+    valiant = result(report, "shift:group", "valiant")
+    assert valiant["fraction"] >= 2 * minimal["fraction"]
+    assert result(report, "shift:group", "ugal")["fraction"] == valiant["fraction"]
+    assert any("ugal: 72 of 72 flows" in n for n in result(report, "shift:group", "ugal")["notes"])
+    # on a random permutation minimal is the better choice and UGAL mostly keeps it
+    perm = {r: result(report, "permutation", r)["fraction"] for r in ("minimal", "valiant", "ugal")}
+    assert perm["valiant"] < perm["minimal"] and perm["ugal"] >= 0.95 * perm["minimal"]
+
+
+def test_four_group_dragonfly_gains_nothing_from_valiant():
+    """specs/dragonfly-2k.yaml has 4 groups and 170 cables between each pair. Group-to-group
+    traffic gets 170/512 of line rate minimally; Valiant's two detour groups carry their own
+    detoured traffic on the same cables, so it gets no more (the direct cables go idle)."""
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "dragonfly-2k.yaml")
+    report = traffic_report(plan, ["shift:group"], ["minimal", "valiant"])
+    assert result(report, "shift:group", "minimal")["fraction"] == round(170 / 512, 4)
+    assert result(report, "shift:group", "valiant")["fraction"] == round(170 / 512, 4)
+
+
+def test_dragonfly_split_equals_an_enumeration_of_its_paths():
+    """All-to-all groups: inside a group the shortest path is the direct cable, so a flow's
+    load is an average over explicit paths: minimal over the cables joining its groups,
+    Valiant over intermediate groups and the cables in and out of them."""
+    from compiler.traffic.dragonfly import DragonflyRoutes
+
+    plan = lab_dragonfly()
+    fabric = TrafficFabric(plan, parse_failure(plan, "g3-router-02"))
+    routes = DragonflyRoutes(fabric)
+    g = fabric.graph
+    kind = np.array(plan.link_kinds, dtype=object)[plan.links.kind[g.link]]
+    alive = fabric.switch_links_alive()
+    local, cables = {}, {}
+    for k in np.flatnonzero(alive).tolist():
+        a, b, l = int(g.a[k]), int(g.b[k]), int(g.link[k])
+        if kind[k] == "local":
+            local[(a, b)], local[(b, a)] = 2 * l, 2 * l + 1
+        else:
+            ga, gb = routes.group[a], routes.group[b]
+            cables.setdefault((ga, gb), []).append((a, b, 2 * l))
+            cables.setdefault((gb, ga), []).append((b, a, 2 * l + 1))
+
+    def hop(load, u, v, w):
+        if u != v:
+            load[local[(u, v)]] += w
+
+    def via(load, u, v, gs, gd, w):  # from router u (group gs) over a cable to group gd, then to router v
+        for x, y, l in cables[(gs, gd)]:
+            share = w / len(cables[(gs, gd)])
+            hop(load, u, x, share)
+            load[l] += share
+            hop(load, y, v, share)
+
+    rng = np.random.default_rng(2)
+    n = fabric.ep_link.size
+    src, dst = rng.integers(0, n, 300), rng.integers(0, n, 300)
+    for routing in ("minimal", "valiant"):
+        terms, ok, _ = routes.terms(routing, src, dst)
+        fast = Incidence(src.size, fabric.n_links, terms).load(np.ones(src.size))
+        slow = np.zeros(fabric.n_links)
+        for i in np.flatnonzero(ok).tolist():
+            s, d = int(src[i]), int(dst[i])
+            slow[fabric.attach_out(np.array([s]))] += 1
+            slow[fabric.attach_in(np.array([d]))] += 1
+            u, v = int(fabric.ep_switch[s]), int(fabric.ep_switch[d])
+            gs, gd = int(routes.group[u]), int(routes.group[v])
+            if gs == gd:
+                hop(slow, u, v, 1.0)
+            elif routing == "minimal":
+                via(slow, u, v, gs, gd, 1.0)
+            else:
+                mids = [gi for gi in range(9) if gi not in (gs, gd) and cables.get((gs, gi)) and cables.get((gi, gd))]
+                for gi in mids:
+                    w = 1 / len(mids)
+                    for x, y, l in cables[(gs, gi)]:  # into the intermediate group, then on to gd
+                        share = w / len(cables[(gs, gi)])
+                        hop(slow, u, x, share)
+                        slow[l] += share
+                        via(slow, y, v, gi, gd, share)
+        assert np.allclose(fast, slow), routing
+        dead_end = ~fabric.ep_alive[src] | ~fabric.ep_alive[dst]
+        gs, gd = routes.group[fabric.ep_switch[src]], routes.group[fabric.ep_switch[dst]]
+        no_cable = np.array([a != b and (a, b) not in cables for a, b in zip(gs.tolist(), gd.tolist())])
+        # minimal has no path where the failed router held the only cable between two groups
+        assert np.array_equal(~ok, dead_end | no_cable) if routing == "minimal" else np.array_equal(~ok, dead_end)

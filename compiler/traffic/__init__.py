@@ -57,14 +57,17 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         r_fab = router if fabric is intact else Router(fabric, qps=qps, seed=seed)
         for pat in built:
             for routing in routings:
-                phases, notes = [], []
-                for phase in pat.phases:
-                    routed = r_fab.route(routing, phase)
-                    phases.append(solve_phase(fabric, phase, routed))
-                    notes += [n for n in routed.notes if n not in notes]
+                phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
+                notes = []
                 secondary = sum(p.secondary for p in phases)
                 if secondary:
-                    notes.append(f"{secondary:,} flows take ftree's secondary routes (modelled approximately)")
+                    notes.append(f"{secondary:,} flows reach their CN through ftree's secondary routes "
+                                 "(exact on two tiers, approximate on three)")
+                if any("ugal_valiant" in p.counts for p in phases):
+                    took = sum(p.counts["ugal_valiant"] for p in phases)
+                    between = sum(p.counts["between_groups"] for p in phases)
+                    notes.append(f"ugal: {took:,} of {between:,} flows between groups take Valiant (their minimal "
+                                 "global cables offered more than twice the load of the Valiant ones)")
                 res = summarise(fabric, pat, routing, phases, notes)
                 res = {"pattern": res.pop("pattern"), "routing": res.pop("routing"), "failure": label or None, **res}
                 expect = balls_into_bins_for(fabric, pat, routing, qps)

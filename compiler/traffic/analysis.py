@@ -35,6 +35,7 @@ class PhaseResult:
     util: np.ndarray  # per directed link: load at the fair rates / capacity
     unroutable: int
     secondary: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Routed:
     demand_gbps: np.ndarray  # line rate share of each sub-flow (NIC rate / sub-flows of its flow)
     flow_of: np.ndarray  # sub-flow -> flow of the phase
     secondary: int = 0
-    notes: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # what a routing decided, summed over phases in notes
 
 
 def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, link: np.ndarray) -> Incidence:
@@ -72,7 +73,7 @@ def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseRes
     util = routed.inc.load(rates) / fabric.cap_gbps
     unroutable = int(np.unique(routed.flow_of[~routed.active]).size)
     return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 0.0, conn_frac, offered, flows_on, util,
-                       unroutable, routed.secondary)
+                       unroutable, routed.secondary, routed.counts)
 
 
 def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[PhaseResult],

@@ -98,5 +98,5 @@ class Router:
         if routing == "ftree":
             fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
             return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
-        terms, ok, notes = self.dragonfly.terms(routing, phase.src, phase.dst)
-        return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow, notes=notes)
+        terms, ok, counts = self.dragonfly.terms(routing, phase.src, phase.dst)
+        return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow, counts=counts)
