@@ -408,7 +408,8 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
             order: str = typer.Option("plan", "--order", help="rank order: plan, or random (a scattered job)"),
             qps: int = typer.Option(1, "--qps", help="queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): ECMP hashes each"),
             seed: int = typer.Option(1, "--seed", help="seed of the ECMP hash, permutations, random placement and sampled phases"),
-            phases: int = typer.Option(16, "--phases", help="all-to-all: analyse at most this many of its phases (a seeded sample)"),
+            phases: Optional[int] = typer.Option(None, "--phases", help="all-to-all: analyse at most this many of its phases, a seeded "
+                                                                          "sample (default 16; above 16,384 GPUs 16 x 16,384 / GPUs, at least 4)"),
             export: Optional[str] = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
                                                                          "(htsim, astra-sim, simai)"),
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:

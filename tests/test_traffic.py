@@ -415,3 +415,23 @@ def test_dragonfly_split_equals_an_enumeration_of_its_paths():
         no_cable = np.array([a != b and (a, b) not in cables for a, b in zip(gs.tolist(), gd.tolist())])
         # minimal has no path where the failed router held the only cable between two groups
         assert np.array_equal(~ok, dead_end | no_cable) if routing == "minimal" else np.array_equal(~ok, dead_end)
+
+
+def test_ecmp_shortcuts_choose_what_the_full_candidate_scan_chooses(monkeypatch):
+    """The ECMP walk skips the candidate scan where every up cable is equal cost (intact
+    switches) or the destination leaf hangs off the switch; with the shortcuts off, every
+    hop is scanned, and the hashed paths must not change (with failures, both kinds of hop mix)."""
+    plan = lab_3tier(128)
+    fabric = TrafficFabric(plan, parse_failure(plan, "pod2-spine-01,leaf-003:5"))
+    clos = ClosRoutes(fabric)
+    rng = np.random.default_rng(11)
+    n = fabric.ep_link.size
+    src, dst = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
+    qp = rng.integers(0, 4, 3000)
+    fast = clos.ecmp_paths(src, dst, qp, seed=9)
+    assert clos._whole_up.any() and not clos._whole_up.all()
+    monkeypatch.setattr(ClosRoutes, "_whole_up", np.zeros(fabric.graph.n, dtype=bool))
+    monkeypatch.setattr(ClosRoutes, "_parallel", (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+    slow = ClosRoutes(fabric).ecmp_paths(src, dst, qp, seed=9)
+    key = lambda r: sorted(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    assert key(fast) == key(slow)

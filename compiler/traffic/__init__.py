@@ -16,7 +16,7 @@ from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
 from .analysis import balls_into_bins_for, solve_phase, summarise
 from .fabric import TrafficFabric, parse_failure
-from .patterns import DEFAULT_MAX_PHASES, PatternError, build_pattern, placement
+from .patterns import PatternError, build_pattern, placement
 from .routing import Router, RoutingError
 
 SCHEMA = Path(__file__).with_name("traffic.schema.json")
@@ -31,8 +31,10 @@ class TrafficError(ValueError):
 
 def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list[str] | None = None,
                    fail: str | None = None, servers: str | None = None, order: str = "plan", qps: int = 1,
-                   seed: int = 1, max_phases: int = DEFAULT_MAX_PHASES) -> dict:
+                   seed: int = 1, max_phases: int | None = None) -> dict:
     view = fabric_view(plan)
+    if max_phases is not None and not 1 <= max_phases <= 4096:
+        raise TrafficError(f"--phases {max_phases}: analyse 1 to 4,096 all-to-all phases")
     if not 1 <= qps <= 64:
         raise TrafficError(f"--qps {qps}: queue pairs per connection are 1 to 64 (NCCL_IB_QPS_PER_CONNECTION)")
     try:

@@ -147,11 +147,62 @@ class ClosRoutes:
         matrix_ok = np.where(down_row, self.down[head, e[row]], self.reach[head, e[row]])
         return row, link, self.alive[link] & matrix_ok, down_row
 
+    @cached_property
+    def _whole_up(self) -> np.ndarray:
+        """Per switch: every up cable is live and leads to a switch that reaches every edge,
+        so its equal-cost up set toward any destination is all of them (the intact case)."""
+        n = self.f.graph.n
+        deg = np.diff(self.up_ptr)
+        live = np.bincount(self.lo[self.alive], minlength=n)
+        head_all = self.reach.all(axis=1)
+        bad = np.bincount(self.lo[~head_all[self.hi]], minlength=n)
+        return (deg == live) & (bad == 0)
+
+    @cached_property
+    def _parallel(self):
+        """Live cables by (upper, lower) switch, in the upper switch's port order: for the
+        last hop down, where the only equal-cost next hops are the cables to the leaf."""
+        n = self.f.graph.n
+        k = np.flatnonzero(self.alive)
+        code = self.hi[k] * n + self.lo[k]
+        order = np.lexsort((self.f.plan.links.b_port[self.f.graph.link[k]], code))
+        return code[order], k[order]
+
+    def _next_hops(self, m, x, e, target, keys, device):
+        """One hop of the ECMP walk for flows m at switches x: (chosen switch link, downward)."""
+        chosen = np.full(m.size, -1, dtype=np.int64)
+        down = self.down[x, e]
+        fast_up = ~down & self._whole_up[x]
+        if fast_up.any():
+            deg = (self.up_ptr[x + 1] - self.up_ptr[x])[fast_up]
+            pick = switch_choice(keys[fast_up], device[x[fast_up]], deg)
+            chosen[fast_up] = self.up_order[self.up_ptr[x[fast_up]] + pick]
+        codes, par = self._parallel
+        want = x * self.f.graph.n + target
+        lo_i, hi_i = np.searchsorted(codes, want), np.searchsorted(codes, want, side="right")
+        fast_down = down & (hi_i > lo_i)  # the destination leaf hangs off this switch: its cables
+        if fast_down.any():
+            cnt = (hi_i - lo_i)[fast_down]
+            pick = switch_choice(keys[fast_down], device[x[fast_down]], cnt)
+            chosen[fast_down] = par[lo_i[fast_down] + pick]
+        rest = np.flatnonzero(~fast_up & ~fast_down)
+        if rest.size:
+            row, link, valid, _ = self._candidates(x[rest], e[rest], down[rest])
+            count = np.bincount(row, weights=valid, minlength=rest.size).astype(np.int64)
+            if np.any(count == 0):
+                raise AssertionError("a routable flow found no next hop")
+            choice = switch_choice(keys[rest], device[x[rest]], count)
+            rank = np.cumsum(valid) - 1
+            seg_start = np.searchsorted(row, np.arange(rest.size))
+            rank = rank - (rank[seg_start] - valid[seg_start].astype(np.int64) + 1)[row]
+            pick = valid & (rank == choice[row])
+            chosen[rest[row[pick]]] = link[pick]
+        return chosen, down
+
     def ecmp_paths(self, src: np.ndarray, dst: np.ndarray, qp: np.ndarray, seed: int):
         """Per sub-flow, the directed links of its hashed path: (flow, directed link)
         pairs, and which sub-flows have a route."""
         f = self.f
-        n = src.size
         ok = self.routable(src, dst)
         keys = flow_keys(src, dst, qp, seed)
         flows = [np.flatnonzero(ok), np.flatnonzero(ok)]
@@ -161,28 +212,17 @@ class ClosRoutes:
         e = self.edge_of[target]
         moving = np.flatnonzero(ok & (cur != target))
         device = f.graph.device_of
+        budget = max(1, _CHUNK // max(1, int(np.diff(self.up_ptr).max(initial=1)), int(np.diff(self.dn_ptr).max(initial=1))))
         for _ in range(2 * self.top):
             if moving.size == 0:
                 break
-            budget = max(1, _CHUNK // max(1, int(np.diff(self.up_ptr).max(initial=1))))
             next_moving = []
             for lo_i in range(0, moving.size, budget):
                 m = moving[lo_i:lo_i + budget]
-                x = cur[m]
-                going_down = self.down[x, e[m]]
-                row, link, valid, down_row = self._candidates(x, e[m], going_down)
-                count = np.bincount(row, weights=valid, minlength=m.size).astype(np.int64)
-                if np.any(count == 0):
-                    raise AssertionError("a routable flow found no next hop")
-                choice = switch_choice(keys[m], device[x], count)
-                rank = np.cumsum(valid) - 1
-                seg_start = np.searchsorted(row, np.arange(m.size))
-                rank = rank - (rank[seg_start] - valid[seg_start].astype(np.int64) + 1)[row] + 0
-                pick = valid & (rank == choice[row])
-                chosen, cdown = link[pick], down_row[pick]
+                chosen, down = self._next_hops(m, cur[m], e[m], target[m], keys[m], device)
                 flows.append(m)
-                links.append(2 * f.graph.link[chosen] + cdown)
-                cur[m] = np.where(cdown, self.lo[chosen], self.hi[chosen])
+                links.append(2 * f.graph.link[chosen] + down)
+                cur[m] = np.where(down, self.lo[chosen], self.hi[chosen])
                 next_moving.append(m[cur[m] != target[m]])
             moving = np.concatenate(next_moving)
         if moving.size:

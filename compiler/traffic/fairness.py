@@ -47,6 +47,15 @@ class Term:
             v = m.T @ v
         return v if self.classes is None else v[self.classes]
 
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Term":
+        """The same term over a subset of flows (indices) and links (indices)."""
+        last = self.chain[-1][links]
+        if self.classes is None:
+            first = (last if len(self.chain) == 1 else self.chain[0])[:, flows]
+            chain = [first] if len(self.chain) == 1 else [first, *self.chain[1:-1], last]
+            return Term([c.tocsr() for c in chain])
+        return Term([*self.chain[:-1], last.tocsr()], self.classes[flows])
+
 
 @dataclass
 class Incidence:
@@ -66,6 +75,9 @@ class Incidence:
             out += t.touches(links)
         return out
 
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Incidence":
+        return Incidence(flows.size, links.size, [t.restrict(flows, links) for t in self.terms])
+
 
 def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.ndarray | None = None,
                    n_flows: int | None = None) -> csr_matrix:
@@ -79,22 +91,34 @@ def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.
 
 def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
     """Max-min fair rate of every flow (same unit as `cap`); flows not `active` (no route)
-    get 0 and take nothing."""
+    get 0 and take nothing. As flows freeze, the problem is shrunk to the rising flows and
+    the links that are not full (each time half the flows have frozen), so late rounds,
+    which settle few flows, cost little."""
     rate = np.zeros(inc.n_flows)
-    rising = np.ones(inc.n_flows, dtype=bool) if active is None else active.copy()
-    used = np.zeros(inc.n_links)
+    flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
+    sub = inc if flows.size == inc.n_flows else inc.restrict(flows, np.arange(inc.n_links))
+    links = np.arange(inc.n_links)
+    cap_sub = cap.astype(np.float64)
+    room = cap_sub.copy()
+    rising = np.ones(flows.size, dtype=bool)
     for _ in range(MAX_ROUNDS):
         if not rising.any():
             return rate
-        pace = inc.load(rising.astype(np.float64))  # load added per unit of rate
+        pace = sub.load(rising.astype(np.float64))  # load added per unit of rate
         moving = pace > 1e-12
         if not moving.any():  # rising flows cross no link: unbounded, which a route never is
             raise AssertionError("a routed flow crosses no capacitated link")
-        room = cap[moving] - used[moving]
-        step = max(0.0, float(np.min(room / pace[moving])))
-        rate[rising] += step
-        used += step * pace
-        full = moving & (used >= cap * (1 - _REL_TOL))
-        frozen = inc.touches(full) > 1e-12
-        rising &= ~frozen
+        step = max(0.0, float(np.min(room[moving] / pace[moving])))
+        rate[flows[rising]] += step
+        room -= step * pace
+        full = moving & (room <= cap_sub * _REL_TOL)
+        rising &= ~(sub.touches(full) > 1e-12)
+        if rising.sum() * 2 < rising.size or moving.sum() * 2 < moving.size:
+            # shrink to the rising flows and the links they load (none of them full)
+            keep_links = np.flatnonzero(moving & ~full)
+            keep_flows = np.flatnonzero(rising)
+            sub = sub.restrict(keep_flows, keep_links)
+            flows, links = flows[keep_flows], links[keep_links]
+            cap_sub, room = cap_sub[keep_links], room[keep_links]
+            rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")

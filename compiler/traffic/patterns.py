@@ -15,7 +15,10 @@ uses, so a connection of k flows runs at k times its slowest flow.
   (mod n). With PXN the data first crosses NVLink to the GPU of the sender's server on the
   destination's rail, so every network flow is rail-aligned and every NIC sends and
   receives one flow per phase. Pairs inside one scale-up domain go over NVLink (no flow).
-  Above `max_phases` network phases, a seeded sample of phases is analysed (stated).
+  Above `max_phases` network phases, a seeded sample of phases is analysed (stated). By
+  default 16, fewer above 16,384 GPUs (16 x 16,384 / GPUs, at least 4): every phase is a
+  rail-aligned permutation of every NIC, so at that size phases differ little from one
+  another and each costs a full max-min solve.
 - permutation: a seeded random permutation of the endpoints (one flow per GPU NIC pair);
   pairs inside one scale-up domain are dropped (NVLink).
 - shift[:k|:group]: endpoint i -> i + k in fabric order (by edge switch, then switch port):
@@ -35,6 +38,10 @@ from .fabric import TrafficFabric
 
 PATTERNS = ("ring-allreduce", "hierarchical", "all-to-all", "permutation", "shift")
 DEFAULT_MAX_PHASES = 16
+
+
+def default_phases(gpus: int) -> int:
+    return max(4, min(DEFAULT_MAX_PHASES, DEFAULT_MAX_PHASES * 16_384 // max(1, gpus)))
 
 
 @dataclass
@@ -102,7 +109,7 @@ def placement(fabric: TrafficFabric, servers: str | None, order: str, seed: int)
 
 
 def build_pattern(fabric: TrafficFabric, name: str, servers: np.ndarray, seed: int,
-                  max_phases: int = DEFAULT_MAX_PHASES) -> Pattern:
+                  max_phases: int | None = None) -> Pattern:
     kind, _, arg = name.partition(":")
     if kind not in PATTERNS:
         from ..diagnostics import nearest
@@ -118,7 +125,7 @@ def build_pattern(fabric: TrafficFabric, name: str, servers: np.ndarray, seed: i
     if kind == "shift":
         phase, stride = _shift(fabric, servers, arg)
         return Pattern(name, kind, [phase], gpus, servers, notes=[f"shift by {stride:,} endpoints in fabric order"])
-    return _all_to_all(fabric, servers, seed, max_phases)
+    return _all_to_all(fabric, servers, seed, max_phases or default_phases(gpus))
 
 
 def _endpoints_of(fabric: TrafficFabric, servers: np.ndarray) -> np.ndarray:
