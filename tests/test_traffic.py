@@ -435,3 +435,62 @@ def test_ecmp_shortcuts_choose_what_the_full_candidate_scan_chooses(monkeypatch)
     slow = ClosRoutes(fabric).ecmp_paths(src, dst, qp, seed=9)
     key = lambda r: sorted(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
     assert key(fast) == key(slow)
+
+
+# --- hooks: the check report, compare, requirements --------------------------------------------
+
+REQUIRING = """name: req
+servers: 128
+server: dgx-b200
+fabric: {topology: rail-optimized, switch: qm9700, oversubscription: "1:1", scalable_unit: 32}
+requirements:
+  traffic:
+    - {pattern: all-to-all, routing: ecmp, min_fraction: 0.6}
+    - {pattern: all-to-all, routing: ecmp, min_fraction: 0.5, measure: slowest}
+    - {pattern: shift:switch, routing: adaptive, min_fraction: 0.95, fail: "spine:1"}
+    - {pattern: permutation, routing: minimal, min_fraction: 0.5}
+"""
+
+
+def test_requirements_floor_traffic_with_a_stable_code(tmp_path):
+    spec = tmp_path / "req.yaml"
+    spec.write_text(REQUIRING)
+    r = cli_in_process("check", str(spec), "--format", "json")
+    assert r.returncode == 1
+    report = json.loads(r.stdout)["reports"][0]
+    by_name = {x["name"]: x for x in report["figures"]["requirements"]["results"]}
+    assert by_name["traffic.all-to-all.ecmp"] == {"name": "traffic.all-to-all.ecmp", "ok": True, "required": 0.6,
+                                                  "measured": 0.6868, "measure": "mean"}
+    assert not by_name["traffic.all-to-all.ecmp.slowest"]["ok"]
+    assert by_name["traffic.shift:switch.adaptive after spine:1"]["measured"] == round(30 / 32, 4)
+    codes = [f["code"] for f in report["findings"] if f["severity"] == "error"]
+    assert codes.count("TRAFFIC_BELOW_REQUIREMENT") == 2 and codes.count("TRAFFIC_REQUIREMENT_NOT_APPLICABLE") == 1
+    message = next(f["message"] for f in report["findings"] if f["code"] == "TRAFFIC_REQUIREMENT_NOT_APPLICABLE")
+    assert "routing 'minimal' does not apply" in message
+
+
+def test_a_malformed_traffic_requirement_is_a_spec_error(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(REQUIRING.replace("pattern: permutation", "pattern: permutaton").replace("min_fraction: 0.6", "min_fraction: 60"))
+    r = cli_in_process("validate", str(spec))
+    assert r.returncode == 2
+    assert "bad.yaml:10:" in r.stderr and "requirements.traffic.3.pattern" in r.stderr
+    assert "bad.yaml:7:" in r.stderr and "requirements.traffic.0.min_fraction" in r.stderr
+
+
+def test_check_report_and_compare_carry_the_all_to_all_headline():
+    from compiler.check import report_for
+    from compiler.compare import comparison_text, design_figures
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    report = report_for(plan)
+    headline = {r["routing"]: r for r in report["figures"]["traffic"]["results"]}
+    assert set(headline) == {"ecmp", "adaptive", "ftree"}
+    direct = traffic_report(plan, ["all-to-all"], ["ecmp"])["results"][0]
+    assert headline["ecmp"]["fraction"] == direct["fraction"] and headline["ecmp"]["min_fraction"] == direct["min_fraction"]
+    assert any(f["code"] == "TRAFFIC_ESTIMATE" and "ecmp 68.7% of line rate" in f["message"] for f in report["findings"])
+    text = comparison_text([design_figures(plan)])
+    assert "all-to-all ecmp (mean/slowest)" in text and "69%/17%" in text
+    _, torus = build_plan(SPECS / "tpu-v4-pod.yaml")
+    assert "direct network" in report_for(torus)["figures"]["traffic"]["skipped"]

@@ -21,6 +21,7 @@ from .physical import physical_findings
 from .redundancy import check_redundancy
 from .requirements import check_requirements
 from .scale_up import check_scale_up
+from .traffic import check_traffic
 
 # check name -> fn(ctx) -> (figures, findings). Order matters: later ones read earlier figures.
 CHECKS = {
@@ -33,6 +34,7 @@ CHECKS = {
     "hops": check_hops,
     "scale_up": check_scale_up,  # before collectives, which use its domains
     "collectives": check_collectives,
+    "traffic": check_traffic,  # all-to-all per routing (compiler/traffic); before requirements, which read it
     "requirements": check_requirements,
 }
 

@@ -95,6 +95,11 @@ def check_requirements(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
                                     f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))
+    from .traffic import traffic_requirement_results
+
+    traffic_results, traffic_findings = traffic_requirement_results(ctx)
+    results += traffic_results
+    findings += traffic_findings
     return {"results": results, "ok": all(r["ok"] for r in results)}, findings
 
 

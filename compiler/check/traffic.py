@@ -1,0 +1,80 @@
+"""The headline of the traffic analysis in the check report: what an all-to-all (MoE) gets
+under each routing that applies to the fabric, and the figures the spec's
+`requirements: traffic:` ask for (checked in requirements.py, TRAFFIC_BELOW_REQUIREMENT).
+
+The analysis itself is compiler/traffic (`clusterc traffic` gives every pattern, hot links
+and failures). The headline is left out above HEADLINE_MAX_GPUS, where each routing takes
+seconds to tens of seconds; a requirement is evaluated at any size.
+"""
+
+from __future__ import annotations
+
+from .context import CheckContext
+from .findings import Finding
+
+HEADLINE_PATTERN = "all-to-all"
+HEADLINE_MAX_GPUS = 16_384
+KEYS = ("fraction", "min_fraction", "gbps_per_gpu", "max_link_load")
+
+
+def check_traffic(ctx: CheckContext) -> tuple[dict, list[Finding]]:
+    from ..traffic import TrafficError, traffic_report
+    from ..traffic.routing import Router, RoutingError
+    from ..traffic.fabric import TrafficFabric
+
+    plan = ctx.plan
+    gpus = plan.design.get("gpus", 0)
+    wanted = (plan.requirements or {}).get("traffic") or []
+    figures: dict = {"pattern": HEADLINE_PATTERN, "results": [], "required": []}
+    findings: list[Finding] = []
+    routings: list[str] = []
+    if gpus > HEADLINE_MAX_GPUS:
+        figures["skipped"] = (f"not estimated above {HEADLINE_MAX_GPUS:,} GPUs in every compile (seconds per routing); "
+                              f"run clusterc traffic")
+    else:
+        try:
+            routings = list(Router(TrafficFabric(plan, graph=ctx.graph)).available())
+        except RoutingError as exc:
+            figures["skipped"] = str(exc)
+    if routings:
+        report = traffic_report(plan, [HEADLINE_PATTERN], routings)
+        figures["results"] = [{"routing": r["routing"], **{k: r[k] for k in KEYS}} for r in report["results"]]
+        figures["notes"] = report["results"][0]["notes"] if report["results"] else []
+        text = ", ".join(f"{r['routing']} {r['fraction']:.1%} of line rate (slowest connection {r['min_fraction']:.1%})"
+                         for r in figures["results"])
+        findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, max-min fair: {text}",
+                                "fabric"))
+    for req in wanted:
+        entry = {**req}
+        try:
+            report = traffic_report(plan, [req["pattern"]], [req["routing"]], fail=req.get("fail"))
+        except TrafficError as exc:
+            entry["error"] = str(exc)
+        else:
+            r = report["results"][-1]  # after the failure, where one is named
+            entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
+        figures["required"].append(entry)
+    return figures, findings
+
+
+def traffic_requirement_results(ctx: CheckContext) -> tuple[list[dict], list[Finding]]:
+    """The spec's traffic floors against what check_traffic measured."""
+    results, findings = [], []
+    for entry in ctx.figures.get("traffic", {}).get("required", []):
+        measure = entry.get("measure", "mean")
+        what = f"{entry['pattern']} under {entry['routing']}" + (f" after losing {entry['fail']}" if entry.get("fail") else "")
+        name = (f"traffic.{entry['pattern']}.{entry['routing']}" + (".slowest" if measure == "slowest" else "")
+                + (f" after {entry['fail']}" if entry.get("fail") else ""))
+        if "error" in entry:
+            results.append({"name": name, "ok": False, "required": entry["min_fraction"], "measured": None})
+            findings.append(Finding("TRAFFIC_REQUIREMENT_NOT_APPLICABLE", "error",
+                                    f"requirements.traffic asks for {what}: {entry['error']}", "fabric"))
+            continue
+        ok = entry["measured"] >= entry["min_fraction"] - 1e-9
+        results.append({"name": name, "ok": ok, "required": entry["min_fraction"], "measured": entry["measured"], "measure": measure})
+        if not ok:
+            findings.append(Finding("TRAFFIC_BELOW_REQUIREMENT", "error",
+                                    f"{what}: {'the slowest connection gets' if measure == 'slowest' else 'GPUs get'} "
+                                    f"{entry['measured']:.1%} of NIC line rate; required at least {entry['min_fraction']:.0%}",
+                                    "fabric"))
+    return results, findings
