@@ -68,15 +68,17 @@ def test_adaptive_routing_carries_a_permutation_at_line_rate_on_a_full_fat_tree(
 
 
 def test_static_ecmp_loses_what_balls_into_bins_expects(fat_tree):
-    """One flow per GPU pair, random permutations: each leaf's 32 flows hash onto 32 uplinks
-    and arrive over 32 cables at random. Expected (closed form): uplink collisions alone cap the
-    mean at 1 - (31/32)^32 = 63.8 %; equal sharing on both hops gives 48.3 %; max-min fairness
-    lands in between, near the equal-share figure."""
-    expect = balls_into_bins(32, 32)
-    assert expect["single_hop_bound"] == round(1 - (31 / 32) ** 32, 4) == 0.6379
-    # E[1/max(1+X, 1+Y)], X, Y ~ Binomial(31, 1/32) independent, summed here independently
+    """One flow per GPU pair, random permutations: 31/2047 of a leaf's 32 flows stay on it;
+    the other 32 (rounded) hash onto 32 uplinks and arrive over 32 cables at random. Expected
+    (closed form): uplink collisions alone cap the mean near 1 - (31/32)^32 = 63.8 %; equal
+    sharing on both hops gives 49 %; max-min fairness lands in between, near the equal share."""
+    expect = balls_into_bins(32, 32, 2048)
+    q = 31 / 2047
+    assert expect["single_hop_bound"] == round(q + (1 - q) * (1 - (31 / 32) ** 32), 4) == 0.6434
+    # q + (1 - q) E[1/max(1+X, 1+Y)], X, Y ~ Binomial(31, 1/32) independent, summed here independently
     pmf = [math.comb(31, k) * (1 / 32) ** k * (31 / 32) ** (31 - k) for k in range(32)]
-    assert expect["equal_share"] == round(sum(pmf[a] * pmf[b] / (1 + max(a, b)) for a in range(32) for b in range(32)), 4)
+    equal = sum(pmf[a] * pmf[b] / (1 + max(a, b)) for a in range(32) for b in range(32))
+    assert expect["equal_share"] == round(q + (1 - q) * equal, 4)
     measured = []
     for seed in range(1, 7):
         r = result(traffic_report(fat_tree, ["permutation"], ["ecmp"], seed=seed), "permutation", "ecmp")
@@ -89,7 +91,7 @@ def test_static_ecmp_loses_what_balls_into_bins_expects(fat_tree):
     rng = np.random.default_rng(7)
     up = rng.binomial(31, 1 / 32, size=200_000) + 1
     down = rng.binomial(31, 1 / 32, size=200_000) + 1
-    assert abs(np.mean(1 / np.maximum(up, down)) - expect["equal_share"]) < 0.003
+    assert abs(q + (1 - q) * np.mean(1 / np.maximum(up, down)) - expect["equal_share"]) < 0.003
 
 
 def test_no_routing_exceeds_half_of_line_rate_across_leaves_at_2_to_1():
@@ -494,3 +496,17 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     assert "all-to-all ecmp (mean/slowest)" in text and "69%/17%" in text
     _, torus = build_plan(SPECS / "tpu-v4-pod.yaml")
     assert "direct network" in report_for(torus)["figures"]["traffic"]["skipped"]
+
+
+def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():
+    """A rail leaf of b200-superpod-4su carries rail 1 of 32 servers: its ring flows have no
+    path, the rest of the ring runs at line rate, and a ring all-reduce waits forever."""
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
+    report = traffic_report(plan, ["ring-allreduce"], ["adaptive"], fail="leaf:1")
+    failed = result(report, "ring-allreduce", "adaptive", "leaf:1")
+    # rail 1 of SU 1: 31 ring edges between its servers, the edge into the SU and the one out
+    assert failed["unroutable_flows"] == 31 + 1 + 1
+    assert failed["min_fraction"] == 0.0 and set(failed["collective_seconds"].values()) == {None}
+    assert failed["fraction"] == round(1 - 33 / 1024, 4)

@@ -145,34 +145,40 @@ def summarise(fabric: TrafficFabric, pattern: Pattern, routing: str, phases: lis
     }
 
 
-def balls_into_bins(uplinks: int, flows_per_leaf: int) -> dict:
-    """Static ECMP, one flow per pair, on a two-tier Clos: each of a leaf's d flows hashes
-    to one of its u uplinks at random, and each flow into a leaf arrives on one of the u
-    cables into it at random (balls into bins, twice).
-    - single_hop_bound: a leaf's flows hit u(1 - (1 - 1/u)^d) distinct uplinks in
-      expectation, and can carry no more than that: u/d (1 - (1 - 1/u)^d) of line rate
-      (1 - 1/e = 63 % for u = d large);
-    - equal_share: each link shared equally by its flows on both hops, a flow gets
-      1/max(K_up, K_down), K = 1 + Binomial(d - 1, 1/u), independent: its expectation.
+def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int) -> dict:
+    """Static ECMP, one flow per pair, a random permutation on a two-tier Clos: a flow stays
+    on its leaf with probability q = (d - 1)/(N - 1) (d endpoints per leaf, N in all) and gets
+    line rate; the n = round(d (1 - q)) flows that leave each hash to one of its u uplinks at
+    random and arrive over one of the u cables into their leaf at random (balls into bins, twice).
+    - single_hop_bound: n flows hit u(1 - (1 - 1/u)^n) distinct uplinks in expectation and
+      carry no more than that: q + (1 - q) u/n (1 - (1 - 1/u)^n) (1 - 1/e = 63 % for u = n large);
+    - equal_share: each link shared equally by its flows on both hops, a leaving flow gets
+      1/max(K_up, K_down), K = 1 + Binomial(n - 1, 1/u), independent: q + (1 - q) E[...].
     Max-min fairness hands the share a flow cannot use to the others, so the measured
     mean falls between the two."""
     u, d = uplinks, flows_per_leaf
+    q = (d - 1) / (endpoints - 1) if endpoints > 1 else 0.0
+    n = max(1, round(d * (1 - q)))
     p = 1 / u
-    pmf = [math.comb(d - 1, k) * p ** k * (1 - p) ** (d - 1 - k) for k in range(d)]
+    pmf = [math.comb(n - 1, k) * p ** k * (1 - p) ** (n - 1 - k) for k in range(n)]
     equal = sum(pa * pb / max(a, b) for a, pa in enumerate(pmf, 1) for b, pb in enumerate(pmf, 1))
-    return {"single_hop_bound": round(u / d * (1 - (1 - p) ** d), 4), "equal_share": round(equal, 4),
+    single = u / n * (1 - (1 - p) ** n)
+    return {"single_hop_bound": round(q + (1 - q) * min(1.0, single), 4), "equal_share": round(q + (1 - q) * equal, 4),
             "uplinks": u, "flows_per_leaf": d}
 
 
 def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, qps: int) -> dict | None:
-    """The expectation beside an ECMP permutation or shift on an intact two-tier Clos whose
-    leaves all have the same uplinks and endpoints."""
+    """The expectation beside an ECMP permutation on an intact two-tier Clos whose leaves
+    all have the same uplinks and endpoints."""
     d = fabric.plan.design
-    if routing != "ecmp" or qps != 1 or pattern.kind not in ("permutation", "shift") or d.get("tiers") != 2 \
+    if routing != "ecmp" or qps != 1 or pattern.kind != "permutation" or d.get("tiers") != 2 \
             or fabric.failure.text or "leaf_ports" not in d or d.get("topology") not in ("fat-tree", "rail-optimized"):
         return None
     per_leaf = np.bincount(fabric.ep_switch, minlength=fabric.graph.n)
     per_leaf = per_leaf[per_leaf > 0]
     if per_leaf.min() != per_leaf.max():
         return None
-    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]))
+    placed = int(sum(fabric.ep_first[s + 1] - fabric.ep_first[s] for s in pattern.servers.tolist()))
+    if placed != fabric.ep_link.size:  # a partial placement: leaves hold fewer of the flows
+        return None
+    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]), placed)
