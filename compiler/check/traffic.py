@@ -36,14 +36,22 @@ def check_traffic(ctx: CheckContext) -> tuple[dict, list[Finding]]:
             routings = list(Router(TrafficFabric(plan, graph=ctx.graph)).available())
         except RoutingError as exc:
             figures["skipped"] = str(exc)
+    notes: list[str] = []
+    for routing in routings:
+        try:
+            r = traffic_report(plan, [HEADLINE_PATTERN], [routing])["results"][0]
+        except TrafficError as exc:  # a model that does not apply to this (degraded) fabric says why
+            figures.setdefault("unavailable", {})[routing] = str(exc)
+            continue
+        figures["results"].append({"routing": r["routing"], **{k: r[k] for k in KEYS}})
+        notes += [n for n in r["notes"] if n not in notes]
     if routings:
-        report = traffic_report(plan, [HEADLINE_PATTERN], routings)
-        figures["results"] = [{"routing": r["routing"], **{k: r[k] for k in KEYS}} for r in report["results"]]
-        figures["notes"] = report["results"][0]["notes"] if report["results"] else []
+        figures["notes"] = notes
         text = ", ".join(f"{r['routing']} {r['fraction']:.1%} of line rate (slowest connection {r['min_fraction']:.1%})"
                          for r in figures["results"])
-        findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, max-min fair: {text}",
-                                "fabric"))
+        if figures["results"]:
+            findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, max-min fair: {text}",
+                                    "fabric"))
     for req in wanted:
         entry = {**req}
         try:
@@ -51,8 +59,12 @@ def check_traffic(ctx: CheckContext) -> tuple[dict, list[Finding]]:
         except TrafficError as exc:
             entry["error"] = str(exc)
         else:
-            r = report["results"][-1]  # after the failure, where one is named
-            entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
+            fail = req.get("fail")
+            r = next((x for x in report["results"] if x["failure"] == fail), None)
+            if r is None:  # the failure leaves a fabric this routing cannot route
+                entry["error"] = next(u["reason"] for u in report["unavailable"] if u["failure"] == fail)
+            else:
+                entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
         figures["required"].append(entry)
     return figures, findings
 

@@ -54,12 +54,20 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         built = [build_pattern(intact, p, chosen, seed, max_phases) for p in (patterns or DEFAULT_PATTERNS)]
     except (PatternError, RoutingError) as exc:
         raise TrafficError(str(exc))
-    results = []
+    results, unavailable = [], []
     for label, fabric in scenarios:
         r_fab = router if fabric is intact else Router(fabric, qps=qps, seed=seed)
         for pat in built:
             for routing in routings:
-                phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
+                try:
+                    phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
+                except RoutingError as exc:
+                    if not label:
+                        raise TrafficError(str(exc))
+                    # the failure leaves a fabric this routing cannot route (OpenSM's ftree falls back to updn)
+                    entry = {"pattern": pat.name, "routing": routing, "failure": label, "reason": str(exc)}
+                    unavailable.append(entry)
+                    continue
                 notes = []
                 secondary = sum(p.secondary for p in phases)
                 if secondary:
@@ -85,6 +93,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         "seed": seed,
         "model": MODEL,
         "results": results,
+        "unavailable": unavailable,
     }
 
 

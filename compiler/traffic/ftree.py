@@ -71,8 +71,18 @@ class FtreeRoutes:
         port = f.plan.links.b_port[g.at_link]
         has_cn = np.zeros(g.n, dtype=bool)
         has_cn[leaf_of_at[cn]] = True
+        no_up = has_cn & (np.bincount(clos.lo[clos.alive], minlength=g.n) == 0)
+        if self.tiers > 1 and no_up.any():
+            name = f.plan.devices[int(g.device_of[np.flatnonzero(no_up)[0]])].name
+            raise NotClos(f"{name} has compute nodes but no live uplink: OpenSM's ftree cannot build its tables "
+                          "(it falls back to updn)")
         self.index = self._indexing(has_cn)
         leaves = self._leaf_order(has_cn)
+        stranded = np.flatnonzero(has_cn & (self.index >= g.n))
+        if stranded.size:
+            name = f.plan.devices[int(g.device_of[stranded[0]])].name
+            raise NotClos(f"{name} has compute nodes but no live path up to the other leaves: OpenSM's ftree "
+                          "cannot build its tables (it falls back to updn)")
         self.leaves = leaves
         pos = np.full(g.n, -1, dtype=np.int64)
         pos[leaves] = np.arange(leaves.size)

@@ -96,7 +96,10 @@ class Router:
             terms, ok = self.clos.spray_terms(phase.src, phase.dst)
             return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow)
         if routing == "ftree":
-            fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
+            try:
+                fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
+            except NotClos as exc:
+                raise RoutingError(f"ftree: {exc}")
             return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
         terms, ok, counts = self.dragonfly.terms(routing, phase.src, phase.dst)
         return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow, counts=counts)

@@ -63,5 +63,7 @@ def traffic_text(report: dict) -> str:
             n = (f"{r['pattern']} {r['routing']}" + (f" after {r['failure']}" if r["failure"] else "")
                  + f": {r['unroutable_flows']:,} flows have no path")
             notes.append(n)
+    for u in report.get("unavailable", []):
+        notes.append(f"{u['pattern']} {u['routing']} after {u['failure']}: {u['reason']}")
     lines += [f"  note: {n}" for n in notes]
     return "\n".join(lines) + "\n"
