@@ -510,3 +510,17 @@ def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():
     assert failed["unroutable_flows"] == 31 + 1 + 1
     assert failed["min_fraction"] == 0.0 and set(failed["collective_seconds"].values()) == {None}
     assert failed["fraction"] == round(1 - 33 / 1024, 4)
+
+
+def test_a_routing_the_failure_breaks_is_reported_unavailable_with_the_reason():
+    """A leaf that loses all 32 uplinks leaves a fabric OpenSM's ftree refuses (it falls back
+    to updn): the run still reports ecmp and adaptive after the failure, and says why not ftree."""
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(SPECS / "b200-superpod-2su.yaml")
+    report = traffic_report(plan, ["permutation"], ["ftree", "adaptive"], fail="link:32")
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    assert [u["routing"] for u in report["unavailable"]] == ["ftree"]
+    assert "su1-leaf-r1 has compute nodes but no live uplink" in report["unavailable"][0]["reason"]
+    after = result(report, "permutation", "adaptive", "link:32")
+    assert after["unroutable_flows"] > 0 and after["min_fraction"] == 0.0
