@@ -454,6 +454,51 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
 
 
 @app.command()
+def traffic(spec: Path = typer.Argument(..., help="spec file"),
+            pattern: Optional[str] = typer.Option(None, "--pattern", help="comma-separated: ring-allreduce, hierarchical, all-to-all, "
+                                                                           "permutation, shift[:K|:switch|:group] (default ring-allreduce,all-to-all,permutation)"),
+            routing: Optional[str] = typer.Option(None, "--routing", help="comma-separated: ecmp, adaptive, ftree (InfiniBand Clos); "
+                                                                           "minimal, valiant, ugal (dragonfly). Default: all that apply"),
+            fail: Optional[str] = typer.Option(None, "--fail", help="also analyse after losing: spine:1, leaf:1, core:1, link:2 "
+                                                                     "(uplinks of the first leaf), or device names / cable ids"),
+            servers: Optional[str] = typer.Option(None, "--servers", help="job placement: all (default), first:N, random:N, or names"),
+            order: str = typer.Option("plan", "--order", help="rank order: plan, or random (a scattered job)"),
+            qps: int = typer.Option(1, "--qps", help="queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): ECMP hashes each"),
+            seed: int = typer.Option(1, "--seed", help="seed of the ECMP hash, permutations, random placement and sampled phases"),
+            phases: Optional[int] = typer.Option(None, "--phases", help="all-to-all: analyse at most this many of its phases, a seeded "
+                                                                          "sample (default 16; above 16,384 GPUs 16 x 16,384 / GPUs, at least 4)"),
+            export: Optional[str] = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
+                                                                         "(htsim, astra-sim, simai)"),
+            format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+    """What the fabric delivers to collectives: each pattern under each routing, max-min fair
+    sharing of links, Gb/s per GPU, the slowest connection, collective times and hot links."""
+    from .pipeline import build_plan
+    from .traffic import TrafficError, traffic_report
+    from .traffic.text import traffic_text
+
+    try:
+        _, plan = build_plan(spec)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, format)
+        raise typer.Exit(EXIT_INVALID)
+    split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
+    try:
+        report = traffic_report(plan, split(pattern), split(routing), fail=fail, servers=servers, order=order,
+                                qps=qps, seed=seed, max_phases=phases)
+        if export:
+            from .traffic.exports import write_exports
+
+            report["simulator_exports"] = write_exports(plan, export)
+    except TrafficError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    if format == Format.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(traffic_text(report), end="")
+
+
+@app.command()
 def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet design: up to a few dozen switches)"),
          fail_link: Optional[str] = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),
          fail_switch: Optional[str] = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),

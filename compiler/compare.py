@@ -42,6 +42,9 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         "max_hops": hops.max, "hops_unit": hops.unit or "switches",
         "worst_single_failure": worst,
         "scale_up": s.get("scale_up"),
+        # all-to-all per routing, max-min fair (check/traffic.py); empty where not estimated
+        "traffic": {r["routing"]: {"fraction": r["fraction"], "min_fraction": r["min_fraction"]}
+                    for r in report["figures"].get("traffic", {}).get("results", [])},
         # storage / in-band / OOB networks: what they add to the bill (the rows above are compute)
         "extra_fabrics": {name: {"switches": sum(f["switches"].values()), "cables": sum(f["cables"].values()),
                                  "transceivers": f["transceivers"]}
@@ -88,6 +91,10 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))
     rows.append(("bisection per GPU (Gb/s)", [_fmt(f["bisection_per_gpu_gbps"]) for f in figures]))
     rows += [(f"oversubscription {t}", [f["oversubscription"].get(t, "-") for f in figures]) for t in union("oversubscription")]
+    pattern = "all-to-all"
+    for routing in union("traffic"):
+        rows.append((f"{pattern} {routing} (mean/slowest)", [
+            f"{t['fraction']:.0%}/{t['min_fraction']:.0%}" if (t := f["traffic"].get(routing)) else "-" for f in figures]))
     rows.append(("max hops", [f"{_fmt(f['max_hops'])} {'links' if f['hops_unit'] != 'switches' else 'sw'}" for f in figures]))
     rows.append(("worst single failure", [
         f"{f['worst_single_failure']['what']} -{f['worst_single_failure']['bisection_lost_percent']}%"

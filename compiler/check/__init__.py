@@ -27,6 +27,7 @@ from .physical import PhysicalFigures, check_physical
 from .redundancy import RedundancyFigures, check_redundancy
 from .requirements import RequirementsFigures, check_requirements
 from .scale_up import ScaleUpFigures, check_scale_up
+from .traffic import TrafficFigures, check_traffic
 from .unit_fill import UnitFillFigures, check_unit_fill
 from .stage import Check, CheckOrderError, CheckResults, check_order, with_needs
 
@@ -41,7 +42,10 @@ CHECKS: dict[str, Check] = {
     "hops": Check(check_hops, HopsFigures),
     "scale_up": Check(check_scale_up, ScaleUpFigures),
     "collectives": Check(check_collectives, CollectivesFigures, needs=("bisection",)),
-    "requirements": Check(check_requirements, RequirementsFigures, needs=("bisection", "oversubscription", "hops")),
+    # all-to-all per routing (compiler/traffic); requirements read it
+    "traffic": Check(check_traffic, TrafficFigures),
+    "requirements": Check(check_requirements, RequirementsFigures,
+                          needs=("bisection", "oversubscription", "hops", "traffic")),
 }
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

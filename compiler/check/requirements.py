@@ -11,6 +11,7 @@ from .bisection import BisectionFigures
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
+from .traffic import TrafficFigures, traffic_requirement_results
 from .hops import HopsFigures
 from .oversubscription import OversubscriptionFigures, ratio_text
 
@@ -75,7 +76,7 @@ def _survive(ctx: CheckContext, survive: dict, base: int) -> tuple[dict, list[Fi
 
 
 def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubscription: OversubscriptionFigures,
-                       hops: HopsFigures) -> tuple[RequirementsFigures, list[Finding]]:
+                       hops: HopsFigures, traffic: TrafficFigures) -> tuple[RequirementsFigures, list[Finding]]:
     req = ctx.plan.requirements
     results: list[dict] = []
     findings: list[Finding] = []
@@ -109,6 +110,9 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
                                     f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))
+    traffic_results, traffic_findings = traffic_requirement_results(traffic)
+    results += traffic_results
+    findings += traffic_findings
     return RequirementsFigures(results=results, ok=all(r["ok"] for r in results)), findings
 
 

@@ -332,6 +332,17 @@ class Survive(_Strict):
     min_bisection_fraction: float = Field(0.5, gt=0, le=1)
 
 
+class TrafficRequirement(_Strict):
+    """A floor on what a traffic pattern gets under a routing, as `clusterc traffic` measures it."""
+
+    pattern: str = Field(pattern=r"^(ring-allreduce|hierarchical|all-to-all|permutation|shift(:([1-9][0-9]*|switch|group))?)$",
+                         description="ring-allreduce, hierarchical, all-to-all, permutation, shift[:K|:switch|:group]")
+    routing: Literal["ecmp", "adaptive", "ftree", "minimal", "valiant", "ugal"]
+    min_fraction: float = Field(gt=0, le=1, description="of NIC line rate")
+    measure: Literal["mean", "slowest"] = Field("mean", description="mean over connections, or the slowest (paces the collective)")
+    fail: str | None = Field(None, max_length=200, description="measured after this failure (clusterc traffic --fail), e.g. spine:1")
+
+
 class Requirements(_Strict):
     """What must hold; `clusterc check` exits 1 when any is violated."""
 
@@ -340,6 +351,7 @@ class Requirements(_Strict):
         None, description='per tier, measured down:up bandwidth, e.g. {leaf: "1:1"}')
     survive: Survive | None = None
     max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
+    traffic: list[TrafficRequirement] | None = Field(None, max_length=32, description="TRAFFIC_BELOW_REQUIREMENT")
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")

@@ -131,13 +131,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run(ib_dir: str | Path, *, fabric: str | Path | None = None, timeout_s: float = 600.0,
-        keep: Path | None = None) -> dict:
+        keep: Path | None = None, lfts: bool = False) -> dict:
     """Run the compiled InfiniBand folder `ib_dir` in ibsim + OpenSM; see the module doc.
 
     fabric: an ibnetdiscover-format file to simulate instead of the expected topology (a
     fabric as cabled, e.g. with a mistake); discovery is still compared with the expected
     file, so `discovery.missing`/`unexpected` list the miscabled ports.
-    keep: a folder to leave the working files in (ibsim and OpenSM logs, dumps)."""
+    keep: a folder to leave the working files in (ibsim and OpenSM logs, dumps).
+    lfts: also read every switch's unicast forwarding table back from the simulator with
+    infiniband-diags' `dump_fts` (ibroute for every switch) after OpenSM routed: the routes
+    OpenSM actually computed, as `result["lfts"]` (the tool's text; see twin/lft.py)."""
     ib_dir = Path(ib_dir)
     net = ib_dir / "topology.ibnetdiscover"
     conf = ib_dir / "opensm.conf"
@@ -224,6 +227,12 @@ def run(ib_dir: str | Path, *, fabric: str | Path | None = None, timeout_s: floa
                                "missing": [_fmt(x) for x in missing_links[:20]],
                                "unexpected": [_fmt(x) for x in unexpected[:20]],
                                "matches": not missing_links and not unexpected}
+        if lfts:
+            t0 = time.monotonic()
+            dump = subprocess.run([_tool("dump_fts")], cwd=work, env=client_env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=timeout_s)
+            result["seconds"]["dump_fts"] = round(time.monotonic() - t0, 3)
+            result["lfts"] = dump.stdout
         c, e = result["counts"], result["expected"]
         result["ok"] = bool(result["engine_used"] == engine and result["subnet_up"]
                             and c.get("switches") == e["switches"] and c.get("ca_ports") == e["ca_ports"]

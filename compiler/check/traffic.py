@@ -1,0 +1,106 @@
+"""The headline of the traffic analysis in the check report: what an all-to-all (MoE) gets
+under each routing that applies to the fabric, and the figures the spec's
+`requirements: traffic:` ask for (checked in requirements.py, TRAFFIC_BELOW_REQUIREMENT).
+
+The analysis itself is compiler/traffic (`clusterc traffic` gives every pattern, hot links
+and failures). The headline is left out above HEADLINE_MAX_GPUS, where each routing takes
+seconds to tens of seconds; a requirement is evaluated at any size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..traffic import TrafficError, traffic_report
+from ..traffic.fabric import TrafficFabric
+from ..traffic.routing import Router, RoutingError
+from .context import CheckContext
+from .figures import Figures
+from .findings import Finding
+
+HEADLINE_PATTERN = "all-to-all"
+HEADLINE_MAX_GPUS = 16_384
+KEYS = ("fraction", "min_fraction", "gbps_per_gpu", "max_link_load")
+
+
+@dataclass(frozen=True)
+class TrafficFigures(Figures):
+    """The headline (`pattern`, `results` per routing, `notes`, or why `skipped` /
+    `unavailable`) and the spec's `required` floors with what was measured: checks.json's
+    `traffic` entry as is (its keys follow what applies to the fabric)."""
+
+    entry: dict
+
+    def as_json(self) -> dict:
+        return self.entry
+
+
+def check_traffic(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
+    plan = ctx.plan
+    gpus = plan.design.get("gpus", 0)
+    wanted = (plan.requirements or {}).get("traffic") or []
+    figures: dict = {"pattern": HEADLINE_PATTERN, "results": [], "required": []}
+    findings: list[Finding] = []
+    routings: list[str] = []
+    if gpus > HEADLINE_MAX_GPUS:
+        figures["skipped"] = (f"not estimated above {HEADLINE_MAX_GPUS:,} GPUs in every compile (seconds per routing); "
+                              f"run clusterc traffic")
+    else:
+        try:
+            routings = list(Router(TrafficFabric(plan, graph=ctx.graph)).available())
+        except RoutingError as exc:
+            figures["skipped"] = str(exc)
+    notes: list[str] = []
+    for routing in routings:
+        try:
+            r = traffic_report(plan, [HEADLINE_PATTERN], [routing])["results"][0]
+        except TrafficError as exc:  # a model that does not apply to this (degraded) fabric says why
+            figures.setdefault("unavailable", {})[routing] = str(exc)
+            continue
+        figures["results"].append({"routing": r["routing"], **{k: r[k] for k in KEYS}})
+        notes += [n for n in r["notes"] if n not in notes]
+    if routings:
+        figures["notes"] = notes
+        text = ", ".join(f"{r['routing']} {r['fraction']:.1%} of line rate (slowest connection {r['min_fraction']:.1%})"
+                         for r in figures["results"])
+        if figures["results"]:
+            findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, max-min fair: {text}",
+                                    "fabric"))
+    for req in wanted:
+        entry = {**req}
+        try:
+            report = traffic_report(plan, [req["pattern"]], [req["routing"]], fail=req.get("fail"))
+        except TrafficError as exc:
+            entry["error"] = str(exc)
+        else:
+            fail = req.get("fail")
+            r = next((x for x in report["results"] if x["failure"] == fail), None)
+            if r is None:  # the failure leaves a fabric this routing cannot route
+                entry["error"] = next(u["reason"] for u in report["unavailable"] if u["failure"] == fail)
+            else:
+                entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
+        figures["required"].append(entry)
+    return TrafficFigures(figures), findings
+
+
+def traffic_requirement_results(traffic: TrafficFigures) -> tuple[list[dict], list[Finding]]:
+    """The spec's traffic floors against what check_traffic measured."""
+    results, findings = [], []
+    for entry in traffic.entry.get("required", []):
+        measure = entry.get("measure", "mean")
+        what = f"{entry['pattern']} under {entry['routing']}" + (f" after losing {entry['fail']}" if entry.get("fail") else "")
+        name = (f"traffic.{entry['pattern']}.{entry['routing']}" + (".slowest" if measure == "slowest" else "")
+                + (f" after {entry['fail']}" if entry.get("fail") else ""))
+        if "error" in entry:
+            results.append({"name": name, "ok": False, "required": entry["min_fraction"], "measured": None})
+            findings.append(Finding("TRAFFIC_REQUIREMENT_NOT_APPLICABLE", "error",
+                                    f"requirements.traffic asks for {what}: {entry['error']}", "fabric"))
+            continue
+        ok = entry["measured"] >= entry["min_fraction"] - 1e-9
+        results.append({"name": name, "ok": ok, "required": entry["min_fraction"], "measured": entry["measured"], "measure": measure})
+        if not ok:
+            findings.append(Finding("TRAFFIC_BELOW_REQUIREMENT", "error",
+                                    f"{what}: {'the slowest connection gets' if measure == 'slowest' else 'GPUs get'} "
+                                    f"{entry['measured']:.1%} of NIC line rate; required at least {entry['min_fraction']:.0%}",
+                                    "fabric"))
+    return results, findings

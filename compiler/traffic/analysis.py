@@ -1,0 +1,184 @@
+"""One traffic result: a pattern under a routing on the (possibly degraded) fabric.
+
+For every phase of the pattern: route its flows (one sub-flow per queue pair under
+ECMP), share the links max-min fairly, and read off
+- fraction: what the GPUs get on average, as a share of their NIC line rate;
+- min_fraction: the slowest connection, which paces a bulk-synchronous collective;
+- offered load: each link's load if every flow ran at its NIC's line rate, over its
+  capacity (2.0 = twice what it can carry), the figure hot links are ranked by;
+- collective_seconds per message size (spec `collectives:`), alpha-beta with the network
+  bandwidth per GPU set by the slowest connection (compiler/check/collectives.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .collective_time import hierarchical_stages_s, ring_allreduce_s, transfer_time_s
+from .fabric import TrafficFabric
+from .fairness import Incidence, Term, flows_on_links, max_min_rates
+from .patterns import Pattern, Phase
+
+HOT_LINKS = 5
+
+
+@dataclass
+class PhaseResult:
+    fraction: float  # sum of connection rates over their line rates
+    min_fraction: float
+    conn_fraction: np.ndarray
+    offered: np.ndarray  # per directed link
+    flows_on: np.ndarray  # per directed link: flows crossing it (weighted by their split)
+    util: np.ndarray  # per directed link: load at the fair rates / capacity
+    unroutable: int
+    secondary: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Routed:
+    """A phase routed: the incidence over sub-flows, which sub-flows have a route, the
+    connection and line rate of each sub-flow."""
+
+    inc: Incidence
+    active: np.ndarray
+    conn: np.ndarray
+    demand_gbps: np.ndarray  # line rate share of each sub-flow (NIC rate / sub-flows of its flow)
+    flow_of: np.ndarray  # sub-flow -> flow of the phase
+    secondary: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # what a routing decided, summed over phases in notes
+
+
+def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, link: np.ndarray) -> Incidence:
+    return Incidence(n_flows, fabric.n_links, [Term([flows_on_links(fabric.n_links, flow, link, n_flows=n_flows)])])
+
+
+def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseResult:
+    rates = max_min_rates(routed.inc, fabric.cap_gbps, routed.active)
+    n_conn = int(phase.conn.max()) + 1 if phase.conn.size else 0
+    # a connection moves equal data over each of its sub-flows: it runs at count x slowest
+    sub_conn = routed.conn
+    slowest = np.full(n_conn, np.inf)
+    np.minimum.at(slowest, sub_conn, np.where(routed.active, rates, 0.0))
+    subs = np.bincount(sub_conn, minlength=n_conn)
+    conn_rate = np.where(subs > 0, slowest * subs, 0.0)
+    line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src], minlength=n_conn)
+    conn_frac = np.divide(conn_rate, line, out=np.zeros(n_conn), where=line > 0)
+    fraction = float(conn_rate.sum() / line.sum()) if line.sum() else 0.0
+    offered = routed.inc.load(routed.demand_gbps) / fabric.cap_gbps
+    flows_on = routed.inc.load(np.ones(routed.inc.n_flows) / np.maximum(1, np.bincount(routed.flow_of)[routed.flow_of]))
+    util = routed.inc.load(rates) / fabric.cap_gbps
+    unroutable = int(np.unique(routed.flow_of[~routed.active]).size)
+    return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 0.0, conn_frac, offered, flows_on, util,
+                       unroutable, routed.secondary, routed.counts)
+
+
+def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[PhaseResult],
+                       nic_gbps_per_gpu: float) -> dict[str, float | None]:
+    """Seconds per message size (bytes, as strings: JSON keys) for this pattern's collective."""
+    plan = fabric.plan
+    settings = plan.analysis.get("collectives", {})
+    alpha = settings.get("latency_us", 5.0) * 1e-6
+    sizes = settings.get("message_sizes", [])
+    n = pattern.gpus
+    up = plan.scale_up
+    scaleup_gbps = up.gbytes_per_s_per_gpu * 8 / 2 if up is not None and up.gbytes_per_s_per_gpu else None
+    g = up.gpus_per_domain if up is not None and not up.in_plan_links and up.domains else fabric.gpus_per_server
+    out: dict[str, float | None] = {}
+    for size in sizes:
+        if not phases or any(p.min_fraction <= 0 for p in phases):
+            out[str(size)] = None  # a connection gets nothing: the collective never completes
+            continue
+        net = [p.min_fraction * nic_gbps_per_gpu for p in phases]
+        if pattern.kind == "ring-allreduce":
+            t = ring_allreduce_s(size, n, min(net[0], scaleup_gbps or net[0]), alpha)
+        elif pattern.kind == "hierarchical":
+            domains = max(1, n // g)
+            intra, inter = hierarchical_stages_s(size, g, domains, scaleup_gbps, net[0], alpha)
+            t = None if intra is None else intra + inter
+        elif pattern.kind == "all-to-all":
+            per_peer = size / n
+            t = sum(ph.weight * transfer_time_s(per_peer, b) for ph, b in zip(pattern.phases, net)) + (n - 1) * alpha
+        else:  # a permutation or shift: every GPU sends `size` bytes to its partner
+            t = transfer_time_s(size, net[0]) + alpha
+        out[str(size)] = None if t is None or math.isinf(t) else round(t, 6)
+    return out
+
+
+def summarise(fabric: TrafficFabric, pattern: Pattern, routing: str, phases: list[PhaseResult],
+              notes: list[str]) -> dict:
+    placed_eps = np.concatenate([np.arange(fabric.ep_first[s], fabric.ep_first[s + 1]) for s in pattern.servers]) \
+        if pattern.servers.size else np.zeros(0, dtype=np.int64)
+    nic_per_gpu = float(fabric.ep_gbps[placed_eps].sum()) / pattern.gpus if pattern.gpus else 0.0
+    if phases:
+        fraction = float(np.mean([p.fraction for p in phases]))
+        min_fraction = float(min(p.min_fraction for p in phases))
+        offered = np.max([p.offered for p in phases], axis=0)
+        flows_on = np.max([p.flows_on for p in phases], axis=0)
+        util = np.max([p.util for p in phases], axis=0)
+    else:
+        fraction = min_fraction = 1.0  # nothing crosses the network (one scale-up domain)
+        offered = flows_on = util = np.zeros(fabric.n_links)
+    hot = np.argsort(-offered, kind="stable")[:HOT_LINKS]
+    hot = hot[offered[hot] > 0]
+    hot_links = [{**d, "offered_load": round(float(offered[i]), 4), "flows": round(float(flows_on[i]), 3),
+                  "utilisation": round(float(util[i]), 4)}
+                 for i, d in zip(hot.tolist(), fabric.describe_links(hot))]
+    return {
+        "pattern": pattern.name,
+        "routing": routing,
+        "fraction": round(fraction, 4),
+        "min_fraction": round(min_fraction, 4),
+        "gbps_per_gpu": round(fraction * nic_per_gpu, 2),
+        "nic_gbps_per_gpu": round(nic_per_gpu, 2),
+        "max_link_load": round(float(offered.max()) if offered.size else 0.0, 4),
+        "hot_links": hot_links,
+        "collective_seconds": collective_seconds(fabric, pattern, phases, nic_per_gpu),
+        "gpus": pattern.gpus,
+        "flows": int(sum(p.src.size for p in pattern.phases)),
+        "phases": len(pattern.phases),
+        "unroutable_flows": int(sum(p.unroutable for p in phases)),
+        "notes": list(pattern.notes) + notes,
+    }
+
+
+def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int) -> dict:
+    """Static ECMP, one flow per pair, a random permutation on a two-tier Clos: a flow stays
+    on its leaf with probability q = (d - 1)/(N - 1) (d endpoints per leaf, N in all) and gets
+    line rate; the n = round(d (1 - q)) flows that leave each hash to one of its u uplinks at
+    random and arrive over one of the u cables into their leaf at random (balls into bins, twice).
+    - single_hop_bound: n flows hit u(1 - (1 - 1/u)^n) distinct uplinks in expectation and
+      carry no more than that: q + (1 - q) u/n (1 - (1 - 1/u)^n) (1 - 1/e = 63 % for u = n large);
+    - equal_share: each link shared equally by its flows on both hops, a leaving flow gets
+      1/max(K_up, K_down), K = 1 + Binomial(n - 1, 1/u), independent: q + (1 - q) E[...].
+    Max-min fairness hands the share a flow cannot use to the others, so the measured
+    mean falls between the two."""
+    u, d = uplinks, flows_per_leaf
+    q = (d - 1) / (endpoints - 1) if endpoints > 1 else 0.0
+    n = max(1, round(d * (1 - q)))
+    p = 1 / u
+    pmf = [math.comb(n - 1, k) * p ** k * (1 - p) ** (n - 1 - k) for k in range(n)]
+    equal = sum(pa * pb / max(a, b) for a, pa in enumerate(pmf, 1) for b, pb in enumerate(pmf, 1))
+    single = u / n * (1 - (1 - p) ** n)
+    return {"single_hop_bound": round(q + (1 - q) * min(1.0, single), 4), "equal_share": round(q + (1 - q) * equal, 4),
+            "uplinks": u, "flows_per_leaf": d}
+
+
+def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, qps: int) -> dict | None:
+    """The expectation beside an ECMP permutation on an intact two-tier Clos whose leaves
+    all have the same uplinks and endpoints."""
+    d = fabric.plan.design
+    if routing != "ecmp" or qps != 1 or pattern.kind != "permutation" or d.get("tiers") != 2 \
+            or fabric.failure.text or "leaf_ports" not in d or d.get("topology") not in ("fat-tree", "rail-optimized"):
+        return None
+    per_leaf = np.bincount(fabric.ep_switch, minlength=fabric.graph.n)
+    per_leaf = per_leaf[per_leaf > 0]
+    if per_leaf.min() != per_leaf.max():
+        return None
+    placed = int(sum(fabric.ep_first[s + 1] - fabric.ep_first[s] for s in pattern.servers.tolist()))
+    if placed != fabric.ep_link.size:  # a partial placement: leaves hold fewer of the flows
+        return None
+    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]), placed)

@@ -1,0 +1,333 @@
+"""Routes over a Clos (fat-tree, rail-optimized, rail-only and multi-plane sub-fabrics,
+up to three tiers): static ECMP and adaptive routing (an even split at every hop).
+
+Which next hops are equal cost: valley-free (up*, then down*), as eBGP computes in an
+RFC 7938 fabric and as InfiniBand up/down routing allows. A switch x reaches an edge
+switch e *downward* when a chain of live down links joins them (`down[x, e]`); it reaches
+e *valley-free* when it reaches it downward or one of its live up links leads to a switch
+that does (`reach[x, e]`). A flow at x bound for e takes, if x reaches e downward, the
+live down links whose far end does; otherwise the live up links whose far end reaches e.
+After a failure this is the set BGP converges to (a spine that lost its link to a leaf
+stops advertising it, and AS-path loop detection keeps routes from bouncing back down),
+not only shortest paths.
+
+ECMP hash (documented, deterministic, seeded): each sub-flow (one queue pair of a
+connection: NCCL_IB_QPS_PER_CONNECTION gives each QP its own UDP source port in RoCE,
+hence its own hash) has a 64-bit key splitmix64(splitmix64(seed) ^ (src << 32 | dst << 8 | qp));
+a switch picks next hop number (splitmix64(key ^ (device * 0x9E3779B97F4A7C15)) >> 33) mod
+(live equal-cost next hops, in port order). The switch term gives every switch its own
+hash, as switches' per-device hash seeds do, so choices do not polarise tier to tier.
+
+Adaptive routing is modelled as its ideal: every switch spreads a flow evenly over the
+same equal-cost next hops (packet spraying; what Spectrum-X and InfiniBand AR aim for).
+The split is computed per (source edge, destination edge) pair and kept factorised
+(fairness.Term) so a 3-tier fabric needs no per-path enumeration: above the leaves, the
+mass a pair puts on spine y is keyed by (y, destination leaf) for the hop down to the leaf
+and by (y, the spine of the destination pod in y's plane) for the spine-core-spine part,
+which is where 3-tier Clos planes meet (core group j joins spine j of every pod).
+
+Cost: reach matrices O(switches x edge switches) booleans (10 M at 131,072 GPUs); ECMP
+O(sub-flows x hops x radix); the spray O(pairs x radix + spines x pods x radix).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+from .fabric import TrafficFabric
+from .fairness import Term, flows_on_links
+
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_CHUNK = 4_000_000  # candidate entries examined at once (bounds memory on 100k+ GPU fabrics)
+
+
+class NotClos(ValueError):
+    """The fabric is not a layered Clos (a switch links to one of its own tier)."""
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser (Steele, Lea, Flood 2014), elementwise on uint64."""
+    with np.errstate(over="ignore"):
+        x = np.asarray(x, dtype=np.uint64)
+        x = x ^ (x >> np.uint64(30))
+        x = x * _M1
+        x = x ^ (x >> np.uint64(27))
+        x = x * _M2
+        return x ^ (x >> np.uint64(31))
+
+
+def flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, seed: int) -> np.ndarray:
+    packed = (np.asarray(src, np.uint64) << np.uint64(32)) | (np.asarray(dst, np.uint64) << np.uint64(8)) | np.asarray(qp, np.uint64)
+    return splitmix64(splitmix64(np.uint64(seed)) ^ packed)
+
+
+def switch_choice(keys: np.ndarray, device: np.ndarray, count: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        h = splitmix64(keys ^ (np.asarray(device, np.uint64) * _GOLDEN))
+    return ((h >> np.uint64(33)) % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
+
+
+def _ranges(counts: np.ndarray) -> np.ndarray:
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(int(counts.sum())) - starts
+
+
+class ClosRoutes:
+    def __init__(self, fabric: TrafficFabric):
+        self.f = fabric
+        g = fabric.graph
+        tier = fabric.tier
+        if np.any(tier[g.a] == tier[g.b]):
+            raise NotClos("links between switches of one tier (a dragonfly or torus): not a Clos")
+        if np.any(tier[g.a] > tier[g.b]):
+            raise AssertionError("plan links must run from the lower tier (end a) to the upper (end b)")
+        self.lo, self.hi = g.a, g.b  # per switch-to-switch link
+        self.alive = fabric.switch_links_alive()
+        self.top = int(tier.max()) if tier.size else 1
+        if self.top > 3:
+            raise NotClos("more than three switch tiers")
+        self.edges = np.unique(fabric.ep_switch)
+        self.edge_of = np.full(g.n, -1, dtype=np.int64)
+        self.edge_of[self.edges] = np.arange(self.edges.size)
+        L = fabric.plan.links
+        # candidate next hops per switch in port order: up links by their lower end, down by the upper
+        self.up_order = np.lexsort((L.a_port[g.link], self.lo))
+        self.up_ptr = np.searchsorted(self.lo[self.up_order], np.arange(g.n + 1))
+        self.dn_order = np.lexsort((L.b_port[g.link], self.hi))
+        self.dn_ptr = np.searchsorted(self.hi[self.dn_order], np.arange(g.n + 1))
+
+    # --- reachability ----------------------------------------------------------------
+    @cached_property
+    def down(self) -> np.ndarray:
+        """down[x, e]: switch x reaches edge switch e over live down links only."""
+        f, g = self.f, self.f.graph
+        d = np.zeros((g.n, self.edges.size), dtype=bool)
+        d[self.edges, np.arange(self.edges.size)] = f.switch_alive[self.edges]
+        tier = f.tier
+        for t in range(2, self.top + 1):
+            sel = self.alive & (tier[self.hi] == t)
+            a = csr_matrix((np.ones(int(sel.sum()), dtype=np.float32), (self.hi[sel], self.lo[sel])), shape=(g.n, g.n))
+            d |= (a @ d.astype(np.float32)) > 0
+        return d
+
+    @cached_property
+    def reach(self) -> np.ndarray:
+        """reach[x, e]: x reaches e valley-free (up*, then down*) over live links."""
+        g, tier = self.f.graph, self.f.tier
+        r = self.down.copy()
+        for t in range(self.top - 1, 0, -1):
+            sel = self.alive & (tier[self.lo] == t)
+            u = csr_matrix((np.ones(int(sel.sum()), dtype=np.float32), (self.lo[sel], self.hi[sel])), shape=(g.n, g.n))
+            r |= (u @ r.astype(np.float32)) > 0
+        return r
+
+    def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        f = self.f
+        a, b = f.ep_switch[src], f.ep_switch[dst]
+        ok = f.ep_alive[src] & f.ep_alive[dst]
+        return ok & ((a == b) | self.reach[a, self.edge_of[b]])
+
+    # --- next hops ---------------------------------------------------------------------
+    def _candidates(self, cur: np.ndarray, e: np.ndarray, going_down: np.ndarray):
+        """Every candidate next hop of each (switch, destination edge): (row, switch link,
+        valid) with row indexing the inputs, in port order."""
+        ptr = np.where(going_down, self.dn_ptr[cur], self.up_ptr[cur])
+        end = np.where(going_down, self.dn_ptr[cur + 1], self.up_ptr[cur + 1])
+        deg = end - ptr
+        row = np.repeat(np.arange(cur.size), deg)
+        pos = np.repeat(ptr, deg) + _ranges(deg)
+        down_row = going_down[row]
+        link = np.where(down_row, self.dn_order[np.minimum(pos, self.dn_order.size - 1)],
+                        self.up_order[np.minimum(pos, self.up_order.size - 1)])
+        head = np.where(down_row, self.lo[link], self.hi[link])
+        matrix_ok = np.where(down_row, self.down[head, e[row]], self.reach[head, e[row]])
+        return row, link, self.alive[link] & matrix_ok, down_row
+
+    @cached_property
+    def _whole_up(self) -> np.ndarray:
+        """Per switch: every up cable is live and leads to a switch that reaches every edge,
+        so its equal-cost up set toward any destination is all of them (the intact case)."""
+        n = self.f.graph.n
+        deg = np.diff(self.up_ptr)
+        live = np.bincount(self.lo[self.alive], minlength=n)
+        head_all = self.reach.all(axis=1)
+        bad = np.bincount(self.lo[~head_all[self.hi]], minlength=n)
+        return (deg == live) & (bad == 0)
+
+    @cached_property
+    def _parallel(self):
+        """Live cables by (upper, lower) switch, in the upper switch's port order: for the
+        last hop down, where the only equal-cost next hops are the cables to the leaf."""
+        n = self.f.graph.n
+        k = np.flatnonzero(self.alive)
+        code = self.hi[k] * n + self.lo[k]
+        order = np.lexsort((self.f.plan.links.b_port[self.f.graph.link[k]], code))
+        return code[order], k[order]
+
+    def _next_hops(self, m, x, e, target, keys, device):
+        """One hop of the ECMP walk for flows m at switches x: (chosen switch link, downward)."""
+        chosen = np.full(m.size, -1, dtype=np.int64)
+        down = self.down[x, e]
+        fast_up = ~down & self._whole_up[x]
+        if fast_up.any():
+            deg = (self.up_ptr[x + 1] - self.up_ptr[x])[fast_up]
+            pick = switch_choice(keys[fast_up], device[x[fast_up]], deg)
+            chosen[fast_up] = self.up_order[self.up_ptr[x[fast_up]] + pick]
+        codes, par = self._parallel
+        want = x * self.f.graph.n + target
+        lo_i, hi_i = np.searchsorted(codes, want), np.searchsorted(codes, want, side="right")
+        fast_down = down & (hi_i > lo_i)  # the destination leaf hangs off this switch: its cables
+        if fast_down.any():
+            cnt = (hi_i - lo_i)[fast_down]
+            pick = switch_choice(keys[fast_down], device[x[fast_down]], cnt)
+            chosen[fast_down] = par[lo_i[fast_down] + pick]
+        rest = np.flatnonzero(~fast_up & ~fast_down)
+        if rest.size:
+            row, link, valid, _ = self._candidates(x[rest], e[rest], down[rest])
+            count = np.bincount(row, weights=valid, minlength=rest.size).astype(np.int64)
+            if np.any(count == 0):
+                raise AssertionError("a routable flow found no next hop")
+            choice = switch_choice(keys[rest], device[x[rest]], count)
+            rank = np.cumsum(valid) - 1
+            seg_start = np.searchsorted(row, np.arange(rest.size))
+            rank = rank - (rank[seg_start] - valid[seg_start].astype(np.int64) + 1)[row]
+            pick = valid & (rank == choice[row])
+            chosen[rest[row[pick]]] = link[pick]
+        return chosen, down
+
+    def ecmp_paths(self, src: np.ndarray, dst: np.ndarray, qp: np.ndarray, seed: int):
+        """Per sub-flow, the directed links of its hashed path: (flow, directed link)
+        pairs, and which sub-flows have a route."""
+        f = self.f
+        ok = self.routable(src, dst)
+        keys = flow_keys(src, dst, qp, seed)
+        flows = [np.flatnonzero(ok), np.flatnonzero(ok)]
+        links = [f.attach_out(src[ok]), f.attach_in(dst[ok])]
+        cur = f.ep_switch[src].copy()
+        target = f.ep_switch[dst]
+        e = self.edge_of[target]
+        moving = np.flatnonzero(ok & (cur != target))
+        device = f.graph.device_of
+        budget = max(1, _CHUNK // max(1, int(np.diff(self.up_ptr).max(initial=1)), int(np.diff(self.dn_ptr).max(initial=1))))
+        for _ in range(2 * self.top):
+            if moving.size == 0:
+                break
+            next_moving = []
+            for lo_i in range(0, moving.size, budget):
+                m = moving[lo_i:lo_i + budget]
+                chosen, down = self._next_hops(m, cur[m], e[m], target[m], keys[m], device)
+                flows.append(m)
+                links.append(2 * f.graph.link[chosen] + down)
+                cur[m] = np.where(down, self.lo[chosen], self.hi[chosen])
+                next_moving.append(m[cur[m] != target[m]])
+            moving = np.concatenate(next_moving)
+        if moving.size:
+            raise AssertionError("ECMP walk did not reach every destination")
+        return np.concatenate(flows), np.concatenate(links), ok
+
+    # --- adaptive: even split at every hop ---------------------------------------------
+    @cached_property
+    def _pods(self) -> np.ndarray:
+        devs = self.f.plan.devices
+        return np.array([devs[int(d)].pod if devs[int(d)].pod is not None else 0 for d in self.f.graph.device_of],
+                        dtype=np.int64)
+
+    @cached_property
+    def _planemate(self) -> dict[tuple[int, int], int]:
+        """(spine, pod) -> the spine of that pod that shares spine's cores (its plane)."""
+        g, tier = self.f.graph, self.f.tier
+        sc = tier[self.lo] == 2  # spine -> core links (intact structure; liveness applies later)
+        spine, core = self.lo[sc], self.hi[sc]
+        order = np.argsort(core, kind="stable")
+        by_core: dict[int, list[int]] = {}
+        for c, s in zip(core[order].tolist(), spine[order].tolist()):
+            by_core.setdefault(c, []).append(s)
+        mate: dict[tuple[int, int], int] = {}
+        pods = self._pods
+        for s, c in zip(spine.tolist(), core.tolist()):
+            for z in by_core[c]:
+                key = (s, int(pods[z]))
+                if mate.setdefault(key, z) != z:
+                    raise NotClos("a spine's cores lead to two spines of one pod: not a 3-tier Clos of planes")
+        return mate
+
+    def spray_terms(self, src: np.ndarray, dst: np.ndarray) -> tuple[list[Term], np.ndarray]:
+        """Incidence terms of the even split, and which flows have a route."""
+        f = self.f
+        n_links = f.n_links
+        ok = self.routable(src, dst)
+        terms = [Term([flows_on_links(n_links, np.concatenate([np.flatnonzero(ok)] * 2),
+                                      np.concatenate([f.attach_out(src[ok]), f.attach_in(dst[ok])]),
+                                      n_flows=src.size)])]
+        a, b = f.ep_switch[src], f.ep_switch[dst]
+        cross = ok & (a != b)
+        if not cross.any():
+            return terms, ok
+        codes = a[cross] * f.graph.n + b[cross]
+        pair_code, inv = np.unique(codes, return_inverse=True)
+        n_pairs = pair_code.size
+        cls = np.full(src.size, n_pairs, dtype=np.int64)  # extra class: no fabric hop
+        cls[cross] = inv.reshape(-1)
+        pa, pb = np.divmod(pair_code, f.graph.n)
+        eb = self.edge_of[pb]
+        # leaf stage: every pair leaves its edge switch up (edges are tier 1)
+        row, link, valid, _ = self._candidates(pa, eb, np.zeros(n_pairs, dtype=bool))
+        row, link = row[valid], link[valid]
+        share = 1.0 / np.bincount(row, minlength=n_pairs)[row]
+        terms.append(Term([flows_on_links(n_links, row, 2 * f.graph.link[link], share, n_flows=n_pairs + 1)], cls))
+        y = self.hi[link]
+        turn = self.down[y, eb[row]]
+        # mass reaching the tier-2 switch z above the destination leaf, keyed (z, leaf): its hop down
+        z = y.copy()
+        if not turn.all():
+            mate = self._planemate
+            pods = self._pods
+            z[~turn] = [mate[(s, int(pods[t]))] for s, t in zip(y[~turn].tolist(), pb[row[~turn]].tolist())]
+            terms.append(self._core_term(row[~turn], y[~turn], z[~turn], share[~turn], n_pairs, cls))
+        terms.append(self._last_hop_term(row, z, pb[row], share, n_pairs, cls))
+        return terms, ok
+
+    def _last_hop_term(self, pair, z, leaf, share, n_pairs, cls) -> Term:
+        f = self.f
+        key_code, kinv = np.unique(z * f.graph.n + leaf, return_inverse=True)
+        kz, kleaf = np.divmod(key_code, f.graph.n)
+        m = flows_on_links(key_code.size, pair, kinv.reshape(-1), share, n_flows=n_pairs + 1)  # keys x pairs
+        row, link, valid, _ = self._candidates(kz, self.edge_of[kleaf], np.ones(kz.size, dtype=bool))
+        row, link = row[valid], link[valid]
+        if np.any(self.lo[link] != kleaf[row]):
+            raise NotClos("a tier-2 switch reaches a leaf through another switch")
+        w = 1.0 / np.bincount(row, minlength=kz.size)[row]
+        return Term([m, flows_on_links(f.n_links, row, 2 * f.graph.link[link] + 1, w, n_flows=kz.size)], cls)
+
+    def _core_term(self, pair, y, z, share, n_pairs, cls) -> Term:
+        """Spine y up to the cores that still reach spine z (z's pod, y's plane), and down to z."""
+        f = self.f
+        n = f.graph.n
+        key_code, kinv = np.unique(y * n + z, return_inverse=True)
+        ky, kz = np.divmod(key_code, n)
+        m = flows_on_links(key_code.size, pair, kinv.reshape(-1), share, n_flows=n_pairs + 1)
+        # live core links into each z, as (core, z) -> count of parallel live links
+        cz = self.alive & (f.tier[self.lo] == 2)
+        cz_code = self.hi[cz] * n + self.lo[cz]
+        cz_link = np.flatnonzero(cz)
+        order = np.argsort(cz_code, kind="stable")
+        cz_code, cz_link = cz_code[order], cz_link[order]
+        row, link, valid, _ = self._candidates(ky, np.zeros(ky.size, dtype=np.int64), np.zeros(ky.size, dtype=bool))
+        core = self.hi[link]
+        want = core * n + kz[row]
+        lo_i, hi_i = np.searchsorted(cz_code, want), np.searchsorted(cz_code, want, side="right")
+        valid = self.alive[link] & (hi_i > lo_i)
+        row, link, lo_i, hi_i = row[valid], link[valid], lo_i[valid], hi_i[valid]
+        up_share = 1.0 / np.bincount(row, minlength=ky.size)[row]
+        par = hi_i - lo_i
+        drow = np.repeat(row, par)
+        dlink = cz_link[np.repeat(lo_i, par) + _ranges(par)]
+        dshare = np.repeat(up_share / par, par)
+        w = flows_on_links(f.n_links, np.concatenate([row, drow]),
+                           np.concatenate([2 * f.graph.link[link], 2 * f.graph.link[dlink] + 1]),
+                           np.concatenate([up_share, dshare]), n_flows=ky.size)
+        return Term([m, w], cls)

@@ -1,0 +1,226 @@
+"""The plan as simulators read it, so nobody writes their topology by hand.
+
+- `simai`: SimAI's ns-3 topology file (aliyun/SimAI 1.7, commit cef83f9d; read by
+  astra-sim-alibabacloud/astra-sim/network_frontend/ns3/common.h SetupNetwork, written by
+  its inputs/topo/gen_Topo_Template.py): a header `node_num gpus_per_server nvswitch_num
+  switch_num link_num gpu_type`, a line with the NVSwitch node ids then the switch ids, and
+  one `src dst rate delay error_rate` line per link (ns-3 DataRate and Time strings). GPU
+  nodes are 0..G-1 (GPU g of the plan's server order), one NVSwitch node per scale-up
+  domain, then every plan switch in plan order; every cable of the plan is a link (a NIC
+  port joins its GPU's node to its leaf), but extra endpoints' (UFM, storage: SimAI's
+  nodes are GPUs and switches). Exact wiring, cable for cable.
+- `htsim`: a fat-tree config for csg-htsim (Broadcom/csg-htsim, commit 841d9e7; read by
+  FatTreeTopology::load in sim/datacenter/fat_tree_topology.cpp, examples in
+  sim/datacenter/topologies/*.topo): Nodes, Tiers, Podsize and per tier the down/up radix,
+  bundle (cables per switch pair), link speed and oversubscription. htsim builds the wiring
+  from these, so only a uniform Clos of full leaves with a whole-number oversubscription
+  can be written; node i is the i-th NIC port in fabric order (nodes.csv).
+- `astra-sim`: the analytical network backend's network.yml (astra-sim/astra-network-analytical,
+  commit 599a047; NetworkParser::parse_network_config_yml): one Switch dimension for the
+  scale-up domain (NVLink GB/s per GPU, one direction) and one for the network (NIC GB/s per
+  GPU). A hierarchical abstraction: it keeps no wiring, so routing and oversubscription
+  are not in it (comments give clusterc's measured all-to-all fractions to derate it by).
+
+Latencies are not in the plan; the files use SimAI's defaults (gen_Topo_Template.py: NIC
+0.0005 ms, NVSwitch 0.000025 ms) and say so. Error rate 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..plan.fabrics import fabric_plan
+from ..plan.model import Plan
+from . import TrafficError
+from ..diagnostics import nearest
+from .fabric import TrafficFabric
+from .patterns import fabric_order
+from . import traffic_report
+
+FORMATS = ("simai", "htsim", "astra-sim")
+NIC_LATENCY_NS = 500  # SimAI gen_Topo_Template.py default, 0.0005 ms
+NVLINK_LATENCY_NS = 25  # SimAI gen_Topo_Template.py default, 0.000025 ms
+SIMAI_GPU_TYPES = ("A100", "A800", "H100", "H800")  # what SimAI 1.7 recognises; anything else reads as NONE
+
+
+class ExportError(ValueError):
+    """A format that cannot express this plan; the message says why."""
+
+
+def write_exports(plan: Plan, spec: str) -> dict[str, str]:
+    """--export FORMAT[,FORMAT]:DIR -> writes DIR/<format>/..., returns format -> folder."""
+
+    formats, sep, folder = spec.rpartition(":")
+    if not sep or not folder:
+        raise TrafficError(f"--export {spec}: write FORMAT[,FORMAT]:DIR, e.g. simai,htsim:sim-out")
+    wanted = [f.strip() for f in formats.split(",") if f.strip()]
+    unknown = [f for f in wanted if f not in FORMATS]
+    if unknown or not wanted:
+        raise TrafficError(f"--export: unknown format {', '.join(unknown) or '(none)'}; "
+                           f"{nearest(unknown[0] if unknown else '', FORMATS)}")
+    view = fabric_plan(plan)
+    written = {}
+    for fmt in wanted:
+        try:
+            files = {"simai": simai_files, "htsim": htsim_files, "astra-sim": astra_sim_files}[fmt](view)
+        except ExportError as exc:
+            raise TrafficError(f"--export {fmt}: {exc}")
+        target = Path(folder) / fmt
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                (target / name).write_text(text)
+        except OSError as exc:
+            raise TrafficError(f"--export: cannot write {target}: {exc.strerror}")
+        written[fmt] = str(target)
+    return written
+
+
+def _simai_gpu_type(plan: Plan) -> str:
+    """SimAI's GPU type where the server is one it knows (its latency tables), else NONE."""
+    server = plan.design["server"]
+    text = f"{server} {plan.facts.get('models', {}).get(server, {}).get('model', '')}".upper()
+    return next((t for t in SIMAI_GPU_TYPES if t in text), "NONE")
+
+
+def _nvlink_gbps(plan: Plan) -> float | None:
+    up = plan.scale_up
+    if up is None or up.in_plan_links or not up.gbytes_per_s_per_gpu:
+        return None
+    return up.gbytes_per_s_per_gpu * 8 / 2  # bidirectional GB/s -> one direction Gb/s
+
+
+def _gbps(v: float) -> str:
+    return f"{v:g}Gbps"
+
+
+def simai_files(plan: Plan) -> dict[str, str]:
+    if plan.design.get("direct"):
+        raise ExportError("a direct network (no switches) has no SimAI switch nodes")
+    f = TrafficFabric(plan)
+    L = plan.links
+    g_per = f.gpus_per_server
+    servers = f.server_devices.size
+    gpus = servers * g_per
+    up = plan.scale_up
+    per_domain_servers = up.servers_per_domain if up is not None and not up.in_plan_links and up.domains else 1
+    nv = _nvlink_gbps(plan)
+    domains = -(-servers // per_domain_servers) if nv and g_per * per_domain_servers > 1 else 0
+    switches = [i for i, d in enumerate(plan.devices) if d.tier > 0]
+    switch_id = {dev: gpus + domains + k for k, dev in enumerate(switches)}
+    lines = []
+    names = [f"{i},gpu,{plan.devices[int(f.server_devices[i // g_per])].name} gpu{i % g_per}" for i in range(gpus)]
+    # GPU <-> NVSwitch of its domain
+    for g in range(gpus if domains else 0):
+        lines.append(f"{g} {gpus + (g // g_per) // per_domain_servers} {_gbps(nv)} {NVLINK_LATENCY_NS}ns 0")
+    names += [f"{gpus + k},nvswitch,scale-up domain {k + 1}" for k in range(domains)]
+    names += [f"{switch_id[d]},switch,{plan.devices[d].name}" for d in switches]
+    # NIC ports: the GPU each port serves (port p of R on a server of G GPUs serves GPU p*G//R)
+    ports = np.diff(f.ep_first)
+    local = f.ep_port * g_per // ports[f.ep_server]
+    gpu_of_ep = f.ep_server * g_per + local
+    for g, link in zip(gpu_of_ep.tolist(), f.ep_link.tolist()):
+        lines.append(f"{g} {switch_id[int(L.b_dev[link])]} {_gbps(float(L.speed_gbps[link]))} {NIC_LATENCY_NS}ns 0")
+    inner = np.flatnonzero(np.isin(L.a_dev, switches) & np.isin(L.b_dev, switches))
+    for link in inner.tolist():
+        lines.append(f"{switch_id[int(L.a_dev[link])]} {switch_id[int(L.b_dev[link])]} "
+                     f"{_gbps(float(L.speed_gbps[link]))} {NIC_LATENCY_NS}ns 0")
+    gpu_type = _simai_gpu_type(plan)
+    node_num = gpus + domains + len(switches)
+    per_server = g_per * per_domain_servers if domains else g_per
+    head = f"{node_num} {per_server} {domains} {len(switches)} {len(lines)} {gpu_type}"
+    ids = " ".join(str(i) for i in range(gpus, node_num))
+    topo = "\n".join([head, ids, *lines]) + "\n"
+    return {"topology.txt": topo, "nodes.csv": "id,kind,name\n" + "\n".join(names) + "\n"}
+
+
+def htsim_files(plan: Plan) -> dict[str, str]:
+    d = plan.design
+    if d.get("topology") not in ("fat-tree", "rail-optimized") or d.get("tiers") not in (2, 3):
+        raise ExportError(f"htsim's fat tree takes two- or three-tier Clos fabrics; this is {d.get('topology')} "
+                          f"with {d.get('tiers')} tier(s)")
+    f = TrafficFabric(plan)
+    L = plan.links
+    kinds = plan.link_kinds
+    if np.any(~f.graph.at_is_gpu_server):
+        raise ExportError("extra endpoints (UFM, storage) sit on leaf ports; htsim's fat tree has GPU hosts only")
+    down, up = d["leaf_ports"]["down"], d["leaf_ports"]["up"]
+    per_leaf = np.bincount(f.ep_switch, minlength=f.graph.n)[np.flatnonzero(f.tier == 1)]
+    if np.any(per_leaf != down):
+        raise ExportError(f"htsim's fat tree needs every leaf full ({down} hosts); this plan has leaves with "
+                          f"{int(per_leaf.min())} (a partial scalable unit or pod)")
+    if down % up:
+        raise ExportError(f"htsim takes a whole-number oversubscription; the leaves are {down}:{up}")
+
+    def speed(kind: str) -> int:
+        sel = L.kind == kinds.index(kind)
+        values = np.unique(L.speed_gbps[sel])
+        if values.size != 1:
+            raise ExportError(f"{kind} cables run at several speeds ({', '.join(map(str, values))} Gb/s)")
+        return int(values[0])
+
+    nodes = len(f.ep_link)
+    tiers = d["tiers"]
+    pod = nodes if tiers == 2 else d["leaves_per_pod"] * down
+    spine_down = int(np.bincount(L.b_dev[L.kind == kinds.index("leaf-spine")]).max())
+    lat = NIC_LATENCY_NS
+    out = [f"# csg-htsim fat tree config (FatTreeTopology::load) for {plan.name}, written by clusterc.",
+           f"# Node i is the i-th GPU NIC port in fabric order (nodes.csv). Latencies: SimAI's default",
+           f"# NIC latency ({lat} ns); the plan has no cable delays. Queue sizes: set with htsim's -q.",
+           f"Nodes {nodes}", f"Tiers {tiers}", f"Podsize {pod}", "",
+           "Tier 0", f"Downlink_speed_Gbps {speed('server-leaf')}", f"Radix_Down {down}", f"Radix_Up {up}",
+           f"Oversubscribed {down // up}", f"Downlink_Latency_ns {lat}", "",
+           "Tier 1", f"Downlink_speed_Gbps {speed('leaf-spine')}", f"Radix_Down {spine_down}",
+           f"Bundle {d['leaf_spine_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
+    if tiers == 3:
+        s_down, s_up = d["spine_ports"]["down"], d["spine_ports"]["up"]
+        if s_down % s_up:
+            raise ExportError(f"htsim takes a whole-number oversubscription; the spines are {s_down}:{s_up}")
+        core_down = int(np.bincount(L.b_dev[L.kind == kinds.index("spine-core")]).max())
+        out += [f"Radix_Up {s_up}", f"Oversubscribed {s_down // s_up}", "",
+                "Tier 2", f"Downlink_speed_Gbps {speed('spine-core')}", f"Radix_Down {core_down}",
+                f"Bundle {d['spine_core_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
+    order = fabric_order(f, np.arange(nodes))
+    names = [d_.name for d_ in plan.devices]
+    rows = [f"{i},{names[int(f.ep_device[e])]},{plan.layouts[plan.devices[int(f.ep_device[e])].layout].ports[int(f.ep_port[e])].name},"
+            f"{names[int(L.b_dev[f.ep_link[e]])]}" for i, e in enumerate(order.tolist())]
+    return {"fat_tree.topo": "\n".join(out) + "\n", "nodes.csv": "node,server,port,leaf\n" + "\n".join(rows) + "\n"}
+
+
+def astra_sim_files(plan: Plan) -> dict[str, str]:
+    f = TrafficFabric(plan)
+    d = plan.design
+    up = plan.scale_up
+    g = up.gpus_per_domain if up is not None and not up.in_plan_links and up.domains else f.gpus_per_server
+    gpus = d["gpus"]
+    nic_gbytes = float(f.ep_gbps.sum()) / gpus / 8
+    nv = _nvlink_gbps(plan)
+    dims = []
+    if g > 1:
+        if nv is None:
+            raise ExportError(f"the scale-up domain of {g} GPUs has no bandwidth in the catalog; ASTRA-sim needs one")
+        dims.append(("Switch", g, nv / 8, NVLINK_LATENCY_NS))
+    if gpus // g > 1:
+        dims.append(("Switch", gpus // g, nic_gbytes, NIC_LATENCY_NS))
+    if not dims:
+        raise ExportError("one GPU: nothing to simulate")
+    measured = ""
+    try:
+        res = traffic_report(plan, ["all-to-all"])["results"]
+        measured = "; ".join(f"{r['routing']} {r['fraction']:.1%} (slowest {r['min_fraction']:.1%})" for r in res)
+    except Exception:  # noqa: BLE001 - a comment only; the network file stands without it
+        measured = "not measured for this fabric"
+    text = "\n".join([
+        f"# ASTRA-sim analytical network backend (astra-network-analytical NetworkParser) for {plan.name},",
+        "# written by clusterc. Dimensions: the scale-up domain (NVLink, one direction per GPU), then the",
+        "# network (NIC line rate per GPU). A Switch dimension is non-blocking: routing and oversubscription",
+        f"# are not modelled. clusterc's max-min all-to-all on this fabric, as a share of NIC line rate: {measured}.",
+        f"# Latencies: SimAI's defaults (NIC {NIC_LATENCY_NS} ns, NVSwitch {NVLINK_LATENCY_NS} ns); not in the plan.",
+        f"topology: [ {', '.join(t for t, *_ in dims)} ]",
+        f"npus_count: [ {', '.join(str(n) for _, n, *_ in dims)} ]",
+        f"bandwidth: [ {', '.join(f'{b:.1f}' for *_, b, _ in dims)} ]  # GB/s",
+        f"latency: [ {', '.join(f'{lt:.1f}' for *_, lt in dims)} ]  # ns",
+    ]) + "\n"
+    return {"network.yml": text}

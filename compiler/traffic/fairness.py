@@ -1,0 +1,124 @@
+"""Max-min fair rates by progressive filling (Bertsekas & Gallager, Data Networks, 6.5.2).
+
+Every unfrozen flow's rate rises at the same pace until a link fills; the flows crossing
+a full link freeze at their current rate; repeat until every flow is frozen. A flow that
+is split over several paths (adaptive routing, Valiant) crosses a link with a weight
+below 1, and a link fills when the sum of weight x rate reaches its capacity.
+
+The flows x links incidence is held factorised, as a sum of terms, so that split routes
+need not list every (flow, link) pair: term t maps flows to `classes` (flows that share a
+route distribution, e.g. the same source and destination leaf) and then to links through
+a chain of sparse non-negative matrices, load = W_k @ ... @ W_1 @ (per-class rate sums).
+A per-flow route is the term with identity classes and one matrix.
+
+Cost per round: two products through every term (the load of the rising flows, and which
+flows cross the links that filled), O(nnz). Rounds = distinct bottleneck levels, usually
+a few dozen; capped by MAX_ROUNDS as a guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import csr_matrix
+
+MAX_ROUNDS = 10_000
+_REL_TOL = 1e-9  # a link within this fraction of its capacity is full
+
+
+@dataclass
+class Term:
+    """load = chain[-1] @ ... @ chain[0] @ bincount(classes, flow rates)."""
+
+    chain: list[csr_matrix]
+    classes: np.ndarray | None = None  # per flow: its class (row of chain[0]'s columns); None = the flow itself
+
+    def load(self, x: np.ndarray) -> np.ndarray:
+        v = x if self.classes is None else np.bincount(self.classes, weights=x, minlength=self.chain[0].shape[1])
+        for m in self.chain:
+            v = m @ v
+        return v
+
+    def touches(self, links: np.ndarray) -> np.ndarray:
+        """Per flow: the weight with which it crosses the marked links (> 0: it crosses one)."""
+        v = links.astype(np.float64)
+        for m in reversed(self.chain):
+            v = m.T @ v
+        return v if self.classes is None else v[self.classes]
+
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Term":
+        """The same term over a subset of flows (indices) and links (indices)."""
+        last = self.chain[-1][links]
+        if self.classes is None:
+            first = (last if len(self.chain) == 1 else self.chain[0])[:, flows]
+            chain = [first] if len(self.chain) == 1 else [first, *self.chain[1:-1], last]
+            return Term([c.tocsr() for c in chain])
+        return Term([*self.chain[:-1], last.tocsr()], self.classes[flows])
+
+
+@dataclass
+class Incidence:
+    n_flows: int
+    n_links: int
+    terms: list[Term] = field(default_factory=list)
+
+    def load(self, x: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.n_links)
+        for t in self.terms:
+            out += t.load(x)
+        return out
+
+    def touches(self, links: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.n_flows)
+        for t in self.terms:
+            out += t.touches(links)
+        return out
+
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Incidence":
+        return Incidence(flows.size, links.size, [t.restrict(flows, links) for t in self.terms])
+
+
+def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.ndarray | None = None,
+                   n_flows: int | None = None) -> csr_matrix:
+    """A links x flows matrix from (flow, link, weight) triples; repeated pairs add up."""
+    n_flows = int(flow.max()) + 1 if n_flows is None else n_flows
+    w = np.ones(flow.size) if weight is None else weight
+    m = csr_matrix((w, (link, flow)), shape=(n_links, n_flows))
+    m.sum_duplicates()
+    return m
+
+
+def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None) -> np.ndarray:
+    """Max-min fair rate of every flow (same unit as `cap`); flows not `active` (no route)
+    get 0 and take nothing. As flows freeze, the problem is shrunk to the rising flows and
+    the links that are not full (each time half the flows have frozen), so late rounds,
+    which settle few flows, cost little."""
+    rate = np.zeros(inc.n_flows)
+    flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
+    sub = inc if flows.size == inc.n_flows else inc.restrict(flows, np.arange(inc.n_links))
+    links = np.arange(inc.n_links)
+    cap_sub = cap.astype(np.float64)
+    room = cap_sub.copy()
+    rising = np.ones(flows.size, dtype=bool)
+    for _ in range(MAX_ROUNDS):
+        if not rising.any():
+            return rate
+        pace = sub.load(rising.astype(np.float64))  # load added per unit of rate
+        moving = pace > 1e-12
+        if not moving.any():  # rising flows cross no link: unbounded, which a route never is
+            raise AssertionError("a routed flow crosses no capacitated link")
+        step = max(0.0, float(np.min(room[moving] / pace[moving])))
+        rate[flows[rising]] += step
+        room -= step * pace
+        full = moving & (room <= cap_sub * _REL_TOL)
+        rising &= ~(sub.touches(full) > 1e-12)
+        if rising.sum() * 2 < rising.size or moving.sum() * 2 < moving.size:
+            # shrink to the rising flows and the links they load (none of them full)
+            keep_links = np.flatnonzero(moving & ~full)
+            keep_flows = np.flatnonzero(rising)
+            sub = sub.restrict(keep_flows, keep_links)
+            flows, links = flows[keep_flows], links[keep_links]
+            cap_sub, room = cap_sub[keep_links], room[keep_links]
+            rising = np.ones(flows.size, dtype=bool)
+    raise AssertionError("progressive filling did not converge")
