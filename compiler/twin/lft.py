@@ -17,7 +17,7 @@ import numpy as np
 
 from ..plan.guids import ca_port_guid
 from ..render.infiniband import ib_view
-from .fabric import TrafficFabric
+from ..traffic.fabric import TrafficFabric
 
 _HEADER = re.compile(r"^Unicast lids .* guid (0x[0-9a-fA-F]+) \((.*)\):\s*$")
 _ENTRY = re.compile(r"^(0x[0-9a-fA-F]+) (\d+) : \(Channel Adapter portguid (0x[0-9a-fA-F]+): ")
