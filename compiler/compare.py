@@ -7,6 +7,7 @@ from __future__ import annotations
 from .check import CheckResults
 from .check.bisection import BisectionFigures
 from .check.hops import HopsFigures
+from .check.traffic import TrafficFigures
 from .plan.bom import bom_totals
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
@@ -44,7 +45,7 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         "scale_up": s.get("scale_up"),
         # all-to-all per routing, max-min fair (check/traffic.py); empty where not estimated
         "traffic": {r["routing"]: {"fraction": r["fraction"], "min_fraction": r["min_fraction"]}
-                    for r in report["figures"].get("traffic", {}).get("results", [])},
+                    for r in checks.of(TrafficFigures).entry.get("results", [])},
         # storage / in-band / OOB networks: what they add to the bill (the rows above are compute)
         "extra_fabrics": {name: {"switches": sum(f["switches"].values()), "cables": sum(f["cables"].values()),
                                  "transceivers": f["transceivers"]}

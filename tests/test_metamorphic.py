@@ -167,7 +167,9 @@ def _model_of(annotation) -> type[BaseModel] | None:
 
 
 def _is_list(annotation) -> bool:
-    return getattr(annotation, "__origin__", None) is list
+    """list[X], or list[X] | None (an optional list section such as requirements.traffic)."""
+    return getattr(annotation, "__origin__", None) is list or any(
+        getattr(a, "__origin__", None) is list for a in getattr(annotation, "__args__", ()))
 
 
 def written_defaults(data, model: type[BaseModel], topology: str | None = None, index: int = 0):
@@ -272,7 +274,8 @@ def test_written_defaults_cover_every_default_of_the_spec_language():
             "fabric": {"topology": "rail-optimized", "switch": "qm9700"},
             "fabrics": [{"name": "storage", "switch": "sn5600", "extra_endpoints": [{"role": "vast", "count": 1}]}],
             "extra_endpoints": [{"role": "ufm", "count": 1}], "layout": {"rows": 1, "racks_per_row": 1},
-            "requirements": {"survive": {}}, "bom": {}}
+            "requirements": {"survive": {}, "traffic": [{"pattern": "all-to-all", "routing": "adaptive",
+                                                           "min_fraction": 0.5, "measure": "mean"}]}, "bom": {}}
     torus = {"name": "x", "servers": 1, "server": "dgx-h100", "fabric": {"topology": "torus", "switch": "qm9700", "dims": [2]}}
     written = written_paths(written_defaults(spec, Spec)) | written_paths(written_defaults(torus, Spec))
     missing = defaulted_paths() - written

@@ -481,9 +481,12 @@ def test_a_malformed_traffic_requirement_is_a_spec_error(tmp_path):
 
 
 def test_check_report_and_compare_carry_the_all_to_all_headline():
-    from compiler.check import report_for
+    from compiler.check import run_checks
     from compiler.compare import comparison_text, design_figures
     from compiler.pipeline import build_plan
+
+    def report_for(plan) -> dict:
+        return run_checks(plan).as_json()
 
     _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
     report = report_for(plan)
@@ -492,7 +495,7 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     direct = traffic_report(plan, ["all-to-all"], ["ecmp"])["results"][0]
     assert headline["ecmp"]["fraction"] == direct["fraction"] and headline["ecmp"]["min_fraction"] == direct["min_fraction"]
     assert any(f["code"] == "TRAFFIC_ESTIMATE" and "ecmp 68.7% of line rate" in f["message"] for f in report["findings"])
-    text = comparison_text([design_figures(plan)])
+    text = comparison_text([design_figures(plan, run_checks(plan))])
     assert "all-to-all ecmp (mean/slowest)" in text and "69%/17%" in text
     _, torus = build_plan(SPECS / "tpu-v4-pod.yaml")
     assert "direct network" in report_for(torus)["figures"]["traffic"]["skipped"]

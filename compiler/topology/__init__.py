@@ -53,6 +53,9 @@ class Topology:
     # joined by their global links; "servers" the few servers of a switchless fabric.
     diagram: Literal["tiers", "grid", "circle", "servers"] = "tiers"
     note: str = ""  # said after the name where the spec schema lists the topologies
+    # How compiler/traffic routes flows: up/down a tree of switches (ECMP, adaptive, ftree
+    # where `tree`), or a dragonfly's minimal / Valiant / UGAL paths.
+    traffic_routes: Literal["updown", "dragonfly"] = "updown"
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch")
@@ -62,7 +65,7 @@ _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist",
               needs_dims=True, diagram="grid")
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
                                             "global_ports_per_switch", "global_links_per_group_pair", "intra_group"),
-                  diagram="circle")
+                  diagram="circle", traffic_routes="dragonfly")
 _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 
 # Order is the order the spec's error messages and schema list them in.
@@ -80,6 +83,14 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
 )}
 
 FAMILY_NAMES: tuple[str, ...] = tuple(dict.fromkeys(t.family for t in TOPOLOGIES.values()))
+
+
+DRAGONFLY_ROUTES = "dragonfly"  # Topology.traffic_routes of the dragonfly family
+
+
+def is_tree(name: str | None) -> bool:
+    """A known topology whose servers hang off a tree of switches (OpenSM's ftree applies)."""
+    return name in TOPOLOGIES and TOPOLOGIES[name].tree
 
 
 def topology(name: str) -> Topology:

@@ -21,6 +21,7 @@ from .collective_time import hierarchical_stages_s, ring_allreduce_s, transfer_t
 from .fabric import TrafficFabric
 from .fairness import Incidence, Term, flows_on_links, max_min_rates
 from .patterns import Pattern, Phase
+from ..topology import is_tree
 
 HOT_LINKS = 5
 
@@ -172,7 +173,7 @@ def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, q
     all have the same uplinks and endpoints."""
     d = fabric.plan.design
     if routing != "ecmp" or qps != 1 or pattern.kind != "permutation" or d.get("tiers") != 2 \
-            or fabric.failure.text or "leaf_ports" not in d or d.get("topology") not in ("fat-tree", "rail-optimized"):
+            or fabric.failure.text or "leaf_ports" not in d or not is_tree(d.get("topology")):
         return None
     per_leaf = np.bincount(fabric.ep_switch, minlength=fabric.graph.n)
     per_leaf = per_leaf[per_leaf > 0]

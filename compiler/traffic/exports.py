@@ -38,6 +38,7 @@ from ..diagnostics import nearest
 from .fabric import TrafficFabric
 from .patterns import fabric_order
 from . import traffic_report
+from ..topology import is_tree
 
 FORMATS = ("simai", "htsim", "astra-sim")
 NIC_LATENCY_NS = 500  # SimAI gen_Topo_Template.py default, 0.0005 ms
@@ -138,7 +139,7 @@ def simai_files(plan: Plan) -> dict[str, str]:
 
 def htsim_files(plan: Plan) -> dict[str, str]:
     d = plan.design
-    if d.get("topology") not in ("fat-tree", "rail-optimized") or d.get("tiers") not in (2, 3):
+    if not is_tree(d.get("topology")) or d.get("tiers") not in (2, 3):
         raise ExportError(f"htsim's fat tree takes two- or three-tier Clos fabrics; this is {d.get('topology')} "
                           f"with {d.get('tiers')} tier(s)")
     f = TrafficFabric(plan)

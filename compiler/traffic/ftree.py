@@ -38,6 +38,7 @@ import numpy as np
 
 from .clos import ClosRoutes, NotClos, _ranges
 from ..plan.guids import device_guids
+from ..topology import is_tree
 
 
 def _cumcount(keys: np.ndarray) -> np.ndarray:
@@ -62,7 +63,7 @@ class FtreeRoutes:
     def __init__(self, clos: ClosRoutes):
         self.c = clos
         f = clos.f
-        if f.plan.design.get("topology") not in ("fat-tree", "rail-optimized"):
+        if not is_tree(f.plan.design.get("topology")):
             raise NotClos("ftree routes are modelled for fat-tree and rail-optimized Clos fabrics")
         self.tiers = clos.top
         g = f.graph

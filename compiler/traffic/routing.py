@@ -22,6 +22,7 @@ from .patterns import Phase
 from ..diagnostics import nearest
 from .ftree import FtreeRoutes
 from .dragonfly import DragonflyRoutes
+from ..topology import DRAGONFLY_ROUTES, TOPOLOGIES, is_tree, topology
 
 CLOS_ROUTINGS = ("ecmp", "adaptive", "ftree")
 DRAGONFLY_ROUTINGS = ("minimal", "valiant", "ugal")
@@ -40,7 +41,8 @@ class Router:
         self.qps = qps
         self.seed = seed
         topo = fabric.plan.design.get("topology")
-        self.family = "dragonfly" if topo in ("dragonfly", "dragonfly+") else "clos"
+        self.family = (DRAGONFLY_ROUTES if topo in TOPOLOGIES and topology(topo).traffic_routes == DRAGONFLY_ROUTES
+                       else "clos")
         if self.family == "clos":
             if fabric.plan.design.get("direct") or fabric.graph.n == 0:
                 raise RoutingError(f"traffic analysis covers switched Clos and dragonfly fabrics; '{topo}' is a direct network")
@@ -50,10 +52,10 @@ class Router:
                 raise RoutingError(f"'{topo}': {exc}")
 
     def available(self) -> tuple[str, ...]:
-        if self.family == "dragonfly":
+        if self.family == DRAGONFLY_ROUTES:
             return DRAGONFLY_ROUTINGS
         ib = self.fabric.plan.facts.get("models", {}).get(self.fabric.plan.design.get("switch"), {}).get("protocol") == "infiniband"
-        ftree_ok = ib and self.fabric.plan.design.get("topology") in ("fat-tree", "rail-optimized")
+        ftree_ok = ib and is_tree(self.fabric.plan.design.get("topology"))
         return CLOS_ROUTINGS if ftree_ok else CLOS_ROUTINGS[:2]
 
     def default(self) -> tuple[str, ...]:
