@@ -15,8 +15,8 @@ the plan and check result types, never expand, pipeline or CLI.
 
 from __future__ import annotations
 
-from . import (bom, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s, labels, nccl,
-               netbox, plan_json, report, slurm, summary, switch_configs, workbook)
+from . import (bom, cabling, checks, diagrams, elevations, graphml, host_configs, hosts_csv, infiniband, interop, k8s,
+               labels, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 # output name -> renderer. Configs, NCCL, Slurm, diagrams add one line each.
 RENDERERS = {
@@ -39,6 +39,7 @@ RENDERERS = {
     "netbox": netbox.render,  # netbox/*.csv bulk import
     "interop": interop.render,  # ptm/, air/, containerlab/ (Ethernet designs)
     "configs": switch_configs.render,
+    "host_configs": host_configs.render,  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (RoCE fabrics)
 }
 # Outputs that cover every fabric of a plan (spec `fabrics:`); the rest see the compute fabric.
 # hosts: BMC addresses are on the oob fabric
