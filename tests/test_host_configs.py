@@ -155,3 +155,18 @@ def test_changing_the_profile_moves_switch_and_host_together(tmp_path, monkeypat
     qos = (out / "host-configs" / "hgx-h100" / "roce-qos.sh").read_text()
     assert "--dscp2prio set,34,4" in qos and "--pfc 0,0,0,0,1,0,0,0" in qos and "--tcbw 60,0,0,0,40,0,0,0" in qos
     assert "ecn/$point/enable/4" in qos and "enable/3" not in qos
+
+
+def test_a_nos_with_a_builtin_profile_refuses_a_changed_one(tmp_path, monkeypatch):
+    """NVUE's `qos roce mode lossless` is NVIDIA's profile: a changed profile must not leave
+    Cumulus switches silently on the old numbers while the hosts move."""
+    changed = roce_profile_data()
+    changed.update(roce_dscp=34, roce_priority=4, roce_tc=4, roce_queue=4, pfc_priorities=[4], ets_percent={0: 60, 4: 40})
+    monkeypatch.setattr(sc, "roce_profile_data", lambda: dict(changed))
+    sc.roce_profile.cache_clear()
+    try:
+        _, plan = build_plan(SPECS / "roce-2spine-4leaf-cumulus.yaml")
+        with pytest.raises(sc.RoceProfileMismatch, match="roce_dscp is 26.*roce_dscp 34"):
+            write_outputs(plan, tmp_path, ["configs"])
+    finally:
+        sc.roce_profile.cache_clear()

@@ -87,6 +87,10 @@ class Nos(_Strict):
     port_mtu_bytes: int | None = Field(None, ge=68)  # set on every switch port; None: the files set none
     role_types: dict[str, str] = {}  # switch role -> the NOS's device type (SONiC DEVICE_METADATA.type)
     capabilities: NosCapabilities
+    # Where the files name the NOS's own RoCE profile (NVUE `qos roce mode lossless`) instead of
+    # spelling the values, those built-in values: the RoCE profile must equal them, or the
+    # switch would silently run other numbers than the hosts (render/structured_config.py).
+    builtin_roce: dict[str, int | list[int]] | None = None
     sources: list[str]
 
     def files_for(self, peering: str) -> tuple[tuple[str, str], ...]:

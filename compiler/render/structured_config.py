@@ -40,6 +40,25 @@ def roce_profile() -> SimpleNamespace:
     return SimpleNamespace(**data)
 
 
+class RoceProfileMismatch(RuntimeError):
+    """The RoCE profile differs from the built-in profile a NOS's files name: the switches
+    would run other numbers than the hosts. The catalog's data disagree; no spec causes it."""
+
+
+def _check_builtin_roce(nos_facts, roce: SimpleNamespace) -> None:
+    builtin = nos_facts.builtin_roce
+    if not builtin:
+        return
+    differ = sorted(k for k, v in builtin.items() if getattr(roce, k) != v)
+    if differ:
+        raise RoceProfileMismatch(
+            f"{nos_facts.name} configs name the NOS's own RoCE profile, whose "
+            + ", ".join(f"{k} is {builtin[k]}" for k in differ)
+            + f"; the RoCE profile (catalog/data/roce.yaml) has "
+            + ", ".join(f"{k} {getattr(roce, k)}" for k in differ)
+            + f": spell the values in the {nos_facts.id} templates before changing the profile")
+
+
 class Interface(NamedTuple):
     name: str  # as the NOS spells it
     panel: str  # front-panel name (labels, cabling.csv)
@@ -145,6 +164,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     local_prefixes = [(pools["loopbacks"], 32), (pools["server_links"], 31)]
     roce = roce_profile()
     nos_facts = descriptor(nos)
+    _check_builtin_roce(nos_facts, roce)
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
         ifaces = rows[bounds[i]:bounds[i + 1]]
