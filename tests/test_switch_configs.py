@@ -5,6 +5,7 @@ EOS structure; one RoCE profile in all of them; bad NOS choices rejected."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -153,6 +154,22 @@ def test_nvue_startup_yaml_shape(compiled):
         assert _nvue_shape(yaml.load(f.read_text(), Loader=_OnOffLoader)) == [], f
     doc = yaml.load(files[0].read_text(), Loader=_OnOffLoader)
     assert len(doc[0]["set"]["vrf"]["default"]["router"]["bgp"]["neighbor"]) == 64
+
+
+def test_nvue_splits_every_cage_it_uses_and_routes_adaptively_on_fabric_ports(compiled):
+    """SN5600 at 400G: each OSFP cage splits 2 x 4 lanes (switches.yaml, 400: 2 ports per cage,
+    8 SerDes per cage); swpNsM exists only once swpN has `link breakout 2x`."""
+    for f in _files(compiled["cumulus"], "startup.yaml"):
+        body = yaml.load(f.read_text(), Loader=_OnOffLoader)[0]["set"]
+        ifaces = body["interface"]
+        parents = {m.group(1) for m in (re.fullmatch(r"(swp\d+)s\d+", n) for n in ifaces) if m}
+        for p in parents:
+            assert ifaces[p]["link"]["breakout"] == {"2x": {"lanes-per-port": 4}}, (f, p)
+        assert len(parents) == 64  # 128 used 400G ports on 64 cages (leaf: 64 down, 64 up; spine: 128 down)
+        assert body["router"]["adaptive-routing"] == {"enable": "on"}
+        fabric = [n for n, i in ifaces.items() if "spine" in i.get("description", "") or "leaf" in i.get("description", "")]
+        assert fabric and all(ifaces[n]["router"]["adaptive-routing"] == {"enable": "on"} for n in fabric)
+        assert not any("router" in i for i in ifaces.values() if i.get("description", "").startswith("gpu-"))
 
 
 # --- EOS --------------------------------------------------------------------------------

@@ -74,6 +74,9 @@ class NosCapabilities(_Strict):
     """What a NOS's files can spell; a spec that asks for more is refused."""
 
     bgp_unnumbered: bool
+    # Per-packet adaptive routing on the fabric ports (Spectrum-X: NVUE `router adaptive-routing`);
+    # False where the NOS's files have no way to say it (the file then says so).
+    adaptive_routing: bool = False
 
 
 class Nos(_Strict):

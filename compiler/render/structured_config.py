@@ -59,6 +59,19 @@ def _check_builtin_roce(nos_facts, roce: SimpleNamespace) -> None:
             + f": spell the values in the {nos_facts.id} templates before changing the profile")
 
 
+class LayoutCages(NamedTuple):
+    label: list[str]  # per port (panel order): its cage's label
+    fanout: list[int]  # per port: how many logical ports its cage is split into
+
+
+def layout_cages(ports) -> LayoutCages:
+    labels = [p.cage for p in ports]
+    count: dict[str, int] = {}
+    for c in labels:
+        count[c] = count.get(c, 0) + 1
+    return LayoutCages(labels, [count[c] for c in labels])
+
+
 class Interface(NamedTuple):
     name: str  # as the NOS spells it
     panel: str  # front-panel name (labels, cabling.csv)
@@ -93,6 +106,22 @@ class SwitchConfig:
     maximum_paths: int
     port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
+    cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
+    adaptive_routing: bool  # the NOS's files turn adaptive routing on (nos.yaml capabilities)
+
+    @property
+    def breakouts(self) -> list[tuple[str, int, int]]:
+        """(cage label, ports in the cage, SerDes lanes per port) of every cage whose ports
+        the plan uses, in panel order: what a NOS needs to split the cage (NVUE `link
+        breakout 2x lanes-per-port 4`) before the split ports exist. Cages of one port too,
+        since a NOS may default a cage to another split."""
+        seen: dict[str, tuple[str, int, int]] = {}
+        label, fanout = self.cages.label, self.cages.fanout
+        for i in self.interfaces:
+            cage = label[i.index - 1]
+            if cage not in seen:
+                seen[cage] = (cage, fanout[i.index - 1], len(i.lanes.split(",")) if i.lanes else 0)
+        return list(seen.values())
 
     @property
     def neighbors(self) -> list[Interface]:
@@ -165,6 +194,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     roce = roce_profile()
     nos_facts = descriptor(nos)
     _check_builtin_roce(nos_facts, roce)
+    cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in {devices[i].layout for i in np.nonzero(is_switch)[0].tolist()}}
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
         ifaces = rows[bounds[i]:bounds[i + 1]]
@@ -175,5 +205,6 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
             interfaces=ifaces, local_prefixes=local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
-            port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce,
+            port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
+            adaptive_routing=nos_facts.capabilities.adaptive_routing,
         )
