@@ -4,6 +4,7 @@ EOS structure; one RoCE profile in all of them; bad NOS choices rejected."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import shutil
@@ -106,8 +107,34 @@ def test_sonic_config_db_content(compiled):
     assert cfg["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and cfg["PORT"]["Ethernet0"]["alias"] == "swp1s0"
     assert cfg["PORT"]["Ethernet4"]["speed"] == "400000"
     assert len(cfg["BGP_NEIGHBOR"]) == 64
+    meta = cfg["DEVICE_METADATA"]["localhost"]
+    assert meta["platform"] == "x86_64-nvidia_sn5600-r0" and meta["hwsku"] == "Mellanox-SN5600-O128"  # 128 x 400G
+    # no layout: SONiC's defaults, 5m to the 64 servers' NICs, 40m to the spines
+    lengths = cfg["CABLE_LENGTH"]["AZURE"]
+    assert sorted(lengths) == sorted(cfg["PORT"])
+    assert [lengths[p] for p in cfg["PORT"] if cfg["PORT"][p]["description"].startswith("gpu-")] == ["5m"] * 64
+    assert [lengths[p] for p in cfg["PORT"] if cfg["PORT"][p]["description"].startswith("spine-")] == ["40m"] * 64
     unn = json.loads((compiled["sonic-unnumbered"] / "configs/leaf-001/config_db.json").read_text())
     assert "BGP_NEIGHBOR" not in unn  # config_db cannot express unnumbered; frr.conf carries it
+
+
+def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):
+    """With a layout, each port's CABLE_LENGTH is its cable's length in cabling.csv rounded up
+    to the next row of SONiC's lookup table (5, 40, 300 m): never less headroom than the cable needs."""
+    _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
+    out = write_outputs(plan, tmp_path, ["configs", "cabling"])
+    with open(out / "cabling.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["b_device"] == "storage-leaf-001"]
+    cfg = json.loads((out / "configs/storage-leaf-001/config_db.json").read_text())
+    assert sonic_yang.validate(cfg) == []
+    by_alias = {p["alias"]: name for name, p in cfg["PORT"].items()}
+    assert len(rows) == len(cfg["CABLE_LENGTH"]["AZURE"]) == 62
+    seen = set()
+    for r in rows:
+        want = next(c for c in (5, 40, 300) if float(r["length_m"]) <= c)
+        assert cfg["CABLE_LENGTH"]["AZURE"][by_alias[r["b_port"]]] == f"{want}m", r["cable_id"]
+        seen.add(want)
+    assert seen == {5, 40}  # the hall has both: the checks above compare real lengths, not one default
 
 
 # --- NVUE -------------------------------------------------------------------------------

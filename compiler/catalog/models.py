@@ -94,11 +94,25 @@ class Nos(_Strict):
     # spelling the values, those built-in values: the RoCE profile must equal them, or the
     # switch would silently run other numbers than the hosts (render/structured_config.py).
     builtin_roce: dict[str, int | list[int]] | None = None
+    # Where the NOS sizes lossless headroom from each port's cable length (SONiC CABLE_LENGTH,
+    # looked up in the platform's pg_profile_lookup.ini): the lengths its table lists, and the
+    # length by the role of the cable's upper end where the plan has no layout (so no lengths)
+    cable_length_classes_m: list[int] = []
+    default_cable_length_m: dict[str, int] = {}
     sources: list[str]
 
     def files_for(self, peering: str) -> tuple[tuple[str, str], ...]:
         """(path in the switch's folder, template) of every file a switch gets with this peering."""
         return tuple((f.path, f.template) for f in self.files if f.peering in (None, peering))
+
+
+class SonicPlatform(_Strict):
+    """What SONiC calls a switch model (DEVICE_METADATA platform and hwsku): the hwsku is the
+    port split SONiC boots with, so it is per logical port speed."""
+
+    platform: str  # sonic-buildimage device/<vendor>/<platform>/
+    hwsku: dict[SpeedKey, str] = {}  # logical port speed (Gb/s) -> hwsku folder under the platform
+    sources: list[str] = []
 
 
 class Switch(_Strict):
@@ -123,6 +137,7 @@ class Switch(_Strict):
     # {cage_serdes1}: 1-based first lane in its cage). A NOS whose key is not listed uses
     # the front-panel name (PortMode.name).
     nos_port_names: dict[str, str] = {}
+    sonic: SonicPlatform | None = None  # DEVICE_METADATA platform/hwsku, where evidenced
     confidence: Confidence
     sources: list[str]
     notes: str = ""

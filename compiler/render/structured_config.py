@@ -108,6 +108,9 @@ class SwitchConfig:
     roce: SimpleNamespace
     cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
     adaptive_routing: bool  # the NOS's files turn adaptive routing on (nos.yaml capabilities)
+    cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
+    sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
+    sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
 
     @property
     def breakouts(self) -> list[tuple[str, int, int]]:
@@ -195,9 +198,14 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     nos_facts = descriptor(nos)
     _check_builtin_roce(nos_facts, roce)
     cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in {devices[i].layout for i in np.nonzero(is_switch)[0].tolist()}}
+    cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
+    speeds = speed.tolist()
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
-        ifaces = rows[bounds[i]:bounds[i + 1]]
+        lo, hi = bounds[i], bounds[i + 1]
+        ifaces = rows[lo:hi]
+        sonic = plan.facts.get("models", {}).get(d.model, {}).get("sonic")
+        used_speeds = set(speeds[lo:hi])
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
             device_type=nos_facts.role_types.get(d.role), asn=int(r.asn[i]),
@@ -207,4 +215,22 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
             port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
             adaptive_routing=nos_facts.capabilities.adaptive_routing,
+            cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
+            sonic_platform=sonic["platform"] if sonic else None,
+            sonic_hwsku=sonic["hwsku"].get(str(used_speeds.pop())) if sonic and len(used_speeds) == 1 else None,
         )
+
+
+def _cable_lengths(plan: Plan, nos_facts, link: np.ndarray, devices) -> list[int]:
+    """Per switch-port row: its cable's orderable length (spec layout), else the NOS's default
+    for the cable's upper role, rounded up to the next length the NOS's lookup table lists."""
+    classes = np.array(sorted(nos_facts.cable_length_classes_m), dtype=np.float64)
+    phys = plan.physical
+    upper_role = [devices[b].role for b in plan.links.b_dev.tolist()]
+    default = np.array([nos_facts.default_cable_length_m.get(r, classes[-1]) for r in upper_role], dtype=np.float64)
+    length = default[link]
+    if phys is not None and phys.order_m is not None:
+        measured = phys.order_m[link]
+        length = np.where(np.isnan(measured), length, measured)
+    pick = np.minimum(np.searchsorted(classes, length, side="left"), len(classes) - 1)
+    return classes[pick].astype(np.int64).tolist()
