@@ -80,7 +80,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     `fabric`: an extra fabric's, from its view; its device rows are its own switches (the
     servers take no address from it), its links its own."""
     r = plan.routing
-    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
+    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
                                                                 for nos, by in sorted(r.port_names.items())}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")

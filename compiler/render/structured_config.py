@@ -111,6 +111,7 @@ class SwitchConfig:
     cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
     sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
+    site: dict  # management_gateway, gateway_is_default, dns/ntp/syslog_servers (plan/routing.py, spec `site`)
 
     @property
     def breakouts(self) -> list[tuple[str, int, int]]:
@@ -216,6 +217,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
             adaptive_routing=nos_facts.capabilities.adaptive_routing,
             cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
+            site=r.site,
             sonic_platform=sonic["platform"] if sonic else None,
             sonic_hwsku=sonic["hwsku"].get(str(used_speeds.pop())) if sonic and len(used_speeds) == 1 else None,
         )
