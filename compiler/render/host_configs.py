@@ -38,7 +38,7 @@ from ..plan.fabrics import fabric_view
 from ..plan.model import Plan
 from ..plan.routing import dotted
 from .structured_config import roce_profile
-from .templates import environment
+from .templates import environment, row_format
 from .writer import OutputDir
 
 FOLDER = "host-configs"
@@ -92,6 +92,24 @@ def server_nics(plan: Plan) -> tuple[list[str], list[list[HostNic]], list[str]]:
     return [d.name for d in devices[:n]], per_server, first_layout
 
 
+NETPLAN = "hosts/netplan.yaml.j2"
+
+
+def netplan_text(host: str, nics: list[HostNic], pools: list[str], mtu_bytes: int) -> str:
+    """One server's netplan file: every NIC with its table's routes to the fabric pools and its
+    rule; rail 1 also carries the main table's routes (traffic that picks no source)."""
+    head, nic, table_route, main_route, rule = (row_format(NETPLAN, m, n) for m, n in (
+        ("header", 1), ("nic", 3), ("table_route", 3), ("main_route", 2), ("rule", 3)))
+    parts = [head % (host,)]
+    for k, n in enumerate(nics):
+        parts.append(nic % (n.ifname, mtu_bytes, n.address))
+        parts += [table_route % (pool, n.gateway, n.table) for pool in pools]
+        if k == 0:
+            parts += [main_route % (pool, n.gateway) for pool in pools]
+        parts.append(rule % (n.address, n.table, n.table))
+    return "".join(parts)
+
+
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     compute = fabric_view(plan)
     r = compute.routing
@@ -101,9 +119,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     roce = roce_profile()
     names, nics, ports = server_nics(compute)
     pools = [r.pools["server_links"], r.pools["loopbacks"]]
-    netplan = env.get_template("hosts/netplan.yaml.j2")
     for name, host_nics in zip(names, nics):
-        out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan.render(host=name, nics=host_nics, pools=pools, roce=roce))
+        out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(name, host_nics, pools, roce.host_mtu_bytes))
 
     server_type = plan.design["server"]
     topo = plan.facts.get("host_topology", {}).get(server_type)
