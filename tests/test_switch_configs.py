@@ -131,6 +131,7 @@ def test_sonic_config_db_content(compiled):
     assert cfg["PORT"]["Ethernet4"]["speed"] == "400000"
     assert len(cfg["BGP_NEIGHBOR"]) == 64
     meta = cfg["DEVICE_METADATA"]["localhost"]
+    assert meta["default_pfcwd_status"] == "enable"  # pfcwd starts on every lossless port at boot
     assert meta["platform"] == "x86_64-nvidia_sn5600-r0" and meta["hwsku"] == "Mellanox-SN5600-O128"  # 128 x 400G
     # no layout: SONiC's defaults, 5m to the 64 servers' NICs, 40m to the spines
     lengths = cfg["CABLE_LENGTH"]["AZURE"]
@@ -274,6 +275,9 @@ def test_nvue_splits_every_cage_it_uses_and_routes_adaptively_on_fabric_ports(co
         fabric = [n for n, i in ifaces.items() if "spine" in i.get("description", "") or "leaf" in i.get("description", "")]
         assert fabric and all(ifaces[n]["router"]["adaptive-routing"] == {"enable": "on"} for n in fabric)
         assert not any("router" in i for i in ifaces.values() if i.get("description", "").startswith("gpu-"))
+        # PFC watchdog on every port the plan uses (all carry the lossless class)
+        used = [n for n, i in ifaces.items() if "description" in i]
+        assert len(used) == 128 and all(ifaces[n]["qos"] == {"pfc-watchdog": {"state": "enable"}} for n in used)
 
 
 # --- EOS --------------------------------------------------------------------------------
@@ -288,6 +292,7 @@ def test_eos_startup_config_structure(compiled):
         text = "\n".join(lines)
         assert "interface Ethernet1/1\n" in text or "interface Ethernet33/1\n" in text
         assert "   speed 400g-4\n" in text and "   mtu 9214\n" in text
+        assert "\nqos profile ROCE\n" in text and "   priority-flow-control pause watchdog\n" in text
 
 
 # --- one RoCE profile everywhere ---------------------------------------------------------
