@@ -234,5 +234,9 @@ def _cable_lengths(plan: Plan, nos_facts, link: np.ndarray, devices) -> list[int
     if phys is not None and phys.order_m is not None:
         measured = phys.order_m[link]
         length = np.where(np.isnan(measured), length, measured)
-    pick = np.minimum(np.searchsorted(classes, length, side="left"), len(classes) - 1)
-    return classes[pick].astype(np.int64).tolist()
+    pick = np.searchsorted(classes, length, side="left")
+    # Longer than every row: the whole metres, not the longest row (that would under-size the
+    # headroom silently; an unlisted length makes buffermgrd log that it has no profile).
+    beyond = pick == len(classes)
+    rounded = np.where(beyond, np.ceil(length), classes[np.minimum(pick, len(classes) - 1)])
+    return rounded.astype(np.int64).tolist()
