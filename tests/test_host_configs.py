@@ -170,3 +170,26 @@ def test_a_nos_with_a_builtin_profile_refuses_a_changed_one(tmp_path, monkeypatc
             write_outputs(plan, tmp_path, ["configs"])
     finally:
         sc.roce_profile.cache_clear()
+
+
+def test_host_topology_rail_order_agrees_with_the_server_ports():
+    """NCCL_IB_HCA takes rail k = the host topology's NIC nearest GPU k-1; the server's compute
+    ports (servers.yaml, rail order) name their GPU and RDMA device too. Where both say, they
+    must agree, or nccl.conf and the cabling would disagree silently."""
+    from compiler.catalog.load import load_catalog
+    from compiler.render.host_configs import rail_nics
+
+    catalog = load_catalog()
+    checked = 0
+    for sid, topo in catalog.host_topology.items():
+        if sid not in catalog.servers:  # a cloud instance's topology, for NCCL files only
+            continue
+        ports = catalog.servers[sid].nic_groups["compute"].ports
+        nics = rail_nics(topo.model_dump(mode="json"), len(ports))
+        assert nics is not None, f"{sid}: the host topology has not one NIC per compute port"
+        assert [p.gpu for p in ports] == list(range(len(ports))), f"{sid}: compute ports not in GPU (rail) order"
+        named = [p.device for p in ports]
+        if all(named):
+            assert [n["name"] for n in nics] == named, sid
+            checked += 1
+    assert checked >= 1  # dgx-h100 at least
