@@ -186,7 +186,9 @@ def test_site_settings_reach_every_nos(tmp_path):
     assert cfg["NTP_SERVER"] == {"192.0.2.123": {}, "192.0.2.124": {}}
     assert mgmt.site["management_gateway"] == "172.16.0.254" and not mgmt.site["gateway_is_default"]
     nvue = yaml.load(texts["cumulus"], Loader=_OnOffLoader)[0]["set"]
-    assert nvue["vrf"]["mgmt"]["router"]["static"] == {"0.0.0.0/0": {"via": {"172.16.0.254": {}}}}
+    # as CumulusNetworks/docs' own example: nv set vrf mgmt router static 0.0.0.0/0 via <gw> type ipv4-address
+    assert nvue["vrf"]["mgmt"]["router"]["static"] == {
+        "0.0.0.0/0": {"address-family": "ipv4-unicast", "via": {"172.16.0.254": {"type": "ipv4-address"}}}}
     assert nvue["service"] == {"dns": {"mgmt": {"server": {"192.0.2.53": {}}}},
                                "ntp": {"mgmt": {"server": {"192.0.2.123": {}, "192.0.2.124": {}}}},
                                "syslog": {"mgmt": {"server": {"192.0.2.114": {}}}}}
