@@ -74,6 +74,9 @@ class NosCapabilities(_Strict):
     """What a NOS's files can spell; a spec that asks for more is refused."""
 
     bgp_unnumbered: bool
+    # Per-packet adaptive routing on the fabric ports (Spectrum-X: NVUE `router adaptive-routing`);
+    # False where the NOS's files have no way to say it (the file then says so).
+    adaptive_routing: bool = False
 
 
 class Nos(_Strict):
@@ -87,6 +90,15 @@ class Nos(_Strict):
     port_mtu_bytes: int | None = Field(None, ge=68)  # set on every switch port; None: the files set none
     role_types: dict[str, str] = {}  # switch role -> the NOS's device type (SONiC DEVICE_METADATA.type)
     capabilities: NosCapabilities
+    # Where the files name the NOS's own RoCE profile (NVUE `qos roce mode lossless`) instead of
+    # spelling the values, those built-in values: the RoCE profile must equal them, or the
+    # switch would silently run other numbers than the hosts (render/structured_config.py).
+    builtin_roce: dict[str, int | list[int]] | None = None
+    # Where the NOS sizes lossless headroom from each port's cable length (SONiC CABLE_LENGTH,
+    # looked up in the platform's pg_profile_lookup.ini): the lengths its table lists, and the
+    # length by the role of the cable's upper end where the plan has no layout (so no lengths)
+    cable_length_classes_m: list[int] = []
+    default_cable_length_m: dict[str, int] = {}
     sources: list[str]
 
     def files_for(self, peering: str) -> tuple[tuple[str, str], ...]:
@@ -103,6 +115,15 @@ class PublishedPower(_Strict):
     max_w: float | None = None
     source: str | None = None
     note: str = ""
+
+
+class SonicPlatform(_Strict):
+    """What SONiC calls a switch model (DEVICE_METADATA platform and hwsku): the hwsku is the
+    port split SONiC boots with, so it is per logical port speed."""
+
+    platform: str  # sonic-buildimage device/<vendor>/<platform>/
+    hwsku: dict[SpeedKey, str] = {}  # logical port speed (Gb/s) -> hwsku folder under the platform
+    sources: list[str] = []
 
 
 class Switch(_Strict):
@@ -128,6 +149,7 @@ class Switch(_Strict):
     # {cage_serdes1}: 1-based first lane in its cage). A NOS whose key is not listed uses
     # the front-panel name (PortMode.name).
     nos_port_names: dict[str, str] = {}
+    sonic: SonicPlatform | None = None  # DEVICE_METADATA platform/hwsku, where evidenced
     confidence: Confidence
     sources: list[str]
     notes: str = ""

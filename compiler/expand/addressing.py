@@ -215,7 +215,30 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
         pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
+        site=_site(loaded, pools["management"], management, extra),
     )
+
+
+def _site(loaded: LoadedSpec, pool: IPv4Network, management: np.ndarray, extra: int | None) -> dict:
+    """The spec's `site` for one fabric's switches. The gateway given applies to the compute
+    fabric's management network; an extra fabric (own pool) and a spec without one take the
+    pool's last usable address, recorded as a default so the configs say so. Either must be
+    in the pool and no device's own management address."""
+    site = loaded.spec.site
+    given = site.management_gateway if extra is None else None
+    gateway = given if given is not None else pool.broadcast_address - 1
+    where = ("site", "management_gateway")
+    if given is not None and given not in pool:
+        raise SpecInvalid([loaded.diagnostic("SITE_GATEWAY_OUTSIDE_POOL", where,
+                                             f"management gateway {given} is outside the management pool {pool}",
+                                             "give an address inside addressing.management, or widen the pool")])
+    if (management == int(gateway)).any():
+        raise SpecInvalid([loaded.diagnostic("SITE_GATEWAY_IN_USE", where if given is not None else ("addressing", "management"),
+                                             f"management gateway {gateway} is already a device's management address",
+                                             "give site.management_gateway an address no device takes, or widen the management pool")])
+    return {"management_gateway": str(gateway), "gateway_is_default": given is None,
+            "dns_servers": [str(a) for a in site.dns_servers], "ntp_servers": [str(a) for a in site.ntp_servers],
+            "syslog_servers": [str(a) for a in site.syslog_servers]}
 
 
 def _switch_of_layout(design: ClosDesign, plan: Plan) -> dict:

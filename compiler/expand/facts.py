@@ -23,7 +23,9 @@ def _model_record(catalog: Catalog, device) -> dict:
         return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
                 "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence,
                 "protocol": sw.protocol,
-                "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None}
+                "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None,
+                **({"sonic": {"platform": sw.sonic.platform, "hwsku": {str(k): v for k, v in sorted(sw.sonic.hwsku.items())}}}
+                   if sw.sonic else {})}
     if device.model in catalog.servers:
         sv = catalog.servers[device.model]
         nics = sv.nic_groups.get("compute")

@@ -34,6 +34,8 @@ class RoutingPlan:
     port_names: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     port_lanes: dict[str, list[list[int]]] = field(default_factory=dict)  # layout id -> SerDes lanes per port
     regions: dict[str, dict[str, str]] = field(default_factory=dict)  # pool -> role -> sub-prefix (documentation)
+    # management_gateway, gateway_is_default, dns_servers, ntp_servers, syslog_servers (spec `site`)
+    site: dict = field(default_factory=dict)
 
     def ip(self, value: int) -> str:
         return str(IPv4Address(int(value)))

@@ -85,7 +85,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     `plan` where the caller has them (the compute fabric's links are a prefix of the whole
     plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
-    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions,
+    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
                                                                 for nos, by in sorted(r.port_names.items())},
             # SerDes lanes per port ("0,1"), as SONiC's PORT table spells them: configs need them

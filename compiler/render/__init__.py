@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from . import (bom, cable_validation, cabling, checks, diagrams, elevations, graphml, hosts_csv, infiniband, interop, k8s,
-               labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
+from . import (bom, cable_validation, cabling, checks, diagrams, elevations, graphml, host_configs, hosts_csv, infiniband,
+               interop, k8s, labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 COMPUTE: Literal["compute"] = "compute"  # the compute fabric: GPU traffic (NCCL, Slurm, InfiniBand, diagrams, ...)
 ALL: Literal["all"] = "all"  # every fabric of the plan (spec `fabrics:`): cabling, BOM, racks, ...
@@ -56,4 +56,5 @@ RENDERERS = {
     "configs": Renderer(switch_configs.render, ALL),  # each Ethernet fabric's switch configs
     "monitoring": Renderer(monitoring.render, COMPUTE),  # monitoring/: Prometheus scrape config, alert rules, the plan as series
     "cable-validation": Renderer(cable_validation.render, COMPUTE),  # cable-validation/: NVIDIA Cable Validation Tool P2P file
+    "host_configs": Renderer(host_configs.render, COMPUTE),  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (RoCE fabrics)
 }

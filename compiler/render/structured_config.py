@@ -40,6 +40,38 @@ def roce_profile() -> SimpleNamespace:
     return SimpleNamespace(**data)
 
 
+class RoceProfileMismatch(RuntimeError):
+    """The RoCE profile differs from the built-in profile a NOS's files name: the switches
+    would run other numbers than the hosts. The catalog's data disagree; no spec causes it."""
+
+
+def _check_builtin_roce(nos_facts, roce: SimpleNamespace) -> None:
+    builtin = nos_facts.builtin_roce
+    if not builtin:
+        return
+    differ = sorted(k for k, v in builtin.items() if getattr(roce, k) != v)
+    if differ:
+        raise RoceProfileMismatch(
+            f"{nos_facts.name} configs name the NOS's own RoCE profile, whose "
+            + ", ".join(f"{k} is {builtin[k]}" for k in differ)
+            + f"; the RoCE profile (catalog/data/roce.yaml) has "
+            + ", ".join(f"{k} {getattr(roce, k)}" for k in differ)
+            + f": spell the values in the {nos_facts.id} templates before changing the profile")
+
+
+class LayoutCages(NamedTuple):
+    label: list[str]  # per port (panel order): its cage's label
+    fanout: list[int]  # per port: how many logical ports its cage is split into
+
+
+def layout_cages(ports) -> LayoutCages:
+    labels = [p.cage for p in ports]
+    count: dict[str, int] = {}
+    for c in labels:
+        count[c] = count.get(c, 0) + 1
+    return LayoutCages(labels, [count[c] for c in labels])
+
+
 class Interface(NamedTuple):
     name: str  # as the NOS spells it
     panel: str  # front-panel name (labels, cabling.csv)
@@ -74,6 +106,26 @@ class SwitchConfig:
     maximum_paths: int
     port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
+    cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
+    adaptive_routing: bool  # the NOS's files turn adaptive routing on (nos.yaml capabilities)
+    cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
+    sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
+    sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
+    site: dict  # management_gateway, gateway_is_default, dns/ntp/syslog_servers (plan/routing.py, spec `site`)
+
+    @property
+    def breakouts(self) -> list[tuple[str, int, int]]:
+        """(cage label, ports in the cage, SerDes lanes per port) of every cage whose ports
+        the plan uses, in panel order: what a NOS needs to split the cage (NVUE `link
+        breakout 2x lanes-per-port 4`) before the split ports exist. Cages of one port too,
+        since a NOS may default a cage to another split."""
+        seen: dict[str, tuple[str, int, int]] = {}
+        label, fanout = self.cages.label, self.cages.fanout
+        for i in self.interfaces:
+            cage = label[i.index - 1]
+            if cage not in seen:
+                seen[cage] = (cage, fanout[i.index - 1], len(i.lanes.split(",")) if i.lanes else 0)
+        return list(seen.values())
 
     @property
     def neighbors(self) -> list[Interface]:
@@ -145,9 +197,16 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     local_prefixes = [(pools["loopbacks"], 32), (pools["server_links"], 31)]
     roce = roce_profile()
     nos_facts = descriptor(nos)
+    _check_builtin_roce(nos_facts, roce)
+    cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in {devices[i].layout for i in np.nonzero(is_switch)[0].tolist()}}
+    cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
+    speeds = speed.tolist()
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
-        ifaces = rows[bounds[i]:bounds[i + 1]]
+        lo, hi = bounds[i], bounds[i + 1]
+        ifaces = rows[lo:hi]
+        sonic = plan.facts.get("models", {}).get(d.model, {}).get("sonic")
+        used_speeds = set(speeds[lo:hi])
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
             device_type=nos_facts.role_types.get(d.role), asn=int(r.asn[i]),
@@ -155,5 +214,29 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
             interfaces=ifaces, local_prefixes=local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
-            port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce,
+            port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
+            adaptive_routing=nos_facts.capabilities.adaptive_routing,
+            cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
+            site=r.site,
+            sonic_platform=sonic["platform"] if sonic else None,
+            sonic_hwsku=sonic["hwsku"].get(str(used_speeds.pop())) if sonic and len(used_speeds) == 1 else None,
         )
+
+
+def _cable_lengths(plan: Plan, nos_facts, link: np.ndarray, devices) -> list[int]:
+    """Per switch-port row: its cable's orderable length (spec layout), else the NOS's default
+    for the cable's upper role, rounded up to the next length the NOS's lookup table lists."""
+    classes = np.array(sorted(nos_facts.cable_length_classes_m), dtype=np.float64)
+    phys = plan.physical
+    upper_role = [devices[b].role for b in plan.links.b_dev.tolist()]
+    default = np.array([nos_facts.default_cable_length_m.get(r, classes[-1]) for r in upper_role], dtype=np.float64)
+    length = default[link]
+    if phys is not None and phys.order_m is not None:
+        measured = phys.order_m[link]
+        length = np.where(np.isnan(measured), length, measured)
+    pick = np.searchsorted(classes, length, side="left")
+    # Longer than every row: the whole metres, not the longest row (that would under-size the
+    # headroom silently; an unlisted length makes buffermgrd log that it has no profile).
+    beyond = pick == len(classes)
+    rounded = np.where(beyond, np.ceil(length), classes[np.minimum(pick, len(classes) - 1)])
+    return rounded.astype(np.int64).tolist()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from ipaddress import IPv4Network
+from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Literal
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, field_validator,
@@ -240,6 +240,21 @@ def _ipv4_network(value):
 
 
 Pool = Annotated[IPv4Network, BeforeValidator(_ipv4_network)]
+
+
+def _ipv4_address(value):
+    hint = "an IPv4 address, like 192.0.2.1"
+    if isinstance(value, str):
+        try:
+            return IPv4Address(value.strip())
+        except ValueError:
+            raise PydanticCustomError("ip_address", f"{value!r} is not an IPv4 address", {"hint": hint}) from None
+    if isinstance(value, IPv4Address):
+        return value
+    raise PydanticCustomError("ip_address", f"expected an IPv4 address like 192.0.2.1, got {value!r}", {"hint": hint})
+
+
+Address = Annotated[IPv4Address, BeforeValidator(_ipv4_address), WithJsonSchema({"type": "string", "format": "ipv4"})]
 ASN_RANGES = {"2-byte": (64512, 65534), "4-byte": (4200000000, 4294967294)}  # RFC 6996 private ranges
 _ASN_RANGE = re.compile(r"^\s*(\d{1,10})\s*-\s*(\d{1,10})\s*$")
 
@@ -421,6 +436,18 @@ class Growth(_Strict):
 _LABEL_PREFIX = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$"
 
 
+class Site(_Strict):
+    """The site services every switch's management plane uses (switch configs): its
+    management VRF's default route, and the DNS, NTP and syslog servers it reaches there."""
+
+    management_gateway: Address | None = Field(
+        None, description="default gateway of the management network (compute fabric); "
+                          "default: the management pool's last usable address, marked as a default in the configs")
+    dns_servers: list[Address] = Field(default_factory=list, max_length=3, description="DNS resolvers (reached in the management VRF)")
+    ntp_servers: list[Address] = Field(default_factory=list, max_length=8, description="NTP servers (management VRF)")
+    syslog_servers: list[Address] = Field(default_factory=list, max_length=8, description="syslog servers (management VRF)")
+
+
 class Hosts(_Strict):
     """How servers are named and described to schedulers (Slurm, Kubernetes) and NCCL."""
 
@@ -489,6 +516,7 @@ class Spec(_Strict):
     collectives: Collectives = Field(default_factory=Collectives)
     hosts: Hosts = Field(default_factory=Hosts, description="hostnames, scheduler labels, NCCL topology style")
     addressing: Addressing = Field(default_factory=Addressing, description="Ethernet: address pools, BGP peering and ASN plan")
+    site: Site = Field(default_factory=Site, description="Ethernet switch configs: management gateway, DNS, NTP and syslog servers")
     catalog: str | None = Field(None, description="a catalog YAML file (relative to the spec) adding or overriding entries")
     layout: Layout | None = Field(None, description="physical layout: rows, racks, placement; gives rack/U and cable lengths")
     description: str | None = Field(None, max_length=4096)

@@ -35,6 +35,7 @@ from ..catalog.nos import TWIN_NOS
 from ..check.ecmp import expected_ecmp
 from ..plan.model import Plan
 from ..plan.views import cable_ids
+from ..render.host_configs import server_nics
 from ..render.structured_config import SWITCH_ROLES, switch_configs
 from ..render.switch_configs import render_switch
 
@@ -151,22 +152,22 @@ class EthernetTwin:
             self.wired[i] = ((a, na), (b, nb))
 
     def _configure_servers(self) -> None:
-        """Sampled servers: the odd address of each NIC's /31 and routes to the fabric over NIC 1."""
+        """Sampled servers as host-configs/netplan sets them up (render/host_configs.py): the
+        odd address of each NIC's /31, one routing table per NIC with a rule for its address,
+        and the main table's routes to the fabric over rail 1."""
         r = self.plan.routing
+        _, per_server, _ = server_nics(self.plan)
+        pools = (r.pools["server_links"], r.pools["loopbacks"])
         for i, node in self.nodes.items():
             if node.switch:
                 continue
-            first_gw = None
-            for link, ((a, ifname), _) in sorted(self.wired.items()):
-                if a != i or not r.link_net[link]:
-                    continue
-                net = int(r.link_net[link])
-                _run("ip", "-n", node.ns, "addr", "add", f"{r.ip(net + 1)}/31", "dev", ifname)
-                if first_gw is None:
-                    first_gw = (r.ip(net), ifname)
-            if first_gw:
-                for pool in (r.pools["server_links"], r.pools["loopbacks"]):
-                    _run("ip", "-n", node.ns, "route", "add", pool, "via", first_gw[0], "dev", first_gw[1])
+            for k, nic in enumerate(per_server[i]):
+                _run("ip", "-n", node.ns, "addr", "add", f"{nic.address}/31", "dev", nic.ifname)
+                for pool in pools:
+                    _run("ip", "-n", node.ns, "route", "add", pool, "via", nic.gateway, "dev", nic.ifname, "table", str(nic.table))
+                    if k == 0:
+                        _run("ip", "-n", node.ns, "route", "add", pool, "via", nic.gateway, "dev", nic.ifname)
+                _run("ip", "-n", node.ns, "rule", "add", "from", nic.address, "table", str(nic.table), "priority", str(nic.table))
 
     def _vtysh(self, node: _Node, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return _run("vtysh", "--config_dir", str(node.dir), "--vty_socket", str(node.dir), *args, check=check)
@@ -459,7 +460,9 @@ def run(plan: Plan, options: TwinOptions) -> dict:
             report["lldp"] = twin.collect_lldp(Path(options.lldp_out))
         report["server_ping"] = _ping(twin) if ok else None
         if ok and report["server_ping"] is not None and not report["server_ping"]["ok"]:
-            report["problems"].append(f"ping {report['server_ping']['from']} -> {report['server_ping']['to']} failed")
+            report["problems"] += [f"rail {x['rail']}: ping {x['from']} -> {x['to']} "
+                                   + ("failed" if x["egress_ok"] else "left on another NIC")
+                                   for x in report["server_ping"]["rails"] if not (x["ok"] and x["egress_ok"])]
         if ok and (options.fail_link or options.fail_switch):
             if options.fail_link:
                 failed_links = frozenset({twin.cable_index[options.fail_link]})
@@ -484,17 +487,19 @@ def run(plan: Plan, options: TwinOptions) -> dict:
 
 
 def _ping(twin: EthernetTwin) -> dict | None:
+    """Ping from the first sampled server to the last on every rail: from NIC k's address to
+    the other server's NIC k, and the kernel must send it out of NIC k (its own table)."""
     servers = [n for n in twin.nodes.values() if not n.switch]
     if len(servers) < 2 or not shutil.which("ping"):
         return None
-    r = twin.plan.routing
-
-    def first_addr(node):
-        for link, ((a, _), _) in sorted(twin.wired.items()):
-            if a == node.index and r.link_net[link]:
-                return r.ip(int(r.link_net[link]) + 1)
-        return None
-
-    src, dst = first_addr(servers[0]), first_addr(servers[-1])
-    res = _run("ip", "netns", "exec", servers[0].ns, "ping", "-c", "1", "-W", "2", "-I", src, dst, check=False)
-    return {"from": f"{servers[0].name} {src}", "to": f"{servers[-1].name} {dst}", "ok": res.returncode == 0}
+    _, per_server, _ = server_nics(twin.plan)
+    src_nics, dst_nics = per_server[servers[0].index], per_server[servers[-1].index]
+    rails = []
+    for a, b in zip(src_nics, dst_nics):
+        route = _run("ip", "-n", servers[0].ns, "-o", "route", "get", b.address, "from", a.address, check=False).stdout
+        res = _run("ip", "netns", "exec", servers[0].ns, "ping", "-c", "1", "-W", "2", "-I", a.address, b.address, check=False)
+        rails.append({"rail": a.rail, "from": f"{servers[0].name}:{a.ifname} {a.address}",
+                      "to": f"{servers[-1].name}:{b.ifname} {b.address}",
+                      "egress_ok": f" dev {a.ifname} " in route, "ok": res.returncode == 0})
+    return {"from": rails[0]["from"] if rails else servers[0].name, "to": rails[0]["to"] if rails else servers[-1].name,
+            "rails": rails, "ok": bool(rails) and all(x["ok"] and x["egress_ok"] for x in rails)}

@@ -1,0 +1,195 @@
+"""The servers' side of a RoCE fabric (host-configs/): netplan files the real `netplan
+generate` accepts, addresses and gateways that match the switches' ends of the same
+cables, NCCL HCAs in rail order, and one RoCE profile shared with the switch configs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import compiler.render.structured_config as sc
+from compiler.catalog.load import roce_profile_data
+from compiler.pipeline import build_plan, write_outputs
+
+from .conftest import SPECS
+
+
+@pytest.fixture(scope="module")
+def frr_out(tmp_path_factory):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-frr.yaml")
+    return write_outputs(plan, tmp_path_factory.mktemp("hosts-frr"), ["configs", "host_configs"])
+
+
+@pytest.fixture(scope="module")
+def dgx_out(tmp_path_factory):
+    _, plan = build_plan(SPECS / "h100-roce-2su-hall.yaml")
+    return write_outputs(plan, tmp_path_factory.mktemp("hosts-dgx"), ["host_configs", "cabling"])
+
+
+def _netplan_generate(files: list[Path], root: Path) -> subprocess.CompletedProcess:
+    (root / "etc" / "netplan").mkdir(parents=True)
+    for i, f in enumerate(files):
+        dst = root / "etc" / "netplan" / f"{60 + i}-{f.stem}.yaml"
+        dst.write_bytes(f.read_bytes())
+        os.chmod(dst, 0o600)  # netplan warns about world-readable files
+    return subprocess.run(["netplan", "generate", "--root-dir", str(root)], capture_output=True, text=True)
+
+
+def _frr_interface_addresses(folder: Path) -> dict[tuple[str, str], str]:
+    """(switch, peer:peer_port from the description) -> the switch's address, from frr.conf."""
+    out = {}
+    for f in sorted(folder.glob("configs/*/frr.conf")):
+        for block in re.findall(r"^interface \S+\n description (\S+)\n ip address (\S+)/31", f.read_text(), re.M):
+            out[(f.parent.name, block[0])] = block[1]
+    return out
+
+
+# --- netplan -------------------------------------------------------------------------
+@pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed (Debian netplan.io, .ci/debian-packages)")
+@pytest.mark.parametrize("which", ["frr", "dgx"])
+def test_every_netplan_file_passes_netplan_generate(which, frr_out, dgx_out, tmp_path):
+    folder = frr_out if which == "frr" else dgx_out
+    files = sorted((folder / "host-configs" / "netplan").glob("*.yaml"))
+    assert len(files) == 32  # one per server of each spec
+    for f in files:
+        root = tmp_path / f.stem
+        r = _netplan_generate([f], root)
+        assert r.returncode == 0, f"{f}: {r.stderr}"
+        networks = sorted((root / "run" / "systemd" / "network").glob("*.network"))
+        assert len(networks) == 8, f"{f}: one networkd file per fabric NIC"
+
+
+@pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed")
+def test_netplan_gate_can_fail(frr_out, tmp_path):
+    good = (frr_out / "host-configs" / "netplan" / "gpu-0001.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.replace("addresses: [", "addresses: [300.", 1))
+    assert _netplan_generate([bad], tmp_path / "root").returncode != 0
+
+
+def test_netplan_matches_the_switch_end_of_every_cable(frr_out):
+    """Each NIC's address is the odd end of its /31 and its gateway the leaf's address on the
+    same cable as frr.conf spells it; each rail has its own table and a rule for its address."""
+    leaf_side = _frr_interface_addresses(frr_out)
+    by_peer = {peer: addr for (_, peer), addr in leaf_side.items()}
+    checked = 0
+    for f in sorted((frr_out / "host-configs" / "netplan").glob("*.yaml")):
+        eths = yaml.safe_load(f.read_text())["network"]["ethernets"]
+        assert list(eths) == [f"nic{k}" for k in range(1, 9)]  # hgx-h100 ports, rail order
+        for k, (ifname, e) in enumerate(eths.items(), start=1):
+            (addr,) = e["addresses"]
+            ip, length = addr.split("/")
+            gw = by_peer[f"{f.stem}:{ifname}"]
+            assert length == "31" and int(ip.split(".")[-1]) == int(gw.split(".")[-1]) + 1
+            assert ip.rsplit(".", 1)[0] == gw.rsplit(".", 1)[0]
+            table = 100 + k
+            assert {r["via"] for r in e["routes"]} == {gw}
+            assert sorted(r["to"] for r in e["routes"] if r.get("table") == table) == ["10.0.0.0/16", "10.64.0.0/10"]
+            assert e["routing-policy"] == [{"from": ip, "table": table, "priority": table}]
+            assert e["mtu"] == 9000
+            checked += 1
+        # the main table reaches the fabric over rail 1 only
+        assert sum(1 for e in eths.values() for r in e["routes"] if "table" not in r) == 2
+        assert all("table" in r for r in eths["nic2"]["routes"])
+    assert checked == 32 * 8
+
+
+# --- NCCL and NIC QoS ----------------------------------------------------------------
+def test_dgx_nccl_names_hcas_in_rail_order(dgx_out):
+    conf = dict(line.split("=", 1) for line in (dgx_out / "host-configs" / "dgx-h100" / "nccl.conf").read_text().splitlines()
+                if line and not line.startswith("#"))
+    # DGX H100 User Guide, Table 6: GPU 0..7 <-> mlx5_0,3,4,5,6,9,10,11 and OSFP ports
+    assert conf["NCCL_IB_HCA"] == "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11"
+    assert conf["NCCL_SOCKET_IFNAME"] == "=osfp4-p2,osfp3-p2,osfp3-p1,osfp4-p1,osfp1-p2,osfp2-p2,osfp2-p1,osfp1-p1"
+    assert conf["NCCL_IB_TC"] == str(26 * 4 + 2) and conf["NCCL_IB_GID_INDEX"] == "3"
+    # rail k's port is the one cabling.csv cables to the rail-k leaf (su1-leaf-r<k>)
+    netplan = yaml.safe_load((dgx_out / "host-configs" / "netplan" / "dgx-su1-001.yaml").read_text())
+    assert list(netplan["network"]["ethernets"]) == conf["NCCL_SOCKET_IFNAME"][1:].split(",")
+    with open(dgx_out / "cabling.csv", newline="") as fh:
+        leaf_of = {r["a_port"]: r["b_device"] for r in csv.DictReader(fh) if r["a_device"] == "dgx-su1-001"}
+    assert [leaf_of[p] for p in netplan["network"]["ethernets"]] == [f"su1-leaf-r{k}" for k in range(1, 9)]
+
+
+def test_dgx_nics_are_named_by_pci_path(dgx_out):
+    links = sorted((dgx_out / "host-configs" / "dgx-h100" / "systemd-link").glob("*.link"))
+    assert [p.name for p in links] == [f"10-clusterc-rail{k}.link" for k in range(1, 9)]
+    first = links[0].read_text()
+    assert "Path=pci-0000:18:00.0\n" in first and "Name=osfp4-p2\n" in first and "MTUBytes=9000\n" in first
+
+
+def test_qos_script_is_valid_shell_and_follows_the_profile(dgx_out):
+    script = dgx_out / "host-configs" / "dgx-h100" / "roce-qos.sh"
+    if shutil.which("sh"):
+        assert subprocess.run(["sh", "-n", str(script)]).returncode == 0
+    text = script.read_text()
+    assert text.count("\nqos ") == 8 and "qos osfp4-p2 mlx5_0  # rail 1" in text
+    assert "--trust dscp" in text and "--dscp2prio set,26,3 --dscp2prio set,48,6" in text
+    assert "--pfc 0,0,0,1,0,0,0,0" in text and "--tcbw 50,0,0,50,0,0,0,0" in text
+    assert "cma_roce_tos -d \"$hca\" -t 106" in text and "ecn/$point/enable/3" in text
+
+
+# --- one profile for both sides --------------------------------------------------------
+def test_changing_the_profile_moves_switch_and_host_together(tmp_path, monkeypatch):
+    changed = roce_profile_data()
+    changed.update(roce_dscp=34, roce_priority=4, roce_tc=4, roce_queue=4, pfc_priorities=[4], ets_percent={0: 60, 4: 40})
+    monkeypatch.setattr(sc, "roce_profile_data", lambda: dict(changed))
+    sc.roce_profile.cache_clear()
+    try:
+        _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+        out = write_outputs(plan, tmp_path, ["configs", "host_configs"])
+    finally:
+        sc.roce_profile.cache_clear()
+    db = json.loads((out / "configs" / "leaf-001" / "config_db.json").read_text())
+    assert db["DSCP_TO_TC_MAP"]["ROCE"]["34"] == "4" and db["DSCP_TO_TC_MAP"]["ROCE"]["26"] == "0"
+    assert {q["pfc_enable"] for q in db["PORT_QOS_MAP"].values()} == {"4"}
+    conf = (out / "host-configs" / "hgx-h100" / "nccl.conf").read_text()
+    assert "NCCL_IB_TC=138\n" in conf  # 34 << 2 | ECT(0)
+    qos = (out / "host-configs" / "hgx-h100" / "roce-qos.sh").read_text()
+    assert "--dscp2prio set,34,4" in qos and "--pfc 0,0,0,0,1,0,0,0" in qos and "--tcbw 60,0,0,0,40,0,0,0" in qos
+    assert "ecn/$point/enable/4" in qos and "enable/3" not in qos
+
+
+def test_a_nos_with_a_builtin_profile_refuses_a_changed_one(tmp_path, monkeypatch):
+    """NVUE's `qos roce mode lossless` is NVIDIA's profile: a changed profile must not leave
+    Cumulus switches silently on the old numbers while the hosts move."""
+    changed = roce_profile_data()
+    changed.update(roce_dscp=34, roce_priority=4, roce_tc=4, roce_queue=4, pfc_priorities=[4], ets_percent={0: 60, 4: 40})
+    monkeypatch.setattr(sc, "roce_profile_data", lambda: dict(changed))
+    sc.roce_profile.cache_clear()
+    try:
+        _, plan = build_plan(SPECS / "roce-2spine-4leaf-cumulus.yaml")
+        with pytest.raises(sc.RoceProfileMismatch, match="roce_dscp is 26.*roce_dscp 34"):
+            write_outputs(plan, tmp_path, ["configs"])
+    finally:
+        sc.roce_profile.cache_clear()
+
+
+def test_host_topology_rail_order_agrees_with_the_server_ports():
+    """NCCL_IB_HCA takes rail k = the host topology's NIC nearest GPU k-1; the server's compute
+    ports (servers.yaml, rail order) name their GPU and RDMA device too. Where both say, they
+    must agree, or nccl.conf and the cabling would disagree silently."""
+    from compiler.catalog.load import load_catalog
+    from compiler.render.host_configs import rail_nics
+
+    catalog = load_catalog()
+    checked = 0
+    for sid, topo in catalog.host_topology.items():
+        if sid not in catalog.servers:  # a cloud instance's topology, for NCCL files only
+            continue
+        ports = catalog.servers[sid].nic_groups["compute"].ports
+        nics = rail_nics(topo.model_dump(mode="json"), len(ports))
+        assert nics is not None, f"{sid}: the host topology has not one NIC per compute port"
+        assert [p.gpu for p in ports] == list(range(len(ports))), f"{sid}: compute ports not in GPU (rail) order"
+        named = [p.device for p in ports]
+        if all(named):
+            assert [n["name"] for n in nics] == named, sid
+            checked += 1
+    assert checked >= 1  # dgx-h100 at least
