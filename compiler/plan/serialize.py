@@ -190,7 +190,7 @@ def _routing_from_json(rec: dict, plan: Plan) -> RoutingPlan:
         port_names={nos: {lid: tuple(names) for lid, names in by.items()} for nos, by in rec["interface_names"].items()},
         port_lanes={lid: [[int(x) for x in text.split(",")] for text in lanes]
                     for lid, lanes in rec.get("port_lanes", {}).items()},
-        regions=rec["regions"])
+        regions=rec["regions"], site=dict(rec.get("site") or {}))
 
 
 def plan_from_json(data: dict) -> Plan:
