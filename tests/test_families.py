@@ -75,9 +75,6 @@ NAME_ALLOWED = {
     "compiler/check/collectives.py": "'ring' is NCCL's ring algorithm",
     "compiler/spec/model.py": "intra_group's value fat-tree; an extra fabric's default topology",
     "compiler/expand/fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
-    # TODO: render/diagrams/__init__.py's _overview should dispatch on Topology.diagram
-    # (tiers / grid / circle / servers) instead of GROUP_TOPOLOGIES, node_role and "dims".
-    "compiler/render/diagrams/__init__.py": "GROUP_TOPOLOGIES: should read the diagram trait",
     "compiler/render/diagrams/grid.py": "a default title word ('torus') when the design has no topology",
 }
 

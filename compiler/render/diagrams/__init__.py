@@ -25,11 +25,10 @@ from ...plan.model import Plan
 from ..writer import OutputDir
 from .circle import groups_overview, switchless
 from .clos import clos_overview, scope_drawing
+from ...topology import topology
 from .grid import torus_overview
 from .drawing import Drawing, q
 from .scopes import scope_index, scopes
-
-GROUP_TOPOLOGIES = ("dragonfly", "dragonfly+")  # groups joined by global links: drawn on a circle
 
 __all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews", "folder_of", "q"]
 
@@ -39,13 +38,18 @@ def overview(plan: Plan) -> Drawing:
     return plan.memo("diagram_overview", _overview)
 
 
+def _drawing_kind(plan: Plan) -> str:
+    """The topology's `diagram` trait (compiler/topology): tiers, grid, circle or servers."""
+    return topology(plan.design_record.topology).diagram
+
+
 def _overview(plan: Plan) -> Drawing:
-    design = plan.design
-    if design.get("node_role") == "server":  # a switchless ring or mesh: its servers
+    kind = _drawing_kind(plan)
+    if kind == "servers":  # a switchless ring or mesh: its servers
         return switchless(plan, "fabric")
-    if "dims" in design:  # torus or mesh, switched or direct
+    if kind == "grid":  # torus or mesh, switched or direct: blocks of nodes
         return torus_overview(plan)
-    if design.get("topology") in GROUP_TOPOLOGIES:
+    if kind == "circle":  # dragonfly groups joined by their global links
         return groups_overview(plan)
     return clos_overview(plan)
 
@@ -66,7 +70,7 @@ def scope_drawings(plan: Plan):
     bounds = np.searchsorted(link_scope[order], np.arange(len(names) + 1))
     for k, (name, members) in enumerate(scopes(plan).items()):
         link_ids = np.sort(order[bounds[k]:bounds[k + 1]])
-        if plan.design.get("node_role") == "server":
+        if _drawing_kind(plan) == "servers":
             yield name, switchless(plan, name)
         else:
             yield name, scope_drawing(plan, name, members, link_ids)
