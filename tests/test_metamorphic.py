@@ -758,9 +758,8 @@ def test_refused_specs_exit_2_with_a_place_and_no_traceback(spec):
     assert not (WORK / "out" / spec["name"]).exists(), "a refused spec wrote outputs"
 
 
-@pytest.mark.xfail(strict=True, reason="DESIGN_NO_FREE_PORTS (expand/clos.py _endpoints) has no file, line or column, "
-                                       "and its hint says `servers: 0`; extra endpoints are another engineer's area")
 def test_no_free_ports_diagnostic_points_at_the_spec():
+    """Regression: DESIGN_NO_FREE_PORTS had no file:line, and its hint offered `servers: 0`."""
     spec = {"name": "mm", "servers": 1, "server": "dgx-b300",
             "fabric": {"topology": "fat-tree", "switch": "arista-7060x6-64pe", "servers_per_leaf": 1},
             "extra_endpoints": [{"role": "ufm", "count": 1, "ports": 1}]}
