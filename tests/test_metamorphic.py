@@ -537,16 +537,24 @@ def test_growth_only_adds(case):
         assert counts(grown) == counts(direct), f"{spec_yaml(last)}grown {counts(grown)} vs built {counts(direct)}"
 
 
-@pytest.mark.xfail(strict=True, reason="extra endpoints are spread over the leaves that exist today, so a new SU's "
-                                       "leaf takes a port of an existing endpoint (placement of extra endpoints is "
-                                       "another engineer's area)")
-def test_growth_keeps_endpoint_cables():
-    """4 -> 8 servers with growth planned: ufm-01:2 moves from su1-leaf-01 1/17/2 to su2-leaf-01 1/17/1."""
-    spec = {"name": "mm", "server": "dgx-b200", "extra_endpoints": [{"role": "ufm", "count": 1, "ports": 2}],
-            "fabric": {"topology": "fat-tree", "switch": "qm9700", "oversubscription": "3:2", "scalable_unit": 4},
-            "growth": {"max_scalable_units": 2}}
-    d = diff_plans(compile_spec(spec | {"servers": 4}), compile_spec(spec | {"servers": 8}))
-    assert d["cables"]["changed"] == [] and d["cables"]["removed"] == []
+@pytest.mark.parametrize("attach,steps", [("leaf", (5, 6)), ("spine", (3, 5, 7))])
+def test_growth_keeps_endpoint_cables(attach, steps):
+    """Extra endpoints under planned growth: on leaves they take only slots no server takes
+    at the growth target, on spines ports the final design leaves spare; every growth step
+    keeps their cables (and every other) where they are. (Where today's leaves have no
+    slot the target leaves free, the spec is refused with file:line, never re-plugged.)"""
+    spec = {"name": "mm", "server": "dgx-b200",
+            "extra_endpoints": [{"role": "ufm", "count": 1, "ports": 2, "attach": attach}],
+            "fabric": {"topology": "fat-tree", "switch": "qm9700", "oversubscription": "1:1", "scalable_unit": 4},
+            "growth": {"max_servers": steps[-1]}}
+    plans = [compile_spec(spec | {"servers": n}) for n in steps]
+    assert not any(isinstance(p, SpecInvalid) for p in plans), plans
+    for old, new in zip(plans, plans[1:]):
+        d = diff_plans(old, new)
+        assert d["cables"]["changed"] == [] and d["cables"]["removed"] == [], d["cables"]
+    refused = compile_spec(spec | {"servers": 3, "growth": {"max_servers": 7}} if attach == "leaf" else spec | {"servers": 1})
+    if attach == "leaf":
+        assert codes(refused) == ["DESIGN_NO_FREE_PORTS"] and refused.diagnostics[0].line >= 1
 
 
 # --------------------------------------------------------------------------------------
