@@ -459,11 +459,11 @@ DEFAULT_FILL_CASES = [
     # fat tree, 64 HGX H100 on SN5600 at 400G: 3:1 2 spines (8 switches), 4:1 5 spines (11)
     pytest.param({"name": "mm", "servers": 64, "server": "hgx-h100",
                   "fabric": {"topology": "fat-tree", "switch": "sn5600", "speed_gbps": 400}},
-                 id="hgx-64-sn5600-fat-tree", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+                 id="hgx-64-sn5600-fat-tree"),
     # fat tree, 157 Gaudi 3 on SN5400 at 200G: 3:1 16 spines (56 switches), 4:1 25 spines (65)
     pytest.param({"name": "mm", "servers": 157, "server": "gaudi3-8",
                   "fabric": {"topology": "fat-tree", "switch": "sn5400"}},
-                 id="gaudi3-157-sn5400-fat-tree", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+                 id="gaudi3-157-sn5400-fat-tree"),
 ]
 
 
