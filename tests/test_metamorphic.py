@@ -715,6 +715,7 @@ def test_only_writes_the_same_files(spec, name):
     assume(not isinstance(plan, SpecInvalid))
     full = outputs(plan)
     part = outputs(compile_spec(spec), [name])
+    part.pop("manifest.json")  # it lists the outputs written, so it differs by design (render/writer.py)
     assert {k: full.get(k) for k in part} == part, f"{spec_yaml(spec)}--only {name} differs"
 
 
