@@ -35,6 +35,7 @@ import numpy as np
 from ..catalog.nos import TWIN_NOS, descriptor, nos_registry
 from ..diagnostics import SpecInvalid
 from ..plan.model import Plan
+from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import RoutingPlan
 from ..spec.load import LoadedSpec
 from . import ports
@@ -47,7 +48,6 @@ REGIONS = {
     "server_links": ({"leaf": (0, 1)}, 1),
     "management": ({"server": (0, 4), "endpoint": (4, 1), "leaf": (5, 1), "spine": (6, 1), "core": (7, 1)}, 8),
 }
-SWITCH_ROLES = ("leaf", "spine", "core")
 # Everything that reaches a config line: a user catalog could otherwise smuggle a
 # newline or a space (a second command) in through a hostname prefix or a port name.
 SAFE_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")

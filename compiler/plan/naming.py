@@ -161,3 +161,7 @@ def rail_leaf_of(rail: int, index: int) -> str:
 def rail_spine(rail: int, index: int) -> str:
     """A spine of a rail's own sub-fabric; it joins leaves of that rail only: rail-03-spine-07."""
     return f"rail-{rail:02d}-spine-{index:02d}"
+
+
+# Roles of the Clos switches every stage names and addresses (leaf, spine, core).
+SWITCH_ROLES = ("leaf", "spine", "core")

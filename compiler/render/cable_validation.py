@@ -30,7 +30,7 @@ from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from .csvtext import csv_text
 from .infiniband import ib_view
-from .structured_config import SWITCH_ROLES
+from ..plan.naming import SWITCH_ROLES
 from .templates import render_template
 from .workbook import _deterministic  # the one way to make an openpyxl file byte-identical across runs
 from .writer import OutputDir

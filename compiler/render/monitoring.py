@@ -34,7 +34,8 @@ from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import cable_ids, fabric_protocol
 from .infiniband import LINK_RATE, ib_view
-from .structured_config import SWITCH_ROLES, roce_profile
+from ..plan.naming import SWITCH_ROLES
+from .structured_config import roce_profile
 from .templates import render_template
 from .writer import OutputDir
 

@@ -22,9 +22,9 @@ import numpy as np
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import descriptor
 from ..plan.model import Plan
+from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import dotted
 
-SWITCH_ROLES = ("leaf", "spine", "core")
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
 MAX_ECMP = 64

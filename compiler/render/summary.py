@@ -16,7 +16,6 @@ from ..plan.fabrics import fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from .writer import OutputDir
 
-SWITCH_ROLES = ("leaf", "spine", "core")
 
 
 def _switch_roles(plan: Plan) -> list[str]:

@@ -36,7 +36,8 @@ from ..check.ecmp import expected_ecmp
 from ..plan.model import Plan
 from ..plan.views import cable_ids
 from ..render.host_configs import server_nics
-from ..render.structured_config import SWITCH_ROLES, switch_configs
+from ..plan.naming import SWITCH_ROLES
+from ..render.structured_config import switch_configs
 from ..render.switch_configs import render_switch
 
 LLDP_MIN_WAIT_S = 180.0  # the longest collect_lldp waits for every wired port to hear its neighbour
