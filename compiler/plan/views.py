@@ -135,6 +135,32 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
+def fibers_per_link(plan: Plan) -> np.ndarray:
+    """Per link, the fiber cables it takes: one, or where a link's speed fills more than one
+    optical port of its modules, that many. A twin-port 2x400G OSFP module has two MPO-12
+    optical ports of 400G each (cage bandwidth / the module's ports); two such modules linked
+    at 800G take both, so an 800G switch-to-switch link is two fibers, ordered alike
+    (NVIDIA LinkX: "twin-port transceivers can be linked to each other forming an 800Gb/s
+    link ... require ordering two fibers"). Copper is counted per cable by its fit (bom.py)."""
+    links = plan.links
+    out = np.ones(len(links), dtype=np.int64)
+    if not len(links):
+        return out
+    ports_of = {part: rec["ports"] for part, rec in plan.facts.get("transceivers", {}).items()}
+    cage_gbps = per_port(plan, {lid: np.array([p.cage_gbps for p in lay.ports], dtype=np.int64)
+                                for lid, lay in plan.layouts.items()})
+    offsets = plan.port_offsets()
+    speed = links.speed_gbps.astype(np.int64)
+    ends = plan.memo("end_transceivers", end_transceivers)
+    for parts, gid in zip(ends, (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+        uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
+        module_ports = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        optical_gbps = np.where(module_ports > 0, cage_gbps[gid] // np.maximum(module_ports, 1), 0)
+        need = np.where(optical_gbps > 0, -(-speed // np.maximum(optical_gbps, 1)), 1)
+        out = np.maximum(out, need)
+    return out
+
+
 def link_physical(plan: Plan) -> dict[str, list]:
     """Per link, every physical attribute the floor sees, as plain values (None where the
     plan has no layout): rack and U of each end's device, transceiver part at each end,
