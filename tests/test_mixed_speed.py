@@ -403,3 +403,21 @@ def test_infiniband_at_two_speeds_is_refused(tmp_path):
         build_plan(path)
     (d,) = exc.value.diagnostics
     assert (d.code, d.path) == ("SPEC_UNSUPPORTED", "fabric.uplink_speed_gbps") and "Ethernet only" in d.message
+
+
+# --- verify: the fabric as built, from LLDP, at both speeds -----------------------------
+
+def test_verify_reads_a_two_speed_fabric(example):
+    """LLDP tables of the example as built match it cable for cable; two leaf-spine cables
+    swapped at a leaf are one finding naming both (ports at 800G named by their own mode)."""
+    from compiler.verify import verify_discovery
+    from compiler.verify.expected import expected_discovery
+
+    from .verify_faults import Faults, apply, expected_findings, reported
+
+    result = verify_discovery(example, expected_discovery(example, style="lldp"))
+    assert result["ok"] and result["checked_cables"] == result["matched_cables"] == len(example.links)
+    ups = [int(i) for i in (_links(example, "leaf-spine")).nonzero()[0][:2]]
+    faults = Faults(swaps=[tuple(ups)])
+    found = verify_discovery(example, expected_discovery(example, style="lldp", links=apply(example, faults)), scope=["all"])
+    assert not found["ok"] and reported(found) == expected_findings(example, faults)
