@@ -421,3 +421,38 @@ def test_verify_reads_a_two_speed_fabric(example):
     faults = Faults(swaps=[tuple(ups)])
     found = verify_discovery(example, expected_discovery(example, style="lldp", links=apply(example, faults)), scope=["all"])
     assert not found["ok"] and reported(found) == expected_findings(example, faults)
+
+
+# --- traffic: static ECMP over uplinks that carry two line-rate flows -------------------
+
+def test_static_ecmp_on_800g_uplinks_lands_where_balls_into_bins_expects(example):
+    """A permutation under static ECMP: each leaf's 64 flows (63/1023 stay on it) hash onto
+    32 uplinks of 800G, each carrying two 400G flows at line rate. Closed form with c = 2:
+    uplink collisions alone serve u/n E[min(X, 2)], X ~ Binomial(n, 1/u); equal sharing on
+    both hops gives each flow min(1, 2/max(K_up, K_down)). The measured mean lies between,
+    near the equal share, as at one speed (tests/test_traffic.py)."""
+    import math
+
+    import jsonschema
+
+    from compiler.traffic import SCHEMA, traffic_report
+    from compiler.traffic.analysis import balls_into_bins
+
+    expect = balls_into_bins(32, 64, 1024, 2)
+    q = 63 / 1023
+    n = round(64 * (1 - q))
+    assert n == 60
+    single = 32 / n * sum(min(k, 2) * math.comb(n, k) * (1 / 32) ** k * (31 / 32) ** (n - k) for k in range(n + 1))
+    pmf = [math.comb(n - 1, k) * (1 / 32) ** k * (31 / 32) ** (n - 1 - k) for k in range(n)]
+    equal = sum(pmf[a] * pmf[b] * min(1, 2 / (1 + max(a, b))) for a in range(n) for b in range(n))
+    assert expect == {"single_hop_bound": round(q + (1 - q) * single, 4), "equal_share": round(q + (1 - q) * equal, 4),
+                      "uplinks": 32, "flows_per_leaf": 64, "uplink_line_rates": 2}
+    measured = []
+    for seed in (1, 2, 3):
+        report = traffic_report(example, ["permutation"], ["ecmp"], seed=seed)
+        jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+        (r,) = [r for r in report["results"] if r["pattern"] == "permutation"]
+        assert r["balls_into_bins"] == expect
+        measured.append(r["fraction"])
+    mean = sum(measured) / len(measured)
+    assert expect["equal_share"] < mean < expect["single_hop_bound"], (mean, expect)
