@@ -456,3 +456,36 @@ def test_static_ecmp_on_800g_uplinks_lands_where_balls_into_bins_expects(example
         measured.append(r["fraction"])
     mean = sum(measured) / len(measured)
     assert expect["equal_share"] < mean < expect["single_hop_bound"], (mean, expect)
+
+
+def test_schedulers_and_nccl_do_not_see_the_uplink_speed(tmp_path, example):
+    """The same fabric at 400G everywhere (SU 64: 64 down + 64 up fill 128 ports; 8 spines of
+    128) has the same devices and names: Slurm, Kubernetes and NCCL files are byte for byte
+    the same. Only the network's inside differs."""
+    one = _build(tmp_path, _spec_text(uplink_speed_gbps=None))
+    assert [d.name for d in one.devices] == [d.name for d in example.devices]
+    files = {}
+    for name, plan in (("one", one), ("two", example)):
+        folder = write_outputs(plan, tmp_path / name, ["slurm", "k8s", "nccl"])
+        files[name] = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+                       if p.is_file() and p.name != "manifest.json"}  # the manifest names the plan's hash
+    assert files["one"] == files["two"] and any(k.startswith("slurm/") for k in files["one"])
+
+
+def test_a_cage_holds_one_speed_within_its_bandwidth(example):
+    """CAGE_OVER_BUDGET: a layout that put an 800G port beside a 400G one in an 800G cage
+    (2 x 400G or 1 x 800G, never both) is an error of the plan, not a silent breakout."""
+    import copy
+    import dataclasses
+
+    from compiler.check.invariants import cage_invariants
+
+    assert cage_invariants(example) == []
+    plan = copy.copy(example)
+    leaf = next(d for d in plan.devices if d.role == "leaf")
+    layout = plan.layouts[leaf.layout]
+    bad = dataclasses.replace(layout, ports=(dataclasses.replace(layout.ports[0], speed_gbps=800),) + layout.ports[1:])
+    plan.layouts = {**plan.layouts, leaf.layout: bad}
+    (f,) = cage_invariants(plan)
+    assert f.code == "CAGE_OVER_BUDGET" and f.severity == "error"
+    assert "cage 1" in f.message and "400G/800G = 1200 Gb/s" in f.message and "800 Gb/s" in f.message
