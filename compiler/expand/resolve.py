@@ -260,7 +260,7 @@ class _Upper:
 
     spine: Switch
     core: Switch
-    speed_gbps: int
+    speed_gbps: int  # every spine and core port: the uplink speed (fabric.uplink_speed_gbps, default speed_gbps)
 
     @property
     def spine_radix(self) -> int:
