@@ -489,3 +489,16 @@ def test_a_cage_holds_one_speed_within_its_bandwidth(example):
     (f,) = cage_invariants(plan)
     assert f.code == "CAGE_OVER_BUDGET" and f.severity == "error"
     assert "cage 1" in f.message and "400G/800G = 1200 Gb/s" in f.message and "800 Gb/s" in f.message
+
+
+def test_htsim_oversubscription_is_bandwidth(example):
+    """csg-htsim derives a ToR tier's uplinks as nodes x its speed / (next speed x Oversubscribed)
+    (FatTreeTopology::set_custom_params): 1 here, not the port ratio 64:32, or htsim would
+    build 256 uplinks for the plan's 512 and 4 spines for its 8."""
+    from compiler.traffic.exports import htsim_files
+
+    from .test_traffic_exports import _htsim_consistent
+
+    topo = htsim_files(example)["fat_tree.topo"]
+    assert "Oversubscribed 1\n" in topo and "Downlink_speed_Gbps 800\n" in topo
+    assert _htsim_consistent(topo) == {"tors": 16, "aggs": 8, "cores": 0}
