@@ -80,7 +80,7 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
            if any(design.switch_model(role) != design.switch for role in ("spine", "core")) else {}),
         "speed_gbps": design.speed_gbps,
         # switch-to-switch links at another speed (fabric.uplink_speed_gbps), only where they are
-        **({"uplink_speed_gbps": up} if (up := plan.design.get("uplink_speed_gbps")) not in (None, design.speed_gbps) else {}),
+        **({"uplink_speed_gbps": up} if (up := getattr(design, "uplink_speed_gbps", None)) not in (None, design.speed_gbps) else {}),
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,
