@@ -136,6 +136,44 @@ def test_sonic_config_db_content(compiled):
     assert "BGP_NEIGHBOR" not in unn  # config_db cannot express unnumbered; frr.conf carries it
 
 
+# (switch, port speed, a server with NICs of that speed) -> DEVICE_METADATA platform and hwsku, and
+# one port of that hwsku's port_config.ini (sonic-buildimage 086b03bd device/mellanox/<platform>/
+# <hwsku>/port_config.ini: name and lanes), which the PORT table must repeat. None: not evidenced,
+# so left out of the file, and the compile says so.
+HWSKU_CASES = [
+    ("sn5600", 800, "dgx-b300", "x86_64-nvidia_sn5600-r0", "ACS-SN5600", ("Ethernet8", "8,9,10,11,12,13,14,15")),
+    ("sn5600", 400, "hgx-h100", "x86_64-nvidia_sn5600-r0", "Mellanox-SN5600-O128", ("Ethernet4", "4,5,6,7")),
+    ("sn5600", 200, "hpn-8x2x200g", "x86_64-nvidia_sn5600-r0", "Mellanox-SN5600-V256", ("Ethernet2", "2,3")),
+    ("sn5400", 400, "hgx-h100", "x86_64-nvidia_sn5400-r0", "ACS-SN5400", ("Ethernet8", "8,9,10,11,12,13,14,15")),
+    ("sn5400", 200, "hpn-8x2x200g", "x86_64-nvidia_sn5400-r0", None, None),  # the platform has ACS-SN5400 only
+    ("tomahawk5", 800, "dgx-b300", None, None, None),  # S9321-64EO's lane map differs (switches.yaml)
+]
+
+
+@pytest.mark.parametrize("switch, speed, server, platform, hwsku, port", HWSKU_CASES)
+def test_sonic_platform_and_hwsku_per_port_split(tmp_path, sonic_yang, switch, speed, server, platform, hwsku, port):
+    plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
+                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic}}\n")
+    out = write_outputs(plan, tmp_path, ["configs"])
+    files = _files(out, "config_db.json")
+    switches = sum(d.role in ("leaf", "spine") for d in plan.devices)
+    assert len(files) == switches >= 3
+    for f in files:
+        cfg = json.loads(f.read_text())
+        meta = cfg["DEVICE_METADATA"]["localhost"]
+        assert (meta.get("platform"), meta.get("hwsku")) == (platform, hwsku), f
+        if port:
+            name, lanes = port
+            assert cfg["PORT"][name]["lanes"] == lanes and cfg["PORT"][name]["speed"] == str(speed * 1000)
+        assert sonic_yang.validate(cfg) == [], f
+    said = [n for n in plan.notes if n.startswith("sonic:")]
+    if hwsku:
+        assert said == []
+    else:  # leaves and spines run one speed: one note for all of them
+        assert len(said) == 1 and f"{switches} {switch} switches ({speed}G ports)" in said[0] and "hwsku out" in said[0]
+        assert ("platform and hwsku out" in said[0]) == (platform is None)
+
+
 def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):
     """With a layout, each port's CABLE_LENGTH is its cable's length in cabling.csv rounded up
     to the next row of SONiC's lookup table (5, 40, 300 m): never less headroom than the cable needs."""
