@@ -118,6 +118,30 @@ def test_dgx_nccl_names_hcas_in_rail_order(dgx_out):
     assert [leaf_of[p] for p in netplan["network"]["ethernets"]] == [f"su1-leaf-r{k}" for k in range(1, 9)]
 
 
+def test_hcas_from_the_server_ports_where_no_host_topology_is(tmp_path):
+    """DGX B200: no host topology (its NIC bus ids are not evidenced), but each compute port
+    names its RDMA device (host-topology/dgx-b200.yaml, nccl-tests#333 topo -m: GPU0..7 on
+    mlx5_4,7,8,9,10,13,14,15): NCCL_IB_HCA in rail order all the same; no .link files."""
+    (tmp_path / "b200.yaml").write_text("name: b200\nservers: 16\nserver: dgx-b200\n"
+                                        "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1'}\n")
+    _, plan = build_plan(tmp_path / "b200.yaml")
+    out = write_outputs(plan, tmp_path / "out", ["host_configs"]) / "host-configs"
+    conf = dict(line.split("=", 1) for line in (out / "dgx-b200" / "nccl.conf").read_text().splitlines()
+                if line and not line.startswith("#"))
+    assert conf["NCCL_IB_HCA"] == "=mlx5_4,mlx5_7,mlx5_8,mlx5_9,mlx5_10,mlx5_13,mlx5_14,mlx5_15"
+    assert "qos osfp4-p2 mlx5_4  # rail 1" in (out / "dgx-b200" / "roce-qos.sh").read_text()
+    assert not (out / "dgx-b200" / "systemd-link").exists()
+
+
+def test_without_rdma_names_nccl_conf_says_how_to_read_them(frr_out):
+    """HGX H100 (generic OEM): no RDMA device names anywhere in the catalog, so no NCCL_IB_HCA
+    line, and the file gives the command that reads them off a server in rail order."""
+    text = (frr_out / "host-configs" / "hgx-h100" / "nccl.conf").read_text()
+    assert "\nNCCL_IB_HCA" not in text
+    ports = " ".join(f"nic{k}" for k in range(1, 9))
+    assert f"#   for i in {ports}; do ls /sys/class/net/$i/device/infiniband; done | paste -sd, -\n" in text
+
+
 def test_dgx_nics_are_named_by_pci_path(dgx_out):
     links = sorted((dgx_out / "host-configs" / "dgx-h100" / "systemd-link").glob("*.link"))
     assert [p.name for p in links] == [f"10-clusterc-rail{k}.link" for k in range(1, 9)]

@@ -20,8 +20,10 @@ the host topology gives the NICs' PCI bus ids, `<server-type>/systemd-link/*.lin
 the netdevs so (systemd.link, Match Path=pci-<busid>), otherwise the README says to.
 RDMA device names (mlx5_N) in rail order come from the host topology (catalog/data/
 host_topology/): NIC k is the one nearest GPU k-1, as servers.yaml lists the compute
-ports by GPU. Without a host topology nccl.conf leaves NCCL_IB_HCA out (NCCL then uses
-every RDMA device it finds) and says so.
+ports by GPU; without one, from servers.yaml's compute ports where each names its device
+(DGX B200, H200: names and GPU pairing evidenced, bus ids not). Where neither says,
+nccl.conf leaves NCCL_IB_HCA out (NCCL then uses every RDMA device it finds) and says how
+to read them off a server.
 
 Storage and in-band fabrics (spec `fabrics:` of kind storage or inband, Ethernet, so with a
 routing plan) add their NICs to each server's netplan file: the odd address of each cable's
@@ -44,6 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
@@ -195,13 +198,17 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     topo_nics = rail_nics(topo, len(ports))
     hcas = [n["name"] for n in topo_nics] if topo_nics else None
     busids = [n["busid"] for n in topo_nics] if topo_nics else None
+    named = nic_devices(compute.devices[0].layout) if ports else []
+    hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
+    if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device
+        hcas = named
     used = sorted({nic.rail for host_nics in nics for nic in host_nics}) if nics else []
     rails = [(k, ports[k - 1], hcas[k - 1] if hcas else None) for k in used]
     # the RoCE fabrics' NICs besides compute: (fabric, port), every port of the group any server uses
     extra_qos = [(f.name, f.ports[k - 1]) for f in others if f.roce
                  for k in sorted({nic.rail for host_nics in f.per_server for nic in host_nics})]
     ctx = dict(server_type=server_type, rails=rails, extra_qos=extra_qos, roce=roce, tos=nic_tos(roce),
-               hcas_known=hcas is not None, tc_priorities=_tc_priorities(roce), tsa=_tsa(roce), tcbw=_tcbw(roce),
+               hcas_known=hcas is not None, hcas_from_ports=hcas_from_ports, tc_priorities=_tc_priorities(roce), tsa=_tsa(roce), tcbw=_tcbw(roce),
                pfc=",".join("1" if p in roce.pfc_priorities else "0" for p in range(8)))
     if rails or extra_qos:
         out.write_text(f"{FOLDER}/{server_type}/roce-qos.sh", env.get_template("hosts/roce-qos.sh.j2").render(**ctx))
