@@ -49,7 +49,7 @@ import numpy as np
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
-from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
+from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..plan.routing import dotted
 from .structured_config import roce_profile
