@@ -48,3 +48,17 @@ def cli_in_process(*args: str) -> CliResult:
 
     result = CliRunner().invoke(app, list(args), catch_exceptions=False)
     return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that passed while validating SONiC config_db tables no YANG model covers
+    (tests/sonic_models.py) is an xfail naming those tables: it checked less than it says."""
+    outcome = yield
+    report = outcome.get_result()
+    checker = getattr(item, "sonic_yang", None)
+    if report.when == "call" and report.passed and checker is not None:
+        reason = checker.xfail_reason()
+        if reason:
+            report.outcome = "skipped"
+            report.wasxfail = reason
