@@ -18,7 +18,6 @@ from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan, write_outputs
 
 from .conftest import SPECS, plan_from_text
-from .sonic_models import reference_yang
 
 NOS_SPECS = {"frr": "roce-2spine-4leaf-frr", "sonic": "roce-2spine-4leaf-sonic", "cumulus": "roce-2spine-4leaf-cumulus",
              "eos": "roce-2spine-4leaf-eos", "sonic-unnumbered": "roce-2spine-4leaf-sonic-unnumbered",
@@ -73,16 +72,6 @@ def test_frr_config_content(compiled):
 
 
 # --- SONiC ------------------------------------------------------------------------------
-@pytest.fixture
-def sonic_yang(request):
-    """SONiC's YANG models through libyang (tests/sonic_models.py: the reference set, plus
-    CLUSTERC_SONIC_YANG_EXTRA). A test that passes while some emitted table had no model
-    (or libyang is missing) is reported as xfail naming those tables (conftest.py)."""
-    checker = reference_yang()
-    request.node.sonic_yang = checker
-    return checker
-
-
 @pytest.mark.parametrize("key", ["sonic", "sonic-unnumbered"])
 def test_sonic_config_db_validates_against_yang(compiled, key, sonic_yang):
     for f in _files(compiled[key], "config_db.json"):
