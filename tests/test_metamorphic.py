@@ -441,21 +441,21 @@ def test_more_oversubscription_never_costs_more(spec):
     assert not bad, f"{spec_yaml(spec)}more oversubscription costs more: {bad}"
 
 
-# Found with the default fill (scalable_unit or servers_per_leaf left out, so the leaf
-# takes the most downlinks the ratio allows): the uplinks per leaf become 21 or 25, every
-# leaf must have equal links to every spine, so the spines round up to a divisor (21, 25,
-# 5). The default SU choice is being changed on another branch (expand/resolve.py); these
-# pass when it is fixed. Each: the spec, and what rose (ratio: spines, all switches).
-_DEFAULT_FILL = "default fill: the spine count rounds up to a divisor of the leaf's uplinks (SU default, other branch)"
+# Found with the default fill (scalable_unit or servers_per_leaf left out): the unit was
+# chosen per ratio with uplinks at exactly that ratio, every leaf has equal links to every
+# spine, so a higher ratio could land on an uplink count with a poor divisor (21, 25, 5
+# spines) and cost more than a lower one. The default now takes any leaf at or below the
+# ratio asked (expand/unit_choice.py), so each ratio's candidates hold every lower ratio's.
+# Each: the spec, and what rose before.
 DEFAULT_FILL_CASES = [
-    # B200 SuperPOD, 4 SUs' worth without scalable_unit: 1:1 16 spines, 5:3 12, 2:1 21 (SU 42, 21 uplinks)
+    # B200 SuperPOD, 4 SUs' worth without scalable_unit: 3:2 11 spines / 1,728 cables, 5:3 12 / 1,792
     pytest.param({"name": "mm", "servers": 128, "server": "dgx-b200",
                   "fabric": {"topology": "rail-optimized", "switch": "qm9700"}},
-                 id="b200-128-qm9700-rail", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
-    # one DGX H100 on SN5600 at 400G: 1:1 4 spines, 3:2 5; 3:1 2 spines, 4:1 5 (100 down + 25 up)
+                 id="b200-128-qm9700-rail"),
+    # one DGX H100 on SN5600 at 400G: 1:1 one spine / 16 cables, 3:2 two / 24, 5:3 (SU 10) two / 56
     pytest.param({"name": "mm", "servers": 1, "server": "dgx-h100",
                   "fabric": {"topology": "rail-optimized", "switch": "sn5600", "speed_gbps": 400}},
-                 id="h100-1-sn5600-rail", marks=pytest.mark.xfail(strict=False, reason=_DEFAULT_FILL)),
+                 id="h100-1-sn5600-rail"),
     # fat tree, 64 HGX H100 on SN5600 at 400G: 3:1 2 spines (8 switches), 4:1 5 spines (11)
     pytest.param({"name": "mm", "servers": 64, "server": "hgx-h100",
                   "fabric": {"topology": "fat-tree", "switch": "sn5600", "speed_gbps": 400}},
