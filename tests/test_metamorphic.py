@@ -473,6 +473,26 @@ def test_more_oversubscription_never_costs_more_default_fill(spec):
     assert not bad, f"{spec_yaml(spec)}more oversubscription costs more: {bad}"
 
 
+def _ports(plan) -> int:
+    """What the default unit weighs (expand/unit_choice.py): every port of every switch
+    bought, and two ends per cable."""
+    return sum(len(plan.layouts[d.layout]) for d in plan.devices if d.tier > 0) + 2 * len(plan.links.media)
+
+
+@profile("monotone")
+@given(clos_specs(with_extras=False).filter(lambda s: not _explicit_leaf_fill(s)))
+def test_more_oversubscription_never_costs_more_ports_default_fill(spec):
+    """With the default fill a leaf may measure below the ratio asked, so the candidates of
+    a higher ratio hold every lower ratio's design and its cost in ports never rises. One
+    item may still be traded for another where that saves ports (fewer leaves for more
+    spines: unit_choice.py says why no choice keeps every item from rising); the cases
+    above hold for every item."""
+    ports = [(ratio, _ports(plan)) for ratio in RATIO_ORDER
+             if not isinstance(plan := compile_spec(with_ratio(spec, ratio)), SpecInvalid)]
+    bad = [(a, b) for a, b in zip(ports, ports[1:]) if b[1] > a[1]]
+    assert not bad, f"{spec_yaml(spec)}more oversubscription costs more ports: {bad}"
+
+
 @profile("gpus")
 @given(st.one_of(clos_specs(with_extras=False), dragonfly_specs(), planes_specs()), st.integers(1, 64))
 def test_more_gpus_never_fewer_switches(spec, more):

@@ -564,8 +564,10 @@ def _below_ratio(best: unit_choice.UnitCost, ratio, exact: unit_choice.UnitCost 
     elif shown is not None and exact.key() == shown.key():
         why = f"cheaper than any leaf at exactly {ratio} (the cheapest is the {exact.size} {what} above)"
     else:
+        same = exact.switches == best.switches and exact.cables == best.cables  # cheaper in transceivers only
         why = (f"cheaper than any leaf at exactly {ratio} (the cheapest: {exact.size} {what}, {exact.switches:,} "
-               f"switches, {exact.cables:,} cables)")
+               f"switches, {exact.cables:,} cables"
+               + (f", {exact.transceivers - best.transceivers:,} switch transceivers more" if same else "") + ")")
     return (f"; the leaf measures {unit_choice.ratio_text(best.measured())} ({best.down} down : {best.up} up), less "
             f"oversubscribed than the {ratio} asked: {why}")
 

@@ -32,6 +32,14 @@ more oversubscription never costs more ports, and the design of a lower ratio is
 passed over for a dearer one. Where the leaf measures below the ratio asked, the design
 notes say so and why (resolve.py), never silently.
 
+Ports are the one measure that never rises. A higher ratio may still trade one item for
+another where that saves ports (fewer leaves for more spines, fewer switches for more
+cables), because no choice can keep every item from rising against every lower ratio
+without building worse fabrics: the ratios a leaf can measure are dense, and holding each
+item to its least over all of them builds 12,500 Gaudi 3 servers on Tomahawk 5 (200G)
+at 1:1 from 7,527 switches instead of 6,900 (SUs of 81, not 125), since a leaf at 81:82
+needs fewer spines and cores.
+
 Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is tried, each with
 its uplink counts from the fewest up until no more can pay (a lower bound on the ports,
 `floor`, passes the best found): a few hundred closed-form sizings, independent of the
