@@ -325,3 +325,16 @@ def test_set_the_unit_and_ratio_the_note_names_and_get_the_same_fabric(ratio):
     assert given.design["leaf_ports"] == default.design["leaf_ports"]
     a, b = summarize(default), summarize(given)
     assert (a["switches"], a["cables"], a["transceivers"]) == (b["switches"], b["cables"], b["transceivers"])
+
+
+def test_explicit_su_hint_names_the_ratio_of_a_cheaper_unit_below_it():
+    """SUs of 40 at 5:3 (what the default used to build: 44 switches, 1,792 cables) leave 8
+    servers in the fourth SU; the cheaper unit, SUs of 32 with 20 uplinks, measures 8:5, so
+    the hint says to set that ratio too (scalable_unit: 32 alone at 5:3 is refused: 32
+    downlinks would need 19.2 uplinks)."""
+    plan = plan_from_text(B200_128.format(ratio="5:3").replace("qm9700,", "qm9700, scalable_unit: 40,"))
+    [w] = _findings(plan, "LAST_SU_UNDER_HALF_FULL")
+    assert "as built, 128 servers take 44 switches and 1,792 cables" in w["message"]
+    assert ("scalable_unit: 32 with oversubscription 8:5 would take 42 switches and 1,664 cables (2 switches fewer, "
+            "128 cables fewer)") in w["message"]
+    assert "(hint: set fabric.scalable_unit: 32 and fabric.oversubscription: '8:5')" in w["message"]

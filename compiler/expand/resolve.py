@@ -446,12 +446,12 @@ def _leaf_plan(loaded, up: _Upper, server, switch: Switch, rails: int, today: in
     def fewest_uplinks(size: int) -> int:
         return -(-size * per_server * ratio.up // ratio.down)
 
-    def uplinks(size: int) -> range:
+    def uplink_counts(size: int) -> range:
         return range(fewest_uplinks(size), radix - size * per_server + 1)
 
     def exact(size: int) -> int | None:
-        up_ = size * per_server * ratio.up
-        return None if up_ % ratio.down else up_ // ratio.down
+        n = size * per_server * ratio.up
+        return None if n % ratio.down else n // ratio.down
 
     def fits(size: int) -> bool:
         return size * per_server + fewest_uplinks(size) <= radix
@@ -485,17 +485,20 @@ def _leaf_plan(loaded, up: _Upper, server, switch: Switch, rails: int, today: in
             return None
         return unit_choice.cost(size, sized, at_servers * rails, units.panels, lp.downlinks_used(at_servers, rails, rail))
 
-    spine_split = sizing.split_for_ratio(up.spine_radix, fabric.oversubscription.spine)
+    try:
+        spine_split = sizing.split_for_ratio(up.spine_radix, fabric.oversubscription.spine)
+    except SizingError:  # no three tiers at this spine ratio; _upper_tiers says so where they are needed
+        spine_split = None
 
     def floor(size: int, uplinks: int, at_servers: int) -> int:
         # Leaves and server cables are fixed by the size; uplinks add their cables and at
-        # least their share of spine ports (two spines at least where a leaf has two uplinks).
-        # Past a spine's ports in leaves (a spine takes a link from every leaf below it) the
-        # fabric has three tiers, as _upper_tiers builds them: `uplinks` spines per pod, and
-        # the cores and spine-core cables those need.
+        # least their share of spine ports (two spines at least where a leaf has two uplinks),
+        # a bound for two tiers and three alike. Past a spine's ports in leaves (a spine takes
+        # a link from every leaf below it) the fabric has three tiers, as _upper_tiers builds
+        # them: `uplinks` spines per pod, and the cores and spine-core cables those need.
         leaves, (p_leaf, p_spine, p_core) = leaves_at(size, at_servers), units.panels
         cables = at_servers * rails + leaves * uplinks
-        if fabric.tiers == 3 or leaves > p_spine.ports:
+        if spine_split is not None and (fabric.tiers == 3 or leaves > p_spine.ports):
             group = rails if rail else ((su // size) if su else 1)
             pods = -(-leaves // max(1, (spine_split.down // group) * group))
             spines, cores = pods * uplinks, uplinks * -(-pods * spine_split.up // p_core.ports)
@@ -507,7 +510,7 @@ def _leaf_plan(loaded, up: _Upper, server, switch: Switch, rails: int, today: in
     def panel(switch: Switch) -> unit_choice.Panel:
         return unit_choice.Panel(switch.radix(up.speed_gbps), switch.modes[up.speed_gbps].ports_per_cage)
 
-    units = _Units(sizes, uplinks, exact, cost_of, floor, (panel(switch), panel(up.spine), panel(up.core)), room)
+    units = _Units(sizes, uplink_counts, exact, cost_of, floor, (panel(switch), panel(up.spine), panel(up.core)), room)
     if given is not None:
         if rail:
             lp = plan_for(given, sizing.uplinks_for(given, ratio, radix, "scalable_unit").up)
