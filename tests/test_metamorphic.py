@@ -506,9 +506,15 @@ def test_more_oversubscription_never_costs_more_ports_default_fill(spec):
     a higher ratio hold every lower ratio's design and its cost in ports never rises. One
     item may still be traded for another where that saves ports (fewer leaves for more
     spines: unit_choice.py says why no choice keeps every item from rising); the cases
-    above hold for every item."""
-    ports = [(ratio, _ports(plan)) for ratio in RATIO_ORDER
-             if not isinstance(plan := compile_spec(with_ratio(spec, ratio)), SpecInvalid)]
+    above hold for every item. The leaf never measures above the ratio asked."""
+    ports = []
+    for ratio in RATIO_ORDER:
+        plan = compile_spec(with_ratio(spec, ratio))
+        if isinstance(plan, SpecInvalid):
+            continue
+        ports.append((ratio, _ports(plan)))
+        leaf, (down, up) = plan.design["leaf_ports"], ratio_of(ratio)
+        assert leaf["down"] * up <= leaf["up"] * down, f"{spec_yaml(spec)}leaf {leaf} above {ratio}"
     bad = [(a, b) for a, b in zip(ports, ports[1:]) if b[1] > a[1]]
     assert not bad, f"{spec_yaml(spec)}more oversubscription costs more ports: {bad}"
 

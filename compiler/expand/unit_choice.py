@@ -42,8 +42,9 @@ needs fewer spines and cores.
 
 Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is tried, each with
 its uplink counts from the fewest up until no more can pay (a lower bound on the ports,
-`floor`, passes the best found): a few hundred closed-form sizings, independent of the
-cluster size.
+`floor`, passes the best found): tens to a few thousand closed-form sizings (a few ms
+to some 30 ms for 100,000 Gaudi 3 GPUs in three tiers), bounded by the switch radix, not
+the cluster size.
 """
 
 from __future__ import annotations
