@@ -125,17 +125,26 @@ def test_gaudi_explicit_128_su_measures_1_to_2_and_says_so():
 
 def test_gaudi_fat_tree_leaf_downlinks_are_its_servers_ports():
     # Fat-tree: 5 servers x 24 ports = 120 downlinks per leaf; the leaf used to be cut for 128
-    # (uplinks for 128) and measured 15:16 on a 1:1 request. Now 120 down / 120 up; 13 leaves,
-    # 1,560 uplinks over 256-port spines: 7 at least, 120 % 7 != 0 -> 8 (15 links each).
-    # 21 switches x 256 ports + 2 x 3,096 cables = 11,568 ports against 22 x 256 + 2 x 3,072 =
-    # 11,776 for 4 servers per leaf (16 leaves, 6 spines).
+    # (uplinks for 128) and measured 15:16 on a 1:1 request. 13 leaves. At exactly 1:1 (120
+    # up): 1,560 uplinks over 256-port spines, 7 at least, 120 % 7 != 0 -> 8 spines:
+    # 21 switches x 256 ports + 2 x (1,536 + 1,560) cables = 11,568 ports. Six more uplinks
+    # (126, a multiple of 7; 13 x 126 = 1,638 <= 7 x 256) need 7 spines, 18 links each:
+    # 20 x 256 + 2 x (1,536 + 1,638) = 11,468 ports, the cheapest (4 servers per leaf: 16
+    # leaves of 96 + 96, 6 spines, 22 x 256 + 2 x 3,072 = 11,776). The leaf measures 20:21,
+    # better than the 1:1 asked, and the notes and the finding say so.
     plan = plan_from_text(GAUDI.format(topology="fat-tree", extra=""))
     s = summarize(plan)
-    assert plan.design["leaf_ports"] == {"down": 120, "up": 120}
-    assert s["switches"] == {"leaf": 13, "spine": 8} and s["cables"] == {"server-leaf": 1536, "leaf-spine": 1560}
-    # 12 leaves measure 1:1; the 13th holds 4 servers (96 down : 120 up) and the finding says so
+    assert plan.design["leaf_ports"] == {"down": 120, "up": 126} and plan.design["leaf_spine_links_per_pair"] == 18
+    assert s["switches"] == {"leaf": 13, "spine": 7} and s["cables"] == {"server-leaf": 1536, "leaf-spine": 1638}
+    [note] = [n for n in plan.notes if n.startswith("servers_per_leaf not given")]
+    assert ("the leaf measures 20:21 (120 down : 126 up), less oversubscribed than the 1:1 asked: cheaper than any "
+            "leaf at exactly 1:1 (the cheapest: 5 servers per leaf, 21 switches, 3,096 cables)") in note
+    assert "Set servers_per_leaf: 5 and oversubscription: '20:21'" in note
+    # 12 leaves measure 20:21; the 13th holds 4 servers (96 down : 126 up)
     [o] = _findings(plan, "OVERSUBSCRIPTION_NOT_AS_REQUESTED")
-    assert "1 of 13 switches do not measure the 1:1 asked: 1 at 4:5 (better than asked; e.g. leaf-013)" in o["message"]
+    assert o["severity"] == "info"
+    assert ("13 of 13 switches do not measure the 1:1 asked: 12 at 20:21 (better than asked; e.g. leaf-001); "
+            "1 at 16:21 (better than asked; e.g. leaf-013). Every leaf is built at 120 down : 126 up (20:21)") in o["message"]
     assert not _findings(plan, "LAST_LEAF_UNDER_HALF_FULL")  # 4 of 5
 
 
@@ -217,3 +226,115 @@ def test_last_leaf_under_half_full_on_a_fat_tree():
     assert w["where"] == "leaf" and "the last leaf holds 1 of 8 servers: a leaf and its 64 uplinks serve 1 server" in w["message"]
     assert "32 servers (4 whole leafs)" not in w["message"]  # nouns: leaves
     assert "32 servers (4 whole leaves) take 6 switches and 512 cables" in w["message"]
+
+
+# --------------------------------------------------------------------------------------
+# The default unit with the ratio as a ceiling (issue 12: more oversubscription never costs
+# more): a leaf may take more uplinks than its downlinks need at the ratio asked.
+
+B200_128 = ("name: b200-128\nservers: 128\nserver: dgx-b200\n"
+            "fabric: {{topology: rail-optimized, switch: qm9700, oversubscription: '{ratio}'}}\n")
+
+
+def test_b200_128_default_su_never_costs_more_at_a_higher_ratio():
+    """QM9700 at 400G: 64 ports, two per OSFP cage; a DGX B200 brings 8 rails, so an SU has
+    8 leaves and 128 servers in SUs of 32 to 42 take 4 SUs = 32 leaves.
+
+    Before, each ratio took its leaf at exactly that ratio:
+    - 3:2: SU 33 (33 + 22 ports), 32 leaves x 22 = 704 uplinks -> 11 spines, 1,024 + 704 =
+      1,728 cables, 43 switches;
+    - 5:3: SU 40 (40 + 24 = 64 ports, the most a leaf holds), 32 x 24 = 768 uplinks -> 12
+      spines, 1,792 cables, 44 switches: more than 3:2 asks for.
+    Now a leaf at or below the ratio:
+    - 3:2: SU 32 with 22 uplinks (16:11): the same 32 leaves, 11 spines and 1,728 cables as
+      SU 33, and 24 fewer switch transceivers (SU 33 puts uplink 1 in a cage of its own on
+      the 24 leaves of its full SUs: 28 cages a leaf against 27);
+    - 5:3: SU 32 with 20 uplinks (8:5): 640 uplinks -> 10 spines (20 % 10 = 0), 42 switches,
+      1,024 + 640 = 1,664 cables. The least there is: an SU of 32 or more needs 20 uplinks
+      (32 x 3/5, rounded up), and 32 leaves x 20 on 64-port spines need 10;
+    - 1:1 and 2:1 as before: SU 32 with 32 (16 spines) and 16 uplinks (8 spines)."""
+    expect = {"1:1": (32, 16, 2048), "3:2": (22, 11, 1728), "5:3": (20, 10, 1664), "2:1": (16, 8, 1536)}
+    for ratio, (up, spines, cables) in expect.items():
+        plan = plan_from_text(B200_128.format(ratio=ratio))
+        s = summarize(plan)
+        assert plan.design["scalable_unit"] == 32 and plan.design["leaf_ports"] == {"down": 32, "up": up}, ratio
+        assert s["switches"] == {"leaf": 32, "spine": spines} and sum(s["cables"].values()) == cables, ratio
+        assert s["transceivers"] == cables, ratio  # every cage full: a transceiver takes two cable ends
+    plan = plan_from_text(B200_128.format(ratio="5:3"))
+    [note] = [n for n in plan.notes if n.startswith("scalable_unit not given")]
+    assert ("32 servers per SU, the fewest switches and cables for 128 servers (42 switches, 1,664 cables; 40 servers "
+            "per SU, the most a leaf holds, would take 44 switches and 1,792 cables)") in note
+    assert ("the leaf measures 8:5 (32 down : 20 up), less oversubscribed than the 5:3 asked: cheaper than any leaf at "
+            "exactly 5:3 (the cheapest is the 40 servers per SU above)") in note
+    assert "Set scalable_unit: 32 and oversubscription: '8:5' to keep it" in note
+    [o] = _findings(plan, "OVERSUBSCRIPTION_NOT_AS_REQUESTED")
+    assert o["severity"] == "info" and "32 of 32 switches do not measure the 5:3 asked: 32 at 8:5 (better" in o["message"]
+    assert "Every leaf is built at 32 down : 20 up (8:5), less oversubscribed than asked" in o["message"]
+    assert "partial SU" not in o["message"]  # every SU is full: the design, not a partial SU, is why
+    three_two = plan_from_text(B200_128.format(ratio="3:2"))
+    [note] = [n for n in three_two.notes if n.startswith("scalable_unit not given")]
+    assert ("cheaper than any leaf at exactly 3:2 (the cheapest: 33 servers per SU, 43 switches, 1,728 cables, 24 switch "
+            "transceivers more)") in note
+
+
+def test_one_dgx_h100_takes_one_spine_at_every_ratio():
+    """SN5600 at 400G: 128 ports, two per OSFP cage; one DGX H100 brings 8 rails, so 8 leaves.
+
+    Before, 5:3 needed an SU of a multiple of 5 for whole uplinks: SU 5 (3 uplinks, and 3
+    spread evenly over 2 or more spines only as 3: 11 switches, 8 + 24 = 32 cables, 1,472
+    ports) or SU 10 (6 uplinks over 2 spines: 10 switches, 8 + 48 = 56 cables, 10 x 128 +
+    2 x 56 = 1,392 ports), which it took, against 9 switches and 16 cables at 1:1.
+    Now every ratio builds SU 1 with one uplink (measures 1:1): 8 leaves + 1 spine, 8 + 8 =
+    16 cables, 9 x 128 + 2 x 16 = 1,184 ports, the least there is (8 rail leaves, a spine,
+    an uplink each). 16 transceivers: the server's 4 twin-port cages, one cage a leaf (its
+    downlink and uplink are ports 1 and 2 of cage 1), 4 on the spine (8 ports). SU 2 with
+    one uplink (2:1 exactly) costs the same switches and cables, but its uplink is port 3,
+    in a second cage: 8 transceivers more, so SU 1 at 2:1 and above too."""
+    for ratio in ("1:1", "3:2", "5:3", "2:1", "3:1", "4:1", "7:1"):
+        plan = plan_from_text("name: h1\nservers: 1\nserver: dgx-h100\nfabric: {topology: rail-optimized, "
+                              f"switch: sn5600, speed_gbps: 400, oversubscription: '{ratio}'}}\n")
+        s = summarize(plan)
+        assert plan.design["scalable_unit"] == 1 and plan.design["leaf_ports"] == {"down": 1, "up": 1}, ratio
+        assert s["switches"] == {"leaf": 8, "spine": 1} and s["cables"] == {"server-leaf": 8, "leaf-spine": 8}, ratio
+        assert s["transceivers"] == 16, ratio
+    [note] = [n for n in plan.notes if n.startswith("scalable_unit not given")]  # 7:1
+    assert "the leaf measures 1:1 (1 down : 1 up), less oversubscribed than the 7:1 asked" in note
+
+
+def test_no_leaf_at_exactly_the_ratio_builds_it_and_the_notes_say_so():
+    """157 Gaudi 3 on SN5400 (200G: 128 ports) as a fat tree at 5:3. A server brings 24
+    ports; whole uplinks at exactly 5:3 need 5 servers a leaf (120 down + 72 up > 128), so
+    this was refused. A leaf of 3 servers with 44 uplinks measures 72:44 = 18:11, below
+    5:3; the notes say no leaf at exactly 5:3 builds it."""
+    plan = plan_from_text("name: g\nservers: 157\nserver: gaudi3-8\nfabric: {topology: fat-tree, switch: sn5400, "
+                          "oversubscription: '5:3'}\n")
+    assert plan.design["leaf_ports"] == {"down": 72, "up": 44}
+    [note] = [n for n in plan.notes if n.startswith("servers_per_leaf not given")]
+    assert ("the leaf measures 18:11 (72 down : 44 up), less oversubscribed than the 5:3 asked: no leaf at exactly 5:3 "
+            "builds it") in note
+
+
+@pytest.mark.parametrize("ratio", ["5:3", "3:2"])
+def test_set_the_unit_and_ratio_the_note_names_and_get_the_same_fabric(ratio):
+    """'Set scalable_unit: N and oversubscription: R' builds what the default built."""
+    default = plan_from_text(B200_128.format(ratio=ratio))
+    [note] = [n for n in default.notes if n.startswith("scalable_unit not given")]
+    su, measured = note.split("Set scalable_unit: ")[1].split(" and oversubscription: '")
+    measured = measured.split("'")[0]
+    given = plan_from_text(B200_128.format(ratio=measured).replace("qm9700,", f"qm9700, scalable_unit: {int(su)},"))
+    assert given.design["leaf_ports"] == default.design["leaf_ports"]
+    a, b = summarize(default), summarize(given)
+    assert (a["switches"], a["cables"], a["transceivers"]) == (b["switches"], b["cables"], b["transceivers"])
+
+
+def test_explicit_su_hint_names_the_ratio_of_a_cheaper_unit_below_it():
+    """SUs of 40 at 5:3 (what the default used to build: 44 switches, 1,792 cables) leave 8
+    servers in the fourth SU; the cheaper unit, SUs of 32 with 20 uplinks, measures 8:5, so
+    the hint says to set that ratio too (scalable_unit: 32 alone at 5:3 is refused: 32
+    downlinks would need 19.2 uplinks)."""
+    plan = plan_from_text(B200_128.format(ratio="5:3").replace("qm9700,", "qm9700, scalable_unit: 40,"))
+    [w] = _findings(plan, "LAST_SU_UNDER_HALF_FULL")
+    assert "as built, 128 servers take 44 switches and 1,792 cables" in w["message"]
+    assert ("scalable_unit: 32 with oversubscription 8:5 would take 42 switches and 1,664 cables (2 switches fewer, "
+            "128 cables fewer)") in w["message"]
+    assert "(hint: set fabric.scalable_unit: 32 and fabric.oversubscription: '8:5')" in w["message"]

@@ -111,12 +111,37 @@ def _not_as_requested(ctx: CheckContext, down: np.ndarray, up: np.ndarray) -> li
             any_worse |= not better
             parts.append(f"{len(switches)} at {measured} ({'better' if better else 'worse'} than asked; e.g. {first})")
         n_off = int(off.sum())
-        why = (" A leaf with fewer servers than downlinks (a partial SU or last leaf) has uplinks bought for servers "
-               "that are not there." if role == "leaf" else
-               " A spine of a partial pod has downlinks no leaf uses yet." if role == "spine" else "")
+        built = _leaf_built_below(ctx, want) if role == "leaf" else None
+        partial = (" A leaf with fewer servers than downlinks (a partial SU or last leaf) has uplinks bought for servers "
+                   "that are not there." if role == "leaf" else
+                   " A spine of a partial pod has downlinks no leaf uses yet." if role == "spine" else "")
+        if built is not None:
+            text_built, b_down, b_up, bw_down, bw_up = built
+            why = (f" Every leaf is built at {b_down} down : {b_up} up ({text_built}), less oversubscribed than asked, "
+                   f"because no leaf at exactly {text} is as cheap or builds the fabric (the design notes say which).")
+            if (d * bw_up != u * bw_down)[off].any():
+                why += partial
+        else:
+            why = partial
         # Worse than asked is a warning; only better (uplinks bought for a slot a UFM or an
         # empty last SU does not fill, as in NVIDIA's own 31-DGX SU) is worth knowing, no more.
         out.append(Finding("OVERSUBSCRIPTION_NOT_AS_REQUESTED", "warning" if any_worse else "info",
                            f"{role}: {n_off} of {idx.size} switches do not measure the {text} asked: "
                            + "; ".join(parts) + "." + why, role))
     return out
+
+
+def _leaf_built_below(ctx: CheckContext, want: Fraction) -> tuple[str, int, int, int, int] | None:
+    """(ratio text, downlinks, uplinks, down Gb/s, up Gb/s) of the leaf as designed
+    (expand/unit_choice.py) where it is below the ratio asked: the default unit may give a
+    leaf more uplinks than the ratio needs where that is cheaper; None where the leaf is
+    built at the ratio asked. The ratio is bandwidth (800G uplinks over 400G downlinks)."""
+    record = ctx.plan.design_record
+    ports = getattr(record, "leaf_ports", None)
+    if not ports or not ports.get("up"):
+        return None
+    down, up = int(ports["down"]), int(ports["up"])
+    down_gbps = int(getattr(record, "speed_gbps", 1))
+    up_gbps = int(getattr(record, "uplink_speed_gbps", None) or down_gbps)
+    bw_down, bw_up = down * down_gbps, up * up_gbps
+    return None if Fraction(bw_down, bw_up) == want else (ratio_text(bw_down, bw_up), down, up, bw_down, bw_up)

@@ -61,8 +61,12 @@ def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
     key = "scalable_unit" if su else "servers_per_leaf"
     best = fill.get("cheapest")
     if best:
-        parts.append(_vs(f"{key}: {best['size']} would", best, cost))
-        hint = f"set fabric.{key}: {best['size']}"
+        # A unit whose leaf measures below the ratio asked needs that ratio set as well
+        # (expand/unit_choice.py: the default leaf may take more uplinks where that is cheaper).
+        ratio = best.get("oversubscription")
+        parts.append(_vs(f"{key}: {best['size']}" + (f" with oversubscription {ratio}" if ratio else "") + " would",
+                         best, cost))
+        hint = f"set fabric.{key}: {best['size']}" + (f" and fabric.oversubscription: '{ratio}'" if ratio else "")
     elif not fill["given"]:
         parts.append(f"no other {noun} size is cheaper for {fill['servers']:,} servers")
     whole = fill.get("whole_units")

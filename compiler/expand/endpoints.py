@@ -252,8 +252,9 @@ def _options(d, r: Room, need: int, mode: str, unit_keys: tuple[str, ...]) -> st
     key = "scalable_unit" if d.rail_optimized else "servers_per_leaf"
     if mode == "leaf" and roomy and key in unit_keys:
         cost = d.unit_fill["cost"]
-        fits.append(f"{key}: {roomy['size']} leaves room ({roomy['switches']:,} switches and {roomy['cables']:,} cables, "
-                    f"against {cost['switches']:,} and {cost['cables']:,})")
+        ratio = f" with oversubscription: '{roomy['oversubscription']}'" if roomy.get("oversubscription") else ""
+        fits.append(f"{key}: {roomy['size']}{ratio} leaves room ({roomy['switches']:,} switches and {roomy['cables']:,} "
+                    f"cables, against {cost['switches']:,} and {cost['cables']:,})")
     give_up = math.ceil(max(0, need - r.leaf_free) / d.rails)
     if d.final_servers > d.servers:
         fits.append(f"lower growth.max_servers by {give_up} so that slots stay free on today's leaves, attach: leaf")

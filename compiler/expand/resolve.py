@@ -10,6 +10,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from ..catalog import Catalog, load_catalog
@@ -396,6 +397,17 @@ class _LeafPlan:
             return math.ceil(servers / self.su) * self.group
         return math.ceil(servers / self.servers_per_leaf)
 
+    def downlinks_used(self, servers: int, rails: int, rail_optimized: bool) -> tuple[tuple[int, int], ...]:
+        """(leaves, downlinks in use on each) over every leaf, as clos.py wires servers:
+        the j-th server of an SU on port j of each rail leaf; a fat-tree leaf's servers in order."""
+        if rail_optimized:
+            full, last = divmod(servers, self.su)
+            return (full * rails, self.su), (rails if last else 0, last)
+        n = self.servers_per_leaf
+        full, last = divmod(servers, n)
+        empty = self.leaves(servers, rails, False) - full - (1 if last else 0)  # a fat-tree SU's unfilled leaves
+        return (full, n * rails), (1 if last else 0, last * rails), (empty, 0)
+
 
 def _given_leaf(spl: int, ratio, leaf: sizing.LeafPorts, rails: int, notes: list[str]) -> sizing.PortSplit:
     """fabric.servers_per_leaf: downlinks for exactly those servers, uplinks at the ratio."""
@@ -423,25 +435,49 @@ def _given_leaf(spl: int, ratio, leaf: sizing.LeafPorts, rails: int, notes: list
 
 @dataclass(frozen=True)
 class _Units:
-    """The unit sizes a leaf can be built for, and what each costs at a server count."""
+    """The units a leaf can be built for: servers per SU (rail-optimized) or per leaf
+    (fat-tree), each with the uplink counts that keep the leaf at or below the ratio asked
+    (unit_choice.py), and what each costs at a server count."""
 
-    sizes: list[int]  # servers per SU (rail-optimized) or per leaf (fat-tree), ascending
-    # (size, servers, room) -> cost, None if it cannot be built or leaves fewer than `room`
-    # leaf downlinks free for extra endpoints
-    cost_of: Callable[[int, int, int], unit_choice.UnitCost | None]
-    radix: tuple[int, int, int]  # ports of a leaf, a spine, a core
+    sizes: list[int]  # ascending
+    uplinks: Callable[[int], range]  # a size's uplink counts, fewest (the ratio asked, rounded up) first
+    exact: Callable[[int], int | None]  # a size's uplinks at exactly the ratio asked; None where not whole
+    # (size, uplinks, servers, room) -> cost, None if it cannot be built or leaves fewer than
+    # `room` leaf downlinks free for extra endpoints
+    cost_of: Callable[[int, int, int, int], unit_choice.UnitCost | None]
+    floor: Callable[[int, int, int], int]  # (size, uplinks, servers) -> a lower bound on the ports
+    panels: tuple[unit_choice.Panel, unit_choice.Panel, unit_choice.Panel]  # a leaf's, a spine's, a core's
     room: int  # leaf downlinks the extra endpoints attached to leaves need
+    searched: dict = field(default_factory=dict)  # (servers, room, exact) -> the cheapest unit found
+
+    def _cheapest(self, servers: int, room: int, exact: bool = False) -> unit_choice.UnitCost | None:
+        # The unit is chosen, then priced again for the design record: search once.
+        known = self.searched.get((servers, room, exact), False)
+        if known is not False:
+            return known
+        if exact:
+            candidates = [(s, (u,)) for s in self.sizes if (u := self.exact(s)) is not None]
+        else:
+            candidates = [(s, self.uplinks(s)) for s in self.sizes]
+        best = unit_choice.cheapest(candidates, lambda size, up: self.cost_of(size, up, servers, room),
+                                    lambda size, up: self.floor(size, up, servers))
+        self.searched[(servers, room, exact)] = best
+        return best
 
     def with_room(self, servers: int) -> unit_choice.UnitCost | None:
         """The cheapest unit that leaves room for the leaf endpoints."""
-        return unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers, self.room))
+        return self._cheapest(servers, self.room)
+
+    def at_exactly(self, servers: int) -> unit_choice.UnitCost | None:
+        """The cheapest unit whose leaf measures exactly the ratio asked (for the notes)."""
+        return self._cheapest(servers, 0, exact=True)
 
     def cheapest(self, servers: int) -> unit_choice.UnitCost | None:
         """The cheapest unit, with room for the leaf endpoints where that costs no switch
         more. Buying switches for a few endpoint ports is not a default an architect takes
         (NVIDIA's SuperPOD gives up a server slot for UFM instead): without room,
         endpoints.problems says so and offers that unit, the slot and the other places."""
-        best = unit_choice.cheapest(self.sizes, lambda size: self.cost_of(size, servers))
+        best = self._cheapest(servers, 0)
         if not self.room or best is None:
             return best
         roomy = self.with_room(servers)
@@ -456,40 +492,99 @@ def _leaf_plan(loaded, up: _Upper, server, leaf: sizing.LeafPorts, rails: int, t
     today's leaves (`today` servers) for the extra endpoints attached to leaves."""
     fabric = loaded.spec.fabric
     ratio = fabric.oversubscription.leaf
+    asked = Fraction(ratio.down, ratio.up)
     most = leaf.most(ratio)
+    radix = leaf.radix  # ports at the downlink speed: bounds the unit sizes
     rail = fabric.topology == "rail-optimized"
     su = fabric.scalable_unit
+    # Downlinks of a unit: an SU's server slots on each rail leaf, or a fat-tree leaf's
+    # servers' NIC ports (a leaf provisioned for more servers would measure better than asked).
+    per_server = 1 if rail else rails
+
+    def fewest_uplinks(size: int) -> int:
+        # The ratio is bandwidth: down x down_gbps : up x up_gbps (800G uplinks over 400G
+        # downlinks: half as many uplinks at 1:1).
+        return -(-size * per_server * leaf.down_gbps * ratio.up // (ratio.down * leaf.up_gbps))
+
+    def most_uplinks(size: int) -> int:
+        # Every port the downlinks leave (at two speeds: every cage they leave, one uplink per cage).
+        down = size * per_server
+        if not leaf.mixed:
+            return leaf.radix - down
+        return (leaf.cages - leaf.down_cages(down)) * leaf.up_per_cage
+
+    def uplink_counts(size: int) -> range:
+        return range(fewest_uplinks(size), most_uplinks(size) + 1)
+
+    def exact(size: int) -> int | None:
+        return leaf.uplinks(size * per_server, ratio)
+
+    def fits(size: int) -> bool:
+        return fewest_uplinks(size) <= most_uplinks(size)
+
     if rail:
-        def plan_for(size: int) -> _LeafPlan:
-            return _LeafPlan(leaf.split(size, ratio, "scalable_unit"), size, size, rails)
+        def plan_for(size: int, uplinks: int) -> _LeafPlan:
+            return _LeafPlan(sizing.PortSplit(size, uplinks), size, size, rails)
         # A multi-server scale-up domain (an NVL72 rack) sits in one SU: SUs of whole domains only.
         domain = scale_up.domain_servers(server)
-        sizes = [s for s in range(domain, most.down + 1, domain) if leaf.uplinks(s, ratio) is not None]
+        sizes = [s for s in range(domain, radix, domain) if fits(s)]
         given = su
     else:
-        def plan_for(size: int) -> _LeafPlan:
-            # Downlinks for exactly `size` servers: a leaf provisioned for more would measure better than asked.
-            down = size * rails
-            return _LeafPlan(sizing.PortSplit(down, leaf.uplinks(down, ratio)), size, su, (su // size) if su else 1)
-        sizes = [n for n in range(1, most.down // rails + 1)
-                 if leaf.uplinks(n * rails, ratio) is not None and (su is None or su % n == 0)]
+        def plan_for(size: int, uplinks: int) -> _LeafPlan:
+            return _LeafPlan(sizing.PortSplit(size * rails, uplinks), size, su, (su // size) if su else 1)
+        sizes = [n for n in range(1, radix // rails + 1) if fits(n) and (su is None or su % n == 0)]
         given = fabric.servers_per_leaf
 
-    def cost_of(size: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
+    def leaves_at(size: int, at_servers: int) -> int:
+        unit = size if rail else (su or size)
+        return -(-at_servers // unit) * (rails if rail else unit // size)
+
+    def cost_of(size: int, uplinks: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
         unit = size if rail else (su or size)
         slots = -(-today // unit) * unit
         if (slots - min(slots, at_servers)) * rails < room:
             return None
+        lp = plan_for(size, uplinks)
         try:
-            return unit_choice.cost(size, _upper_tiers(loaded, up, server, rails, plan_for(size), at_servers),
-                                    at_servers * rails, units.radix)
+            sized = _upper_tiers(loaded, up, server, rails, lp, at_servers)
         except SizingError:
             return None
+        return unit_choice.cost(size, sized, at_servers * rails, units.panels, lp.downlinks_used(at_servers, rails, rail))
 
-    units = _Units(sizes, cost_of, (leaf.radix, up.spine_radix, up.core_radix), room)
+    try:
+        spine_split = sizing.split_for_ratio(up.spine_radix, fabric.oversubscription.spine)
+    except SizingError:  # no three tiers at this spine ratio; _upper_tiers says so where they are needed
+        spine_split = None
+
+    def floor(size: int, uplinks: int, at_servers: int) -> int:
+        # Leaves and server cables are fixed by the size; uplinks add their cables and at
+        # least their share of spine ports (two spines at least where a leaf has two uplinks),
+        # a bound for two tiers and three alike. Past a spine's ports in leaves (a spine takes
+        # a link from every leaf below it) the fabric has three tiers, as _upper_tiers builds
+        # them: `uplinks` spines per pod, and the cores and spine-core cables those need.
+        leaves, (p_leaf, p_spine, p_core) = leaves_at(size, at_servers), units.panels
+        cables = at_servers * rails + leaves * uplinks
+        if spine_split is not None and (fabric.tiers == 3 or leaves > p_spine.ports):
+            group = rails if rail else ((su // size) if su else 1)
+            pods = -(-leaves // max(1, (spine_split.down // group) * group))
+            spines, cores = pods * uplinks, uplinks * -(-pods * spine_split.up // p_core.ports)
+            cables += spines * spine_split.up
+        else:
+            spines, cores = max(2 if uplinks >= 2 else 1, -(-leaves * uplinks // p_spine.ports)), 0
+        return leaves * p_leaf.ports + spines * p_spine.ports + cores * p_core.ports + 2 * cables
+
+    def panel(switch: Switch) -> unit_choice.Panel:
+        return unit_choice.Panel(switch.radix(up.speed_gbps), switch.modes[up.speed_gbps].ports_per_cage,
+                                 (up.speed_gbps, up.speed_gbps))
+
+    # The leaf's panel at its downlink speed: at two speeds an uplink takes a whole cage
+    # (`up_width` downlink-speed ports).
+    leaf_panel = unit_choice.Panel(leaf.radix, leaf.down_per_cage, (leaf.down_gbps, leaf.up_gbps),
+                                   leaf.down_per_cage // leaf.up_per_cage if leaf.mixed else 1)
+    units = _Units(sizes, uplink_counts, exact, cost_of, floor, (leaf_panel, panel(up.spine), panel(up.core)), room)
     if given is not None:
         if rail:
-            lp = plan_for(given)
+            lp = plan_for(given, leaf.split(given, ratio, "scalable_unit").up)
         else:
             split = _given_leaf(given, ratio, leaf, rails, notes)
             if su is not None and su % given:
@@ -500,34 +595,55 @@ def _leaf_plan(loaded, up: _Upper, server, leaf: sizing.LeafPorts, rails: int, t
         return lp, units
     if not sizes:
         if rail:  # only where no SU of whole scale-up domains fits a leaf: the largest, which resolve() refuses
-            return plan_for(most.down), units
-        if most.down // rails == 0:
-            raise SizingError(("fabric", "oversubscription"),
-                              f"a leaf has {most.down} downlinks at {ratio} but one {server.id} brings {rails} NIC ports",
-                              "use rail-optimized, a larger switch, or a higher oversubscription")
-        raise SizingError(("fabric", "scalable_unit") if su else ("fabric", "oversubscription"),
-                          f"no number of {server.id} servers per leaf (up to {most.down // rails}, {rails} NIC ports each) "
-                          f"gives whole uplinks at {ratio}" + (f" and divides scalable_unit {su}" if su else ""),
-                          "give fabric.servers_per_leaf, or another oversubscription" + (" or scalable_unit" if su else ""))
+            return plan_for(most.down, most.up), units
+        raise SizingError(("fabric", "oversubscription"),
+                          f"one {server.id} brings {rails} NIC ports, which at {ratio} need {fewest_uplinks(1)} uplinks: "
+                          f"{leaf.used_text(sizing.PortSplit(rails, fewest_uplinks(1)))}; a leaf has {leaf.capacity_text}",
+                          "use rail-optimized, a larger switch, or a higher oversubscription")
     best = units.cheapest(servers)
     if best is None:  # nothing fits the tiers: the largest unit, whose sizing error says the limit
-        return plan_for(sizes[-1]), units
-    lp = plan_for(best.size)
-    largest = cost_of(sizes[-1], servers, room)
+        return plan_for(sizes[-1], fewest_uplinks(sizes[-1])), units
+    lp = plan_for(best.size, best.up)
+    # The classic comparison: the most servers a leaf holds at exactly the ratio asked
+    # (NVIDIA's largest SU), where uplinks are whole there.
+    top = max((s for s in sizes if exact(s) is not None), default=None)
+    largest = cost_of(top, exact(top), servers, room) if top is not None else None
     what = "servers per SU" if rail else "servers per leaf"
-    versus = (f"; {sizes[-1]} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
+    versus = (f"; {top} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
               f"{largest.cables:,} cables" if largest is not None and largest.size != best.size else "")
     key = "scalable_unit" if rail else "servers_per_leaf"
     spare = leaf.spare(lp.leaf)
-    if not rail and best.size == sizes[-1] and not spare:
+    below = best.measured() != asked
+    if not rail and best.size == sizes[-1] and not spare and not below:
         return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
     notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} servers "
                  + (f"with room for {room} extra endpoint port(s) on leaves "
-                    if room and cost_of(best.size, servers, room) else "")
+                    if room and cost_of(best.size, best.up, servers, room) else "")
                  + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
                  + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
-                 + (f". Set {key}: {best.size} to keep it as the cluster grows" if key in unit_keys else ""))
+                 + (_below_ratio(best, ratio, units.at_exactly(servers), what, largest if versus else None) if below else "")
+                 + (f". Set {key}: {best.size}" + (f" and oversubscription: '{unit_choice.ratio_text(best.measured())}'"
+                                                   if below else "") + " to keep it as the cluster grows"
+                    if key in unit_keys else ""))
     return lp, units
+
+
+def _below_ratio(best: unit_choice.UnitCost, ratio, exact: unit_choice.UnitCost | None, what: str,
+                 shown: unit_choice.UnitCost | None) -> str:
+    """Why the leaf measures below the ratio asked: cheaper than any leaf at exactly that
+    ratio, or no leaf at exactly it builds the fabric (uplinks not whole, or the tiers run
+    out). `shown`: a unit the note already prices (not priced twice)."""
+    if exact is None:
+        why = f"no leaf at exactly {ratio} builds it (a whole number of uplinks, within the tiers)"
+    elif shown is not None and exact.key() == shown.key():
+        why = f"cheaper than any leaf at exactly {ratio} (the cheapest is the {exact.size} {what} above)"
+    else:
+        same = exact.switches == best.switches and exact.cables == best.cables  # cheaper in transceivers only
+        why = (f"cheaper than any leaf at exactly {ratio} (the cheapest: {exact.size} {what}, {exact.switches:,} "
+               f"switches, {exact.cables:,} cables"
+               + (f", {exact.transceivers - best.transceivers:,} switch transceivers more" if same else "") + ")")
+    return (f"; the leaf measures {unit_choice.ratio_text(best.measured())} ({best.down} down : {best.up} up), less "
+            f"oversubscribed than the {ratio} asked: {why}")
 
 
 def _upper_tiers(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
@@ -677,15 +793,18 @@ def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, ra
         size, given, leaves = lp.su, fabric.scalable_unit is not None, (lp.group if not rail else rails)
     else:
         size, given, leaves = lp.servers_per_leaf, fabric.servers_per_leaf is not None, 1
-    chosen = unit_choice.cost(size, final, servers * rails, units.radix)
+    chosen = unit_choice.cost(size, final, servers * rails, units.panels, lp.downlinks_used(servers, rails, rail))
     # The alternatives are units of the kind we choose: a rail-optimized SU, or a fat-tree's
     # servers per leaf (a fat-tree's SU is the spec's own grouping of leaves).
     best = units.cheapest(servers) if rail or lp.su is None else None
     whole_servers = servers - servers % size
-    whole = units.cost_of(lp.servers_per_leaf, whole_servers) if 0 < whole_servers < servers else None
+    whole = (units.cost_of(lp.servers_per_leaf, lp.leaf.up, whole_servers, 0) if 0 < whole_servers < servers
+             else None)
+    ratio = fabric.oversubscription.leaf
+    asked = Fraction(ratio.down, ratio.up)
     fill = unit_choice.fill_record("scalable_unit" if lp.su is not None else "leaf", size, given, servers, chosen, best,
-                                   whole, leaves, lp.leaf.up)
+                                   whole, leaves, lp.leaf.up, asked)
     roomy = units.with_room(servers) if units.room and (rail or lp.su is None) else None
-    if roomy is not None and units.cost_of(lp.servers_per_leaf, servers, units.room) is None:
-        fill["with_room"] = roomy.record()  # the unit that would give the leaf endpoints their ports
+    if roomy is not None and units.cost_of(lp.servers_per_leaf, lp.leaf.up, servers, units.room) is None:
+        fill["with_room"] = roomy.record(asked)  # the unit that would give the leaf endpoints their ports
     return fill
