@@ -438,7 +438,7 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
     from .explore.report import markdown, text
 
     try:
-        result = run_explore(requirements, objective.value, max_candidates, failures_for=top)
+        result = run_explore(requirements, objective.value, max_candidates)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == ExploreFormat.json else Format.text)
         raise typer.Exit(EXIT_INVALID)

@@ -10,7 +10,7 @@ import pytest
 from compiler.check import run_checks
 from compiler.diagnostics import SpecInvalid
 from compiler.explore import as_json, explore, write_specs
-from compiler.explore.evaluate import measure
+from compiler.explore.evaluate import SCAN_CHECKS, measure
 from compiler.pipeline import build_plan
 from .conftest import run_cli
 
@@ -80,9 +80,10 @@ def test_written_specs_compile_to_exactly_the_figures_shown(tmp_path):
     shown = {e.candidate.name: e for e in x.evaluated}
     for path in files:
         _, plan = build_plan(path)
-        again = measure(shown[plan.name].candidate, plan, run_checks(plan))
+        again = measure(shown[plan.name].candidate, plan, run_checks(plan, checks=SCAN_CHECKS))
         ev = shown[plan.name]
-        for key in ("switches", "cables", "transceivers", "power_w", "cost", "bisection_gbps", "collective_time_s"):
+        for key in ("switches", "cables", "transceivers", "power_w", "cost", "bisection_gbps", "collective_time_s",
+                    "worst_single_failure"):
             assert getattr(again, key) == getattr(ev, key), (path.name, key)
     assert x.best.cost == 48 * 100 + 1536 * 1  # 48 QM9700 and 1,536 switch-side optics priced
 
@@ -169,7 +170,37 @@ def test_dragonfly_forty_percent_claim_measured(tmp_path, gpus, fat_tree, dragon
     at three tiers, at half the bisection. Never 40%."""
     req = _req(tmp_path, f"name: df\ngpus: {gpus}\nserver: dgx-h100\n"
                          "fabric: {topology: [fat-tree, dragonfly], switch: qm9700, oversubscription: '1:1'}\n")
-    x = explore(req, "switches", failures_for=0)
+    x = explore(req, "switches")
     ft, df = x.evaluated
     assert (ft.switches_total, df.switches_total) == (fat_tree, dragonfly)
     assert round(df.bisection_gbps / ft.bisection_gbps * 100) == bisection_percent
+
+
+def test_worst_single_failure_for_every_candidate_is_the_redundancy_checks_worst(tmp_path):
+    """Every feasible candidate gets its worst single failure (not only the front), and it is
+    exactly the worst of what `clusterc compile`'s redundancy check reports for that design,
+    although explore skips the failures that provably cannot be worse."""
+    from compiler.check.redundancy import RedundancyFigures
+    from compiler.explore.evaluate import candidate_source
+    from compiler.pipeline import plan_from_source
+
+    req = _req(tmp_path, "name: wf\ngpus: 1024\nserver: dgx-h100\nfabric: {topology: [rail-optimized, fat-tree, dragonfly], "
+                         "switch: qm9700, oversubscription: ['1:1', '2:1'], tiers: [2, 3]}\n")
+    x = explore(req, "switches")
+    assert len(x.feasible) == len(x.evaluated) == 9  # dragonfly takes neither ratio nor tiers: one, not four
+    for ev in x.feasible:
+        _, plan = plan_from_source(candidate_source(ev.candidate, req))
+        red = run_checks(plan).of(RedundancyFigures)
+        base = ev.bisection_gbps
+        what, f = min(red.single_failures.items(), key=lambda kv: kv[1].bisection_gbps)  # first of the worst
+        assert ev.worst_single_failure == {"what": what.replace("link:", "link "), "element": f.switch or f.link,
+                                           "bisection_lost_percent": f.bisection_lost_percent,
+                                           "servers_cut_off": f.servers_cut_off}, ev.candidate.name
+        assert f.bisection_gbps < base
+    # by hand: two-tier rail-optimized at 1:1, 1,024 H100 GPUs: a lost leaf takes its 32 GPU
+    # NIC ports, 32 x 400 Gb/s = 12,800 of the 204,800 Gb/s bisection
+    ro = next(e for e in x.feasible if e.candidate.choices == {"fabric.topology": "rail-optimized",
+                                                              "fabric.oversubscription": "1:1", "fabric.tiers": 2})
+    assert ro.bisection_gbps == 204_800
+    assert ro.worst_single_failure == {"what": "leaf", "element": "su1-leaf-r1", "bisection_lost_percent": 6.25,
+                                       "servers_cut_off": 0}

@@ -35,14 +35,18 @@ class TrafficFigures(Figures):
         return self.entry
 
 
-def check_traffic(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
+def check_traffic(ctx: CheckContext, headline: bool = True) -> tuple[TrafficFigures, list[Finding]]:
+    """The headline and the required floors; `headline=False` measures the floors only
+    (check_traffic_required)."""
     plan = ctx.plan
     gpus = plan.design.get("gpus", 0)
     wanted = (plan.requirements or {}).get("traffic") or []
     figures: dict = {"pattern": HEADLINE_PATTERN, "results": [], "required": []}
     findings: list[Finding] = []
     routings: list[str] = []
-    if gpus > HEADLINE_MAX_GPUS:
+    if not headline:
+        figures["skipped"] = "headline not measured (requirements only)"
+    elif gpus > HEADLINE_MAX_GPUS:
         figures["skipped"] = (f"not estimated above {HEADLINE_MAX_GPUS:,} GPUs in every compile (seconds per routing); "
                               f"run clusterc traffic")
     else:
@@ -81,6 +85,13 @@ def check_traffic(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
                 entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
         figures["required"].append(entry)
     return TrafficFigures(figures), findings
+
+
+def check_traffic_required(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
+    """The spec's traffic floors only, without the all-to-all headline (seconds at 16,384
+    GPUs): for judging many candidate designs (clusterc explore), where only a requirement
+    decides anything."""
+    return check_traffic(ctx, headline=False)
 
 
 def traffic_requirement_results(traffic: TrafficFigures) -> tuple[list[dict], list[Finding]]:

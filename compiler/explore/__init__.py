@@ -18,7 +18,7 @@ import yaml
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.yaml_source import load_yaml_file
 from .choices import candidates, design_space
-from .evaluate import Evaluated, add_worst_failure, evaluate
+from .evaluate import Evaluated, evaluate
 from .front import METRICS, OBJECTIVES, pareto_front, ranked, value, why_loses
 
 MAX_CANDIDATES = 1000
@@ -59,10 +59,8 @@ class Exploration:
         return out
 
 
-def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES,
-            failures_for: int = 10) -> Exploration:
-    """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file.
-    `failures_for`: the worst single failure is measured for the front and the top this many."""
+def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES) -> Exploration:
+    """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}; one of {', '.join(OBJECTIVES)}")
     source = load_yaml_file(path)
@@ -76,8 +74,6 @@ def explore(path: str | Path, objective: str = "switches", max_candidates: int =
                                                              "by part number); clusterc ships no prices")])
     front, metrics = pareto_front(feasible)
     ranking = ranked(feasible, objective)
-    for ev in dict.fromkeys(front + ranking[:failures_for]):
-        add_worst_failure(ev, path)
     combos = 1
     for v in design_space(source)[1].values():
         combos *= len(v)
