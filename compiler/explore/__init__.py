@@ -19,7 +19,7 @@ from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.yaml_source import load_yaml_file
 from .choices import candidates, design_space
 from .evaluate import Evaluated, evaluate
-from .front import METRICS, OBJECTIVES, pareto_front, ranked, value, why_loses
+from .front import AT, METRICS, OBJECTIVES, at_step, pareto_front, ranked, value, why_loses
 
 MAX_CANDIDATES = 1000
 
@@ -34,6 +34,17 @@ class Exploration:
     front_metrics: list[str]
     ranking: list[Evaluated]  # feasible, best first
     duplicates: int
+    at: str = "target"  # the step ranked: "target" (the growth target) or "day-one" (front.py)
+
+    @property
+    def grows(self) -> bool:
+        """Some feasible candidate has a growth target beyond day one."""
+        return any(e.final is not None for e in self.feasible)
+
+    @property
+    def ranked_at(self) -> str:
+        """What the ranking used: the growth target only where there is one."""
+        return "target" if self.at == "target" and self.grows else "day-one"
 
     @property
     def best(self) -> Evaluated | None:
@@ -42,11 +53,15 @@ class Exploration:
     def why(self, ev: Evaluated) -> str | None:
         if self.best is None or ev is self.best or ev.rejected:
             return None
-        return why_loses(ev, self.best, self.objective, self.front_metrics)
+        return why_loses(ev, self.best, self.objective, self.front_metrics, self.ranked_at)
 
     def caveats(self) -> list[str]:
         """What a reader must know before trusting the winner."""
         out = []
+        unsure = [e.candidate.name for e in self.feasible if e.unconfirmed]
+        if unsure:
+            out.append(f"rack power not confirmed for {len(unsure)} feasible design(s) ({', '.join(unsure[:5])}"
+                       + (", ..." if len(unsure) > 5 else "") + "): racks hold parts without a published power")
         unknown = sorted({p for e in self.feasible for p in e.power_unknown_for})
         if unknown:
             out.append("power is a floor: no published power for " + ", ".join(unknown)
@@ -59,25 +74,32 @@ class Exploration:
         return out
 
 
-def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES) -> Exploration:
-    """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file."""
+def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES,
+            at: str = "target") -> Exploration:
+    """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file.
+    `at`: with `growth:`, rank and draw the front on the figures at the growth target (the
+    default: a design is lived with at its full size, and its upper tiers are bought for
+    it on day one) or on day one's."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}; one of {', '.join(OBJECTIVES)}")
+    if at not in AT:
+        raise ValueError(f"at {at!r}; one of {', '.join(AT)}")
     source = load_yaml_file(path)
     cands = candidates(source, max_candidates)
     evaluated = [evaluate(c, path, source) for c in cands]
     _same_mistake_everywhere(evaluated)
     feasible = [e for e in evaluated if e.rejected is None]
-    if objective == "cost" and feasible and any(e.cost is None for e in feasible):
+    if objective == "cost" and feasible and any(at_step(e, at).cost is None for e in feasible):
         raise SpecInvalid([Diagnostic("EXPLORE_NO_PRICES", "--objective cost needs a price file", file=str(path),
                                       line=1, column=1, hint="add bom: {prices: prices.yaml} (currency and unit price "
                                                              "by part number); clusterc ships no prices")])
-    front, metrics = pareto_front(feasible)
-    ranking = ranked(feasible, objective)
+    step = "target" if at == "target" and any(e.final is not None for e in feasible) else "day-one"
+    front, metrics = pareto_front(feasible, step)
+    ranking = ranked(feasible, objective, step)
     combos = 1
     for v in design_space(source)[1].values():
         combos *= len(v)
-    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands))
+    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands), at)
 
 
 def _same_mistake_everywhere(evaluated: list[Evaluated]) -> None:
@@ -101,7 +123,7 @@ def candidate_json(ev: Evaluated, front: set[int]) -> dict:
         "bisection_gbps": ev.bisection_gbps, "bisection_per_gpu_gbps": ev.bisection_per_gpu_gbps,
         "oversubscription": ev.oversubscription, "max_hops": ev.max_hops,
         "collective_time_s": ev.collective_time_s, "collective_bytes": ev.collective_bytes,
-        "worst_single_failure": ev.worst_single_failure,
+        "worst_single_failure": ev.worst_single_failure, "unconfirmed": ev.unconfirmed,
         "growth": None if ev.final is None else _growth_json(ev),
         "pareto": ev.candidate.index in front, "rejected": ev.rejected,
     }
@@ -113,7 +135,8 @@ def _growth_json(ev: Evaluated) -> dict:
 
     def step(e: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
-                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost}
+                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost,
+                "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s}
 
     day_one, final = step(ev), step(f)
     added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)
@@ -126,7 +149,7 @@ def as_json(x: Exploration) -> dict:
     front = {e.candidate.index for e in x.front}
     best = x.best
     return {
-        "file": Path(x.file).name, "objective": x.objective,
+        "file": Path(x.file).name, "objective": x.objective, "ranked_at": x.ranked_at,
         "evaluated": len(x.evaluated), "feasible": len(x.feasible), "duplicates_skipped": x.duplicates,
         "front_metrics": x.front_metrics,
         "caveats": x.caveats(),

@@ -60,6 +60,7 @@ class Evaluated:
     collective_time_s: float | None = None  # all-reduce of the largest message size (alpha-beta estimate)
     collective_bytes: int | None = None
     worst_single_failure: dict | None = None  # None: no element to lose (or rejected)
+    unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
     # with `growth:`: the same design compiled at the growth target (final_size), the figures
     # above being day one's
     final: "Evaluated | None" = None
@@ -73,6 +74,8 @@ class Evaluated:
 
 
 NETWORK_CATEGORIES = ("switch", "transceiver", "cable", "spare")
+# warnings that leave a requirement neither met nor failed: shown with the candidate
+UNCONFIRMED = ("RACK_POWER_UNKNOWN_AGAINST_LIMIT",)
 
 
 def candidate_source(candidate: Candidate, requirements_file: str | Path, where: Source | None = None) -> Source:
@@ -97,8 +100,10 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source 
     ev = measure(candidate, plan, checks)
     if candidate.spec.get("growth") and ev.rejected is None:
         ev.final = final_size(candidate, plan, requirements_file)
+        target = f"at the growth target ({plan.design.get('built_for_servers'):,} servers)"
         if ev.final.rejected:
-            ev.rejected = f"at the growth target ({plan.design.get('built_for_servers'):,} servers): {ev.final.rejected}"
+            ev.rejected = f"{target}: {ev.final.rejected}"
+        ev.unconfirmed += [f"{target}: {m}" for m in ev.final.unconfirmed]
     ev.seconds = time.perf_counter() - t0
     return ev
 
@@ -136,6 +141,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         if largest else None,
         collective_bytes=largest.message_bytes if largest else None,
         worst_single_failure=_worst_failure(checks.of(WorstFailureFigures)),
+        unconfirmed=[f.message for f in checks.findings if f.code in UNCONFIRMED],
         gpus=design["gpus"],
     )
 
