@@ -169,8 +169,10 @@ def write_specs(x: Exploration, out_dir: str | Path, top: int) -> list[Path]:
         spec = _rebased(ev.candidate.spec, Path(x.file).parent, out)
         header = [f"# {ev.candidate.name}: written by clusterc explore from {Path(x.file).name}",
                   "# chosen: " + ", ".join(f"{k}={v}" for k, v in ev.candidate.choices.items())]
-        header.append(f"# switches {ev.switches_total:,}, cables {ev.cables:,}, transceivers {ev.transceivers:,}, "
-                      f"bisection {ev.bisection_gbps:,} Gb/s" + (f", cost {ev.cost:,.2f} {ev.currency}" if ev.cost is not None else ""))
+        steps = [("", ev)] if ev.final is None else [("day one: ", ev), (f"at the growth target ({ev.final.gpus:,} GPUs): ", ev.final)]
+        header += [f"# {label}switches {e.switches_total:,}, cables {e.cables:,}, transceivers {e.transceivers:,}, "
+                   f"bisection {e.bisection_gbps:,} Gb/s" + (f", cost {e.cost:,.2f} {e.currency}" if e.cost is not None else "")
+                   for label, e in steps]
         path = out / f"{ev.candidate.name}.yaml"
         path.write_text("\n".join(header) + "\n" + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
         written.append(path)
