@@ -6,7 +6,6 @@ the same as the spec it came from.
 
 from __future__ import annotations
 
-from ..catalog.nos import descriptor, nos_ids
 from ..plan.fabrics import fabric_names, fabric_record
 from ..plan.model import Plan
 from .findings import Finding
@@ -37,10 +36,6 @@ def switch_models_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Fin
     return {"name": "switch_models", "ok": not bad, "required": allowed, "measured": list(used)}, findings
 
 
-def _nos_names(ids) -> str:
-    return ", ".join(f"{i} ({descriptor(i).name})" if i in nos_ids() else i for i in ids)
-
-
 def nos_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Finding]]:
     """Per network fabric: the NOS its configs are written for must be allowed; a fabric
     with none named must have switch models that each run an allowed one (catalog `nos:`)."""
@@ -54,8 +49,8 @@ def nos_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Finding]]:
         if nos is not None:
             if nos not in allowed:
                 findings.append(Finding("NOS_NOT_ALLOWED", "error",
-                                        f"{label}configs are written for {_nos_names([nos])}, which is not an allowed NOS "
-                                        f"({_nos_names(allowed)})", name))
+                                        f"{label}configs are written for {nos}, which is not an allowed NOS "
+                                        f"({', '.join(allowed)})", name))
             continue
         for model, per in _switches_by_model(plan, fab.devices).items():
             rec = plan.facts["models"][model]
@@ -65,10 +60,10 @@ def nos_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Finding]]:
                                         f"{label}the plan does not record which NOS {model} runs; recompile it from its spec",
                                         model))
             elif not set(runs) & set(allowed):
-                why = (f"its catalog entry lists {_nos_names(runs)}" if runs else
+                why = (f"its catalog entry lists {', '.join(runs)}" if runs else
                        "it is an InfiniBand switch, configured by its subnet manager" if rec.get("protocol") == "infiniband"
                        else "its catalog entry lists no NOS")
                 findings.append(Finding("NOS_NOT_ALLOWED", "error",
                                         f"{label}{model} ({_count_text(per)}) runs none of the allowed NOS "
-                                        f"({_nos_names(allowed)}): {why}", model))
+                                        f"({', '.join(allowed)}): {why}", model))
     return {"name": "nos", "ok": not findings, "required": allowed, "measured": measured}, findings
