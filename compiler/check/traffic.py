@@ -35,9 +35,12 @@ class TrafficFigures(Figures):
         return self.entry
 
 
-def check_traffic(ctx: CheckContext, headline: bool = True) -> tuple[TrafficFigures, list[Finding]]:
-    """The headline and the required floors; `headline=False` measures the floors only
-    (check_traffic_required)."""
+def check_traffic(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
+    """The headline and the required floors."""
+    return _traffic(ctx, headline=True)
+
+
+def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Finding]]:
     plan = ctx.plan
     gpus = plan.design.get("gpus", 0)
     wanted = (plan.requirements or {}).get("traffic") or []
@@ -91,7 +94,7 @@ def check_traffic_required(ctx: CheckContext) -> tuple[TrafficFigures, list[Find
     """The spec's traffic floors only, without the all-to-all headline (seconds at 16,384
     GPUs): for judging many candidate designs (clusterc explore), where only a requirement
     decides anything."""
-    return check_traffic(ctx, headline=False)
+    return _traffic(ctx, headline=False)
 
 
 def traffic_requirement_results(traffic: TrafficFigures) -> tuple[list[dict], list[Finding]]:
