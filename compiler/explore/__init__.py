@@ -136,7 +136,8 @@ def _growth_json(ev: Evaluated) -> dict:
     def step(e: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
                 "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost,
-                "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s}
+                "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s,
+                "worst_single_failure": e.worst_single_failure}
 
     day_one, final = step(ev), step(f)
     added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)

@@ -25,7 +25,7 @@ GROWTH_COLUMNS = ("name", "step", "GPUs", "switches", "cables", "transceivers", 
 class Page:
     title: str
     headline: list[str]
-    ranked_at: str  # a sentence: which step the table and the ranking use
+    ranked_at: str  # a sentence: which step the table and the ranking use ("" without growth)
     rows: list[list[str]]  # COLUMNS, best first
     why: list[tuple[str, str]]  # runner-up, why it loses to the best
     growth: list[list[str]]  # GROWTH_COLUMNS: day one, the target and what growth adds, per shown candidate
@@ -83,7 +83,7 @@ def _ranked_at(x: Exploration) -> str:
                 "target (--at day-one ranks on day one); the growth table has both steps.")
     if x.grows:
         return "Ranked at day one (--at day-one); the growth table has both steps."
-    return "No growth: day one is the whole design."
+    return ""  # no growth: day one is the whole design, nothing to say
 
 
 def _growth_rows(shown: list[Evaluated]) -> list[list[str]]:
@@ -101,8 +101,8 @@ def _growth_rows(shown: list[Evaluated]) -> list[list[str]]:
         rows.append([ev.candidate.name, "added by growth", more(ev.gpus, f.gpus, lambda d: f"+{d:,}"),
                      more(ev.switches_total, f.switches_total, lambda d: f"+{d:,}"),
                      more(ev.cables, f.cables, lambda d: f"+{d:,}"), more(ev.transceivers, f.transceivers, lambda d: f"+{d:,}"),
-                     more(ev.power_w, f.power_w, lambda d: f"+{d / 1000:,.1f}"),
-                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}"),
+                     more(ev.power_w, f.power_w, lambda d: f"+{d / 1000:,.1f}" + (" +?" if f.power_unknown_for else "")),
+                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}" + (" +?" if f.cost_unpriced else "")),
                      more(ev.bisection_gbps, f.bisection_gbps, lambda d: f"{d:+,}")])
     return rows
 
@@ -132,7 +132,7 @@ def _columns(rows: list[list[str]], header: tuple[str, ...], left: set[int]) -> 
 
 def text(x: Exploration, top: int) -> str:
     p = page(x, top)
-    out = p.headline + [p.ranked_at, ""] + _columns(p.rows, COLUMNS, TEXT_COLUMNS)
+    out = p.headline + ([p.ranked_at] if p.ranked_at else []) + [""] + _columns(p.rows, COLUMNS, TEXT_COLUMNS)
     if p.why:
         out += ["", "why the others lose to the best:"] + [f"  {name}: {why}" for name, why in p.why]
     if p.growth:
