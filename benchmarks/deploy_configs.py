@@ -1,6 +1,6 @@
 """Deployable configs at scale: every switch config and every host config of the
 131,072-GPU benchmark fabric (benchmarks/scale.py's spec), written twice and compared
-byte for byte. Run by hand: python benchmarks/deploy_configs.py [--gpus N] [--nos sonic]
+byte for byte. Run by hand: python benchmarks/deploy_configs.py [--gpus N] [--nos sonic] [--storage]
 Target (2 cores): switch + host configs under 15 s, identical across runs.
 """
 
@@ -32,6 +32,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpus", type=int, default=131072)
     ap.add_argument("--nos", choices=["frr", "sonic", "cumulus", "eos"], default="sonic")
+    ap.add_argument("--storage", action="store_true",
+                    help="add an Ethernet storage fabric (the DGX's two storage ports, same NOS): its switch configs "
+                         "and its NICs in every server's host configs")
     args = ap.parse_args()
 
     from compiler.check import run_checks
@@ -39,7 +42,11 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp())
     spec = work / "bench.yaml"
-    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n"))
+    # pools wider than the default /13 share: 32,768 storage ports at 131,072 GPUs
+    storage = (f"fabrics:\n  - {{name: storage, switch: sn5600, oversubscription: '1:1', nos: {args.nos},\n"
+               "      addressing: {server_links: 10.192.0.0/12, fabric_links: 10.208.0.0/12, loopbacks: 10.224.0.0/16,"
+               " management: 10.225.0.0/16}}\n") if args.storage else ""
+    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n") + storage)
     t0 = time.perf_counter()
     _, plan = build_plan(spec)
     checks = run_checks(plan)

@@ -1,7 +1,8 @@
 """Scale benchmark: compile a 131,072-GPU three-tier rail-optimized fabric.
 
-16,384 8-GPU servers on sn5600 broken out to 128 x 400G. Prints wall time per stage
-and peak memory (ru_maxrss). Run by hand: python benchmarks/scale.py [--gpus N] [--keep]
+16,384 8-GPU servers on sn5600 broken out to 128 x 400G (--uplink-speed 800: leaves
+400G down / 800G up, spines and cores 64 x 800G). Prints wall time per stage and peak
+memory (ru_maxrss). Run by hand: python benchmarks/scale.py [--gpus N] [--uplink-speed G] [--keep]
 Targets (2 cores): compile under 10 s and 2 GB for spec -> plan -> cabling/BOM/plan/summary.
 """
 
@@ -27,7 +28,7 @@ fabric:
   speed_gbps: 400
   tiers: auto
   oversubscription: "1:1"
-{nos}"""
+{uplink}{nos}"""
 
 
 def main() -> None:
@@ -35,6 +36,7 @@ def main() -> None:
     ap.add_argument("--gpus", type=int, default=131072)
     ap.add_argument("--keep", action="store_true", help="leave the outputs in benchmarks/out/")
     ap.add_argument("--nos", choices=["frr", "sonic", "cumulus"], help="also render every switch config for this NOS (timed apart)")
+    ap.add_argument("--uplink-speed", type=int, help="fabric.uplink_speed_gbps (e.g. 800: two link speeds)")
     args = ap.parse_args()
 
     from compiler.check import run_checks
@@ -46,7 +48,8 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp())
     spec = work / "bench.yaml"
-    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n" if args.nos else ""))
+    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n" if args.nos else "",
+                                uplink=f"  uplink_speed_gbps: {args.uplink_speed}\n" if args.uplink_speed else ""))
     out = ROOT / "benchmarks" / "out" if args.keep else work / "out"
 
     t0 = time.perf_counter()

@@ -70,8 +70,10 @@ def _tiers_text(tiers: int) -> str:
 
 
 def _summary_rows(summary: dict) -> list[tuple[str, str]]:
+    from .render.summary import speed_text
+
     rows = [("GPUs", f"{summary['gpus']:,}"), ("servers", f"{summary['servers']:,} x {summary['server']}"),
-            ("topology", f"{summary['topology']}, {_tiers_text(summary['tiers'])}, {summary['speed_gbps']}G")]
+            ("topology", f"{summary['topology']}, {_tiers_text(summary['tiers'])}, {speed_text(summary)}")]
     models = summary.get("switch_models", {})
     rows += [(f"{role} switches", f"{n:,} x {models.get(role, summary['switch'])}") for role, n in summary["switches"].items()]
     rows += [(f"{role}", f"{n:,}") for role, n in summary["endpoints"].items()]

@@ -42,7 +42,7 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
     assert FAMILY_KEYS == {
         "tiers": clos, "oversubscription": clos + ("multi-plane",), "scalable_unit": clos + ("multi-plane",),
         "servers_per_leaf": ("fat-tree",), "spine_switch": clos, "core_switch": clos,
-        "planes": ("multi-plane",), "uplink_speed_gbps": ("multi-plane",),
+        "planes": ("multi-plane",), "uplink_speed_gbps": clos + ("multi-plane",),
         "dims": torus, "wrap": torus, "twist": torus, "links_per_neighbor": torus,
         "groups": dfly, "switches_per_group": dfly, "endpoints_per_switch": dfly, "global_ports_per_switch": dfly,
         "global_links_per_group_pair": dfly, "intra_group": dfly,

@@ -118,6 +118,30 @@ def test_dgx_nccl_names_hcas_in_rail_order(dgx_out):
     assert [leaf_of[p] for p in netplan["network"]["ethernets"]] == [f"su1-leaf-r{k}" for k in range(1, 9)]
 
 
+def test_hcas_from_the_server_ports_where_no_host_topology_is(tmp_path):
+    """DGX B200: no host topology (its NIC bus ids are not evidenced), but each compute port
+    names its RDMA device (host-topology/dgx-b200.yaml, nccl-tests#333 topo -m: GPU0..7 on
+    mlx5_4,7,8,9,10,13,14,15): NCCL_IB_HCA in rail order all the same; no .link files."""
+    (tmp_path / "b200.yaml").write_text("name: b200\nservers: 16\nserver: dgx-b200\n"
+                                        "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1'}\n")
+    _, plan = build_plan(tmp_path / "b200.yaml")
+    out = write_outputs(plan, tmp_path / "out", ["host_configs"]) / "host-configs"
+    conf = dict(line.split("=", 1) for line in (out / "dgx-b200" / "nccl.conf").read_text().splitlines()
+                if line and not line.startswith("#"))
+    assert conf["NCCL_IB_HCA"] == "=mlx5_4,mlx5_7,mlx5_8,mlx5_9,mlx5_10,mlx5_13,mlx5_14,mlx5_15"
+    assert "qos osfp4-p2 mlx5_4  # rail 1" in (out / "dgx-b200" / "roce-qos.sh").read_text()
+    assert not (out / "dgx-b200" / "systemd-link").exists()
+
+
+def test_without_rdma_names_nccl_conf_says_how_to_read_them(frr_out):
+    """HGX H100 (generic OEM): no RDMA device names anywhere in the catalog, so no NCCL_IB_HCA
+    line, and the file gives the command that reads them off a server in rail order."""
+    text = (frr_out / "host-configs" / "hgx-h100" / "nccl.conf").read_text()
+    assert "\nNCCL_IB_HCA" not in text
+    ports = " ".join(f"nic{k}" for k in range(1, 9))
+    assert f"#   for i in {ports}; do ls /sys/class/net/$i/device/infiniband; done | paste -sd, -\n" in text
+
+
 def test_dgx_nics_are_named_by_pci_path(dgx_out):
     links = sorted((dgx_out / "host-configs" / "dgx-h100" / "systemd-link").glob("*.link"))
     assert [p.name for p in links] == [f"10-clusterc-rail{k}.link" for k in range(1, 9)]
@@ -193,3 +217,194 @@ def test_host_topology_rail_order_agrees_with_the_server_ports():
             assert [n["name"] for n in nics] == named, sid
             checked += 1
     assert checked >= 1  # dgx-h100 at least
+
+
+# --- storage and in-band fabrics ------------------------------------------------------------
+MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
+# DGX H100 with every fabric Ethernet: RoCE compute (SONiC), storage (SONiC: RoCE), in-band
+# (FRR: routing only, so not RoCE), oob (the BMC port: not the host's)
+CONVERGED = """name: converged
+servers: 16
+server: dgx-h100
+fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: "1:1", scalable_unit: 16, nos: sonic}
+fabrics:
+  - {name: storage, switch: sn5600, oversubscription: "1:1", nos: sonic}
+  - {name: oob, switch: sn2201, oversubscription: "2:1"}
+  - {name: inband, switch: sn5600, oversubscription: "1:1", nos: frr}
+"""
+
+
+def _networkd(root: Path) -> dict[str, dict]:
+    """netplan's systemd-networkd output: interface -> address, routes (destination, gateway,
+    table or None) and policy rules (from, table)."""
+    out = {}
+    for f in sorted((root / "run" / "systemd" / "network").glob("*.network")):
+        sections = re.split(r"^\[(\w+)\]\n", f.read_text(), flags=re.M)[1:]
+        nic = {"routes": [], "rules": []}
+        for name, body in zip(sections[::2], sections[1::2]):
+            kv = dict(line.split("=", 1) for line in body.splitlines() if "=" in line)
+            if name == "Match":
+                ifname = kv["Name"]
+            elif name == "Network":
+                nic["address"] = kv["Address"]
+            elif name == "Route":
+                nic["routes"].append((kv["Destination"], kv["Gateway"], kv.get("Table")))
+            elif name == "RoutingPolicyRule":
+                nic["rules"].append((kv["From"], kv["Table"]))
+        out[ifname] = nic
+    return out
+
+
+def _switch_addresses(folder: Path) -> dict[str, str]:
+    """server:port -> the switch's address on that cable, from every config_db.json and frr.conf."""
+    out = {}
+    for f in sorted(folder.glob("configs/*/config_db.json")):
+        cfg = json.loads(f.read_text())
+        for key in cfg["INTERFACE"]:
+            if "|" in key:
+                port, prefix = key.split("|")
+                out[cfg["PORT"][port]["description"]] = prefix.split("/")[0]
+    for f in sorted(folder.glob("configs/*/frr.conf")):
+        for peer, addr in re.findall(r"^interface \S+\n description (\S+)\n ip address (\S+)/31", f.read_text(), re.M):
+            out[peer] = addr
+    return out
+
+
+@pytest.fixture(scope="module")
+def multi_out(tmp_path_factory):
+    _, plan = build_plan(MULTI)
+    return plan, write_outputs(plan, tmp_path_factory.mktemp("hosts-multi"), ["configs", "host_configs"])
+
+
+@pytest.fixture(scope="module")
+def converged_out(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hosts-converged")
+    (folder / "converged.yaml").write_text(CONVERGED)
+    _, plan = build_plan(folder / "converged.yaml")
+    return plan, write_outputs(plan, folder / "out", ["configs", "host_configs"])
+
+
+def _in(address: str, pools: list[str]) -> bool:
+    from ipaddress import ip_network
+
+    return any(ip_network(address, strict=False).subnet_of(ip_network(p)) for p in pools)
+
+
+@pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed (Debian netplan.io, .ci/debian-packages)")
+def test_storage_nics_of_an_infiniband_cluster_pass_netplan_generate(multi_out, tmp_path):
+    """The SuperPOD example (InfiniBand compute, SONiC storage): each DGX's two storage ports
+    get the odd end of their cables' /31s (the storage leaf's config_db holds the even end),
+    routes to the storage pools only, a table and rule each (two NICs on the fabric)."""
+    plan, folder = multi_out
+    pools = [plan.fabrics["storage"].routing.pools[p] for p in ("server_links", "loopbacks")]
+    assert pools == ["10.192.0.0/14", "10.198.0.0/16"]
+    leaf_end = _switch_addresses(folder)
+    files = sorted((folder / "host-configs" / "netplan").glob("*.yaml"))
+    assert len(files) == 31
+    for f in files:
+        r = _netplan_generate([f], tmp_path / f.stem)
+        assert r.returncode == 0, f"{f}: {r.stderr}"
+        nics = _networkd(tmp_path / f.stem)
+        assert list(nics) == ["slot1-p1", "slot2-p1"]  # storage only: no compute (IB), no BMC (oob)
+        for k, (ifname, nic) in enumerate(nics.items(), start=1):
+            ip = nic["address"].split("/")[0]
+            gw = leaf_end[f"{f.stem}:{ifname}"]
+            assert nic["address"].endswith("/31") and int(ip.split(".")[-1]) == int(gw.split(".")[-1]) + 1
+            assert {d for d, _, _ in nic["routes"]} == set(pools) and {g for _, g, _ in nic["routes"]} == {gw}
+            assert {t for _, _, t in nic["routes"]} == ({str(200 + k), None} if k == 1 else {str(200 + k)})
+            assert nic["rules"] == [(ip, str(200 + k))]
+    qos = (folder / "host-configs" / "dgx-h100" / "roce-qos.sh").read_text()
+    assert re.findall(r"^qos (\S+) (\S+)  # (\w+)$", qos, re.M) == [("slot1-p1", '""', "storage"), ("slot2-p1", '""', "storage")]
+    assert not (folder / "host-configs" / "dgx-h100" / "nccl.conf").exists()  # NCCL runs on InfiniBand here
+
+
+@pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed")
+def test_every_fabric_routes_only_on_its_own_nics(converged_out, tmp_path):
+    """RoCE compute, storage and in-band in one netplan file per server: each fabric's pools are
+    reached only on that fabric's NICs (storage traffic never on a compute NIC), every table and
+    rule is its NIC's own, the BMC port is not there, and RoCE QoS covers compute and storage
+    (SONiC) but not in-band (FRR configs set no QoS)."""
+    plan, folder = converged_out
+    pools = {name: [plan.fabrics[name].routing.pools[p] for p in ("server_links", "loopbacks")]
+             for name in ("compute", "storage", "inband")}
+    ports = {"compute": [f"osfp{c}-p{p}" for c, p in ((4, 2), (3, 2), (3, 1), (4, 1), (1, 2), (2, 2), (2, 1), (1, 1))],
+             "storage": ["slot1-p1", "slot2-p1"], "inband": ["slot1-p2", "slot2-p2"]}
+    first_table = {"compute": 100, "storage": 200, "inband": 400}  # 100 x (place in the plan: compute, storage, oob, inband)
+    leaf_end = _switch_addresses(folder)
+    files = sorted((folder / "host-configs" / "netplan").glob("*.yaml"))
+    assert len(files) == 16
+    for f in files:
+        r = _netplan_generate([f], tmp_path / f.stem)
+        assert r.returncode == 0, f"{f}: {r.stderr}"
+        nics = _networkd(tmp_path / f.stem)
+        assert sorted(nics) == sorted(p for ps in ports.values() for p in ps)
+        tables = []
+        for fabric, names in ports.items():
+            for k, ifname in enumerate(names, start=1):
+                nic = nics[ifname]
+                assert nic["address"].split("/")[0] != leaf_end[f"{f.stem}:{ifname}"]
+                assert all(_in(d, pools[fabric]) for d, _, _ in nic["routes"]), (f, ifname, nic["routes"])
+                assert {d for d, _, _ in nic["routes"]} == set(pools[fabric])
+                assert nic["rules"] == [(nic["address"].split("/")[0], str(first_table[fabric] + k))]
+                tables.append(first_table[fabric] + k)
+        assert len(tables) == len(set(tables)) == 12
+    qos = (folder / "host-configs" / "dgx-h100" / "roce-qos.sh").read_text()
+    assert subprocess.run(["sh", "-n", "-c", qos]).returncode == 0
+    assert [p for p, _ in re.findall(r"^qos (\S+) (\S+)  # ", qos, re.M)] == ports["compute"] + ports["storage"]
+    conf = (folder / "host-configs" / "dgx-h100" / "nccl.conf").read_text()
+    assert "NCCL_SOCKET_IFNAME==" + ",".join(ports["compute"]) + "\n" in conf and "slot" not in conf
+    readme = (folder / "host-configs" / "README.md").read_text()
+    assert "## storage fabric" in readme and "## inband fabric" in readme and "oob" not in readme
+
+
+SINGLE_NIC_CATALOG = """servers:
+  - id: lab-2nic
+    vendor: lab
+    model: two compute NICs and one storage NIC
+    gpu: none
+    gpus: 2
+    hostname_prefix: host
+    nic_groups:
+      compute:
+        nic: ConnectX-7 single-port OSFP
+        built_in: false
+        nics: 2
+        speed_gbps: 400
+        cage: {form_factor: OSFP, top: flat, gbps: 400}
+        ports:
+          - {name: nic1, cage: nic1, gpu: 0}
+          - {name: nic2, cage: nic2, gpu: 1}
+        port_map_confidence: vendor
+      storage:
+        nic: ConnectX-7 single-port OSFP
+        nics: 1
+        speed_gbps: 400
+        cage: {form_factor: OSFP, top: flat, gbps: 400}
+        ports:
+          - {name: stor1, cage: stor1}
+        port_map_confidence: vendor
+    confidence: unconfirmed
+    sources: [test fixture]
+"""
+
+
+@pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed")
+def test_a_one_nic_storage_fabric_needs_no_table(tmp_path):
+    (tmp_path / "lab.yaml").write_text(SINGLE_NIC_CATALOG)
+    (tmp_path / "one.yaml").write_text(
+        "name: one\nservers: 4\nserver: lab-2nic\ncatalog: lab.yaml\n"
+        "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1', nos: frr}\n"
+        "fabrics:\n  - {name: storage, switch: sn5600, oversubscription: '1:1'}\n")
+    _, plan = build_plan(tmp_path / "one.yaml")
+    folder = write_outputs(plan, tmp_path / "out", ["host_configs"])
+    f = folder / "host-configs" / "netplan" / "host-su1-001.yaml"
+    r = _netplan_generate([f], tmp_path / "root")
+    assert r.returncode == 0, r.stderr
+    nics = _networkd(tmp_path / "root")
+    storage = plan.fabrics["storage"].routing.pools
+    assert nics["stor1"]["rules"] == [] and {t for _, _, t in nics["stor1"]["routes"]} == {None}
+    assert {d for d, _, _ in nics["stor1"]["routes"]} == {storage["server_links"], storage["loopbacks"]}
+    assert [t for _, t in nics["nic1"]["rules"] + nics["nic2"]["rules"]] == ["101", "102"]
+    # no NOS on the storage fabric: its switches are not set lossless, so its NIC gets no RoCE QoS
+    qos = (folder / "host-configs" / "lab-2nic" / "roce-qos.sh").read_text()
+    assert "qos stor1" not in qos and "qos nic1 " in qos

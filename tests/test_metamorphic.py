@@ -28,6 +28,7 @@ import io
 import json
 import os
 import random
+import re
 import tempfile
 from fractions import Fraction
 from pathlib import Path
@@ -302,6 +303,7 @@ def test_resolved_defaults_written_out_give_the_same_plan(spec):
     topology = f["topology"]
     if topology in ("fat-tree", "rail-optimized"):
         f.setdefault("spine_switch", f["switch"])
+        f.setdefault("uplink_speed_gbps", d.get("uplink_speed_gbps", d["speed_gbps"]))  # one speed: speed_gbps
         if d["tiers"] == 3:
             f.setdefault("core_switch", f.get("spine_switch", f["switch"]))
         if d["scalable_unit"]:
@@ -579,7 +581,8 @@ def assert_counts_agree(plan, spec: dict) -> None:
     assert dict(by_kind) == summary_kinds, f"{what}: cabling.csv {dict(by_kind)} vs summary {summary_kinds}"
     # cables: bom quantity per part == cables behind the cabling.csv rows of that part
     # (a twin-port copper cable serves both ports of a cage: one cable, two rows; a row
-    # whose length has no part of its own is ordered as "<part> <length> m")
+    # whose length has no part of its own is ordered as "<part> <length> m"; a row whose
+    # connector reads "2x MPO-12/APC", 800G between twin-port modules, is two fibers)
     medium_of = {}
     for m in plan.media:
         f = plan.facts["media"][m]
@@ -589,9 +592,11 @@ def assert_counts_agree(plan, spec: dict) -> None:
     for i, r in enumerate(rows):
         part, length = r["part_number"], r["length_m"]
         fit = plan.facts["media"][medium_of[part]]["fit"]
-        key = (i,) if fit == "port" else (r["a_device"], r["a_cage"]) if fit == "cage" else (r["b_device"], r["b_cage"])
+        fibers = int(r["connector"].split("x ")[0]) if re.match(r"^\d+x ", r["connector"]) else 1
+        keys = [(i, f) for f in range(fibers)] if fit == "port" else \
+            [(r["a_device"], r["a_cage"])] if fit == "cage" else [(r["b_device"], r["b_cage"])]
         exact = not length or part in plan.facts["media"][medium_of[part]]["parts"].values()
-        behind[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")].add(key)
+        behind[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")].update(keys)
     cable_rows = {k: len(v) for k, v in behind.items()}
     bom_cables = collections.Counter()
     for line in bom:

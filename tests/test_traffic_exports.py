@@ -102,7 +102,8 @@ def _htsim_consistent(topo: str) -> dict:
     s0, s1 = tiers[0]["downlink_speed_gbps"], tiers[1]["downlink_speed_gbps"]
     assert (n * s0) % (s1 * tiers[0]["oversubscribed"]) == 0
     tor_up = n * s0 // (s1 * tiers[0]["oversubscribed"])
-    assert tiers[0]["radix_down"] // tiers[0]["radix_up"] == tiers[0]["oversubscribed"]
+    # a ToR's oversubscription is bandwidth (down Gb/s : up Gb/s), as htsim derives uplinks from it
+    assert tiers[0]["radix_down"] * s0 == tiers[0]["radix_up"] * s1 * tiers[0]["oversubscribed"]
     assert tor_up % (pods * tiers[1]["radix_down"]) == 0
     agg_per_pod = tor_up // (pods * tiers[1]["radix_down"])
     assert agg_per_pod * tiers[1]["bundle"] == tiers[0]["radix_up"]

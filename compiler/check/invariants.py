@@ -56,7 +56,29 @@ def plan_invariants(plan: Plan) -> list[Finding]:
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",
                            f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
-    return out + fabric_invariants(plan)
+    return out + cage_invariants(plan) + fabric_invariants(plan)
+
+
+def cage_invariants(plan: Plan) -> list[Finding]:
+    """A cage runs one breakout mode: its ports share one speed and together carry at most the
+    cage's bandwidth (2 x 400G or 1 x 800G in an 800G OSFP cage, never 400G beside 800G).
+    Per layout, so O(ports of the layouts), not of the plan."""
+    out: list[Finding] = []
+    for lid, layout in plan.layouts.items():
+        cages: dict[str, list] = {}
+        for p in layout.ports:
+            cages.setdefault(p.cage, []).append(p)
+        for cage, ports in cages.items():
+            speeds = sorted({p.speed_gbps for p in ports})
+            total = sum(p.speed_gbps for p in ports)
+            if len(speeds) > 1 or total > ports[0].cage_gbps:
+                users = [d.name for d in plan.devices if d.layout == lid][:1]
+                out.append(Finding("CAGE_OVER_BUDGET", "error",
+                                   f"cage {cage} of {lid} ({users[0] if users else 'no device'}) holds {len(ports)} port(s) "
+                                   f"at {'/'.join(f'{s}G' for s in speeds)} = {total} Gb/s; the cage carries "
+                                   f"{ports[0].cage_gbps} Gb/s in one breakout mode", f"{lid}:{cage}"))
+                break
+    return out
 
 
 def fabric_invariants(plan: Plan) -> list[Finding]:

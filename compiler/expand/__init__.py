@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, fabrics, facts, layout, scale_up
+from . import addressing, fabrics, facts, layout, scale_up, sonic_platform
 from .families import resolve_and_build
 from .resolve import ClosDesign
 
@@ -34,4 +34,5 @@ def expand(loaded: LoadedSpec) -> Plan:
             addressing.plan_routing(loaded, design, compute)
     if extra_designs:
         fabrics.route(loaded, plan, extra_designs, isinstance(design, ClosDesign) and design.switch.protocol == "ethernet")
+    plan.notes += sonic_platform.notes(plan)
     return plan

@@ -207,9 +207,9 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     switch_of = _switch_of_layout(design, plan)
     switch_layouts = sorted(switch_of)
     for nos in sorted({TWIN_NOS, *([fabric.nos] if fabric.nos else [])}):
-        port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], design.speed_gbps, nos) for lid in switch_layouts}
+        port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], plan.layouts[lid], nos) for lid in switch_layouts}
     for lid in switch_layouts:
-        lanes[lid] = ports.port_lanes(switch_of[lid], design.speed_gbps)
+        lanes[lid] = ports.port_lanes(switch_of[lid], plan.layouts[lid])
     return RoutingPlan(
         nos=fabric.nos, peering=addressing.peering,
         pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
@@ -254,9 +254,8 @@ def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan, nos: str | 
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
             "hostname prefixes (catalog) use letters, digits, '.', '_' and '-' only"))
     nos_list = sorted({TWIN_NOS, *([nos] if nos else [])})
-    models = {design.switch.id: design.switch} | {sw.id: sw for sw in _switch_of_layout(design, plan).values()}
-    for nos, switch in itertools.product(nos_list, models.values()):
-        names = ports.nos_port_names(switch, design.speed_gbps, nos)
+    for nos, (lid, switch) in itertools.product(nos_list, sorted(_switch_of_layout(design, plan).items())):
+        names = ports.nos_port_names(switch, plan.layouts[lid], nos)
         bad = next((n for n in names if not SAFE_PORT.match(n)), None)
         if bad is not None:
             errors.append(loaded.diagnostic(

@@ -2,6 +2,8 @@
 
 Port assignment (one rule each, so a cabling sheet can be read without the tool):
 - leaf: downlinks take logical ports 1..d in panel order, uplinks d+1..d+u, the rest are spare;
+  with uplinks faster than downlinks (fabric.uplink_speed_gbps) the downlinks fill whole
+  cages split for their speed and the uplinks start at the first port of the next cage;
 - rail-optimized: NIC of rail r of the j-th server of an SU -> leaf r of that SU, port j;
   fat-tree: the servers of a leaf take its downlinks in order, NICs in rail order;
 - a leaf's uplinks to one spine are contiguous (uplink t -> spine t // m); a spine's
@@ -32,10 +34,12 @@ def build(design: ClosDesign) -> Plan:
     b = PlanAssembly(d.catalog, d.media_requested)
     rails = d.rails
     server_layout = b.layout(ports.server_layout(d.server.id, "compute", d.nics))
-    switch_layout = b.layout(ports.switch_layout(d.switch, d.speed_gbps))
+    leaf_ports = d.leaf_ports
+    switch_layout = b.layout(ports.leaf_layout(d.switch, d.speed_gbps, d.up_gbps, leaf_ports.down_cages(s.leaf.down)))
     spine_sw, core_sw = d.spine_switch or d.switch, d.core_switch or d.spine_switch or d.switch
-    spine_layout = b.layout(ports.switch_layout(spine_sw, d.speed_gbps))  # the leaf's layout when the model is the same
-    core_layout = b.layout(ports.switch_layout(core_sw, d.speed_gbps))
+    # every spine and core port runs at the uplink speed; at one speed, the leaf's layout when the model is the same
+    spine_layout = b.layout(ports.switch_layout(spine_sw, d.up_gbps))
+    core_layout = b.layout(ports.switch_layout(core_sw, d.up_gbps))
 
     # --- servers -------------------------------------------------------------------
     n = d.servers
@@ -89,14 +93,14 @@ def build(design: ClosDesign) -> Plan:
     b.link_block("server-leaf", a_dev, a_port, b_dev, b_port)
 
     # --- extra endpoints: free leaf downlinks, spare spine/core ports, management leaves
-    mgmt_first = endpoints.place(b, d, leaf_first, spine_first, core_first, d.speed_gbps)
+    mgmt_first = endpoints.place(b, d, leaf_first, spine_first, core_first, switch_layout)
 
     # --- leaf -> spine --------------------------------------------------------------
     L, up, m = s.leaves, s.leaf.up, s.leaf_spine_links
     leaf_idx = np.repeat(np.arange(L, dtype=np.int64), up)
     t = np.tile(np.arange(up, dtype=np.int64), L)
     a_dev = leaf_first + leaf_idx
-    a_port = s.leaf.down + t
+    a_port = leaf_ports.first_uplink(s.leaf.down) + t
     if s.tiers == 2:
         b_dev = spine_first + t // m
         b_port = leaf_idx * m + t % m
@@ -133,19 +137,24 @@ def build(design: ClosDesign) -> Plan:
 
 def _design_record(d: ClosDesign) -> dict:
     s = d.sizing
+    leaf_ports = d.leaf_ports
     rec = {
         "topology": d.spec.fabric.topology,
         "tiers": s.tiers,
         "server": d.server.id,
         "switch": d.switch.id,
         "speed_gbps": d.speed_gbps,
+        # only at two speeds, so one-speed plans read as before
+        **({"uplink_speed_gbps": d.up_gbps} if d.up_gbps != d.speed_gbps else {}),
         "switch_radix": d.switch.radix(d.speed_gbps),
         "servers": d.servers,
         "gpus": d.gpus,
         "scalable_unit": d.su_size,
         "scalable_units": d.sus or None,
         "rails": d.rails,
-        "leaf_ports": {"down": s.leaf.down, "up": s.leaf.up},
+        "leaf_ports": {"down": s.leaf.down, "up": s.leaf.up,
+                       **({"down_cages": leaf_ports.down_cages(s.leaf.down), "up_cages": leaf_ports.up_cages(s.leaf.up)}
+                          if leaf_ports.mixed else {})},
         "leaves_per_pod": s.leaves_per_pod,
         "pods": s.pods,
         "spines_per_pod": s.spines_per_pod,
@@ -163,7 +172,7 @@ def _design_record(d: ClosDesign) -> dict:
     for key, sw in (("spine_switch", d.spine_switch), ("core_switch", d.core_switch if s.tiers == 3 else None)):
         if sw is not None and sw.id != d.switch.id:
             rec[key] = sw.id
-            rec[key.replace("switch", "radix")] = sw.radix(d.speed_gbps)
+            rec[key.replace("switch", "radix")] = sw.radix(d.up_gbps)
     if s.tiers == 3:
         rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}
         rec["core_groups"] = s.spines_per_pod

@@ -71,8 +71,8 @@ class Room:
 
 def room(d) -> Room:
     s = d.sizing
-    spine_radix = (d.spine_switch or d.switch).radix(d.speed_gbps)
-    core_radix = (d.core_switch or d.spine_switch or d.switch).radix(d.speed_gbps)
+    spine_radix = (d.spine_switch or d.switch).radix(d.up_gbps)  # spines and cores run at the uplink speed
+    core_radix = (d.core_switch or d.spine_switch or d.switch).radix(d.up_gbps)
     if s.tiers == 3:
         spine_first = s.spine.down + s.spine.up  # downlinks wait for their pod's leaves; uplinks go to cores
         final_pods = math.ceil(d.final_leaves / s.leaves_per_pod)
@@ -265,21 +265,21 @@ def _options(d, r: Room, need: int, mode: str, unit_keys: tuple[str, ...]) -> st
     return "; or ".join(fits) + (f". Does not fit: {'; '.join(not_fit)}" if not_fit else "")
 
 
-def place(b, d, leaf_first: int, spine_first: int, core_first: int, speed_gbps: int) -> int | None:
+def place(b, d, leaf_first: int, spine_first: int, core_first: int, leaf_layout: str) -> int | None:
     """Endpoint devices and their links, and any management leaves (devices only: their
-    uplinks come after the compute fabric's, `management_uplinks`). Returns the first
-    management leaf's device index, or None. `problems` has refused every design that
-    does not fit, so this only places."""
+    uplinks come after the compute fabric's, `management_uplinks`); a management leaf has
+    the compute leaves' port layout `leaf_layout`. Returns the first management leaf's
+    device index, or None. `problems` has refused every design that does not fit, so this
+    only places."""
     if not d.endpoints:
         return None
     r = room(d)
     k = management_leaves(d)
     mgmt_first = len(b.devices)
     if k:
-        layout = b.layout(ports.switch_layout(d.switch, speed_gbps))
         pod = 1 if d.sizing.tiers == 3 else None
         for i in range(1, k + 1):
-            b.add(Device(naming.management_leaf(i), "leaf", d.switch.id, layout, TIER_LEAF, i, pod=pod, group=i))
+            b.add(Device(naming.management_leaf(i), "leaf", d.switch.id, leaf_layout, TIER_LEAF, i, pod=pod, group=i))
     # Spare spine and core ports are taken from the top of the panel down (the management
     # uplinks the top k of every spine), so leaves and pods still grow into the ports below.
     spare = {
@@ -317,7 +317,7 @@ def management_uplinks(b, d, mgmt_first: int | None, spine_first: int) -> None:
     k = management_leaves(d)
     spines = np.tile(np.arange(r.mgmt_spines, dtype=np.int64), k)
     leaf = np.repeat(np.arange(k, dtype=np.int64), r.mgmt_spines)
-    b.link_block("leaf-spine", mgmt_first + leaf, d.sizing.leaf.down + spines, spine_first + spines,
+    b.link_block("leaf-spine", mgmt_first + leaf, d.leaf_ports.first_uplink(d.sizing.leaf.down) + spines, spine_first + spines,
                  r.spine_radix - 1 - leaf, medium=d.media_requested.get("leaf-spine"))
 
 

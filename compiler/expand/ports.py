@@ -14,25 +14,31 @@ def _port_fields(switch: Switch, ports_per_cage: int, cage: int, lane: int, inde
             "serdes0": (cage - 1) * serdes + (lane - 1) * per_port, "cage_serdes1": (lane - 1) * per_port + 1}
 
 
-def port_lanes(switch: Switch, speed_gbps: int) -> list[list[int]]:
-    """Per logical port (panel order), its 0-based SerDes lanes on the switch."""
-    mode = switch.modes[speed_gbps]
-    per_port = (switch.serdes_per_cage or mode.ports_per_cage) // mode.ports_per_cage
+def port_lanes(switch: Switch, layout: PortLayout) -> list[list[int]]:
+    """Per port of a switch layout (panel order), its 0-based SerDes lanes on the switch: each
+    port's cage split as its own speed's mode says, so a layout of two speeds (400G cages of
+    2 x 4 lanes beside 800G cages of 1 x 8) gets each port's own lanes."""
     out = []
-    for cage in range(1, switch.cages + 1):
-        for lane in range(1, mode.ports_per_cage + 1):
-            first = _port_fields(switch, mode.ports_per_cage, cage, lane, 0)["serdes0"]
-            out.append(list(range(first, first + per_port)))
+    for port in layout.ports:
+        mode = switch.modes[port.speed_gbps]
+        per_port = (switch.serdes_per_cage or mode.ports_per_cage) // mode.ports_per_cage
+        first = _port_fields(switch, mode.ports_per_cage, int(port.cage), port.lane, 0)["serdes0"]
+        out.append(list(range(first, first + per_port)))
     return out
 
 
-def nos_port_names(switch: Switch, speed_gbps: int, nos: str) -> tuple[str, ...]:
-    """Port names as the NOS spells them, in panel order: the switch model's format under the NOS's
-    naming key, or the panel name where the model has none."""
-    mode = switch.modes[speed_gbps]
-    fmt = switch.nos_port_names.get(descriptor(nos).port_names, mode.name)
-    return tuple(fmt.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, (cage - 1) * mode.ports_per_cage + lane))
-                 for cage in range(1, switch.cages + 1) for lane in range(1, mode.ports_per_cage + 1))
+def nos_port_names(switch: Switch, layout: PortLayout, nos: str) -> tuple[str, ...]:
+    """Port names of a switch layout as the NOS spells them, in panel order: the switch model's
+    format under the NOS's naming key, or the panel name of the port's speed where the model has
+    none; each port by its own speed's mode (SONiC Ethernet0 for an 800G cage 1, Ethernet8 and
+    Ethernet12 for the two 400G ports of cage 2)."""
+    key = descriptor(nos).port_names
+    out = []
+    for index, port in enumerate(layout.ports, start=1):
+        mode = switch.modes[port.speed_gbps]
+        fmt = switch.nos_port_names.get(key, mode.name)
+        out.append(fmt.format(**_port_fields(switch, mode.ports_per_cage, int(port.cage), port.lane, index)))
+    return tuple(out)
 
 
 def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
@@ -43,6 +49,15 @@ def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
             name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
             ports.append(Port(name, str(cage), lane, speed_gbps, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
     return PortLayout(f"{switch.id}@{speed_gbps}", tuple(ports))
+
+
+def leaf_layout(switch: Switch, down_gbps: int, up_gbps: int, down_cages: int) -> PortLayout:
+    """A Clos leaf's ports: at one speed the switch's layout at that speed; at two, the first
+    `down_cages` cages split for the downlink speed and the rest for the uplink speed
+    (sizing.LeafPorts decides how many)."""
+    if down_gbps == up_gbps:
+        return switch_layout(switch, down_gbps)
+    return mixed_switch_layout(switch, [(down_cages, down_gbps), (switch.cages - down_cages, up_gbps)])
 
 
 def server_layout(server_id: str, group_name: str, group: NicGroup) -> PortLayout:

@@ -50,6 +50,16 @@ class ClosDesign:
     core_switch: Switch | None = None  # fabric.core_switch; None: the spine switch
     unit_fill: dict | None = None  # the last unit's fill and the unit's cost (unit_choice.fill_record)
     final_leaves: int = 0  # leaves at the size the upper tiers are built for (growth), else today's
+    uplink_speed_gbps: int | None = None  # fabric.uplink_speed_gbps: leaf-spine and spine-core; None: speed_gbps
+
+    @property
+    def up_gbps(self) -> int:
+        """Speed of every switch-to-switch link (leaf-spine, spine-core)."""
+        return self.uplink_speed_gbps or self.speed_gbps
+
+    @property
+    def leaf_ports(self) -> sizing.LeafPorts:
+        return sizing.LeafPorts.of(self.switch, self.speed_gbps, self.up_gbps)
 
     @property
     def rail_optimized(self) -> bool:
@@ -254,7 +264,7 @@ class _Upper:
 
     spine: Switch
     core: Switch
-    speed_gbps: int
+    speed_gbps: int  # every spine and core port: the uplink speed (fabric.uplink_speed_gbps, default speed_gbps)
 
     @property
     def spine_radix(self) -> int:
@@ -270,8 +280,9 @@ class _Upper:
         return self.spine.id if self.spine.id == self.core.id else f"{self.spine.id} spines / {self.core.id} cores"
 
 
-def _upper_switches(loaded: LoadedSpec, c: Common) -> _Upper:
-    """fabric.spine_switch and core_switch, checked like fabric.switch; default: the leaf model."""
+def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> _Upper:
+    """fabric.spine_switch and core_switch, checked like fabric.switch; default: the leaf model.
+    Every port of a spine and a core runs at `up_gbps` (the uplink speed)."""
     fabric = loaded.spec.fabric
     errors: list[Diagnostic] = []
 
@@ -283,10 +294,13 @@ def _upper_switches(loaded: LoadedSpec, c: Common) -> _Upper:
         sw = c.catalog.switches.get(sid)
         if sw is None:
             errors.append(loaded.diagnostic("SPEC_UNKNOWN_SWITCH", path, f"unknown switch '{sid}'", nearest(sid, c.catalog.switches)))
-        elif c.speed_gbps not in sw.modes:
+        elif up_gbps not in sw.modes:
             modes = ", ".join(f"{s}G" for s in sorted(sw.modes))
-            errors.append(loaded.diagnostic("SPEC_SPEED_UNSUPPORTED", path, f"{sw.id} has no {c.speed_gbps}G port mode "
-                                            f"(the fabric runs at {c.speed_gbps}G)", f"{sw.id} runs {modes}"))
+            runs = (f"the fabric runs at {up_gbps}G" if up_gbps == c.speed_gbps else
+                    f"leaf-spine{'' if key == 'spine_switch' else ' and spine-core'} links run at "
+                    f"{up_gbps}G, fabric.uplink_speed_gbps")
+            errors.append(loaded.diagnostic("SPEC_SPEED_UNSUPPORTED", path, f"{sw.id} has no {up_gbps}G port mode "
+                                            f"({runs})", f"{sw.id} runs {modes}"))
         elif sw.protocol != c.switch.protocol:
             errors.append(loaded.diagnostic("SPEC_SWITCH_PROTOCOL_MISMATCH", path, f"{sw.id} is an {sw.protocol} switch; "
                                             f"the leaf switch {c.switch.id} is {c.switch.protocol}",
@@ -309,12 +323,52 @@ def _upper_switches(loaded: LoadedSpec, c: Common) -> _Upper:
                                         "is not supported yet", "remove `layout:` or the per-tier switch keys"))
     if errors:
         raise SpecInvalid(errors)
-    return _Upper(spine, core, c.speed_gbps)
+    return _Upper(spine, core, up_gbps)
+
+
+def uplink_speed(loaded: LoadedSpec, c: Common) -> int:
+    """fabric.uplink_speed_gbps of a Clos: the speed of every leaf-spine and spine-core link
+    (a Spectrum-X leaf: 400G to the hosts, 800G to the spines, on one SN5600). Default and
+    equal to speed_gbps: one speed, the fabric as before. Raises SpecInvalid with every problem."""
+    fabric = loaded.spec.fabric
+    up, down, sw = fabric.uplink_speed_gbps, c.speed_gbps, c.switch
+    if up is None or up == down:
+        return down
+    path = ("fabric", "uplink_speed_gbps")
+    modes = ", ".join(f"{s}G" for s in sorted(sw.modes))
+    faster = [f"{s}G" for s in sorted(sw.modes) if s > down]
+    errors = []
+    if up < down:
+        errors.append(loaded.diagnostic(
+            "SPEC_SPEED_MISMATCH", path, f"uplink speed {up}G is below the {down}G the servers' ports run at: "
+                                         f"every leaf-spine link would be slower than a server link",
+            f"leave uplink_speed_gbps out (uplinks at {down}G)" + (f", or use {' or '.join(faster)}" if faster else "")))
+    elif up not in sw.modes:
+        errors.append(loaded.diagnostic(
+            "SPEC_SPEED_UNSUPPORTED", path, f"{sw.id} has no {up}G port mode for the leaf uplinks",
+            f"{sw.id} runs {modes}" + (f"; faster than {down}G: {', '.join(faster)}" if faster else
+                                       f"; none faster than the {down}G downlinks, so leave uplink_speed_gbps out")))
+    elif sw.protocol != "ethernet":
+        # The subnet-manager outputs (render/infiniband.py) describe one link rate per fabric.
+        errors.append(loaded.diagnostic(
+            "SPEC_UNSUPPORTED", path, f"{sw.id} is an {sw.protocol} switch: fabrics at two link speeds are "
+                                      f"supported on Ethernet only so far", "remove fabric.uplink_speed_gbps"))
+    for i, e in enumerate(c.endpoints):
+        if e.spec.attach in ("spine", "core") and e.speed_gbps != up:
+            errors.append(loaded.diagnostic(
+                "SPEC_SPEED_MISMATCH", ("extra_endpoints", i, "attach"),
+                f"{e.spec.role}: attach: {e.spec.attach} puts its {e.speed_gbps}G ports on {e.spec.attach} ports, "
+                f"which run at {up}G (fabric.uplink_speed_gbps)",
+                "use attach: leaf or management-leaf (leaf downlinks run at the server speed)"))
+    if errors:
+        raise SpecInvalid(errors)
+    return up
 
 
 def resolve(loaded: LoadedSpec) -> ClosDesign:
     c = resolve_common(loaded)
-    upper = _upper_switches(loaded, c)
+    up_gbps = uplink_speed(loaded, c)
+    upper = _upper_switches(loaded, c, up_gbps)
     try:
         design = _size(loaded, c.catalog, c.server, c.nics, c.switch, c.speed_gbps, c.servers, c.endpoints, c.media_requested,
                        upper)
@@ -347,24 +401,28 @@ class _LeafPlan:
         return math.ceil(servers / self.servers_per_leaf)
 
 
-def _given_leaf(spl: int, ratio, radix: int, rails: int, notes: list[str]) -> sizing.PortSplit:
+def _given_leaf(spl: int, ratio, leaf: sizing.LeafPorts, rails: int, notes: list[str]) -> sizing.PortSplit:
     """fabric.servers_per_leaf: downlinks for exactly those servers, uplinks at the ratio."""
     down = spl * rails
     path = ("fabric", "servers_per_leaf")
-    if (down * ratio.up) % ratio.down:
+    up = leaf.uplinks(down, ratio)
+    if up is None:
+        need = down * leaf.down_gbps * ratio.up / (ratio.down * leaf.up_gbps)
+        at = f" at {leaf.up_gbps}G" if leaf.mixed else ""
         raise SizingError(path, f"{spl} servers x {rails} NIC ports = {down} downlinks per leaf at {ratio} would need "
-                                f"{down * ratio.up / ratio.down:g} uplinks; oversubscription must give a whole number",
-                          f"choose servers_per_leaf so that {down} becomes a multiple of {ratio.down}")
-    up = down * ratio.up // ratio.down
-    if down + up > radix:
-        most = sizing.split_for_ratio(radix, ratio).down // rails
-        raise SizingError(path, f"{spl} servers per leaf need {down} downlinks + {up} uplinks = {down + up} ports at "
-                                f"{ratio}; the leaf switch has {radix}",
+                                f"{need:g} uplinks{at}; oversubscription must give a whole number",
+                          f"choose servers_per_leaf so that {down} becomes a multiple of {leaf.down_step(ratio)}")
+    split = sizing.PortSplit(down, up)
+    if not leaf.fits(split):
+        most = leaf.most(ratio).down // rails
+        raise SizingError(path, f"{spl} servers per leaf need {leaf.used_text(split)} at {ratio}; the leaf switch "
+                                f"has {leaf.capacity_text}",
                           f"at {ratio} a leaf holds at most {most} servers of {rails} NIC ports" if most else
                           "use a larger leaf switch or a higher oversubscription")
-    notes.append(f"servers_per_leaf {spl}: a leaf uses {down} downlinks + {up} uplinks of its {radix} ports; "
-                 f"{radix - down - up} stay spare")
-    return sizing.PortSplit(down, up)
+    of = f"of its {leaf.radix} ports" if not leaf.mixed else f"of its {leaf.cages} cages ({leaf.ports(down)} ports)"
+    notes.append(f"servers_per_leaf {spl}: a leaf uses {down} downlinks + {up} uplinks {of}; "
+                 f"{leaf.spare(split)} stay spare")
+    return split
 
 
 @dataclass(frozen=True)
@@ -394,7 +452,7 @@ class _Units:
         return roomy if roomy is not None and roomy.switches <= best.switches else best
 
 
-def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, servers: int, room: int,
+def _leaf_plan(loaded, up: _Upper, server, leaf: sizing.LeafPorts, rails: int, today: int, servers: int, room: int,
                notes: list[str], unit_keys: tuple[str, ...]) -> tuple[_LeafPlan, _Units]:
     """The leaf's port split and the fabric's unit: servers per SU (rail-optimized) or per
     leaf (fat-tree), as the spec gives it, else the cheapest for `servers` (the size the
@@ -402,23 +460,23 @@ def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, s
     today's leaves (`today` servers) for the extra endpoints attached to leaves."""
     fabric = loaded.spec.fabric
     ratio = fabric.oversubscription.leaf
-    most = sizing.split_for_ratio(radix, ratio)
+    most = leaf.most(ratio)
     rail = fabric.topology == "rail-optimized"
     su = fabric.scalable_unit
     if rail:
         def plan_for(size: int) -> _LeafPlan:
-            return _LeafPlan(sizing.uplinks_for(size, ratio, radix, "scalable_unit"), size, size, rails)
+            return _LeafPlan(leaf.split(size, ratio, "scalable_unit"), size, size, rails)
         # A multi-server scale-up domain (an NVL72 rack) sits in one SU: SUs of whole domains only.
         domain = scale_up.domain_servers(server)
-        sizes = [s for s in range(domain, most.down + 1, domain) if (s * ratio.up) % ratio.down == 0]
+        sizes = [s for s in range(domain, most.down + 1, domain) if leaf.uplinks(s, ratio) is not None]
         given = su
     else:
         def plan_for(size: int) -> _LeafPlan:
             # Downlinks for exactly `size` servers: a leaf provisioned for more would measure better than asked.
             down = size * rails
-            return _LeafPlan(sizing.PortSplit(down, down * ratio.up // ratio.down), size, su, (su // size) if su else 1)
+            return _LeafPlan(sizing.PortSplit(down, leaf.uplinks(down, ratio)), size, su, (su // size) if su else 1)
         sizes = [n for n in range(1, most.down // rails + 1)
-                 if (n * rails * ratio.up) % ratio.down == 0 and (su is None or su % n == 0)]
+                 if leaf.uplinks(n * rails, ratio) is not None and (su is None or su % n == 0)]
         given = fabric.servers_per_leaf
 
     def cost_of(size: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
@@ -432,17 +490,17 @@ def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, s
         except SizingError:
             return None
 
-    units = _Units(sizes, cost_of, (radix, up.spine_radix, up.core_radix), room)
+    units = _Units(sizes, cost_of, (leaf.radix, up.spine_radix, up.core_radix), room)
     if given is not None:
         if rail:
             lp = plan_for(given)
         else:
-            leaf = _given_leaf(given, ratio, radix, rails, notes)
+            split = _given_leaf(given, ratio, leaf, rails, notes)
             if su is not None and su % given:
                 raise SizingError(("fabric", "scalable_unit"),
                                   f"scalable_unit {su} is not a whole number of leaves ({given} servers per leaf)",
                                   f"use a multiple of {given}")
-            lp = _LeafPlan(leaf, given, su, (su // given) if su else 1)
+            lp = _LeafPlan(split, given, su, (su // given) if su else 1)
         return lp, units
     if not sizes:
         if rail:  # only where no SU of whole scale-up domains fits a leaf: the largest, which resolve() refuses
@@ -464,7 +522,7 @@ def _leaf_plan(loaded, up: _Upper, server, radix: int, rails: int, today: int, s
     versus = (f"; {sizes[-1]} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
               f"{largest.cables:,} cables" if largest is not None and largest.size != best.size else "")
     key = "scalable_unit" if rail else "servers_per_leaf"
-    spare = radix - lp.leaf.used
+    spare = leaf.spare(lp.leaf)
     if not rail and best.size == sizes[-1] and not spare:
         return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
     notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} servers "
@@ -565,7 +623,7 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, 
           unit_keys: tuple[str, ...] = ("scalable_unit", "servers_per_leaf")) -> ClosDesign:
     """`unit_keys`: the unit keys the spec section can set (an extra fabric has no servers_per_leaf)."""
     fabric = loaded.spec.fabric
-    radix = switch.radix(speed)
+    leaf = sizing.LeafPorts.of(switch, speed, up.speed_gbps)
     rails = len(nics.ports)
     notes: list[str] = []
     growth = loaded.spec.growth
@@ -579,9 +637,15 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, 
         if final_servers < servers:
             raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
                               f"use max_servers >= {servers}")
-    lp, units = _leaf_plan(loaded, up, server, radix, rails, servers, final_servers,
+    lp, units = _leaf_plan(loaded, up, server, leaf, rails, servers, final_servers,
                            endpoints.leaf_ports_wanted(endpoint_list), notes, unit_keys)
     final = _upper_tiers(loaded, up, server, rails, lp, final_servers)
+    if leaf.mixed:
+        notes.append(f"two link speeds: a leaf takes {leaf.used_text(lp.leaf)} of its {leaf.cages} "
+                     f"({leaf.down_per_cage} x {leaf.down_gbps}G or {leaf.up_per_cage} x {leaf.up_gbps}G per cage); "
+                     f"{'spines and cores run' if final.tiers == 3 else 'spines run'} every port at {leaf.up_gbps}G; "
+                     f"{fabric.oversubscription.leaf} is measured in Gb/s ({lp.leaf.down * leaf.down_gbps:,} down : "
+                     f"{lp.leaf.up * leaf.up_gbps:,} up per leaf)")
     if final.tiers == 2 and loaded.spec.fabric.core_switch is not None:
         raise SizingError(("fabric", "core_switch"), f"the design has two tiers, so there is no core tier for "
                                                      f"core_switch {loaded.spec.fabric.core_switch}",
@@ -604,7 +668,8 @@ def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, 
     fill = _unit_fill(loaded, lp, final, final_servers, rails, units)
     return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, lp.su, lp.servers_per_leaf, result,
                       endpoint_list, media_requested, tuple(notes), final_servers, spine_switch=up.spine,
-                      core_switch=up.core, unit_fill=fill, final_leaves=final.leaves)
+                      core_switch=up.core, unit_fill=fill, final_leaves=final.leaves,
+                      uplink_speed_gbps=up.speed_gbps if up.speed_gbps != speed else None)
 
 
 def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, rails: int, units: _Units) -> dict:

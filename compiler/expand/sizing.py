@@ -72,6 +72,123 @@ def uplinks_for(down: int, ratio: Ratio, radix: int, what: str) -> PortSplit:
     return PortSplit(down, up)
 
 
+@dataclass(frozen=True)
+class LeafPorts:
+    """A leaf's panel as sizing counts it: `cages` cages, downlinks at `down_gbps` with
+    `down_per_cage` of them to a cage, uplinks at `up_gbps` with `up_per_cage` to a cage
+    (SN5600 at 400G down / 800G up: 2 x 400G or 1 x 800G per OSFP cage).
+
+    At one speed downlinks and uplinks are ports of one kind: any split of the radix, as
+    before. At two, a cage runs one breakout mode (every port of a cage at one speed), so
+    downlinks fill whole cages from the first (one port of an odd last cage stays spare)
+    and the uplinks take the cages after them. Oversubscription is bandwidth either way:
+    down x down_gbps : up x up_gbps.
+    """
+
+    cages: int
+    down_gbps: int
+    down_per_cage: int
+    up_gbps: int
+    up_per_cage: int
+
+    @classmethod
+    def of(cls, switch, down_gbps: int, up_gbps: int) -> "LeafPorts":
+        return cls(switch.cages, down_gbps, switch.modes[down_gbps].ports_per_cage,
+                   up_gbps, switch.modes[up_gbps].ports_per_cage)
+
+    @property
+    def mixed(self) -> bool:
+        return self.down_gbps != self.up_gbps
+
+    @property
+    def radix(self) -> int:
+        """Ports at the downlink speed (the leaf's radix at one speed)."""
+        return self.cages * self.down_per_cage
+
+    def down_cages(self, down: int) -> int:
+        return -(-down // self.down_per_cage)
+
+    def up_cages(self, up: int) -> int:
+        return -(-up // self.up_per_cage)
+
+    def uplinks(self, down: int, ratio: Ratio) -> int | None:
+        """Uplinks that give exactly `ratio` in Gb/s for `down` downlinks; None if not whole."""
+        need, per = down * self.down_gbps * ratio.up, ratio.down * self.up_gbps
+        return None if need % per else need // per
+
+    def down_step(self, ratio: Ratio) -> int:
+        """Downlink counts that give whole uplinks are the multiples of this."""
+        per = ratio.down * self.up_gbps
+        return per // math.gcd(self.down_gbps * ratio.up, per)
+
+    def fits(self, split: PortSplit) -> bool:
+        if not self.mixed:
+            return split.used <= self.radix
+        return self.down_cages(split.down) + self.up_cages(split.up) <= self.cages
+
+    def first_uplink(self, down: int) -> int:
+        """0-based port of the first uplink: right after the downlinks, or at two speeds
+        the first port of the cage after the downlinks' cages."""
+        return self.down_cages(down) * self.down_per_cage if self.mixed else down
+
+    def ports(self, down: int) -> int:
+        """Logical ports of the leaf's layout: at two speeds the downlinks' cages split for
+        the downlink speed and every other cage for the uplink speed."""
+        if not self.mixed:
+            return self.radix
+        dc = self.down_cages(down)
+        return dc * self.down_per_cage + (self.cages - dc) * self.up_per_cage
+
+    def spare(self, split: PortSplit) -> int:
+        return self.ports(split.down) - split.used
+
+    def used_text(self, split: PortSplit) -> str:
+        """What a split takes, for messages: ports at one speed, cages at two."""
+        if not self.mixed:
+            return f"{split.down} downlinks + {split.up} uplinks = {split.used} ports"
+        dc, uc = self.down_cages(split.down), self.up_cages(split.up)
+        return (f"{split.down} downlinks at {self.down_gbps}G ({dc} cages) + {split.up} uplinks at "
+                f"{self.up_gbps}G ({uc} cages) = {dc + uc} cages")
+
+    @property
+    def capacity_text(self) -> str:
+        return f"{self.radix} ports" if not self.mixed else f"{self.cages} cages"
+
+    def most(self, ratio: Ratio) -> PortSplit:
+        """The split with the most downlinks that is exactly `ratio` (in Gb/s) and fits."""
+        if not self.mixed:
+            return split_for_ratio(self.radix, ratio)
+        for down in range(self.radix, 0, -1):
+            up = self.uplinks(down, ratio)
+            if up and self.fits(PortSplit(down, up)):
+                return PortSplit(down, up)
+        raise SizingError(
+            ("fabric", "oversubscription"),
+            f"no downlink count at {self.down_gbps}G gives whole uplinks at {self.up_gbps}G for {ratio} "
+            f"within {self.cages} cages", "choose another oversubscription or uplink_speed_gbps")
+
+    def split(self, down: int, ratio: Ratio, what: str) -> PortSplit:
+        """`uplinks_for` on this panel: uplinks that give exactly `ratio` for `down`."""
+        if not self.mixed:
+            return uplinks_for(down, ratio, self.radix, what)
+        up = self.uplinks(down, ratio)
+        if up is None:
+            raise SizingError(
+                ("fabric", "oversubscription"),
+                f"{down} downlinks at {self.down_gbps}G per leaf at {ratio} would need "
+                f"{down * self.down_gbps * ratio.up / (ratio.down * self.up_gbps):g} uplinks at {self.up_gbps}G; "
+                f"oversubscription must give a whole number of uplinks",
+                f"choose a {what} whose downlink count is a multiple of {self.down_step(ratio)}")
+        split = PortSplit(down, up)
+        if not self.fits(split):
+            best = self.most(ratio)
+            raise SizingError(
+                ("fabric", "scalable_unit"),
+                f"{self.used_text(split)} per leaf at {ratio}; the switch has {self.cages}",
+                f"at {ratio} a leaf takes at most {best.down} downlinks")
+        return split
+
+
 def even_spread(groups: int, links_each: int, peer_ports: int, minimum: int | None = None) -> tuple[int, int] | None:
     """Smallest peer count p >= ceil(groups*links_each/peer_ports) with p | links_each and groups*(links_each/p) <= peer_ports.
 

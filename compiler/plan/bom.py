@@ -14,7 +14,7 @@ import numpy as np
 
 from .fabric import COMPUTE
 from .model import Plan
-from .views import NOT_IN_CATALOG, cage_table, transceiver_part  # noqa: F401 (NOT_IN_CATALOG: read by summary, BOM users)
+from .views import NOT_IN_CATALOG, cage_table, fibers_per_link, transceiver_part  # noqa: F401 (NOT_IN_CATALOG: read by summary, BOM users)
 
 
 
@@ -89,12 +89,14 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         if plan.physical is not None and plan.physical.order_m is not None:
             lines.extend(_cables_by_length(plan, cage_of_port))
         else:
-            per_media = np.bincount(links.media.astype(np.int64), minlength=len(plan.media))
+            fibers = plan.memo("fibers_per_link", fibers_per_link)
+            per_media = np.bincount(links.media.astype(np.int64), weights=fibers, minlength=len(plan.media)).astype(np.int64)
             for mi, qty in enumerate(per_media.tolist()):
                 m = facts["media"][plan.media[mi]]
                 if qty and m.get("field_cable", True):  # board traces are not ordered
                     lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"], qty,
-                                         None, "length per cable: set once a physical layout exists"))
+                                         None, "length per cable: set once a physical layout exists"
+                                         + _fiber_note(plan, fibers, links.media == mi)))
     return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
 
 
@@ -146,12 +148,24 @@ def bom_totals(lines: list[BomLine], prices: dict | None) -> list[CategoryTotal]
     return out
 
 
+def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
+    """Where some of the selected links take more than one fiber (views.fibers_per_link): say so."""
+    many = sel & (fibers > 1)
+    if not many.any():
+        return ""
+    speeds = "/".join(f"{s}G" for s in np.unique(plan.links.speed_gbps[many]).tolist())
+    per = "/".join(str(f) for f in np.unique(fibers[many]).tolist())
+    return (f"; {int(many.sum()):,} links at {speeds} take {per} fibers each (one per optical port of the "
+            f"twin-port modules at both ends)")
+
+
 def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, fit: str) -> int:
-    """Physical cables behind the selected links: one per link for optics, one per cage
-    pair for twin-port copper, one per switch cage for a splitter."""
+    """Physical cables behind the selected links: one per link for optics (per optical port
+    a link fills: two fibers for 800G between twin-port modules), one per cage pair for
+    twin-port copper, one per switch cage for a splitter."""
     links = plan.links
     if fit == "port":
-        return int(sel.sum())
+        return int(plan.memo("fibers_per_link", fibers_per_link)[sel].sum())
     offsets = plan.port_offsets()
     if fit == "cage":
         return int(np.unique(cage_of_port[offsets[links.a_dev[sel]] + links.a_port[sel]]).size)
@@ -173,7 +187,9 @@ def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
             note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
                     "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
                     "no part for this length in the catalog")
-            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note,
+            fibers = plan.memo("fibers_per_link", fibers_per_link) if m["fit"] == "port" else np.ones(0)
+            extra = _fiber_note(plan, fibers, in_medium & (order == length)) if fibers.size else ""
+            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note + extra,
                                length_m=length))
         too_long = in_medium & np.isnan(order)
         if too_long.any():

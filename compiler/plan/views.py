@@ -135,6 +135,35 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
+def fibers_per_link(plan: Plan) -> np.ndarray:
+    """Per link, the fiber cables it takes: one, or where a link's speed fills more than one
+    optical port of its modules, that many. A twin-port 2x400G OSFP module has two MPO-12
+    optical ports of 400G each (cage bandwidth / the module's ports); two such modules linked
+    at 800G take both, so an 800G switch-to-switch link is two fibers, ordered alike
+    (NVIDIA LinkX: "twin-port transceivers can be linked to each other forming an 800Gb/s
+    link ... require ordering two fibers"). Copper is counted per cable by its fit (bom.py).
+
+    Where the two ends' modules have optical ports of different rates the wider decides:
+    that is a catalog gap, not a cabling choice (the DGX B300's flat-top 800G cage gets the
+    catalog's first flat-top 800G single-mode module, an NDR twin-port 2 x 400G, facing an XDR
+    1.6T twin-port of 2 x 800G at the switch: one fiber per link, as a correct pair gives)."""
+    links = plan.links
+    if not len(links):
+        return np.ones(0, dtype=np.int64)
+    ports_of = {part: rec["ports"] for part, rec in plan.facts.get("transceivers", {}).items()}
+    cage_gbps = per_port(plan, {lid: np.array([p.cage_gbps for p in lay.ports], dtype=np.int64)
+                                for lid, lay in plan.layouts.items()})
+    offsets = plan.port_offsets()
+    widest = np.zeros(len(links), dtype=np.int64)  # Gb/s of one optical port, the wider end's; 0: no module
+    for parts, gid in zip(plan.memo("end_transceivers", end_transceivers),
+                          (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+        uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
+        module_ports = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        widest = np.maximum(widest, np.where(module_ports > 0, cage_gbps[gid] // np.maximum(module_ports, 1), 0))
+    speed = links.speed_gbps.astype(np.int64)
+    return np.where(widest > 0, np.maximum(1, -(-speed // np.maximum(widest, 1))), 1)
+
+
 def link_physical(plan: Plan) -> dict[str, list]:
     """Per link, every physical attribute the floor sees, as plain values (None where the
     plan has no layout): rack and U of each end's device, transceiver part at each end,

@@ -15,7 +15,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, cable_part, end_transceivers, per_port
+from ..plan.views import cable_ids, cable_labels, cable_part, end_transceivers, fibers_per_link, per_port
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -87,7 +87,9 @@ def physical_pieces(plan: Plan) -> np.ndarray:
 
 def media_tail(plan: Plan) -> list[str]:
     """Per link the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
-    the exact part and orderable length with a layout."""
+    the exact part and orderable length with a layout. A link of two fibers (800G between
+    twin-port modules, views.fibers_per_link) says `2x MPO-12/APC`: one row, two fibers of
+    that part, both ends' MPO ports 1 to 1 and 2 to 2."""
     links = plan.links
     pieces_by_media = []
     for media_id in plan.media:
@@ -96,20 +98,33 @@ def media_tail(plan: Plan) -> list[str]:
         connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
         pieces_by_media.append((rec["fiber"].upper(), connector,
                                 rec["cable_part_number"], rec["jacket"], "Type-B" if optical else ""))
+    fibers = plan.memo("fibers_per_link", fibers_per_link)
+
+    def connector(c: str, k: int) -> str:
+        return c if k == 1 else f"{k}x {c}"
+
     phys = plan.physical
     if phys is None or phys.order_m is None:
-        table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol in pieces_by_media],
-                         dtype=object)
-        return table[links.media].tolist()
-    # (medium, orderable length) pairs are few: build each piece once, then index.
+        if (fibers == 1).all():
+            table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol in pieces_by_media],
+                             dtype=object)
+            return table[links.media].tolist()
+        keys, inverse = np.unique(np.stack([links.media.astype(np.int64), fibers]), axis=1, return_inverse=True)
+        pieces = []
+        for mi, k in zip(keys[0].tolist(), keys[1].tolist()):
+            f, c, part, j, pol = pieces_by_media[mi]
+            pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, "", j, pol)))
+        return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
+    # (medium, orderable length, fibers) triples are few: build each piece once, then index.
     order = np.nan_to_num(phys.order_m, nan=-1.0)
-    pairs, inverse = np.unique(np.stack([links.media.astype(np.float64), order]), axis=1, return_inverse=True)
+    triples, inverse = np.unique(np.stack([links.media.astype(np.float64), order, fibers.astype(np.float64)]), axis=1,
+                                 return_inverse=True)
     pieces = []
-    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
+    for mi, length, k in zip(triples[0].astype(int).tolist(), triples[1].tolist(), triples[2].astype(int).tolist()):
         f, c, _, j, pol = pieces_by_media[mi]
         part = cable_part(plan.facts["media"][plan.media[mi]], length if length >= 0 else None)
         text = f"{length:g}" if length >= 0 else ""
-        pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
+        pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, text, j, pol)))
     return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
 
 

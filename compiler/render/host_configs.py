@@ -20,11 +20,24 @@ the host topology gives the NICs' PCI bus ids, `<server-type>/systemd-link/*.lin
 the netdevs so (systemd.link, Match Path=pci-<busid>), otherwise the README says to.
 RDMA device names (mlx5_N) in rail order come from the host topology (catalog/data/
 host_topology/): NIC k is the one nearest GPU k-1, as servers.yaml lists the compute
-ports by GPU. Without a host topology nccl.conf leaves NCCL_IB_HCA out (NCCL then uses
-every RDMA device it finds) and says so.
+ports by GPU; without one, from servers.yaml's compute ports where each names its device
+(DGX B200, H200: names and GPU pairing evidenced, bus ids not). Where neither says,
+nccl.conf leaves NCCL_IB_HCA out (NCCL then uses every RDMA device it finds) and says how
+to read them off a server.
 
-Writes nothing unless the compute fabric is Ethernet with a routing plan.
-Cost: O(servers x rails), vectorised over the link table; one small template per server.
+Storage and in-band fabrics (spec `fabrics:` of kind storage or inband, Ethernet, so with a
+routing plan) add their NICs to each server's netplan file: the odd address of each cable's
+/31 from that fabric's server_links pool, and routes to that fabric's pools via its leaf on
+that fabric's NICs only, so storage traffic never leaves on a compute NIC (the fabrics' pools
+are disjoint: expand/fabrics.check_pools). A fabric of several NICs per server gets a table
+per NIC (100 x (fabric's place in the plan + 1) + k) and a `from` rule, as the compute rails;
+one NIC needs neither. Their NICs get the RoCE QoS too where the fabric is RoCE: its switch
+configs set the RoCE profile (the NOS's `roce_qos` capability, catalog/data/nos.yaml). The
+out-of-band fabric is left out: its port is the BMC's, not the host's.
+
+Writes nothing unless the compute fabric is Ethernet with a routing plan or a storage or
+in-band fabric is.
+Cost: O(servers x NICs), vectorised over the link tables; one small template per server.
 """
 
 from __future__ import annotations
@@ -33,8 +46,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..catalog.nics import nic_devices
+from ..catalog.nos import descriptor
 from ..check import CheckResults
-from ..plan.fabrics import fabric_plan
+from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..plan.routing import dotted
 from .structured_config import roce_profile
@@ -43,10 +58,12 @@ from .writer import OutputDir
 
 FOLDER = "host-configs"
 FIRST_TABLE = 100  # rail k's routing table is 100 + k: clear of main (254), local (255), default (253)
+# Extra fabrics whose NICs the server's own OS runs; not oob, whose port is the BMC's.
+HOST_FABRIC_KINDS = ("storage", "inband")
 
 
 class HostNic(NamedTuple):
-    rail: int  # 1-based
+    rail: int  # 1-based: the NIC's place in its fabric's NIC group (the rail, for compute)
     ifname: str  # the server's port name (plan, cabling.csv)
     address: str  # the odd end of the cable's /31
     gateway: str  # the leaf's end
@@ -69,9 +86,12 @@ def rail_nics(host_topology: dict | None, rails: int) -> list[dict] | None:
     return sorted(nics, key=lambda n: min(n["near_gpus"]))
 
 
-def server_nics(plan: Plan) -> tuple[list[str], list[list[HostNic]], list[str]]:
+def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_table: int = FIRST_TABLE
+                ) -> tuple[list[str], list[list[HostNic]], list[str]]:
     """Server names, each server's numbered fabric NICs in rail order, and the port names
-    of the server layout (rail order)."""
+    of the fabric's NIC group (rail order). `plan` is one fabric's plan; `server_ports` the
+    [first, end) of its NIC group in the server's ports (None: all of them, as the compute
+    fabric's plan holds only its own)."""
     r = plan.routing
     devices = plan.devices
     n = sum(1 for d in devices if d.role == "server")
@@ -86,62 +106,122 @@ def server_nics(plan: Plan) -> tuple[list[str], list[list[HostNic]], list[str]]:
     addr = dotted(base + 1)
     port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
     per_server: list[list[HostNic]] = [[] for _ in range(n)]
+    first, end = server_ports or (0, None)
     for d, p, a, g in zip(dev, port, addr, gw):
-        per_server[d].append(HostNic(p + 1, port_names[devices[d].layout][p], a, g, FIRST_TABLE + p + 1))
-    first_layout = port_names[devices[0].layout] if n else []
-    return [d.name for d in devices[:n]], per_server, first_layout
+        k = p - first + 1
+        per_server[d].append(HostNic(k, port_names[devices[d].layout][p], a, g, first_table + k))
+    group = port_names[devices[0].layout][first:end] if n else []
+    return [d.name for d in devices[:n]], per_server, group
+
+
+class HostFabric(NamedTuple):
+    """A storage or in-band fabric's side on the servers."""
+    name: str
+    pools: list[str]  # its server_links and loopbacks pools: what its NICs route to
+    per_server: list[list[HostNic]]  # each server's NICs on it, in NIC-group order
+    ports: list[str]  # its NIC group's port names
+    roce: bool  # its switch configs set the RoCE profile, so its NICs get the same QoS
+    first_table: int  # NIC k's routing table is first_table + k (several NICs per server)
+
+
+def host_fabrics(plan: Plan) -> list[HostFabric]:
+    """The plan's Ethernet storage and in-band fabrics, in plan order."""
+    out = []
+    for i, name in enumerate(fabric_names(plan)):
+        record = plan.fabrics.get(name) if plan.fabrics else None
+        if record is None or record.kind not in HOST_FABRIC_KINDS or record.routing is None:
+            continue
+        view = fabric_plan(plan, name)
+        r = record.routing
+        first_table = FIRST_TABLE * (i + 1)  # compute rail k is table 100 + k; the i-th fabric's NIC k 100 (i + 1) + k
+        _, per_server, ports = server_nics(view, record.server_ports, first_table)
+        roce = r.nos is not None and descriptor(r.nos).capabilities.roce_qos
+        out.append(HostFabric(name, [r.pools["server_links"], r.pools["loopbacks"]], per_server, ports, roce, first_table))
+    return out
 
 
 NETPLAN = "hosts/netplan.yaml.j2"
 
 
-def netplan_text(host: str, nics: list[HostNic], pools: list[str], mtu_bytes: int) -> str:
-    """One server's netplan file: every NIC with its table's routes to the fabric pools and its
-    rule; rail 1 also carries the main table's routes (traffic that picks no source)."""
-    head, nic, table_route, main_route, rule = (row_format(NETPLAN, m, n) for m, n in (
-        ("header", 1), ("nic", 3), ("table_route", 3), ("main_route", 2), ("rule", 3)))
-    parts = [head % (host,)]
+def netplan_text(host: str, nics: list[HostNic], pools: list[str], mtu_bytes: int,
+                 others: list[tuple[HostFabric, list[HostNic]]] = ()) -> str:
+    """One server's netplan file: every compute NIC with its table's routes to the fabric pools
+    and its rule, rail 1 also carrying the main table's routes (traffic that picks no source);
+    then each storage / in-band fabric's NICs with routes to that fabric's pools only."""
+    head, plain_head, fabric_head, nic, table_route, main_route, rule = (row_format(NETPLAN, m, n) for m, n in (
+        ("header", 1), ("plain_header", 1), ("fabric_header", 2), ("nic", 3), ("table_route", 3), ("main_route", 2),
+        ("rule", 3)))
+    parts = [head % (host,) if nics else plain_head % (host,)]
+    parts += _nic_parts(nics, pools, mtu_bytes, nic, table_route, main_route, rule, per_nic_tables=True)
+    for fabric, fabric_nics in others:
+        parts.append(fabric_head % (fabric.name, ", ".join(fabric.pools)))
+        parts += _nic_parts(fabric_nics, fabric.pools, mtu_bytes, nic, table_route, main_route, rule,
+                            per_nic_tables=len(fabric.ports) > 1)
+    return "".join(parts)
+
+
+def _nic_parts(nics, pools, mtu_bytes, nic, table_route, main_route, rule, per_nic_tables: bool) -> list[str]:
+    """A fabric's NICs: with per_nic_tables (several NICs on one fabric) each has a table of
+    routes to the pools and a rule for its address, so what it sends leaves on it; the first
+    also carries the main table's routes. One NIC needs only those."""
+    parts = []
     for k, n in enumerate(nics):
         parts.append(nic % (n.ifname, mtu_bytes, n.address))
-        parts += [table_route % (pool, n.gateway, n.table) for pool in pools]
+        if per_nic_tables:
+            parts += [table_route % (pool, n.gateway, n.table) for pool in pools]
         if k == 0:
             parts += [main_route % (pool, n.gateway) for pool in pools]
-        parts.append(rule % (n.address, n.table, n.table))
-    return "".join(parts)
+        if per_nic_tables:
+            parts.append(rule % (n.address, n.table, n.table))
+    return parts
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     compute = fabric_plan(plan)
+    if not any(d.role == "server" for d in compute.devices):
+        return
     r = compute.routing
-    if r is None or not any(d.role == "server" for d in compute.devices):
+    others = host_fabrics(plan)
+    if r is None and not others:
         return
     env = environment()
     roce = roce_profile()
-    names, nics, ports = server_nics(compute)
-    pools = [r.pools["server_links"], r.pools["loopbacks"]]
-    for name, host_nics in zip(names, nics):
-        out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(name, host_nics, pools, roce.host_mtu_bytes))
+    names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
+                                                                      None, [])
+    pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
+    for s, name in enumerate(names):
+        out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(
+            name, nics[s] if nics else [], pools, roce.host_mtu_bytes, [(f, f.per_server[s]) for f in others if f.per_server[s]]))
 
     server_type = plan.design["server"]
     topo = plan.facts.get("host_topology", {}).get(server_type)
     topo_nics = rail_nics(topo, len(ports))
     hcas = [n["name"] for n in topo_nics] if topo_nics else None
     busids = [n["busid"] for n in topo_nics] if topo_nics else None
-    used = sorted({nic.rail for host_nics in nics for nic in host_nics})
+    named = nic_devices(compute.devices[0].layout) if ports else []
+    hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
+    if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device
+        hcas = named
+    used = sorted({nic.rail for host_nics in nics for nic in host_nics}) if nics else []
     rails = [(k, ports[k - 1], hcas[k - 1] if hcas else None) for k in used]
-    ctx = dict(server_type=server_type, rails=rails, roce=roce, tos=nic_tos(roce), hcas_known=hcas is not None,
-               tc_priorities=_tc_priorities(roce), tsa=_tsa(roce), tcbw=_tcbw(roce),
+    # the RoCE fabrics' NICs besides compute: (fabric, port), every port of the group any server uses
+    extra_qos = [(f.name, f.ports[k - 1]) for f in others if f.roce
+                 for k in sorted({nic.rail for host_nics in f.per_server for nic in host_nics})]
+    ctx = dict(server_type=server_type, rails=rails, extra_qos=extra_qos, roce=roce, tos=nic_tos(roce),
+               hcas_known=hcas is not None, hcas_from_ports=hcas_from_ports, tc_priorities=_tc_priorities(roce), tsa=_tsa(roce), tcbw=_tcbw(roce),
                pfc=",".join("1" if p in roce.pfc_priorities else "0" for p in range(8)))
-    out.write_text(f"{FOLDER}/{server_type}/roce-qos.sh", env.get_template("hosts/roce-qos.sh.j2").render(**ctx))
-    out.write_text(f"{FOLDER}/{server_type}/nccl.conf", env.get_template("hosts/nccl.conf.j2").render(**ctx))
-    if busids:
+    if rails or extra_qos:
+        out.write_text(f"{FOLDER}/{server_type}/roce-qos.sh", env.get_template("hosts/roce-qos.sh.j2").render(**ctx))
+    if rails:
+        out.write_text(f"{FOLDER}/{server_type}/nccl.conf", env.get_template("hosts/nccl.conf.j2").render(**ctx))
+    if busids and rails:
         link = env.get_template("hosts/fabric-nic.link.j2")
         for k, port, _ in rails:
             out.write_text(f"{FOLDER}/{server_type}/systemd-link/10-clusterc-rail{k}.link",
                            link.render(ifname=port, busid=busids[k - 1], rail=k, hca=hcas[k - 1], mtu=roce.host_mtu_bytes))
     out.write_text(f"{FOLDER}/README.md", env.get_template("hosts/README.md.j2").render(
-        server_type=server_type, rails=rails, links_written=busids is not None, hcas_known=hcas is not None,
-        first_table=FIRST_TABLE, roce=roce, tos=nic_tos(roce)))
+        server_type=server_type, rails=rails, links_written=busids is not None and bool(rails), hcas_known=hcas is not None,
+        first_table=FIRST_TABLE, roce=roce, tos=nic_tos(roce), others=others, extra_qos=extra_qos))
 
 
 def _tc_priorities(roce) -> str:

@@ -28,7 +28,7 @@ from ..plan.model import Plan
 from ..plan.power import rack_draw
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes
-from .summary import summarize
+from .summary import speed_text, summarize
 from .templates import render_template
 from .writer import OutputDir
 
@@ -113,7 +113,7 @@ def fmt(v) -> str:
 def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
     """The summary table: the compute fabric's figures (the extra fabrics have a table of their own)."""
     rows = [("GPUs", s["gpus"]), ("servers", f"{s['servers']:,} x {s['server']}"),
-            ("topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G")]
+            ("topology", f"{s['topology']}, {s['tiers']} tiers, {speed_text(s)}")]
     rows += [(f"{role} switches", f"{n:,} x {s['switch']}") for role, n in s["switches"].items()]
     rows += [(f"{kind} cables", n) for kind, n in s["cables"].items()]
     cables = sum(s["cables"].values())

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import descriptor
+from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import dotted
@@ -219,7 +220,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
             site=r.site,
             sonic_platform=sonic["platform"] if sonic else None,
-            sonic_hwsku=sonic["hwsku"].get(str(used_speeds.pop())) if sonic and len(used_speeds) == 1 else None,
+            sonic_hwsku=sonic_hwsku(sonic, used_speeds),
         )
 
 

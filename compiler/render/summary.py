@@ -34,6 +34,13 @@ def cables_by_kind(plan: Plan) -> dict[str, int]:
     return {k: int(c) for k, c in zip(plan.link_kinds, counts) if c}
 
 
+def speed_text(summary: dict) -> str:
+    """The fabric's link speed for a summary line: one speed, or the server links' and the
+    switch-to-switch links' where they differ (fabric.uplink_speed_gbps)."""
+    up = summary.get("uplink_speed_gbps")
+    return f"{summary['speed_gbps']}G" if up is None else f"{summary['speed_gbps']}G to servers, {up}G between switches"
+
+
 def summarize(plan: Plan, checks: CheckResults) -> dict:
     """summary.json of a plan and its check results (run_checks(plan))."""
     if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (summarize_fabrics)
@@ -72,6 +79,8 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
         **({"switch_models": {role: design.switch_model(role) for role in switches}}
            if any(design.switch_model(role) != design.switch for role in ("spine", "core")) else {}),
         "speed_gbps": design.speed_gbps,
+        # switch-to-switch links at another speed (fabric.uplink_speed_gbps), only where they are
+        **({"uplink_speed_gbps": up} if (up := getattr(design, "uplink_speed_gbps", None)) not in (None, design.speed_gbps) else {}),
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,

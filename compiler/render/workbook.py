@@ -25,7 +25,7 @@ from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.power import rack_draw
-from .summary import summarize
+from .summary import speed_text, summarize
 from ..plan.views import cable_ids, cable_labels, cable_part, port_table
 from .rack_rows import rack_order
 from .writer import OutputDir
@@ -102,7 +102,7 @@ def _summary(wb: Workbook, plan: Plan, checks: CheckResults) -> None:
     ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10])
     bold = Font(bold=True)
     rows: list[list] = [["design", plan.name], ["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
-                        ["topology", f"{s['topology']}, {s['tiers']} tiers, {s['speed_gbps']}G"]]
+                        ["topology", f"{s['topology']}, {s['tiers']} tiers, {speed_text(s)}"]]
     rows += [[f"{role} switches", n] for role, n in s["switches"].items()]
     rows += [[f"{kind} cables", n] for kind, n in s["cables"].items()]
     for name, fab in s.get("fabrics", {}).items():  # extra fabrics share the hall (their kinds carry the prefix)

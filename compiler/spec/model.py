@@ -153,7 +153,9 @@ class Fabric(_Strict):
     # --- multi-plane (dual-homed NICs, planes that never meet; Alibaba HPN) --------------
     planes: int | None = Field(None, ge=1, le=8, description="multi-plane: planes (default and only value: ports per NIC)")
     uplink_speed_gbps: int | None = Field(
-        None, gt=0, description="multi-plane: ToR-aggregation link speed (default: the host link speed)")
+        None, gt=0, description="fat-tree / rail-optimized: leaf-spine and spine-core link speed, at or above "
+                                "speed_gbps, e.g. 800 over 400G server links on an SN5600 (Spectrum-X); "
+                                "multi-plane: ToR-aggregation link speed. Default: speed_gbps")
 
     @model_validator(mode="after")
     def _family_keys(self):

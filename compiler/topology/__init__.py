@@ -58,7 +58,7 @@ class Topology:
     traffic_routes: Literal["updown", "dragonfly"] = "updown"
 
 
-_CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch")
+_CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch", "uplink_speed_gbps")
 _CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
              supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
 _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",

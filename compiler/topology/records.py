@@ -47,6 +47,7 @@ class ClosRecord(DesignRecord):
     spines_per_pod: int | None = None
     leaf_spine_links_per_pair: int | None = None
     built_for_servers: int | None = None
+    uplink_speed_gbps: int | None = None  # leaf-spine and spine-core, only where it differs from speed_gbps
     spine_switch: str | None = None  # only where it differs from `switch`
     spine_radix: int | None = None
     core_switch: str | None = None

@@ -146,7 +146,7 @@ def summarise(fabric: TrafficFabric, pattern: Pattern, routing: str, phases: lis
     }
 
 
-def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int) -> dict:
+def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int, line_rates: int = 1) -> dict:
     """Static ECMP, one flow per pair, a random permutation on a two-tier Clos: a flow stays
     on its leaf with probability q = (d - 1)/(N - 1) (d endpoints per leaf, N in all) and gets
     line rate; the n = round(d (1 - q)) flows that leave each hash to one of its u uplinks at
@@ -156,16 +156,22 @@ def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int) -> dict:
     - equal_share: each link shared equally by its flows on both hops, a leaving flow gets
       1/max(K_up, K_down), K = 1 + Binomial(n - 1, 1/u), independent: q + (1 - q) E[...].
     Max-min fairness hands the share a flow cannot use to the others, so the measured
-    mean falls between the two."""
-    u, d = uplinks, flows_per_leaf
+    mean falls between the two.
+    `line_rates`: flows at line rate one uplink carries, c (2 for 800G uplinks over 400G
+    NICs, fabric.uplink_speed_gbps): an uplink serves min(X, c) of the X flows it draws,
+    u/n E[min(X, c)], X ~ Binomial(n, 1/u); a shared link gives each flow min(1, c/K)."""
+    u, d, c = uplinks, flows_per_leaf, line_rates
     q = (d - 1) / (endpoints - 1) if endpoints > 1 else 0.0
     n = max(1, round(d * (1 - q)))
     p = 1 / u
     pmf = [math.comb(n - 1, k) * p ** k * (1 - p) ** (n - 1 - k) for k in range(n)]
-    equal = sum(pa * pb / max(a, b) for a, pa in enumerate(pmf, 1) for b, pb in enumerate(pmf, 1))
-    single = u / n * (1 - (1 - p) ** n)
+    equal = sum(pa * pb * min(1.0, c / max(a, b)) for a, pa in enumerate(pmf, 1) for b, pb in enumerate(pmf, 1))
+    if c == 1:  # E[min(X, 1)] = P(X >= 1), as written before (bytes of existing reports)
+        single = u / n * (1 - (1 - p) ** n)
+    else:
+        single = u / n * sum(min(k, c) * math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n + 1))
     return {"single_hop_bound": round(q + (1 - q) * min(1.0, single), 4), "equal_share": round(q + (1 - q) * equal, 4),
-            "uplinks": u, "flows_per_leaf": d}
+            "uplinks": u, "flows_per_leaf": d, **({"uplink_line_rates": c} if c != 1 else {})}
 
 
 def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, qps: int) -> dict | None:
@@ -182,4 +188,7 @@ def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, q
     placed = int(sum(fabric.ep_first[s + 1] - fabric.ep_first[s] for s in pattern.servers.tolist()))
     if placed != fabric.ep_link.size:  # a partial placement: leaves hold fewer of the flows
         return None
-    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]), placed)
+    up, down = d.get("uplink_speed_gbps", d["speed_gbps"]), d["speed_gbps"]
+    if up % down:
+        return None  # an uplink carries no whole number of line-rate flows: the model does not apply
+    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]), placed, up // down)

@@ -152,15 +152,23 @@ def htsim_files(plan: Plan) -> dict[str, str]:
     if np.any(per_leaf != down):
         raise ExportError(f"htsim's fat tree needs every leaf full ({down} hosts); this plan has leaves with "
                           f"{int(per_leaf.min())} (a partial scalable unit or pod)")
-    if down % up:
-        raise ExportError(f"htsim takes a whole-number oversubscription; the leaves are {down}:{up}")
-
     def speed(kind: str) -> int:
         sel = L.kind == kinds.index(kind)
         values = np.unique(L.speed_gbps[sel])
         if values.size != 1:
             raise ExportError(f"{kind} cables run at several speeds ({', '.join(map(str, values))} Gb/s)")
         return int(values[0])
+
+    # htsim's `Oversubscribed` is bandwidth: it derives a tier's uplinks as ports x its downlink
+    # speed / (the next tier's downlink speed x Oversubscribed) (FatTreeTopology::set_custom_params),
+    # so with uplinks faster than downlinks (fabric.uplink_speed_gbps) it is not the port ratio.
+    def oversub(what: str, d_ports: int, d_gbps: int, u_ports: int, u_gbps: int) -> int:
+        if (d_ports * d_gbps) % (u_ports * u_gbps):
+            ratio = f"{d_ports}:{u_ports}" if d_gbps == u_gbps else f"{d_ports * d_gbps}:{u_ports * u_gbps} Gb/s"
+            raise ExportError(f"htsim takes a whole-number oversubscription; the {what} are {ratio}")
+        return d_ports * d_gbps // (u_ports * u_gbps)
+
+    leaf_oversub = oversub("leaves", down, speed("server-leaf"), up, speed("leaf-spine"))
 
     nodes = len(f.ep_link)
     tiers = d["tiers"]
@@ -172,15 +180,14 @@ def htsim_files(plan: Plan) -> dict[str, str]:
            f"# NIC latency ({lat} ns); the plan has no cable delays. Queue sizes: set with htsim's -q.",
            f"Nodes {nodes}", f"Tiers {tiers}", f"Podsize {pod}", "",
            "Tier 0", f"Downlink_speed_Gbps {speed('server-leaf')}", f"Radix_Down {down}", f"Radix_Up {up}",
-           f"Oversubscribed {down // up}", f"Downlink_Latency_ns {lat}", "",
+           f"Oversubscribed {leaf_oversub}", f"Downlink_Latency_ns {lat}", "",
            "Tier 1", f"Downlink_speed_Gbps {speed('leaf-spine')}", f"Radix_Down {spine_down}",
            f"Bundle {d['leaf_spine_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
     if tiers == 3:
         s_down, s_up = d["spine_ports"]["down"], d["spine_ports"]["up"]
-        if s_down % s_up:
-            raise ExportError(f"htsim takes a whole-number oversubscription; the spines are {s_down}:{s_up}")
+        spine_oversub = oversub("spines", s_down, speed("leaf-spine"), s_up, speed("spine-core"))
         core_down = int(np.bincount(L.b_dev[L.kind == kinds.index("spine-core")]).max())
-        out += [f"Radix_Up {s_up}", f"Oversubscribed {s_down // s_up}", "",
+        out += [f"Radix_Up {s_up}", f"Oversubscribed {spine_oversub}", "",
                 "Tier 2", f"Downlink_speed_Gbps {speed('spine-core')}", f"Radix_Down {core_down}",
                 f"Bundle {d['spine_core_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
     order = fabric_order(f, np.arange(nodes))

@@ -47,7 +47,8 @@ def traffic_text(report: dict) -> str:
         if b:
             lines.append(f"  {r['pattern']} {r['routing']}: balls into bins expects {b['equal_share']:.1%} (equal share on "
                          f"both hops) to {b['single_hop_bound']:.1%} (uplink collisions alone) for {b['flows_per_leaf']} flows "
-                         f"on {b['uplinks']} uplinks; measured {r['fraction']:.1%}")
+                         f"on {b['uplinks']} uplinks" + (f" of {b['uplink_line_rates']}x line rate" if b.get("uplink_line_rates") else "")
+                         + f"; measured {r['fraction']:.1%}")
     for r in results:
         hot = r["hot_links"][:3]
         if hot and r["max_link_load"] > 1:

@@ -48,22 +48,11 @@ def _switch_of(layout_id: str):
 
 
 def _nos_names(switch, layout) -> dict[str, list[str]]:
-    """Per NOS the catalog names this switch for, the name of every port of `layout`."""
-    out: dict[str, list[str]] = {}
-    for nos in sorted({*switch.nos_port_names, *switch.nos, "frr"}):
-        by_speed = {}
-        names = []
-        for p in layout.ports:
-            speed = p.speed_gbps
-            if speed not in switch.modes:
-                break
-            if speed not in by_speed:
-                by_speed[speed] = nos_port_names(switch, speed, nos)
-            per_cage = switch.modes[speed].ports_per_cage
-            names.append(by_speed[speed][(int(p.cage) - 1) * per_cage + p.lane - 1])
-        else:
-            out[nos] = names
-    return out
+    """Per NOS the catalog names this switch for, the name of every port of `layout` (a
+    layout at a speed the model lacks, e.g. from another catalog's plan.json, has none)."""
+    if any(p.speed_gbps not in switch.modes for p in layout.ports):
+        return {}
+    return {nos: list(nos_port_names(switch, layout, nos)) for nos in sorted({*switch.nos_port_names, *switch.nos, "frr"})}
 
 
 def port_spellings(plan: Plan) -> dict[str, dict[str, int]]:

@@ -1,0 +1,58 @@
+"""Notes on SONiC switches whose DEVICE_METADATA platform or hwsku the catalog cannot give.
+
+config_db.json names the platform and hwsku only where the catalog evidences them (switches.yaml
+`sonic:`, catalog/sonic.py picks the hwsku of a switch's one port speed); elsewhere it leaves
+the field out, and the compile says so here, once per switch model and port-speed set, with
+where the value comes from instead.
+
+Cost: one pass over each SONiC fabric's link table (numpy), then one entry per switch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from ..catalog.sonic import hwsku
+from ..plan.fabrics import fabric_names, fabric_plan
+from ..plan.model import Plan
+from ..plan.naming import SWITCH_ROLES
+
+
+def notes(plan: Plan) -> list[str]:
+    out = []
+    models = plan.facts.get("models", {})
+    for name in fabric_names(plan):
+        view = fabric_plan(plan, name)
+        if view.routing is None or view.routing.nos != "sonic":
+            continue
+        devices = view.devices
+        links = view.links
+        dev = np.concatenate([links.a_dev, links.b_dev]).astype(np.int64)
+        speed = np.concatenate([links.speed_gbps, links.speed_gbps]).astype(np.int64)
+        is_switch = np.fromiter((d.role in SWITCH_ROLES for d in devices), dtype=bool, count=len(devices))
+        keep = is_switch[dev]
+        pairs = np.unique(np.stack([dev[keep], speed[keep]]), axis=1)  # (switch, speed), sorted by switch
+        speeds: dict[int, list[int]] = {}
+        for d, s in zip(*pairs.tolist()):
+            speeds.setdefault(d, []).append(s)
+        groups = Counter((devices[d].model, tuple(s)) for d, s in speeds.items())
+        for (model, split), count in sorted(groups.items()):
+            sonic = models.get(model, {}).get("sonic")
+            if hwsku(sonic, split):
+                continue
+            what = f"{count} {model} switch{'es' if count > 1 else ''} ({'/'.join(f'{s}G' for s in split)} ports)"
+            keeps = ("so the switch keeps its own (set at first boot from its platform's default_sku in sonic-buildimage "
+                     "device/<vendor>/<platform>/), whose port split may differ from this file's PORT table: choose the "
+                     "platform's hwsku of this split, or break the ports out to it, before loading the file")
+            if not sonic:
+                out.append(f"sonic: {what}: the catalog names no SONiC platform for {model} (switches.yaml sonic:): "
+                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}")
+            elif len(split) > 1:
+                out.append(f"sonic: {what}: no one hwsku of {sonic['platform']} is known to hold ports of several "
+                           f"speeds: config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")
+            else:
+                out.append(f"sonic: {what}: no hwsku of {sonic['platform']} is known with {split[0]}G ports "
+                           f"(switches.yaml sonic.hwsku): config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")
+    return out
