@@ -416,6 +416,11 @@ class ExploreFormat(str, Enum):
     html = "html"
 
 
+class RankAt(str, Enum):
+    target = "target"
+    day_one = "day-one"
+
+
 class Objective(str, Enum):
     cost = "cost"
     power = "power"
@@ -431,7 +436,10 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
             write_specs: Optional[Path] = typer.Option(None, "--write-specs", help="write the shown designs here as ordinary specs"),
             format: ExploreFormat = typer.Option(ExploreFormat.text, "--format",
                                                  help="text, json, markdown, or html (a page with the front plotted)"),
-            max_candidates: int = typer.Option(1000, "--max-candidates", min=1, help="refuse a larger design space")) -> None:
+            max_candidates: int = typer.Option(1000, "--max-candidates", min=1, help="refuse a larger design space"),
+            at: RankAt = typer.Option(RankAt.target, "--at", help="with growth: rank on the figures at the growth target "
+                                                                  "(default: the design is lived with at its full size) "
+                                                                  "or at day one")) -> None:
     """Search a design space: compile and check every combination of choices, drop those that
     fail (with the reason), show the Pareto front, the winner for the objective and why the
     runners-up lose. Exit 1 when no candidate is feasible."""
@@ -440,7 +448,7 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
     from .explore.report import markdown, text
 
     try:
-        result = run_explore(requirements, objective.value, max_candidates, failures_for=top)
+        result = run_explore(requirements, objective.value, max_candidates, at=at.value)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == ExploreFormat.json else Format.text)
         raise typer.Exit(EXIT_INVALID)

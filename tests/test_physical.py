@@ -9,6 +9,7 @@ import pytest
 from compiler.check.physical import physical_findings
 from compiler.diagnostics import SpecInvalid
 from compiler.plan.bom import bill_of_materials, cable_count
+from compiler.plan.power import rack_draw
 from compiler.plan.views import cage_table
 
 from .conftest import SPECS, cli_in_process, plan_from_text
@@ -41,7 +42,7 @@ def test_placement_respects_u_and_power_and_places_everything(policy):
         spans = sorted((int(phys.dev_u[i]), int(phys.dev_u[i] + phys.dev_height_u[i] - 1)) for i in members)
         assert spans[0][0] >= 1 and spans[-1][1] <= rack.usable_u
         assert all(a[1] < b[0] for a, b in zip(spans, spans[1:])), f"overlap in {rack.name}"
-        assert phys.rack_power_w()[r] <= rack.power_budget_w
+        assert rack_draw(plan).known_w[r] <= rack.power_budget_w  # switch-side optics included
     assert len({r.name for r in phys.racks}) == len(phys.racks)
     if policy == "top-of-rack":
         assert {r.kind for r in phys.racks if any(plan.devices[i].role == "leaf" for i in np.nonzero(phys.dev_rack == phys.racks.index(r))[0])} == {"compute"}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plan.model import Plan
+from ..plan.power import RackDraw, rack_draw, switch_optics_w
 from ..plan.views import cable_ids
 from .context import CheckContext
 from .figures import Figures
@@ -22,25 +23,71 @@ class PhysicalFigures(Figures):
 
 
 def rack_power(plan: Plan) -> list[Finding]:
+    """Each rack's draw (plan/power.py: devices and switch-side optics) against its layout budget."""
     phys = plan.physical
     if phys is None:
         return []
     out: list[Finding] = []
-    load = phys.rack_power_w()
-    for i in np.nonzero(load > np.array([r.power_budget_w for r in phys.racks]) + 1e-6)[0].tolist():
+    draw = rack_draw(plan)
+    for i in np.nonzero(draw.known_w > np.array([r.power_budget_w for r in phys.racks]) + 1e-6)[0].tolist():
         rack = phys.racks[i]
         members = int((phys.dev_rack == i).sum())
         out.append(Finding("RACK_OVER_POWER", "error",
-                           f"rack {rack.name} draws up to {load[i] / 1000:.1f} kW from {members} devices; "
-                           f"its budget is {rack.power_budget_w / 1000:g} kW", rack.name))
-    unknown = np.isnan(phys.dev_power_w)
-    if unknown.any():
-        models = sorted({plan.devices[i].model for i in np.nonzero(unknown)[0].tolist()})
-        racks = np.unique(phys.dev_rack[unknown]).size
+                           f"rack {rack.name} draws up to {draw.known_w[i] / 1000:.1f} kW from {members} devices"
+                           f"{_optics(draw, i)}; its budget is {rack.power_budget_w / 1000:g} kW", rack.name))
+    if draw.unknown.any():
+        racks = np.nonzero(draw.unknown)[0].size
+        no_figure = np.isnan(phys.dev_power_w)
+        modules = switch_optics_w(plan)[1] & ~no_figure
+        what = []
+        if no_figure.any():
+            models = sorted({plan.devices[i].model for i in np.nonzero(no_figure)[0].tolist()})
+            what.append(f"{int(no_figure.sum())} devices ({', '.join(models)}) have no power figure in the catalog")
+        if modules.any():
+            what.append(f"{int(modules.sum())} switches hold modules without one")
         out.append(Finding("RACK_POWER_UNKNOWN", "warning",
-                           f"{int(unknown.sum())} devices ({', '.join(models)}) have no power figure in the catalog; "
-                           f"the power of {racks} rack(s) is counted without them", "catalog"))
+                           f"{'; '.join(what)}; the power of {racks} rack(s) is counted without them", "catalog"))
     return out
+
+
+def _optics(draw: RackDraw, i: int) -> str:
+    return f" ({draw.optics_w[i] / 1000:.1f} kW of it switch-side optics)" if draw.optics_w[i] else ""
+
+
+def rack_power_limit(plan: Plan, limit_kw: float) -> tuple[dict, list[Finding]]:
+    """requirements.rack_power_kw: no rack may draw more. A rack whose known draw is over
+    fails; one within it that holds parts without a published power is unknown, said so
+    (a warning naming the parts), never passed as if they drew nothing."""
+    phys = plan.physical
+    if phys is None:  # the spec refuses the requirement without a layout; a plan.json could lack one
+        return ({"name": "rack_power_kw", "ok": False, "required": limit_kw, "measured": None},
+                [Finding("RACK_POWER_NOT_JUDGED", "error", "requirements.rack_power_kw: the plan has no racks (no layout)",
+                         "layout")])
+    draw = rack_draw(plan)
+    limit_w = limit_kw * 1000.0
+    worst = int(np.argmax(draw.known_w))
+    over = np.nonzero(draw.known_w > limit_w + 1e-6)[0]
+    unsure = np.nonzero((draw.unknown > 0) & (draw.known_w <= limit_w + 1e-6))[0]
+    result = {"name": "rack_power_kw", "ok": not over.size, "required": limit_kw,
+              "measured": round(float(draw.known_w[worst]) / 1000, 2), "worst_rack": phys.racks[worst].name,
+              "racks_over": int(over.size), "racks_unknown": int(unsure.size)}
+    findings = []
+    if over.size:
+        i = int(over[np.argmax(draw.known_w[over])])
+        floor = " at least" if draw.unknown[i] else ""
+        findings.append(Finding(
+            "RACK_POWER_ABOVE_LIMIT", "error",
+            f"rack {phys.racks[i].name} draws{floor} {draw.known_w[i] / 1000:.1f} kW{_optics(draw, i)}; "
+            f"the limit is {limit_kw:g} kW" + (f" ({over.size} racks over)" if over.size > 1 else ""), phys.racks[i].name))
+    if unsure.size:
+        i = int(unsure[np.argmax(draw.known_w[unsure])])
+        models = sorted({m for r in unsure.tolist() for m in draw.unknown_models(plan, r)})
+        findings.append(Finding(
+            "RACK_POWER_UNKNOWN_AGAINST_LIMIT", "warning",
+            f"{unsure.size} rack(s) hold parts without a published power ({', '.join(models)}): whether they stay "
+            f"within {limit_kw:g} kW is unknown; without those parts they draw up to {draw.known_w[i] / 1000:.1f} kW "
+            f"(rack {phys.racks[i].name})", phys.racks[i].name))
+    return result, findings
 
 
 def link_reach(plan: Plan) -> list[Finding]:

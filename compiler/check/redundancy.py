@@ -185,37 +185,22 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
                                 f"losing that leaf takes the rail down on every server behind it", "server"))
 
     failures: dict[str, FailureImpact] = {}
-    roles = list(dict.fromkeys(ctx.switch_role.tolist()))  # leaf, spine, core; router; chip (direct torus)
-    if _switchless(ctx):
-        roles = []  # the nodes are the servers: losing one is losing GPUs, not a fabric element
-    for role in roles:
-        s = _one_switch(ctx, role)
-        if s is None:
-            continue
-        keep = np.ones(g.n, dtype=bool)
-        keep[s] = False
-        imp = replace(_impact(ctx, base, failure_cuts, keep_switch=keep), switch=plan.devices[int(g.device_of[s])].name)
-        # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
-        # from a leaf that lost a path through this switch.
-        if role != "leaf" and not _switchless(ctx):
-            src = _leaf_near(ctx, [s])
-            imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], src, quick=True)[0])
-        failures[role] = imp
-        findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
-                                f"losing {role} {imp.switch}: bisection -{imp.bisection_lost_percent}% "
-                                f"({imp.bisection_gbps:,} Gb/s), {imp.gpu_ports_cut_off} GPU NIC ports and "
-                                f"{imp.servers_cut_off} servers cut off", imp.switch))
-    if g.a.size:
-        kinds = sorted(plan.link_kinds[int(k)] for k in np.unique(plan.links.kind[g.link]))
-        for kind in kinds:
-            k_idx = plan.link_kinds.index(kind)
-            first = int(np.nonzero(plan.links.kind[g.link] == k_idx)[0][0])
-            keep = np.ones(g.a.size, dtype=bool)
-            keep[first] = False
-            src = _leaf_near(ctx, [int(g.a[first]), int(g.b[first])])
-            failures[f"link:{kind}"] = replace(_impact(ctx, base, failure_cuts, keep_link=keep),
-                                               link=_cable(plan, int(g.link[first])),
-                                               leaf_pair_paths_min=leaf_pair_paths(ctx, keep, src, quick=True)[0])
+    for sc in failure_scenarios(ctx):
+        imp = _scenario_impact(ctx, base, failure_cuts, sc)
+        if sc.switch is not None:
+            # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
+            # from a leaf that lost a path through this switch.
+            if sc.what != "leaf" and not _switchless(ctx):
+                keep = sc.keep_switch
+                imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], _leaf_near(ctx, sc.near),
+                                                                       quick=True)[0])
+            findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
+                                    f"losing {sc.what} {imp.switch}: bisection -{imp.bisection_lost_percent}% "
+                                    f"({imp.bisection_gbps:,} Gb/s), {imp.gpu_ports_cut_off} GPU NIC ports and "
+                                    f"{imp.servers_cut_off} servers cut off", imp.switch))
+        else:
+            imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, sc.keep_link, _leaf_near(ctx, sc.near), quick=True)[0])
+        failures[sc.what] = imp
     sampled = None
     if len(failure_cuts) < len(ctx.cuts):
         sampled = (f"single failures measured on the {len(failure_cuts)} tightest intact cuts "
@@ -225,6 +210,87 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
                                 single_homed_servers=len(single), single_failures=failures, failure_cuts=sampled,
                                 monte_carlo=_monte_carlo(ctx, base, bisection.cuts))
     return figures, findings
+
+
+@dataclass(frozen=True)
+class FailureScenario:
+    """One element lost: a switch of a role (the busiest: _one_switch) or the first link of
+    a kind. `bound_gbps` is the most bisection the loss can take: a lost link at most its
+    capacity; a lost switch at most the flow through it, which is at most half the capacity
+    of everything attached to it (what enters leaves again). Lets a search for the worst
+    loss skip scenarios that cannot beat one already measured, exactly."""
+
+    what: str  # the switch role, or "link:<kind>"
+    keep_link: np.ndarray | None
+    keep_switch: np.ndarray | None
+    switch: str | None  # the element's name: a switch,
+    link: str | None  # or a cable id
+    near: tuple[int, ...]  # graph nodes at the lost element (a leaf near it counts paths)
+    bound_gbps: int
+
+
+def failure_scenarios(ctx: CheckContext) -> list[FailureScenario]:
+    """One switch of each role (leaf, spine, core; router; chip), then the first link of each
+    kind, in that order: the single failures the redundancy check reports."""
+    plan, g = ctx.plan, ctx.graph
+    out = []
+    roles = [] if _switchless(ctx) else list(dict.fromkeys(ctx.switch_role.tolist()))
+    if roles:
+        attached = np.bincount(np.concatenate([g.a, g.b, g.at_switch]),
+                               weights=np.concatenate([g.cap_gbps, g.cap_gbps, g.at_cap_gbps]), minlength=g.n)
+    for role in roles:  # switchless: the nodes are the servers: losing one is losing GPUs, not a fabric element
+        s = _one_switch(ctx, role)
+        if s is None:
+            continue
+        keep = np.ones(g.n, dtype=bool)
+        keep[s] = False
+        out.append(FailureScenario(role, None, keep, plan.devices[int(g.device_of[s])].name, None, (s,),
+                                   int(attached[s]) // 2))
+    if g.a.size:
+        kinds = sorted(plan.link_kinds[int(k)] for k in np.unique(plan.links.kind[g.link]))
+        for kind in kinds:
+            k_idx = plan.link_kinds.index(kind)
+            first = int(np.nonzero(plan.links.kind[g.link] == k_idx)[0][0])
+            keep = np.ones(g.a.size, dtype=bool)
+            keep[first] = False
+            out.append(FailureScenario(f"link:{kind}", keep, None, None, _cable(plan, int(g.link[first])),
+                                       (int(g.a[first]), int(g.b[first])), int(g.cap_gbps[first])))
+    return out
+
+
+def _scenario_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], sc: FailureScenario) -> FailureImpact:
+    return replace(_impact(ctx, base_gbps, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch),
+                   switch=sc.switch, link=sc.link)
+
+
+@dataclass(frozen=True)
+class WorstFailureFigures(Figures):
+    """The single failure of `failure_scenarios` that costs the most bisection (ties: the
+    first in their order), or None without any; `measured` of `scenarios` were max-flowed,
+    the rest skipped because their bound could not beat the worst so far."""
+
+    what: str | None
+    impact: FailureImpact | None
+    scenarios: int
+    measured: int
+
+
+def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple[WorstFailureFigures, list[Finding]]:
+    """The worst of the redundancy check's single failures, without its path counts and
+    Monte Carlo: the same figure (same elements, same cuts), at a fraction of the cost, for
+    ranking many designs (clusterc explore)."""
+    base = bisection.worst_cut_gbps
+    cuts = ctx.failure_cuts(bisection.cuts)
+    scenarios = failure_scenarios(ctx)
+    worst, worst_what, lost, measured = None, None, -1, 0
+    for sc in scenarios:
+        if sc.bound_gbps <= lost:
+            continue  # cannot lose more than the worst so far (and a tie keeps the earlier)
+        imp = _scenario_impact(ctx, base, cuts, sc)
+        measured += 1
+        if base - imp.bisection_gbps > lost:
+            worst, worst_what, lost = imp, sc.what, base - imp.bisection_gbps
+    return WorstFailureFigures(worst_what, worst, len(scenarios), measured), []
 
 
 def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:

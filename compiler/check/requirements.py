@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .allowed import nos_result, switch_models_result
 from .bisection import BisectionFigures
 from .context import CheckContext
 from .figures import Figures
@@ -14,6 +15,7 @@ from .findings import Finding
 from .traffic import TrafficFigures, traffic_requirement_results
 from .hops import HopsFigures
 from .oversubscription import OversubscriptionFigures, ratio_text
+from .physical import rack_power_limit
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,12 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
     traffic_results, traffic_findings = traffic_requirement_results(traffic)
     results += traffic_results
     findings += traffic_findings
+    # what may be bought, run and powered: judged on every fabric of the plan (racks are shared)
+    for key, judge in (("switch_models", switch_models_result), ("nos", nos_result), ("rack_power_kw", rack_power_limit)):
+        if req.get(key) is not None:
+            result, found = judge(ctx.all_fabrics, req[key])
+            results.append(result)
+            findings.extend(found)
     return RequirementsFigures(results=results, ok=all(r["ok"] for r in results)), findings
 
 

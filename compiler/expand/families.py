@@ -51,6 +51,12 @@ def unsupported(loaded: LoadedSpec, t: Topology) -> list[Diagnostic]:
             message = f"switch configs (fabric.nos) are not generated for topology '{kind}' yet"
             hint = "remove fabric.nos; the plan, cabling and checks do not need it"
         out.append(loaded.diagnostic("SPEC_UNSUPPORTED", ("fabric", "nos"), message, hint))
+    req = spec.requirements
+    if req is not None and req.rack_power_kw is not None and spec.layout is None:
+        out.append(loaded.diagnostic(
+            "SPEC_REQUIREMENT_NEEDS_LAYOUT", ("requirements", "rack_power_kw"),
+            "requirements.rack_power_kw judges what each rack draws, and racks exist only with a physical layout",
+            "add layout: {rows: N, racks_per_row: M} (the hall), or remove rack_power_kw"))
     return out
 
 

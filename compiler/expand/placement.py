@@ -67,7 +67,9 @@ class _Sizes:
 
     Per device (`height_u`, `power_w`): servers and every switch model in the plan (compute
     and extra fabrics) by their catalog entry, extra endpoints `layout.endpoint_rack_units`
-    with no power figure."""
+    with no power figure. A switch's optics are not counted here: which modules its cages
+    take depends on the media, chosen by cable length after placement; the physical check
+    judges each rack with them (plan/power.py)."""
 
     def __init__(self, plan: Plan, design: ClosDesign, layout: Layout, loaded: LoadedSpec):
         rack = layout.rack

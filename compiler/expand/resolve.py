@@ -182,6 +182,10 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         switch = catalog.switches.get(fabric.switch)
         if switch is None:
             error("SPEC_UNKNOWN_SWITCH", ("fabric", "switch"), f"unknown switch '{fabric.switch}'", nearest(fabric.switch, catalog.switches))
+    for i, sid in enumerate((spec.requirements.switch_models or []) if spec.requirements else []):
+        if sid not in catalog.switches:
+            error("SPEC_UNKNOWN_SWITCH", ("requirements", "switch_models", i), f"unknown switch '{sid}'",
+                  nearest(sid, catalog.switches))
     media_requested: dict[str, str] = {}
     if isinstance(fabric.media, str):
         media_requested = {k: fabric.media for k in link_kinds}

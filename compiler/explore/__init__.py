@@ -18,8 +18,8 @@ import yaml
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.yaml_source import load_yaml_file
 from .choices import candidates, design_space
-from .evaluate import Evaluated, add_worst_failure, evaluate
-from .front import METRICS, OBJECTIVES, pareto_front, ranked, value, why_loses
+from .evaluate import Evaluated, evaluate
+from .front import AT, METRICS, OBJECTIVES, at_step, pareto_front, ranked, value, why_loses
 
 MAX_CANDIDATES = 1000
 
@@ -34,6 +34,17 @@ class Exploration:
     front_metrics: list[str]
     ranking: list[Evaluated]  # feasible, best first
     duplicates: int
+    at: str = "target"  # the step ranked: "target" (the growth target) or "day-one" (front.py)
+
+    @property
+    def grows(self) -> bool:
+        """Some feasible candidate has a growth target beyond day one."""
+        return any(e.final is not None for e in self.feasible)
+
+    @property
+    def ranked_at(self) -> str:
+        """What the ranking used: the growth target only where there is one."""
+        return "target" if self.at == "target" and self.grows else "day-one"
 
     @property
     def best(self) -> Evaluated | None:
@@ -42,11 +53,15 @@ class Exploration:
     def why(self, ev: Evaluated) -> str | None:
         if self.best is None or ev is self.best or ev.rejected:
             return None
-        return why_loses(ev, self.best, self.objective, self.front_metrics)
+        return why_loses(ev, self.best, self.objective, self.front_metrics, self.ranked_at)
 
     def caveats(self) -> list[str]:
         """What a reader must know before trusting the winner."""
         out = []
+        unsure = [e.candidate.name for e in self.feasible if e.unconfirmed]
+        if unsure:
+            out.append(f"rack power not confirmed for {len(unsure)} feasible design(s) ({', '.join(unsure[:5])}"
+                       + (", ..." if len(unsure) > 5 else "") + "): racks hold parts without a published power")
         unknown = sorted({p for e in self.feasible for p in e.power_unknown_for})
         if unknown:
             out.append("power is a floor: no published power for " + ", ".join(unknown)
@@ -60,28 +75,31 @@ class Exploration:
 
 
 def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES,
-            failures_for: int = 10) -> Exploration:
+            at: str = "target") -> Exploration:
     """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file.
-    `failures_for`: the worst single failure is measured for the front and the top this many."""
+    `at`: with `growth:`, rank and draw the front on the figures at the growth target (the
+    default: a design is lived with at its full size, and its upper tiers are bought for
+    it on day one) or on day one's."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}; one of {', '.join(OBJECTIVES)}")
+    if at not in AT:
+        raise ValueError(f"at {at!r}; one of {', '.join(AT)}")
     source = load_yaml_file(path)
     cands = candidates(source, max_candidates)
     evaluated = [evaluate(c, path, source) for c in cands]
     _same_mistake_everywhere(evaluated)
     feasible = [e for e in evaluated if e.rejected is None]
-    if objective == "cost" and feasible and any(e.cost is None for e in feasible):
+    if objective == "cost" and feasible and any(at_step(e, at).cost is None for e in feasible):
         raise SpecInvalid([Diagnostic("EXPLORE_NO_PRICES", "--objective cost needs a price file", file=str(path),
                                       line=1, column=1, hint="add bom: {prices: prices.yaml} (currency and unit price "
                                                              "by part number); clusterc ships no prices")])
-    front, metrics = pareto_front(feasible)
-    ranking = ranked(feasible, objective)
-    for ev in dict.fromkeys(front + ranking[:failures_for]):
-        add_worst_failure(ev, path)
+    step = "target" if at == "target" and any(e.final is not None for e in feasible) else "day-one"
+    front, metrics = pareto_front(feasible, step)
+    ranking = ranked(feasible, objective, step)
     combos = 1
     for v in design_space(source)[1].values():
         combos *= len(v)
-    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands))
+    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands), at)
 
 
 def _same_mistake_everywhere(evaluated: list[Evaluated]) -> None:
@@ -105,7 +123,7 @@ def candidate_json(ev: Evaluated, front: set[int]) -> dict:
         "bisection_gbps": ev.bisection_gbps, "bisection_per_gpu_gbps": ev.bisection_per_gpu_gbps,
         "oversubscription": ev.oversubscription, "max_hops": ev.max_hops,
         "collective_time_s": ev.collective_time_s, "collective_bytes": ev.collective_bytes,
-        "worst_single_failure": ev.worst_single_failure,
+        "worst_single_failure": ev.worst_single_failure, "unconfirmed": ev.unconfirmed,
         "growth": None if ev.final is None else _growth_json(ev),
         "pareto": ev.candidate.index in front, "rejected": ev.rejected,
     }
@@ -117,7 +135,9 @@ def _growth_json(ev: Evaluated) -> dict:
 
     def step(e: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
-                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost}
+                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost,
+                "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s,
+                "worst_single_failure": e.worst_single_failure}
 
     day_one, final = step(ev), step(f)
     added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)
@@ -130,7 +150,7 @@ def as_json(x: Exploration) -> dict:
     front = {e.candidate.index for e in x.front}
     best = x.best
     return {
-        "file": Path(x.file).name, "objective": x.objective,
+        "file": Path(x.file).name, "objective": x.objective, "ranked_at": x.ranked_at,
         "evaluated": len(x.evaluated), "feasible": len(x.feasible), "duplicates_skipped": x.duplicates,
         "front_metrics": x.front_metrics,
         "caveats": x.caveats(),
@@ -150,8 +170,10 @@ def write_specs(x: Exploration, out_dir: str | Path, top: int) -> list[Path]:
         spec = _rebased(ev.candidate.spec, Path(x.file).parent, out)
         header = [f"# {ev.candidate.name}: written by clusterc explore from {Path(x.file).name}",
                   "# chosen: " + ", ".join(f"{k}={v}" for k, v in ev.candidate.choices.items())]
-        header.append(f"# switches {ev.switches_total:,}, cables {ev.cables:,}, transceivers {ev.transceivers:,}, "
-                      f"bisection {ev.bisection_gbps:,} Gb/s" + (f", cost {ev.cost:,.2f} {ev.currency}" if ev.cost is not None else ""))
+        steps = [("", ev)] if ev.final is None else [("day one: ", ev), (f"at the growth target ({ev.final.gpus:,} GPUs): ", ev.final)]
+        header += [f"# {label}switches {e.switches_total:,}, cables {e.cables:,}, transceivers {e.transceivers:,}, "
+                   f"bisection {e.bisection_gbps:,} Gb/s" + (f", cost {e.cost:,.2f} {e.currency}" if e.cost is not None else "")
+                   for label, e in steps]
         path = out / f"{ev.candidate.name}.yaml"
         path.write_text("\n".join(header) + "\n" + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
         written.append(path)

@@ -1,9 +1,12 @@
 """One candidate: compiled to a plan (expand, no rendering), checked, measured.
 
-The scan runs every check a requirement or a figure needs except the single-failure
-analysis (`redundancy`, the slowest by far: 0.18 s of 0.23 s at 16,384 GPUs), which runs
-afterwards on the Pareto front only (`add_worst_failure`). `requirements.survive` does not
-depend on it: it is judged inside the requirements check on every candidate.
+The scan runs every check of `clusterc compile` that can reject a design or that a figure
+needs, with two swapped for cheaper ones that give the same answer to what explore asks:
+- `redundancy` (edge-disjoint paths, Monte Carlo: 0.2 s at 16,384 GPUs) for its worst
+  single failure only (check_worst_failure: the same elements on the same cuts, skipping
+  those that provably cannot be worse), so every candidate gets one;
+- `traffic` for the spec's traffic requirements only (the all-to-all headline takes
+  seconds at 16,384 GPUs and decides nothing here).
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..check import CHECKS, CheckResults, run_checks
+from ..check import CHECKS, Check, CheckResults, run_checks
 from ..check.bisection import BisectionFigures
 from ..check.collectives import CollectivesFigures
 from ..check.hops import HopsFigures
 from ..check.oversubscription import OversubscriptionFigures
-from ..check.redundancy import RedundancyFigures
+from ..check.redundancy import WorstFailureFigures, check_worst_failure
+from ..check.traffic import TrafficFigures, check_traffic_required
 from ..diagnostics import SpecInvalid
 from ..pipeline import plan_from_source
 from ..plan.bom import bill_of_materials, bom_totals
@@ -27,7 +31,10 @@ from ..render.summary import cables_by_kind
 from ..spec.yaml_source import Source
 from .choices import Candidate
 
-SCAN_CHECKS = {name: c for name, c in CHECKS.items() if name not in ("redundancy", "physical")}
+SCAN_CHECKS = {name: c for name, c in CHECKS.items() if name != "redundancy"} | {
+    "traffic": Check(check_traffic_required, TrafficFigures),
+    "worst_failure": Check(check_worst_failure, WorstFailureFigures, needs=("bisection",)),
+}
 
 
 @dataclass(eq=False)  # identity: one record per candidate
@@ -52,7 +59,8 @@ class Evaluated:
     max_hops: int | None = None
     collective_time_s: float | None = None  # all-reduce of the largest message size (alpha-beta estimate)
     collective_bytes: int | None = None
-    worst_single_failure: dict | None = None  # front members only (see module doc)
+    worst_single_failure: dict | None = None  # None: no element to lose (or rejected)
+    unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
     # with `growth:`: the same design compiled at the growth target (final_size), the figures
     # above being day one's
     final: "Evaluated | None" = None
@@ -66,6 +74,8 @@ class Evaluated:
 
 
 NETWORK_CATEGORIES = ("switch", "transceiver", "cable", "spare")
+# warnings that leave a requirement neither met nor failed: shown with the candidate
+UNCONFIRMED = ("RACK_POWER_UNKNOWN_AGAINST_LIMIT",)
 
 
 def candidate_source(candidate: Candidate, requirements_file: str | Path, where: Source | None = None) -> Source:
@@ -90,8 +100,10 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source 
     ev = measure(candidate, plan, checks)
     if candidate.spec.get("growth") and ev.rejected is None:
         ev.final = final_size(candidate, plan, requirements_file)
+        target = f"at the growth target ({plan.design.get('built_for_servers'):,} servers)"
         if ev.final.rejected:
-            ev.rejected = f"at the growth target ({plan.design.get('built_for_servers'):,} servers): {ev.final.rejected}"
+            ev.rejected = f"{target}: {ev.final.rejected}"
+        ev.unconfirmed += [f"{target}: {m}" for m in ev.final.unconfirmed]
     ev.seconds = time.perf_counter() - t0
     return ev
 
@@ -128,8 +140,17 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         collective_time_s=min(x for x in (largest.ring_s, largest.tree_s, largest.hierarchical_s) if x is not None)
         if largest else None,
         collective_bytes=largest.message_bytes if largest else None,
+        worst_single_failure=_worst_failure(checks.of(WorstFailureFigures)),
+        unconfirmed=[f.message for f in checks.findings if f.code in UNCONFIRMED],
         gpus=design["gpus"],
     )
+
+
+def _worst_failure(w: WorstFailureFigures) -> dict | None:
+    if w.impact is None:
+        return None
+    return {"what": w.what.replace("link:", "link "), "element": w.impact.switch or w.impact.link,
+            "bisection_lost_percent": w.impact.bisection_lost_percent, "servers_cut_off": w.impact.servers_cut_off}
 
 
 def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) -> Evaluated:
@@ -143,16 +164,3 @@ def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) 
         spec["fabric"]["scalable_unit"] = int(plan.design["scalable_unit"])
     final = Candidate(candidate.index, candidate.name + "-final", spec, candidate.choices, candidate.left_out)
     return evaluate(final, requirements_file)
-
-
-def add_worst_failure(ev: Evaluated, requirements_file: str | Path) -> None:
-    """The single element whose loss costs the most bisection (the redundancy check), for a
-    candidate worth showing; recompiles (plans are not kept during the scan)."""
-    _loaded, plan = plan_from_source(candidate_source(ev.candidate, requirements_file))
-    checks = run_checks(plan, checks={n: CHECKS[n] for n in ("bisection", "redundancy")})
-    worst = None
-    for role, f in checks.of(RedundancyFigures).single_failures.items():
-        if worst is None or f.bisection_lost_percent > worst["bisection_lost_percent"]:
-            worst = {"what": role.replace("link:", "link "), "element": f.switch or f.link,
-                     "bisection_lost_percent": f.bisection_lost_percent, "servers_cut_off": f.servers_cut_off}
-    ev.worst_single_failure = worst

@@ -1,6 +1,10 @@
 """The Pareto front of the feasible candidates, the winner for an objective, and why each
 runner-up loses to it. Pure functions over Evaluated records; O(n^2) in the feasible
 candidates for the front (n is at most --max-candidates, 1,000 by default: well under a second).
+
+Each takes the step ranked at: `at="day-one"` reads a candidate's own figures, `at="target"`
+those of the same design built out to its growth target (Evaluated.final; without growth
+the two are the same design).
 """
 
 from __future__ import annotations
@@ -20,16 +24,25 @@ OBJECTIVES = {"cost": "cost", "power": "power_w", "switches": "switches", "cable
               "collective_time": "collective_time_s"}
 
 
+AT = ("target", "day-one")
+
+
+def at_step(ev: Evaluated, at: str) -> Evaluated:
+    """The figures ranked: the candidate's own (day one) or at its growth target."""
+    return ev.final if at == "target" and ev.final is not None else ev
+
+
 def value(ev: Evaluated, metric: str):
     return ev.switches_total if metric == "switches" else getattr(ev, metric)
 
 
-def _front_metrics(feasible: list[Evaluated]) -> list[str]:
+def _front_metrics(feasible: list[Evaluated], at: str) -> list[str]:
     """The metrics every feasible candidate has (cost only with a price file)."""
-    return [m for m in METRICS if feasible and all(value(e, m) is not None for e in feasible)]
+    return [m for m in METRICS if feasible and all(value(at_step(e, at), m) is not None for e in feasible)]
 
 
 def _dominates(a: Evaluated, b: Evaluated, metrics: list[str]) -> bool:
+    """a (figures at the ranked step) at least as good as b on every metric, better on one."""
     better = False
     for m in metrics:
         sense = METRICS[m][2]
@@ -40,19 +53,22 @@ def _dominates(a: Evaluated, b: Evaluated, metrics: list[str]) -> bool:
     return better
 
 
-def pareto_front(feasible: list[Evaluated]) -> tuple[list[Evaluated], list[str]]:
+def pareto_front(feasible: list[Evaluated], at: str = "day-one") -> tuple[list[Evaluated], list[str]]:
     """Candidates no other candidate beats on every metric (ties kept), and the metrics used."""
-    metrics = _front_metrics(feasible)
-    front = [a for a in feasible if not any(_dominates(b, a, metrics) for b in feasible if b is not a)]
+    metrics = _front_metrics(feasible, at)
+    step = {id(e): at_step(e, at) for e in feasible}
+    front = [a for a in feasible
+             if not any(_dominates(step[id(b)], step[id(a)], metrics) for b in feasible if b is not a)]
     return front, metrics
 
 
-def ranked(feasible: list[Evaluated], objective: str) -> list[Evaluated]:
+def ranked(feasible: list[Evaluated], objective: str, at: str = "day-one") -> list[Evaluated]:
     """Best first for the objective; ties broken by switches, cables, power, then the order
     the choices were written (so a user's first-listed preference wins a tie)."""
     key = OBJECTIVES[objective]
 
-    def order(e: Evaluated):
+    def order(candidate: Evaluated):
+        e = at_step(candidate, at)
         v = value(e, key)  # None (no estimate) sorts last
         return (v is None, 0 if v is None else METRICS[key][2] * -v, e.switches_total, e.cables, e.power_w or 0.0,
                 -(e.bisection_gbps or 0), e.candidate.index)
@@ -68,8 +84,9 @@ def _fmt(metric: str, v) -> str:
     return f"{int(v):,}{' ' + unit if unit else ''}"
 
 
-def why_loses(ev: Evaluated, best: Evaluated, objective: str, metrics: list[str]) -> str:
+def why_loses(ev: Evaluated, best: Evaluated, objective: str, metrics: list[str], at: str = "day-one") -> str:
     """One line: how a runner-up compares with the winner, worse first, then what it gains."""
+    ev, best = at_step(ev, at), at_step(best, at)
     worse, gains, ties = [], [], []
     for m in metrics:
         a, b = value(ev, m), value(best, m)

@@ -1,87 +1,81 @@
 """The front as a picture and a page: cost (or power, without a price file) against
 bisection per GPU, every feasible candidate a dot, the Pareto front joined, the winner
-marked; and explore.html, one self-contained page in report.html's style."""
+marked; and explore.html, one self-contained page in report.html's style.
+
+Python decides the geometry (scales, ticks, which dot gets a label); the SVG and HTML are
+spelled by templates/explore/ (front.svg.j2, explore.html.j2).
+"""
 
 from __future__ import annotations
 
-from html import escape
+import math
+from dataclasses import dataclass
 
 from ..render.report import report_css
+from ..render.templates import render_template
 from . import Exploration
 from .evaluate import Evaluated
-from .report import COLUMNS, _explanations, _headline, _row, _shown
+from .front import at_step
+from .report import COLUMNS, GROWTH_COLUMNS, TEXT_COLUMNS, page
 
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 680, 400, 100, 30, 20, 50
-
-
-def _y_axis(x: Exploration) -> tuple[str, str]:
-    """(figure, label): cost where every feasible candidate has one, else network power."""
-    if x.feasible and all(e.cost is not None for e in x.feasible):
-        cur = x.feasible[0].currency
-        floor = " (floor: some parts unpriced)" if any(e.cost_unpriced for e in x.feasible) else ""
-        return "cost", f"network cost, {cur}{floor}"
-    floor = " (floor: " + ", ".join(sorted({p for e in x.feasible for p in e.power_unknown_for})) + " unpublished)" \
-        if any(e.power_unknown_for for e in x.feasible) else ""
-    return "power_w", f"network power, kW{floor}"
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 720, 420, 110, 30, 20, 56
+WINNER, FRONT, BEATEN = "#b71c1c", "#3a6fd0", "#9e9e9e"
+LABELLED_FRONT = 12  # more front members than this: only the winner is labelled (hover shows the rest)
 
 
-def _scale(lo: float, hi: float, a: float, b: float):
-    span = (hi - lo) or 1.0
-    return lambda v: a + (v - lo) / span * (b - a)
+@dataclass(frozen=True)
+class Dot:
+    x: float
+    y: float
+    r: int
+    colour: str
+    tip: str
+    label: str | None  # text beside the dot, or None
+    label_left: bool  # near the right edge: the label goes left of the dot
+    label_y: float  # the label's baseline, clear of the labels placed before it
 
 
-def front_svg(x: Exploration) -> str:
-    key, label = _y_axis(x)
-    pts = [(e.bisection_per_gpu_gbps or 0.0, getattr(e, key) / (1000 if key == "power_w" else 1), e) for e in x.feasible]
-    title = f"{label} against bisection per GPU: {len(pts)} feasible designs, Pareto front joined"
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" role="img" '
-           f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
-           f'<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#fff"/>']
-    if not pts:
-        out.append(f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle" font-size="13">no feasible design</text></svg>')
-        return "".join(out)
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    pad_x, pad_y = (max(xs) - min(xs)) * 0.08 or 1.0, (max(ys) - min(ys)) * 0.08 or 1.0
-    sx = _scale(min(xs) - pad_x, max(xs) + pad_x, LEFT, WIDTH - RIGHT)
-    sy = _scale(min(ys) - pad_y, max(ys) + pad_y, HEIGHT - BOTTOM, TOP)
-    axis = "#555"
-    out.append(f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}" stroke="{axis}"/>'
-               f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="{axis}"/>')
-    for i in range(5):  # ticks: five on each axis, values at the ends included
-        vx = min(xs) - pad_x + (max(xs) - min(xs) + 2 * pad_x) * i / 4
-        vy = min(ys) - pad_y + (max(ys) - min(ys) + 2 * pad_y) * i / 4
-        out.append(f'<text x="{sx(vx):.1f}" y="{HEIGHT - BOTTOM + 16}" font-size="11" text-anchor="middle">{vx:,.0f}</text>'
-                   f'<text x="{LEFT - 6}" y="{sy(vy) + 4:.1f}" font-size="11" text-anchor="end">{_tick(vy)}</text>')
-    out.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 10}" font-size="12" text-anchor="middle">'
-               f'bisection per GPU, Gb/s (worst balanced cut)</text>'
-               f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" font-size="12" text-anchor="middle" '
-               f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">{escape(label)}</text>')
-    front = sorted((p for p in pts if p[2] in x.front), key=lambda p: (p[0], p[1]))
-    if len(front) > 1:
-        path = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b, _ in front)
-        out.append(f'<polyline points="{path}" fill="none" stroke="#5c85d6" stroke-width="1.5"/>')
-    same: dict[tuple, list[str]] = {}  # designs with identical figures share one dot and one label
-    for a, b, e in pts:
-        same.setdefault((a, b), []).append(e.candidate.name)
-    labelled: set[tuple] = set()
-    for a, b, e in sorted(pts, key=lambda p: p[2] is x.best):  # the winner drawn last, on top
-        on_front, best = e in x.front, e is x.best
-        colour = "#b71c1c" if best else ("#5c85d6" if on_front else "#bbb")
-        r = 6 if best else (4 if on_front else 3)
-        out.append(f'<circle cx="{sx(a):.1f}" cy="{sy(b):.1f}" r="{r}" fill="{colour}"><title>{escape(_tip(e))}</title></circle>')
-        if (best or (on_front and len(x.front) <= 12)) and ((a, b) not in labelled or best):
-            labelled.add((a, b))
-            right = sx(a) > WIDTH - 150  # near the right edge: label to the left of the dot
-            anchor = "end" if right else "start"
-            out.append(f'<text x="{sx(a) + (-7 if right else 7):.1f}" y="{sy(b) - 6:.1f}" font-size="10" fill="{colour}" '
-                       f'text-anchor="{anchor}">'
-                       f'{escape(" = ".join(same[(a, b)]))}{" (best)" if best else ""}</text>')
-    out.append("</svg>")
-    return "".join(out)
+@dataclass(frozen=True)
+class Tick:
+    at: float  # pixel position along its axis
+    text: str
 
 
-def _tick(v: float) -> str:
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.3g}"
+def _y_axis(x: Exploration) -> tuple[str, str, str]:
+    """(figure, axis label, caveat): cost where every feasible candidate has one, else
+    network power; the caveat (a floor) goes in the caption, too long for the axis."""
+    steps = [at_step(e, x.ranked_at) for e in x.feasible]
+    if steps and all(e.cost is not None for e in steps):
+        floor = "a floor: some parts are unpriced" if any(e.cost_unpriced for e in steps) else ""
+        return "cost", f"network cost, {steps[0].currency}", floor
+    floor = ("a floor: no published power for " + ", ".join(sorted({p for e in steps for p in e.power_unknown_for}))
+             if any(e.power_unknown_for for e in steps) else "")
+    return "power_w", "network power, kW", floor
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> tuple[list[float], float]:
+    """Round tick values inside [lo, hi], 1, 2 or 5 times a power of ten apart, about
+    `count` of them, and that step. The axis spans [lo, hi] itself: no empty margin to
+    reach a round end."""
+    if hi <= lo:
+        hi = lo + (abs(lo) or 1.0)
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    v = first
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 10))
+        v = first + len(ticks) * step
+    return ticks, step
+
+
+def _tick_text(v: float, step: float) -> str:
+    if step >= 1:
+        return f"{v:,.0f}"
+    decimals = max(0, -math.floor(math.log10(step)))
+    return f"{v:,.{decimals}f}"
 
 
 def _tip(e: Evaluated) -> str:
@@ -89,16 +83,87 @@ def _tip(e: Evaluated) -> str:
             + f"; {e.switches_total:,} switches, {e.cables:,} cables")
 
 
+def front_plot(x: Exploration) -> dict:
+    """Everything front.svg.j2 draws, in pixels."""
+    key, label, floor = _y_axis(x)
+    where = " at the growth target" if x.ranked_at == "target" else ""
+    title = f"{label}{where} against bisection per GPU: {len(x.feasible)} feasible designs, Pareto front joined"
+    plot = {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP, "bottom": HEIGHT - BOTTOM,
+            "title": title, "y_label": label, "x_label": "bisection per GPU, Gb/s (worst balanced cut)",
+            "caption": f"{label}{where} ({floor})" if floor else f"{label}{where}",
+            "dots": [], "line": "", "x_ticks": [], "y_ticks": []}
+    steps = [(at_step(e, x.ranked_at), e) for e in x.feasible]
+    pts = [(s.bisection_per_gpu_gbps or 0.0, getattr(s, key) / (1000 if key == "power_w" else 1), e) for s, e in steps]
+    if not pts:
+        return plot
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    (x_lo, x_hi), (y_lo, y_hi) = _padded(xs), _padded(ys)
+    sx = _scale(x_lo, x_hi, LEFT, WIDTH - RIGHT)
+    sy = _scale(y_lo, y_hi, HEIGHT - BOTTOM, TOP)
+    tx, x_step = nice_ticks(x_lo, x_hi)
+    ty, y_step = nice_ticks(y_lo, y_hi)
+    plot["x_ticks"] = [Tick(round(sx(v), 1), _tick_text(v, x_step)) for v in tx]
+    plot["y_ticks"] = [Tick(round(sy(v), 1), _tick_text(v, y_step)) for v in ty]
+    front = sorted((p for p in pts if p[2] in x.front), key=lambda p: (p[0], p[1]))
+    if len(front) > 1:
+        plot["line"] = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b, _ in front)
+    same: dict[tuple, list[str]] = {}  # designs with identical figures share one dot and one label
+    for a, b, e in pts:
+        same.setdefault((a, b), []).append(e.candidate.name)
+    labelled: set[tuple] = set()
+    placed: list[tuple[float, float, float]] = []  # labels so far: left, right, baseline (px)
+    # the winner first, so its label gets the best place; drawn last (on top) by the template
+    for a, b, e in sorted(pts, key=lambda p: p[2] is not x.best):
+        on_front, best = e in x.front, e is x.best
+        px, py = sx(a), sy(b)
+        text, left, y = None, False, py
+        if (best or (on_front and len(x.front) <= LABELLED_FRONT)) and ((a, b) not in labelled or best):
+            labelled.add((a, b))
+            text = " = ".join(same[(a, b)]) + (" (best)" if best else "")
+            left = px > WIDTH - RIGHT - len(text) * LABEL_CHAR_PX - 8
+            y = _free_line(placed, px, py, text, left)
+        plot["dots"].append(Dot(round(px, 1), round(py, 1), 6 if best else (4 if on_front else 3),
+                                WINNER if best else (FRONT if on_front else BEATEN), _tip(e), text, left,
+                                round(y, 1)))
+    plot["dots"].reverse()  # the winner last: on top
+    return plot
+
+
+LABEL_CHAR_PX = 6.2  # an 11 px Helvetica character, on average: enough to keep labels apart
+LABEL_LINE_PX = 13
+
+
+def _scale(lo: float, hi: float, a: float, b: float):
+    span = (hi - lo) or 1.0
+    return lambda v: a + (v - lo) / span * (b - a)
+
+
+def _padded(values: list[float]) -> tuple[float, float]:
+    """The data range with 6% room each side, so no dot sits on an axis."""
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.06 or abs(hi) * 0.06 or 1.0
+    return lo - pad, hi + pad
+
+
+def _free_line(placed: list[tuple[float, float, float]], px: float, py: float, text: str, left: bool) -> float:
+    """A baseline for the label of the dot at (px, py) that overlaps no label placed before:
+    just above the dot, else just below, else a line further out each way, in turn."""
+    width = len(text) * LABEL_CHAR_PX
+    x0, x1 = (px - 8 - width, px - 8) if left else (px + 8, px + 8 + width)
+    y = py - 7
+    for k in range(12):
+        y = py - 7 - (k // 2) * LABEL_LINE_PX if k % 2 == 0 else py + 16 + (k // 2) * LABEL_LINE_PX
+        if not any(x0 < r and lo < x1 and abs(base - y) < LABEL_LINE_PX for lo, r, base in placed):
+            break
+    placed.append((x0, x1, y))
+    return y
+
+
+def front_svg(x: Exploration) -> str:
+    return render_template("explore/front.svg.j2", plot=front_plot(x))
+
+
 def html(x: Exploration, top: int) -> str:
-    front = {e.candidate.index for e in x.front}
-    rows = "".join("<tr>" + "".join(f'<td class="n">{escape(c)}</td>' if i not in (1, 2, 10) else f"<td>{escape(c)}</td>"
-                                    for i, c in enumerate(_row(k, e, front))) + "</tr>"
-                   for k, e in enumerate(_shown(x, top), start=1))
-    notes = "<br>".join(escape(line) for line in _explanations(x, top, bullet="- ") if line)
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>clusterc explore: {escape(x.file)}</title><style>{report_css()}</style></head><body>"
-            f"<h1>clusterc explore</h1><p>{'<br>'.join(escape(h) for h in _headline(x))}</p>"
-            f"<h2>Pareto front</h2><figure>{front_svg(x)}<figcaption>{escape(_y_axis(x)[1])} against bisection per GPU; "
-            "blue: the Pareto front, red: the winner, grey: feasible but beaten</figcaption></figure>"
-            f"<h2>Candidates</h2><table><tr>{''.join(f'<th>{escape(c)}</th>' for c in COLUMNS)}</tr>{rows}</table>"
-            f"<h2>Why, what was rejected, caveats</h2><p>{notes}</p></body></html>\n")
+    return render_template("explore/explore.html.j2", page=page(x, top), columns=COLUMNS, left=TEXT_COLUMNS,
+                           growth_columns=GROWTH_COLUMNS, plot=front_plot(x), css=report_css(),
+                           colours={"winner": WINNER, "front": FRONT, "beaten": BEATEN})

@@ -43,12 +43,6 @@ class Physical:
     # shared by every fabric, so what a rack holds and draws is counted from it.
     whole: "Physical | None" = None
 
-    def rack_power_w(self) -> np.ndarray:
-        """Known power per rack, every fabric's devices (those without a figure count as 0)."""
-        src = self.whole or self
-        power = np.nan_to_num(src.dev_power_w, nan=0.0)
-        return np.bincount(src.dev_rack, weights=power, minlength=len(self.racks))
-
     def rack_used_u(self) -> np.ndarray:
         src = self.whole or self
         return np.bincount(src.dev_rack, weights=src.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)

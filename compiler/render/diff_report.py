@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .templates import render_template
+
 
 def _cable(c: dict) -> str:
     return f"{c['a'][0]} {c['a'][1]} -> {c['b'][0]} {c['b'][1]} ({c['kind']}, {c['media']}, {c['speed_gbps']}G)"
@@ -69,6 +71,8 @@ def diff_text(d: dict, limit: int = 20) -> str:
 
 
 def diff_markdown(d: dict, limit: int = 50) -> str:
+    """The diff for a pull-request comment: a verdict on pulled cables, the counts, changed
+    figures and BOM lines as tables, the details folded (templates/diff/diff.md.j2)."""
     n = d["counts"]
     moved = n["cables_removed"] + n["cables_changed"]
     verdict = [("**No pulled cable moves.**" if moved == 0 else
@@ -76,28 +80,21 @@ def diff_markdown(d: dict, limit: int = 50) -> str:
     if n["cables_physical"] or n["devices_moved"]:
         verdict.append(f"**{n['cables_physical']} existing cable(s) change physically (rack, length, part or label) "
                        f"and {n['devices_moved']} device(s) move to another rack or U.**")
-    out = [f"### clusterc: `{d['old']}` → `{d['new']}`", "", " ".join(verdict), "",
-           "| | added | removed | changed | physical |", "|---|---:|---:|---:|---:|",
-           f"| devices | {n['devices_added']} | {n['devices_removed']} | {len(d['devices']['changed'])} | {n['devices_moved']} |",
-           f"| cables | {n['cables_added']} | {n['cables_removed']} | {n['cables_changed']} | {n['cables_physical']} |", ""]
-    if d.get("summary"):
-        out += ["| figure | before | after |", "|---|---|---|"]
-        out += [f"| {k} | {v['old']} | {v['new']} |" for k, v in d["summary"].items()]
-        out.append("")
-    if d["bom"]:
-        out += ["| BOM | part | before | after | delta |", "|---|---|---:|---:|---:|"]
-        out += [f"| {b['category']} | `{bom_part(b)}` | {b['old']} | {b['new']} | {b['delta']:+d} |" for b in d["bom"]]
-        out.append("")
-    sections = (("Moved devices", d["devices"]["moved"], lambda m: f"{m['name']}: {changes_text(m['changes'])}"),
-                ("Removed cables", d["cables"]["removed"], _cable),
-                ("Changed cables", d["cables"]["changed"], lambda c: f"{_cable(c['old'])} => {_cable(c['new'])}"),
-                ("Physically changed cables", d["cables"]["physical"],
-                 lambda c: f"{c['cable_id']}: {_cable(c)}: {changes_text(c['changes'])}"))
-    for title, items, line in sections:
+    counts = [("devices", n["devices_added"], n["devices_removed"], len(d["devices"]["changed"]), n["devices_moved"]),
+              ("cables", n["cables_added"], n["cables_removed"], n["cables_changed"], n["cables_physical"])]
+    sections = []
+    for title, items, line in (
+            ("Moved devices", d["devices"]["moved"], lambda m: f"{m['name']}: {changes_text(m['changes'])}"),
+            ("Removed cables", d["cables"]["removed"], _cable),
+            ("Changed cables", d["cables"]["changed"], lambda c: f"{_cable(c['old'])} => {_cable(c['new'])}"),
+            ("Physically changed cables", d["cables"]["physical"],
+             lambda c: f"{c['cable_id']}: {_cable(c)}: {changes_text(c['changes'])}")):
         if items:
-            out += [f"<details><summary>{title} ({len(items)})</summary>", "", "```"]
-            out += [line(c) for c in items[:limit]]
-            if len(items) > limit:
-                out.append(f"... {len(items) - limit} more")
-            out += ["```", "</details>", ""]
-    return "\n".join(out)
+            sections.append({"title": title, "count": len(items), "lines": [line(c) for c in items[:limit]],
+                             "more": max(0, len(items) - limit)})
+    text = render_template(
+        "diff/diff.md.j2", old=d["old"], new=d["new"], verdict=verdict, counts=counts,
+        summary=[(k, v["old"], v["new"]) for k, v in d.get("summary", {}).items()],
+        bom=[(b["category"], bom_part(b), b["old"], b["new"], f"{b['delta']:+d}") for b in d["bom"]],
+        sections=sections)
+    return text.rstrip("\n") + "\n"  # each block ends in a blank line to part it from the next; the last needs none

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
+from ..plan.power import rack_draw
 from .templates import render_template, row_format
 from .writer import OutputDir
 
@@ -27,7 +28,7 @@ def rack_svg(plan: Plan, r: int) -> str:
     rack = phys.racks[r]
     members = np.nonzero(phys.dev_rack == r)[0].tolist()
     height = rack.height_u * U_PX
-    power = float(np.nansum(phys.dev_power_w[members])) / 1000
+    power = float(rack_draw(plan).known_w[r]) / 1000  # devices and switch-side optics (plan/power.py)
     title = f"{rack.name} ({rack.kind}): {len(members)} devices, {int(phys.dev_height_u[members].sum())}U used, " \
             f"{power:.1f} of {rack.power_budget_w / 1000:g} kW (known)"
     u_number = row_format(ELEMENTS, "u_number", 3)

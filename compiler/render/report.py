@@ -25,6 +25,7 @@ from ..check.findings import Finding
 from ..plan.bom import bill_of_materials
 from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
+from ..plan.power import rack_draw
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes
 from .summary import speed_text, summarize
@@ -175,7 +176,7 @@ def report_html(plan: Plan, checks: CheckResults) -> str:
     phys = plan.physical
     if phys is not None:
         counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
-        power_w, used = phys.rack_power_w(), phys.rack_used_u()
+        power_w, used = rack_draw(plan).known_w, phys.rack_used_u()
         racks = [(r.name, r.kind, f"{int(c):,}", f"{int(u)}/{r.usable_u}", fmt(round(float(p) / 1000, 1)),
                   fmt(r.power_budget_w / 1000)) for r, c, p, u in zip(phys.racks, counts, power_w, used)]
     return render_template(

@@ -24,6 +24,7 @@ from openpyxl.styles import Font
 from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
+from ..plan.power import rack_draw
 from .summary import speed_text, summarize
 from ..plan.views import cable_ids, cable_labels, cable_part, port_table
 from .rack_rows import rack_order
@@ -114,7 +115,7 @@ def _summary(wb: Workbook, plan: Plan, checks: CheckResults) -> None:
              for line in plan.memo("bom", bill_of_materials) if line.category in ("cable", "transceiver")]
     rows += [[], ["rack", "kind", "devices", "power_kw", "used_u"]]
     counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
-    power = phys.rack_power_w()
+    power = rack_draw(plan).known_w
     used = phys.rack_used_u()
     rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used)]
     for row in rows:

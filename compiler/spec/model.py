@@ -369,6 +369,25 @@ class Requirements(_Strict):
     survive: Survive | None = None
     max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
     traffic: list[TrafficRequirement] | None = Field(None, max_length=32, description="TRAFFIC_BELOW_REQUIREMENT")
+    nos: list[NosId] | None = Field(
+        None, min_length=1, max_length=16,
+        description="allowed switch operating systems: an Ethernet fabric's nos must be one of them; without one, each of "
+                    "its switch models must run one (catalog `nos:`); an InfiniBand switch runs none (NOS_NOT_ALLOWED)")
+    switch_models: list[CatalogId] | None = Field(
+        None, min_length=1, max_length=64,
+        description="allowed switch models (catalog ids), on every tier of every fabric (SWITCH_MODEL_NOT_ALLOWED)")
+    rack_power_kw: float | None = Field(
+        None, gt=0, le=1000,
+        description="the most a rack may draw, kW: its devices at catalog power plus switch-side optics; needs `layout:`. "
+                    "A rack holding parts without a published power is reported as unknown, not passed (RACK_POWER_ABOVE_LIMIT)")
+
+    @field_validator("nos", "switch_models")
+    @classmethod
+    def _listed_once(cls, value):
+        if value is not None and len(set(value)) != len(value):
+            twice = sorted({v for v in value if value.count(v) > 1})
+            raise ValueError(f"{twice[0]!r} is listed twice; list each once")
+        return value
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
