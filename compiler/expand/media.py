@@ -187,8 +187,11 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
             # all links of the cage pair must qualify (same devices, so same length: they do together)
             cnt = np.bincount(ca[ok], minlength=n_cages)
             ok &= cnt[ca] == cage_ports[ca]
-        else:  # split: one b cage feeds single-port a cages
-            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1)
+        else:  # split: one b cage feeds single-port a cages, one leg each
+            # as many legs as the b cage has ports (800G to 2 x 400G: a 1:2 splitter never
+            # serves a cage broken out 4 x 200G)
+            legs = cable.end_b.cage_gbps // cable.end_a.cage_gbps
+            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1) & (cage_ports[cb] == legs)
             cnt = np.bincount(cb[elig], minlength=n_cages)
             group_max = np.zeros(n_cages)
             np.maximum.at(group_max, cb[elig], length_m[elig])
