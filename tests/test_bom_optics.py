@@ -264,3 +264,18 @@ def test_splitter_reach_is_50m_and_legs_share_the_longer_length(tmp_path):
     assert [(line.part_number, line.quantity) for line in beyond] == [(f"NOT IN CATALOG: {split_id} longer than 50 m", 32)]
     (finding,) = [f for f in physical_findings(plan) if f.code == "LINK_BEYOND_REACH"]
     assert finding.message.startswith("64 link(s) are longer") and finding.message.endswith("at most 50 m")
+
+
+def test_straight_fibers_from_an_mpo_shared_by_two_peers_are_flagged(tmp_path):
+    """Gaudi 3 HLS-3: 6 OSFP cages of 4 x 200G on twin-port modules, two ports per MPO.
+    Rail-optimized, lanes 1 and 2 of a cage go to two rail leaves, and each leaf cage's
+    lanes 1 and 2 come from two servers: no straight fiber joins those MPOs. By hand:
+    64 servers x 6 cages x 2 MPOs = 768 at the servers; 24 rail leaves x 64 ports / 2 per
+    MPO = 768 at the leaves; 1,536 in all. The HPN and SuperPOD examples have none."""
+    (tmp_path / "g3.yaml").write_text("name: g3\nserver: gaudi3-8\nservers: 64\n"
+                                      "fabric: {topology: rail-optimized, switch: tomahawk5, speed_gbps: 200}\n")
+    plan = build_plan(tmp_path / "g3.yaml")[1]
+    (finding,) = [f for f in physical_findings(plan) if f.code == "FIBER_MPO_SHARED"]
+    assert finding.severity == "warning" and finding.message.startswith("1,536 optical ports (MPOs)")
+    for spec in ("alibaba-hpn-pod", "b200-superpod-4su", "spectrum-x-h100-2su", "b300-xdr-1su"):
+        assert not [f for f in physical_findings(build_plan(SPECS / f"{spec}.yaml")[1]) if f.code == "FIBER_MPO_SHARED"], spec
