@@ -628,7 +628,8 @@ def assert_counts_agree(plan, spec: dict) -> None:
     # cables: bom quantity per part == cables behind the cabling.csv rows of that part
     # (a twin-port copper cable serves both ports of a cage: one cable, two rows; a row
     # whose length has no part of its own is ordered as "<part> <length> m"; a row whose
-    # connector reads "2x MPO-12/APC", 800G between twin-port modules, is two fibers)
+    # connector reads "2x MPO-12/APC", 800G between twin-port modules, is two fibers; a
+    # 1:2 splitter fiber serves the two ports of one MPO at the switch end: lanes 1-2, 3-4)
     medium_of = {}
     for m in plan.media:
         f = plan.facts["media"][m]
@@ -639,8 +640,10 @@ def assert_counts_agree(plan, spec: dict) -> None:
         part, length = r["part_number"], r["length_m"]
         fit = plan.facts["media"][medium_of[part]]["fit"]
         fibers = int(r["connector"].split("x ")[0]) if re.match(r"^\d+x ", r["connector"]) else 1
+        optical = plan.facts["media"][medium_of[part]]["needs_transceivers"]
         keys = [(i, f) for f in range(fibers)] if fit == "port" else \
-            [(r["a_device"], r["a_cage"])] if fit == "cage" else [(r["b_device"], r["b_cage"])]
+            [(r["a_device"], r["a_cage"])] if fit == "cage" else \
+            [(r["b_device"], r["b_cage"], (int(r["b_lane"]) - 1) // 2)] if optical else [(r["b_device"], r["b_cage"])]
         exact = not length or part in plan.facts["media"][medium_of[part]]["parts"].values()
         behind[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")].update(keys)
     cable_rows = {k: len(v) for k, v in behind.items()}

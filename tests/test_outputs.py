@@ -122,7 +122,7 @@ def test_cabling_names_a_transceiver_missing_from_the_catalog_as_the_bom_does(tm
     plan = build_plan(spec)[1]
     target = write_outputs(plan, tmp_path / "out", ["cabling", "bom"])
     rows = list(csv.DictReader((target / "cabling.csv").open()))
-    missing = "NOT IN CATALOG: mmf QSFP-DD finned 400G"
+    missing = "NOT IN CATALOG: mmf QSFP-DD finned 400G 50G-SerDes"
     local = [r for r in rows if r["kind"] == "local"]
     assert len(local) == 32 * 31 // 2 and all(r["a_transceiver"] == r["b_transceiver"] == missing for r in local)
     ends = {(r[f"{s}_device"], r[f"{s}_cage"]) for r in rows for s in "ab" if r[f"{s}_transceiver"] == missing}

@@ -143,7 +143,7 @@ def test_bom_cables_by_part_and_length_cover_every_link():
     assert {line.part_number for line in cables} >= {"MFP7E10-N010", "MCA4J80-N003"}
     cage, *_ = cage_table(plan)
     media = np.array(plan.media)[plan.links.media]
-    expected = sum(cable_count(plan, cage, media == m, plan.facts["media"][m]["fit"]) for m in plan.media)
+    expected = sum(cable_count(plan, cage, media == m, plan.facts["media"][m]) for m in plan.media)
     assert sum(line.quantity for line in cables) == expected
     twin = sum(line.quantity for line in cables if line.part_number.startswith(("MCA4J80", "MCP4Y10")))
     assert twin * 2 == int(np.isin(media, ["dac", "lacc"]).sum())

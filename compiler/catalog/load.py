@@ -17,7 +17,7 @@ from .nos import switch_nos_problems
 _SECTIONS = {
     "servers": (Server, "id"),
     "switches": (Switch, "id"),
-    "transceivers": (Transceiver, "part_number"),
+    "transceivers": (Transceiver, "id"),
     "cables": (Cable, "id"),
     "media": (Media, "id"),
     "host_topology": (HostTopology, "id"),
@@ -35,11 +35,12 @@ class Catalog:
     host_topology: dict[str, HostTopology] = field(default_factory=dict)  # by server or VM type id
     scale_up_parts: dict[str, ScaleUpPart] = field(default_factory=dict)  # NVLink switch trays, backplanes
 
-    def transceiver_for(self, fiber: str, form_factor: str, top: str, cage_gbps: int) -> Transceiver | None:
-        """The transceiver that fits a cage for a fiber kind; first by part number for determinism."""
-        for part in sorted(self.transceivers):
-            t = self.transceivers[part]
-            if (t.fiber, t.form_factor, t.top, t.cage_gbps) == (fiber, form_factor, top, cage_gbps):
+    def transceiver_for(self, fiber: str, form_factor: str, top: str, cage_gbps: int, serdes_gbps: int) -> Transceiver | None:
+        """The transceiver that fits a cage (its form, top, bandwidth and lane rate) for a
+        fiber kind; first by id for determinism."""
+        for key in sorted(self.transceivers):
+            t = self.transceivers[key]
+            if (t.fiber, t.form_factor, t.top, t.cage_gbps, t.serdes_gbps) == (fiber, form_factor, top, cage_gbps, serdes_gbps):
                 return t
         return None
 

@@ -40,6 +40,11 @@ class Cage(_Strict):
     form_factor: FormFactor
     top: Top = "finned"  # finned at switches; flat (riding heat sink) at DGX/HCA
     gbps: int = Field(gt=0)  # total electrical bandwidth of the cage, Gb/s
+    # Electrical lane rate: a module runs only at its cage's signalling, so an XDR cage
+    # (200G-PAM4 lanes: ConnectX-8, Quantum-X800) never takes an NDR module of the same
+    # size (8 x 100G-PAM4), nor a 50G-lane QSFP-DD a 100G one. 100G-PAM4 (NDR, 400GbE,
+    # 800GbE; hardware.md section 3) is what most of the catalog runs, hence the default.
+    serdes_gbps: int = Field(100, gt=0)
 
 
 class PortMode(_Strict):
@@ -160,6 +165,15 @@ class Switch(_Strict):
     def radix(self, speed_gbps: int) -> int:
         return self.cages * self.modes[speed_gbps].ports_per_cage
 
+    @model_validator(mode="after")
+    def _lanes_fill_the_cage(self):
+        # Two statements of one fact (a cage's lanes and their rate): they must agree, or the
+        # module chosen by lane rate would not be the one the SerDes count implies.
+        if self.serdes_per_cage and self.serdes_per_cage * self.cage.serdes_gbps != self.cage.gbps:
+            raise ValueError(f"cage of {self.cage.gbps}G is not serdes_per_cage {self.serdes_per_cage} x "
+                             f"serdes_gbps {self.cage.serdes_gbps}G (cage.serdes_gbps defaults to 100)")
+        return self
+
 
 class NicPort(_Strict):
     """One fabric-facing port of a server, in rail order (first entry = rail 1)."""
@@ -250,19 +264,32 @@ class Server(_Strict):
 
 
 class Transceiver(_Strict):
-    part_number: str
+    # The catalog key. Where the vendor publishes no part number (XDR modules: hardware.md
+    # section 6) the id names the module and `part_number` is null: the BOM then says
+    # "part number not published" rather than print a name where a number belongs.
+    id: str
+    part_number: str | None
     description: str
     fiber: FiberKind
     form_factor: FormFactor
     top: Top
     cage_gbps: int
-    ports: int = Field(ge=1)  # logical ports it serves (twin-port = 2)
+    serdes_gbps: int = Field(100, gt=0)  # electrical lane rate it runs (Cage.serdes_gbps)
+    ports: int = Field(ge=1)  # optical ports (MPO/LC), each one engine: twin-port = 2
     reach_m: float
     power_w: float | None = None
     power: PublishedPower = PublishedPower()
     connector: str
     confidence: Confidence
     sources: list[str] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id_defaults_to_part_number(cls, data):
+        # Entries with a published number are keyed by it (user catalogs written so keep working).
+        if isinstance(data, dict) and "id" not in data and isinstance(data.get("part_number"), str):
+            return {"id": data["part_number"], **data}
+        return data
 
 
 class CableEnd(_Strict):
@@ -271,6 +298,7 @@ class CableEnd(_Strict):
     form_factor: FormFactor
     top: Top
     cage_gbps: int
+    serdes_gbps: int = Field(100, gt=0)  # Cage.serdes_gbps
 
 
 class Cable(_Strict):
@@ -280,6 +308,10 @@ class Cable(_Strict):
     fiber: FiberKind
     reach_m: float
     lengths_m: list[float] = []
+    # False: the vendor sells fixed lengths but our sources list none (NVIDIA's splitter
+    # fibers); ordered like a cable without lengths (the need rounded up to a whole metre)
+    # and the BOM says to confirm the length. True with no lengths: made or bought per site.
+    lengths_published: bool = True
     # Orderable part per length ("3": MFP7E10-N003); where absent the prefix stands.
     parts: dict[str, str] = {}
     power_w: float | None = None  # drawn from the host port, per cable (passive copper ~0)
@@ -307,7 +339,9 @@ class Media(_Strict):
     # How one cable maps to logical links: `port` one link per cable (optics, a
     # transceiver per cage at each end); `cage` one cable joins two whole cages
     # (twin-port copper: both ports of a cage go to the same peer cage); `split`
-    # one switch cage at end b feeds single-port cages at end a (splitter).
+    # one cable head feeds several ends: a copper splitter takes a whole switch cage at
+    # end b; a fiber splitter (with transceivers) one optical port of the module at the
+    # end that groups two logical ports per optical port, its legs one port each.
     fit: Literal["port", "cage", "split"] = "port"
     # Lower is preferred when several media reach: cost and power, cheapest first.
     preference: int = 100

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, switch_optics_w
-from ..plan.views import cable_ids
+from ..plan.views import cable_ids, cage_table, end_transceivers, port_table
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -108,11 +108,65 @@ def link_reach(plan: Plan) -> list[Finding]:
                     f"{idx.size} link(s) are longer than any medium at their speed reaches; the longest, {cid} "
                     f"({a} to {b}, {int(links.speed_gbps[worst])}G), needs {phys.length_m[worst]:.1f} m and the "
                     f"longest-reach medium that fits its ends ({media_id}, {rec['cable_part_number']}) comes in at most "
-                    f"{max(rec['lengths_m']):g} m", cid)]
+                    f"{max(rec['lengths_m'] or [rec['reach_m']]):g} m", cid)]
+
+
+def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
+    """A straight fiber joins one optical port (MPO) to one. Where a module carries two or
+    more logical ports on one MPO (a 4 x 200G cage on a twin-port 2 x 400G module) and a
+    straight fiber is ordered, those ports must all reach the same peer MPO; if they go to
+    different devices (rail-optimized Gaudi 3: lanes 1 and 2 of an OSFP to two leaves) the
+    fibers cannot be cabled as ordered and the catalog has no breakout that would. With a
+    layout or without. O(links) numpy."""
+    links = plan.links
+    media = plan.facts.get("media", {})
+    straight = np.array([media[m]["fit"] == "port" and media[m]["needs_transceivers"] for m in plan.media], dtype=bool)
+    if not len(links) or not straight.any():
+        return []
+    sel = straight[links.media]
+    ports_of = {t: rec["ports"] for t, rec in plan.facts.get("transceivers", {}).items()}
+    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
+    lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
+    offsets = plan.port_offsets()
+    mpo, shared = [], []
+    for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
+                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+        module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports
+        mpo.append(cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]])
+        shared.append(sel & (module > 0) & per_mpo)
+    bad_mpos = 0
+    example = -1
+    for end in (0, 1):
+        idx = np.nonzero(shared[end])[0]
+        if not idx.size:
+            continue
+        here, peer = mpo[end][idx], mpo[1 - end][idx]
+        order = np.lexsort((peer, here))
+        here, peer, idx = here[order], peer[order], idx[order]
+        first = np.r_[True, here[1:] != here[:-1]]
+        group = np.cumsum(first) - 1
+        peers = np.bincount(group, weights=np.r_[True, (here[1:] != here[:-1]) | (peer[1:] != peer[:-1])])
+        bad = np.nonzero(peers > 1)[0]
+        bad_mpos += bad.size
+        if bad.size and example < 0:
+            example = int(idx[np.nonzero(first)[0][bad[0]]])
+    if not bad_mpos:
+        return []
+    names = [d.name for d in plan.devices]
+    a, b = names[int(links.a_dev[example])], names[int(links.b_dev[example])]
+    part = media[plan.media[int(links.media[example])]]["cable_part_number"]
+    cid = plan.memo("cable_ids", cable_ids)[example]
+    return [Finding("FIBER_MPO_SHARED", "warning",
+                    f"{bad_mpos:,} optical ports (MPOs) carry two or more logical ports to different peers, e.g. at "
+                    f"{cid} ({a} to {b}, {int(links.speed_gbps[example])}G); a straight fiber ({part}) joins one MPO "
+                    f"to one, so those links cannot be cabled as the BOM orders them and the catalog has no breakout "
+                    f"that would: send the ports of one MPO to one peer, or order breakout fibers by hand", cid)]
 
 
 def physical_findings(plan: Plan) -> list[Finding]:
-    return rack_power(plan) + link_reach(plan)
+    return rack_power(plan) + link_reach(plan) + fiber_mpo_sharing(plan)
 
 
 def check_physical(ctx: CheckContext) -> tuple[PhysicalFigures, list[Finding]]:

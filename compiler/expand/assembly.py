@@ -35,17 +35,20 @@ class PlanAssembly:
         return len(self.devices) - 1
 
     def link_block(self, kind: str, a_dev, a_port, b_dev, b_port, medium: str | None = None) -> None:
-        """Append links of one kind. The medium: `medium`, else the spec's choice for the
-        kind, else the first the catalog has transceivers for at both ends."""
+        """Append links of one kind. The medium: the spec's choice for the kind, else
+        `medium`, else the first the catalog has transceivers for at both ends; optics as
+        straight or splitter fibers by the ends' cages (media.optical_variant)."""
         a_dev = np.asarray(a_dev, dtype=np.int32)
         if a_dev.size == 0:
             return
         a_port, b_dev, b_port = (np.asarray(x, dtype=np.int32) for x in (a_port, b_dev, b_port))
         if kind not in self.kinds:
             self.kinds.append(kind)
-        end_a = self.layouts[self.devices[int(a_dev[0])].layout].ports[int(a_port[0])]
-        end_b = self.layouts[self.devices[int(b_dev[0])].layout].ports[int(b_port[0])]
-        chosen = self.media_requested.get(kind) or medium or media_choice.choose(self.catalog, None, end_a, end_b)
+        layout_a = self.layouts[self.devices[int(a_dev[0])].layout]
+        layout_b = self.layouts[self.devices[int(b_dev[0])].layout]
+        end_a, end_b = layout_a.ports[int(a_port[0])], layout_b.ports[int(b_port[0])]
+        chosen = media_choice.choose(self.catalog, self.media_requested.get(kind) or medium, end_a, end_b,
+                                     layout_a.cage_ports(end_a.cage), layout_b.cage_ports(end_b.cage))
         if chosen not in self.media_ids:
             self.media_ids.append(chosen)
         n = a_dev.size

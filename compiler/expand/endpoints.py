@@ -291,9 +291,13 @@ def place(b, d, leaf_first: int, spine_first: int, core_first: int, leaf_layout:
     }
     cursor = dict.fromkeys(spare, 0)
     upper_role = {"leaf": "leaf", "spine": "spine", "core": "core", "management-leaf": "leaf"}
+    # the model each attach point is (spine and core may be other models: fabric.spine_switch)
+    attached_switch = {"leaf": d.switch, "management-leaf": d.switch, "spine": d.spine_switch or d.switch,
+                       "core": d.core_switch or d.spine_switch or d.switch}
     for e in d.endpoints:
         mode = attach_of(e)
-        layout = b.layout(ports.endpoint_layout(e.spec.role, e.spec.ports, e.speed_gbps, e.spec.form_factor))
+        layout = b.layout(ports.endpoint_layout(e.spec.role, e.spec.ports, e.speed_gbps, e.spec.form_factor,
+                                                attached_switch[mode].cage.serdes_gbps))
         first = len(b.devices)
         for i in range(1, e.spec.count + 1):
             b.add(Device(naming.endpoint(e.spec.role, i), e.spec.role, e.spec.role, layout, TIER_SERVER, i))

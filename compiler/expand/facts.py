@@ -11,6 +11,7 @@ from pathlib import Path
 from ..catalog import Catalog
 from ..catalog.prices import load_prices
 from ..plan.model import Plan
+from . import media as media_choice
 
 
 def _model_record(catalog: Catalog, device) -> dict:
@@ -56,15 +57,18 @@ def attach(plan: Plan, catalog: Catalog) -> None:
         ends: dict[str, str | None] = {}
         for layout in plan.layouts.values():
             for port in layout.ports:
-                key = cage_key(port.form_factor, port.top, port.cage_gbps)
+                key = port.cage_key
                 if key in ends:
                     continue
-                t = catalog.transceiver_for(medium.fiber, port.form_factor, port.top, port.cage_gbps) if medium.needs_transceivers else None
-                ends[key] = t.part_number if t else None
+                t = media_choice.transceiver(catalog, media_id, port)
+                ends[key] = t.id if t else None
                 if t:
-                    transceivers[t.part_number] = {"description": t.description, "fiber": t.fiber, "ports": t.ports,
-                                                   "reach_m": t.reach_m, "power_w": t.power_w, "connector": t.connector,
-                                                   "confidence": t.confidence}
+                    transceivers[t.id] = {"description": t.description, "fiber": t.fiber, "ports": t.ports,
+                                          "reach_m": t.reach_m, "power_w": t.power_w, "connector": t.connector,
+                                          "confidence": t.confidence,
+                                          # only where it is not the id (null: not published), so plans of
+                                          # modules keyed by their number read as before
+                                          **({} if t.part_number == t.id else {"part_number": t.part_number})}
         media[media_id] = {"description": medium.description, "fiber": medium.fiber,
                            "cable_part_number": cable.part_number, "cable_description": cable.description,
                            "reach_m": cable.reach_m, "jacket": cable.jacket,
@@ -73,7 +77,8 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "fit": medium.fit, "lengths_m": list(cable.lengths_m),
                            "parts": dict(cable.parts), "cable_power_w": cable.power_w,
                            "cable_confidence": cable.confidence,
-                           **({} if medium.field_cable else {"field_cable": False})}
+                           **({} if medium.field_cable else {"field_cable": False}),
+                           **({} if cable.lengths_published else {"lengths_published": False})}
     # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
     hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)
              for m, rec in models.items() if rec["kind"] == "server"}
@@ -85,10 +90,6 @@ def attach(plan: Plan, catalog: Catalog) -> None:
              for ref in (catalog.servers[m].scale_up.switch_tray, catalog.servers[m].scale_up.backplane) if ref}
     if parts:
         plan.facts["scale_up_parts"] = dict(sorted(parts.items()))
-
-
-def cage_key(form_factor: str, top: str, cage_gbps: int) -> str:
-    return f"{form_factor} {top} {cage_gbps}G"
 
 
 

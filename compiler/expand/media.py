@@ -5,6 +5,14 @@ reaches its modelled length and fits both ends. Without one there are no lengths
 so the choice is per link kind by what the ends accept: multimode optics where the catalog has a transceiver for both ends' cages
 (NVIDIA's SuperPOD compute fabrics are optical), single-mode where only that exists
 (XDR's 200G lanes have no multimode). A spec may name the medium per link kind.
+
+Optics come straight or as 1:2 splitter fibers, and that is not a choice: it follows from
+how each end groups logical ports onto the optical ports (MPOs) of its module. A twin-port
+2 x 400G module in a cage split 4 x 200G puts two 200G ports on each MPO; a single-port
+400G module in a one-port cage puts one. Such a link needs a splitter fiber (one MPO at
+the grouped end, a leg to each single end: NVIDIA MFP7E20/MFP7E40), one per MPO of the
+grouped end, so a 4 x 200G cage takes two splitters for its four links. Ends grouped alike
+take straight fibers (`optical_variant`).
 """
 
 from __future__ import annotations
@@ -14,9 +22,9 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..catalog import Catalog
-from ..catalog.models import Transceiver
-from ..plan.model import Plan, Port
-from ..plan.views import cage_table
+from ..catalog.models import CableEnd, Transceiver
+from ..plan.model import Plan, Port, cage_key
+from ..plan.views import SPLIT_WAYS, cage_table, port_table, splitter_heads
 
 AUTO_ORDER = ("mmf", "smf")
 
@@ -25,29 +33,71 @@ def transceiver(catalog: Catalog, media_id: str, port: Port) -> Transceiver | No
     medium = catalog.media[media_id]
     if not medium.needs_transceivers:
         return None
-    return catalog.transceiver_for(medium.fiber, port.form_factor, port.top, port.cage_gbps)
+    return catalog.transceiver_for(medium.fiber, port.form_factor, port.top, port.cage_gbps, port.serdes_gbps)
 
 
-def choose(catalog: Catalog, requested: str | None, end_a: Port, end_b: Port) -> str:
+def split_needed(cage_ports_a, module_ports_a, cage_ports_b, module_ports_b):
+    """Whether a link needs a 1:2 splitter fiber, from each end's logical ports in its cage
+    and optical ports (MPOs) of its module (0: no module): one end puts SPLIT_WAYS ports on
+    each MPO (4 x 200G on a twin-port), the other one (a single-port module with one port).
+    Ends grouped alike take straight fibers: 2 x 400G on twin-ports, or one 800G port over
+    both MPOs of a twin-port at each end. Scalars or numpy arrays alike."""
+    pa, ma, pb, mb = cage_ports_a, module_ports_a, cage_ports_b, module_ports_b
+    return (ma > 0) & (mb > 0) & (((pa == ma) & (pb == SPLIT_WAYS * mb)) | ((pb == mb) & (pa == SPLIT_WAYS * ma)))
+
+
+def splitter_of(catalog: Catalog, fiber: str) -> str | None:
+    """The splitter-fiber medium of a fiber kind (mmf-split for mmf), None if the catalog has none."""
+    for media_id, medium in sorted(catalog.media.items()):
+        if medium.fiber == fiber and medium.needs_transceivers and medium.fit == "split":
+            return media_id
+    return None
+
+
+def straight_of(catalog: Catalog, fiber: str) -> str | None:
+    for media_id, medium in sorted(catalog.media.items()):
+        if medium.fiber == fiber and medium.needs_transceivers and medium.fit == "port":
+            return media_id
+    return None
+
+
+def optical_variant(catalog: Catalog, media_id: str, end_a: Port, end_b: Port, cage_ports_a: int, cage_ports_b: int) -> str:
+    """For optics, the straight or splitter medium of the same fiber kind that the two ends'
+    grouping calls for (see the module docstring); any other medium as given. A spec naming
+    `mmf` for 200G hosts on 4 x 200G switch cages gets `mmf-split`: a straight fiber cannot
+    connect them."""
+    medium = catalog.media[media_id]
+    if not medium.needs_transceivers:
+        return media_id
+    ta, tb = transceiver(catalog, media_id, end_a), transceiver(catalog, media_id, end_b)
+    if ta is None or tb is None:
+        return media_id  # no module: the BOM says NOT IN CATALOG; nothing to group
+    split = bool(split_needed(cage_ports_a, ta.ports, cage_ports_b, tb.ports))
+    return (splitter_of(catalog, medium.fiber) if split else straight_of(catalog, medium.fiber)) or media_id
+
+
+def choose(catalog: Catalog, requested: str | None, end_a: Port, end_b: Port, cage_ports_a: int = 1, cage_ports_b: int = 1) -> str:
+    """The medium of a link kind without lengths. `cage_ports_*`: logical ports of each
+    end's cage in its layout (they decide straight or splitter optics)."""
     if requested:
-        return requested
+        return optical_variant(catalog, requested, end_a, end_b, cage_ports_a, cage_ports_b)
     # A cable with its own connectors made for both ends' cages (Cat6 RJ45 for a 1GbE BMC);
     # twin-port copper and splitters need lengths, so only per-port cables are picked here.
     for media_id, medium in catalog.media.items():
         cable = catalog.cables[medium.cable]
         if medium.fit == "port" and not medium.needs_transceivers and cable.end_a and cable.end_b \
-                and _cage_key(cable.end_a) == _cage_key(end_a) and _cage_key(cable.end_b) == _cage_key(end_b):
+                and _end_key(cable.end_a) == end_a.cage_key and _end_key(cable.end_b) == end_b.cage_key:
             return media_id
     for media_id in AUTO_ORDER:
         if transceiver(catalog, media_id, end_a) and transceiver(catalog, media_id, end_b):
-            return media_id
+            return optical_variant(catalog, media_id, end_a, end_b, cage_ports_a, cage_ports_b)
     return AUTO_ORDER[0]
 
 
 # --- with a physical layout: media per link by length --------------------------------
 
-def _cage_key(end) -> str:
-    return f"{end.form_factor} {end.top} {end.cage_gbps}G"
+def _end_key(end: CableEnd) -> str:
+    return cage_key(end.form_factor, end.top, end.cage_gbps, end.serdes_gbps)
 
 
 def _orderable(lengths_m: list[float], need_m: np.ndarray, reach_m: float) -> np.ndarray:
@@ -62,6 +112,11 @@ def _orderable(lengths_m: list[float], need_m: np.ndarray, reach_m: float) -> np
     ok = idx < table.size
     out[ok] = table[idx[ok]]
     return out
+
+
+def _cable_reach(cable) -> float:
+    """How far a cable goes as ordered: its reach, capped by its longest listed length."""
+    return min(cable.reach_m, max(cable.lengths_m or [cable.reach_m]))
 
 
 def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], length_m: np.ndarray
@@ -112,7 +167,7 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
             # A cable with its own connectors for both ends' cages (Cat6 RJ45 for a 1GbE BMC):
             # the only thing those ports take, so theirs at any length (beyond its reach
             # the order is NaN and check.physical reports it), as choose() does without lengths.
-            key_a, key_b = type_index.get(_cage_key(cable.end_a)), type_index.get(_cage_key(cable.end_b))
+            key_a, key_b = type_index.get(_end_key(cable.end_a)), type_index.get(_end_key(cable.end_b))
             if key_a is not None and key_b is not None:
                 choice[auto & (choice < 0) & (ta == key_a) & (tb == key_b)] = mi
             continue
@@ -120,7 +175,7 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
             continue
         if cable.end_a is None or cable.end_b is None:
             continue
-        key_a, key_b = type_index.get(_cage_key(cable.end_a)), type_index.get(_cage_key(cable.end_b))
+        key_a, key_b = type_index.get(_end_key(cable.end_a)), type_index.get(_end_key(cable.end_b))
         if key_a is None or key_b is None:
             continue
         longest = max(cable.lengths_m or [cable.reach_m])
@@ -132,8 +187,11 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
             # all links of the cage pair must qualify (same devices, so same length: they do together)
             cnt = np.bincount(ca[ok], minlength=n_cages)
             ok &= cnt[ca] == cage_ports[ca]
-        else:  # split: one b cage feeds single-port a cages
-            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1)
+        else:  # split: one b cage feeds single-port a cages, one leg each
+            # as many legs as the b cage has ports (800G to 2 x 400G: a 1:2 splitter never
+            # serves a cage broken out 4 x 200G)
+            legs = cable.end_b.cage_gbps // cable.end_a.cage_gbps
+            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1) & (cage_ports[cb] == legs)
             cnt = np.bincount(cb[elig], minlength=n_cages)
             group_max = np.zeros(n_cages)
             np.maximum.at(group_max, cb[elig], length_m[elig])
@@ -141,9 +199,33 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
             need[ok] = group_max[cb[ok]]  # the legs of one splitter share its length
         choice[ok] = mi
 
+    # Optics: per fiber kind (cheapest straight optics first), the module each cage type
+    # takes and whether each link needs a splitter fiber under it (module docstring).
+    rep = {}
+    for layout in plan.layouts.values():
+        for p in layout.ports:
+            rep.setdefault(p.cage_key, p)
+    fibers = sorted({m.fiber for m in catalog.media.values() if m.needs_transceivers and m.fit == "port"},
+                    key=lambda f: media_ids.index(straight_of(catalog, f)))
+    split_of: dict[str, np.ndarray] = {}
+    reach_of: dict[str, np.ndarray] = {}
+    for fiber in fibers:
+        straight_cable = catalog.cables[catalog.media[straight_of(catalog, fiber)].cable]
+        splitter = splitter_of(catalog, fiber)
+        module_ports = np.zeros(len(keys), dtype=np.int64)  # 0: no transceiver for this cage type
+        module_reach = np.full(len(keys), -1.0)
+        for k, key in enumerate(keys):
+            t = transceiver(catalog, straight_of(catalog, fiber), rep[key])
+            if t is not None:
+                module_ports[k], module_reach[k] = t.ports, t.reach_m
+        split = split_needed(cage_ports[ca], module_ports[ta], cage_ports[cb], module_ports[tb])
+        split_of[fiber] = split
+        cable_reach = np.where(split, _cable_reach(catalog.cables[catalog.media[splitter].cable]) if splitter else -1.0,
+                               _cable_reach(straight_cable))
+        reach_of[fiber] = np.minimum(np.minimum(module_reach[ta], module_reach[tb]), cable_reach)
+
     rest = np.nonzero(choice < 0)[0]
     if rest.size:
-        optical = [mi for mi, m in enumerate(media_ids) if catalog.media[m].fit == "port" and catalog.media[m].needs_transceivers]
         graph = coo_matrix((np.ones(rest.size), (ca[rest], cb[rest])), shape=(n_cages, n_cages))
         n_comp, label = connected_components(graph, directed=False)
         comp = label[ca[rest]]
@@ -152,27 +234,36 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
         best = np.full(n_comp, -1, dtype=np.int64)
         fallback = np.full(n_comp, -1, dtype=np.int64)
         fallback_reach = np.full(n_comp, -1.0)
-        for mi in optical:
-            medium = catalog.media[media_ids[mi]]
-            cable = catalog.cables[medium.cable]
-            reach_of_type = np.full(len(keys), -1.0)  # -1: no transceiver for this cage type
-            for k, key in enumerate(keys):
-                form, top, gbps = key.split(" ")
-                t = catalog.transceiver_for(medium.fiber, form, top, int(gbps[:-1]))
-                if t is not None:
-                    reach_of_type[k] = min(t.reach_m, cable.reach_m, max(cable.lengths_m or [cable.reach_m]))
-            link_reach = np.minimum(reach_of_type[ta[rest]], reach_of_type[tb[rest]])
+        for fi, fiber in enumerate(fibers):
             comp_reach = np.full(n_comp, np.inf)
-            np.minimum.at(comp_reach, comp, link_reach)
+            np.minimum.at(comp_reach, comp, reach_of[fiber][rest])
             fits = comp_reach >= 0
             take = (best < 0) & fits & (comp_need <= comp_reach)
-            best[take] = mi
+            best[take] = fi
             longer = fits & (comp_reach > fallback_reach)
-            fallback[longer] = mi
+            fallback[longer] = fi
             fallback_reach[longer] = comp_reach[longer]
         # No transceiver at all: the first optical medium (the BOM then says NOT IN CATALOG).
-        best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, optical[0]))
-        choice[rest] = best[comp]
+        best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, 0))
+        straight_index = np.array([media_ids.index(straight_of(catalog, f)) for f in fibers], dtype=np.int64)
+        choice[rest] = straight_index[best[comp]]
+
+    # Every optical link, chosen or requested, takes the straight or splitter fiber its ends call for.
+    for fiber in fibers:
+        straight, splitter = media_ids.index(straight_of(catalog, fiber)), splitter_of(catalog, fiber)
+        of_fiber = np.isin(choice, [mi for mi, m in enumerate(media_ids)
+                                    if catalog.media[m].needs_transceivers and catalog.media[m].fiber == fiber])
+        split = split_of[fiber]
+        choice[of_fiber & ~split] = straight
+        if splitter is not None:
+            choice[of_fiber & split] = media_ids.index(splitter)
+            sel = of_fiber & split
+            if sel.any():  # the legs of one splitter share its length: the longest of them
+                head = splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"], ga[sel], gb[sel])
+                _, group = np.unique(head, return_inverse=True)
+                group_max = np.zeros(int(group.max()) + 1)
+                np.maximum.at(group_max, group, length_m[sel])
+                need[sel] = group_max[group]
 
     order = np.full(n, np.nan)
     for mi, media_id in enumerate(media_ids):

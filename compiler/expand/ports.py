@@ -47,7 +47,8 @@ def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
     for cage in range(1, switch.cages + 1):
         for lane in range(1, mode.ports_per_cage + 1):
             name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
-            ports.append(Port(name, str(cage), lane, speed_gbps, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
+            ports.append(Port(name, str(cage), lane, speed_gbps, switch.cage.form_factor, switch.cage.top, switch.cage.gbps,
+                              switch.cage.serdes_gbps))
     return PortLayout(f"{switch.id}@{speed_gbps}", tuple(ports))
 
 
@@ -62,18 +63,20 @@ def leaf_layout(switch: Switch, down_gbps: int, up_gbps: int, down_cages: int) -
 
 def server_layout(server_id: str, group_name: str, group: NicGroup) -> PortLayout:
     ports = tuple(
-        Port(p.name, p.cage, p.lane, group.speed_gbps, group.cage.form_factor, group.cage.top, group.cage.gbps)
+        Port(p.name, p.cage, p.lane, group.speed_gbps, group.cage.form_factor, group.cage.top, group.cage.gbps,
+             group.cage.serdes_gbps)
         for p in group.ports
     )
     return PortLayout(f"{server_id}/{group_name}", ports)
 
 
-def endpoint_layout(role: str, ports: int, speed_gbps: int, form_factor: str) -> PortLayout:
+def endpoint_layout(role: str, ports: int, speed_gbps: int, form_factor: str, serdes_gbps: int) -> PortLayout:
     # Fabric managers and storage nodes carry single-port HCAs (e.g. ConnectX-7 OSFP,
-    # flat top) unless the spec says QSFP112 (BlueField-3 class).
+    # flat top) unless the spec says QSFP112 (BlueField-3 class), at the signalling of the
+    # switch they attach to (`serdes_gbps`: an HCA on an XDR fabric is an XDR one).
     return PortLayout(
         f"{role}@{speed_gbps}",
-        tuple(Port(f"p{i}", f"p{i}", 1, speed_gbps, form_factor, "flat", speed_gbps) for i in range(1, ports + 1)),
+        tuple(Port(f"p{i}", f"p{i}", 1, speed_gbps, form_factor, "flat", speed_gbps, serdes_gbps) for i in range(1, ports + 1)),
     )
 
 
@@ -93,5 +96,6 @@ def mixed_switch_layout(switch: Switch, groups: list[tuple[int, int]]) -> PortLa
         mode = switch.modes[speed]
         for lane in range(1, mode.ports_per_cage + 1):
             name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
-            ports.append(Port(name, str(cage), lane, speed, switch.cage.form_factor, switch.cage.top, switch.cage.gbps))
+            ports.append(Port(name, str(cage), lane, speed, switch.cage.form_factor, switch.cage.top, switch.cage.gbps,
+                              switch.cage.serdes_gbps))
     return PortLayout(f"{switch.id}@" + "+".join(f"{n}x{s}" for n, s in groups), tuple(ports))

@@ -14,7 +14,8 @@ import numpy as np
 
 from .fabric import COMPUTE
 from .model import Plan
-from .views import NOT_IN_CATALOG, cage_table, fibers_per_link, transceiver_part  # noqa: F401 (NOT_IN_CATALOG: read by summary, BOM users)
+from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
+                    port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
 
 
 
@@ -71,17 +72,24 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         cage_type[cage_of_port] = type_of_port
         cages, media_idx = np.divmod(in_use, n_media)
         combo, qty = np.unique(cage_type[cages] * n_media + media_idx, return_counts=True)
-        tally: dict[tuple[str, str], int] = {}
+        # Tallied per transceiver; a straight and a splitter medium of one fiber kind share
+        # their modules (a switch cage runs one or the other: media.optical_variant).
+        tally: dict[str, int] = {}
         for c, q in zip(combo.tolist(), qty.tolist()):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             part = transceiver_part(facts, media_id, key)
             if part is None:
                 continue
-            tally[(part, media_id)] = tally.get((part, media_id), 0) + q
-        for (part, media_id), qty in sorted(tally.items()):
+            tally[part] = tally.get(part, 0) + q
+        for part, qty in sorted(tally.items(), key=lambda item: part_label(facts, item[0])):
             t = facts["transceivers"].get(part)
-            if t:
-                lines.append(BomLine("transceiver", part, t["description"], qty, t["power_w"],
+            label = part_label(facts, part)
+            if t and label.startswith(NOT_PUBLISHED):
+                lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
+                                     "part number not published: ask the vendor for the ordering code"
+                                     + ("" if t["power_w"] is not None else "; power not published")))
+            elif t:
+                lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
                                      "" if t["confidence"] == "vendor" else f"part number {t['confidence']}"))
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
@@ -90,13 +98,14 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
             lines.extend(_cables_by_length(plan, cage_of_port))
         else:
             fibers = plan.memo("fibers_per_link", fibers_per_link)
-            per_media = np.bincount(links.media.astype(np.int64), weights=fibers, minlength=len(plan.media)).astype(np.int64)
-            for mi, qty in enumerate(per_media.tolist()):
-                m = facts["media"][plan.media[mi]]
-                if qty and m.get("field_cable", True):  # board traces are not ordered
-                    lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"], qty,
-                                         None, "length per cable: set once a physical layout exists"
-                                         + _fiber_note(plan, fibers, links.media == mi)))
+            for mi, media_id in enumerate(plan.media):
+                m = facts["media"][media_id]
+                in_medium = links.media == mi
+                if in_medium.any() and m.get("field_cable", True):  # board traces are not ordered
+                    lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
+                                         cable_count(plan, cage_of_port, in_medium, m), None,
+                                         "length per cable: set once a physical layout exists"
+                                         + _fiber_note(plan, fibers, in_medium) + _splitter_note(plan, in_medium, m)))
     return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
 
 
@@ -159,17 +168,39 @@ def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
             f"twin-port modules at both ends)")
 
 
-def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, fit: str) -> int:
-    """Physical cables behind the selected links: one per link for optics (per optical port
-    a link fills: two fibers for 800G between twin-port modules), one per cage pair for
-    twin-port copper, one per switch cage for a splitter."""
+def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, medium: dict) -> int:
+    """Physical cables behind the selected links (all of one medium, a plan.facts media
+    record): one per link for straight optics (per optical port a link fills: two fibers
+    for 800G between twin-port modules), one per cage pair for twin-port copper, one per
+    switch cage for a copper splitter, one per optical port of the grouped end for a
+    splitter fiber (views.splitter_heads: a 4 x 200G cage's four links take two)."""
     links = plan.links
+    fit = medium["fit"]
     if fit == "port":
         return int(plan.memo("fibers_per_link", fibers_per_link)[sel].sum())
     offsets = plan.port_offsets()
     if fit == "cage":
         return int(np.unique(cage_of_port[offsets[links.a_dev[sel]] + links.a_port[sel]]).size)
+    if medium["needs_transceivers"]:
+        return int(np.unique(_splitter_heads(plan, sel)).size)
     return int(np.unique(cage_of_port[offsets[links.b_dev[sel]] + links.b_port[sel]]).size)
+
+
+def _splitter_heads(plan: Plan, sel: np.ndarray) -> np.ndarray:
+    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
+    offsets = plan.port_offsets()
+    links = plan.links
+    return splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"],
+                          offsets[links.a_dev[sel]] + links.a_port[sel], offsets[links.b_dev[sel]] + links.b_port[sel])
+
+
+def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
+    """For splitter fibers: how many links (legs) the splitters carry, so the count reads right."""
+    if medium["fit"] != "split" or not medium["needs_transceivers"] or not sel.any():
+        return ""
+    speeds = "/".join(f"{s}G" for s in np.unique(plan.links.speed_gbps[sel]).tolist())
+    return (f"; 1:{SPLIT_WAYS} splitter fibers for {int(sel.sum()):,} links at {speeds}: one per optical port of the "
+            f"twin-port end, a leg to each of the {SPLIT_WAYS} ends it serves")
 
 
 def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
@@ -182,19 +213,22 @@ def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
         in_medium = media == mi
         lengths = np.unique(order[in_medium & ~np.isnan(order)])
         for length in lengths.tolist():
-            qty = cable_count(plan, cage_of_port, in_medium & (order == length), m["fit"])
+            qty = cable_count(plan, cage_of_port, in_medium & (order == length), m)
             part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
             note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
+                    "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
+                    "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
                     "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
                     "no part for this length in the catalog")
             fibers = plan.memo("fibers_per_link", fibers_per_link) if m["fit"] == "port" else np.ones(0)
             extra = _fiber_note(plan, fibers, in_medium & (order == length)) if fibers.size else ""
+            extra += _splitter_note(plan, in_medium & (order == length), m)
             out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note + extra,
                                length_m=length))
         too_long = in_medium & np.isnan(order)
         if too_long.any():
-            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m']):g} m",
-                               m["cable_description"], cable_count(plan, cage_of_port, too_long, m["fit"]), None,
+            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
+                               m["cable_description"], cable_count(plan, cage_of_port, too_long, m), None,
                                "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
     return out
 

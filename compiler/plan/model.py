@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .scale_up import ScaleUpDomains
 
 NO_LINK = -1
+DEFAULT_SERDES_GBPS = 100  # 100G-PAM4: NDR, 400GbE, 800GbE (catalog Cage.serdes_gbps default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,19 @@ class Port:
     form_factor: str  # OSFP, QSFP112, ...
     top: str  # finned | flat
     cage_gbps: int
+    serdes_gbps: int = DEFAULT_SERDES_GBPS  # the cage's electrical lane rate (catalog Cage.serdes_gbps)
+
+    @property
+    def cage_key(self) -> str:
+        return cage_key(self.form_factor, self.top, self.cage_gbps, self.serdes_gbps)
+
+
+def cage_key(form_factor: str, top: str, cage_gbps: int, serdes_gbps: int = DEFAULT_SERDES_GBPS) -> str:
+    """A cage type, what a transceiver or a copper cable end must fit: `OSFP flat 800G`.
+    Lanes other than 100G-PAM4 (the catalog's default) are named, so an XDR cage is
+    `OSFP flat 800G 200G-SerDes` and never shares a module with an NDR one."""
+    base = f"{form_factor} {top} {cage_gbps}G"
+    return base if serdes_gbps == DEFAULT_SERDES_GBPS else f"{base} {serdes_gbps}G-SerDes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +61,10 @@ class PortLayout:
 
     def __len__(self) -> int:
         return len(self.ports)
+
+    def cage_ports(self, cage: str) -> int:
+        """Logical ports of one cage in this layout (its breakout)."""
+        return sum(1 for p in self.ports if p.cage == cage)
 
 
 @dataclass(slots=True)

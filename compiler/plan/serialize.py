@@ -15,7 +15,7 @@ import numpy as np
 
 from .fabric import COMPUTE, Fabric, kind_of
 from .fabrics import fabric_names, fabric_plan, is_multi_fabric, single_fabric
-from .model import Device, LinkTable, Plan, Port, PortLayout
+from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
 from .routing import RoutingPlan, dotted
 from .scale_up import ScaleUpDomains
@@ -26,6 +26,9 @@ VERSION = 1
 
 DEVICE_COLUMNS = ["name", "role", "model", "layout", "tier", "index", "su", "pod", "rail", "group", "fabric", "rack", "u"]
 PORT_COLUMNS = ["name", "cage", "lane", "speed_gbps", "form_factor", "top", "cage_gbps"]
+# Only a layout with a cage off 100G-PAM4 lanes (XDR) carries this column: every other
+# plan.json reads as before it existed, and a missing column means the default.
+SERDES_COLUMN = "serdes_gbps"
 LINK_COLUMNS = ["cable_id", "kind", "a_device", "a_port", "b_device", "b_port", "speed_gbps", "media", "length_m", "order_m"]
 RACK_COLUMNS = ["name", "row", "position", "kind", "height_u", "usable_u", "power_budget_w"]
 
@@ -113,6 +116,13 @@ def _fabric_addressing_text(plan: Plan) -> str:
     return ',\n  "fabric_addressing": {\n' + ",\n".join(parts) + "\n  }"
 
 
+def _layout_table(layout: PortLayout) -> str:
+    serdes = any(p.serdes_gbps != DEFAULT_SERDES_GBPS for p in layout.ports)
+    columns = PORT_COLUMNS + [SERDES_COLUMN] if serdes else PORT_COLUMNS
+    return _table(columns, ([p.name, p.cage, p.lane, p.speed_gbps, p.form_factor, p.top, p.cage_gbps]
+                            + ([p.serdes_gbps] if serdes else []) for p in layout.ports), "    ")
+
+
 def plan_json_text(plan: Plan) -> str:
     link_rows = _link_rows(plan)
     phys = plan.physical
@@ -123,11 +133,7 @@ def plan_json_text(plan: Plan) -> str:
         places = [(None, None)] * len(plan.devices)
     device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric, rack, u]
                    for d, (rack, u) in zip(plan.devices, places))
-    layouts = ",\n".join(
-        f"    {_dump(lid)}: " + _table(PORT_COLUMNS, ([p.name, p.cage, p.lane, p.speed_gbps, p.form_factor, p.top, p.cage_gbps]
-                                              for p in lay.ports), "    ")
-        for lid, lay in plan.layouts.items()
-    )
+    layouts = ",\n".join(f"    {_dump(lid)}: " + _layout_table(lay) for lid, lay in plan.layouts.items())
     head = {
         "$schema": "plan.schema.json",
         "format": FORMAT,
@@ -198,7 +204,7 @@ def plan_from_json(data: dict) -> Plan:
     from it as from the plan that wrote it (tests/test_metamorphic.py)."""
     if data.get("format") != FORMAT or data.get("version") != VERSION:
         raise ValueError(f"not a {FORMAT} v{VERSION} file")
-    layouts = {lid: PortLayout(lid, tuple(Port(*row) for row in table["rows"]))
+    layouts = {lid: PortLayout(lid, tuple(Port(**dict(zip(table["columns"], row))) for row in table["rows"]))
                for lid, table in data["port_layouts"].items()}
     devices = []
     offset = 0

@@ -10,16 +10,41 @@ from .naming import cable_id
 
 # A part the catalog lacks: named so in the BOM and cabling.csv alike, never left blank.
 NOT_IN_CATALOG = "NOT IN CATALOG"
+# A part the catalog knows but whose vendor publishes no number (XDR modules): named so,
+# with the catalog's name for it, where a part number would stand.
+NOT_PUBLISHED = "PART NUMBER NOT PUBLISHED"
+SPLIT_WAYS = 2  # NVIDIA's splitter fibers are 1:2 (MFP7E20, MFP7E40); no other fan-out is in the catalog
 
 
 def transceiver_part(facts: dict, media_id: str, cage_key: str) -> str | None:
-    """The transceiver a cage of type `cage_key` takes on `media_id`: its part number, a
-    NOT IN CATALOG line where the medium needs one the catalog lacks, None for copper.
-    The BOM and cabling.csv both name it this way, so they agree row for line."""
+    """The transceiver a cage of type `cage_key` takes on `media_id`: its catalog id, a
+    NOT IN CATALOG line where the medium needs one the catalog lacks, None for copper."""
     medium = facts["media"][media_id]
     if not medium["needs_transceivers"]:
         return None
     return medium["transceivers"].get(cage_key) or f"{NOT_IN_CATALOG}: {media_id} {cage_key}"
+
+
+def part_label(facts: dict, transceiver: str) -> str:
+    """How the BOM and cabling.csv name a transceiver (an id from transceiver_part): its part
+    number, or `PART NUMBER NOT PUBLISHED: <id>` where the vendor publishes none. Both name
+    it this way, so they agree row for line."""
+    rec = facts["transceivers"].get(transceiver)
+    if rec is None:
+        return transceiver  # NOT IN CATALOG: ...
+    part = rec.get("part_number", transceiver)  # recorded only where it differs from the id
+    return part if part else f"{NOT_PUBLISHED}: {transceiver}"
+
+
+def splitter_heads(cage: np.ndarray, cage_ports: np.ndarray, lane: np.ndarray, ga: np.ndarray, gb: np.ndarray) -> np.ndarray:
+    """Per splitter-fiber link (global ports ga, gb), an id of the splitter it is a leg of:
+    the optical port (MPO) at its grouped end, the end whose cage holds more logical ports
+    (SPLIT_WAYS per MPO), as global cage * 8 + MPO index, MPO = (lane - 1) // SPLIT_WAYS: the
+    four 200G ports of a 4 x 200G cage on a twin-port module are lanes 1-2 on one MPO and
+    3-4 on the other, so two splitters."""
+    grouped_b = cage_ports[cage[gb]] > cage_ports[cage[ga]]
+    g = np.where(grouped_b, gb, ga)
+    return cage[g] * 8 + (lane[g].astype(np.int64) - 1) // SPLIT_WAYS
 
 
 def cable_ids(plan: Plan) -> list[str]:
@@ -37,7 +62,7 @@ def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
 def port_table(plan: Plan) -> dict[str, np.ndarray]:
     """Per global port id: port name, cage, lane, and the cage key transceivers are chosen by."""
     cols = {"name": lambda p: p.name, "cage": lambda p: p.cage, "lane": lambda p: p.lane,
-            "cage_key": lambda p: f"{p.form_factor} {p.top} {p.cage_gbps}G"}
+            "cage_key": lambda p: p.cage_key}
     out = {}
     for col, get in cols.items():
         dtype = np.int32 if col == "lane" else object
@@ -49,7 +74,7 @@ def port_table(plan: Plan) -> dict[str, np.ndarray]:
 def cage_table(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
     """Per global port: its global cage id and its cage type (index into the returned keys).
 
-    A cage type is (form factor, top, cage bandwidth): what a transceiver must fit.
+    A cage type is (form factor, top, cage bandwidth, lane rate): what a transceiver must fit.
     Also returns the number of logical ports per global cage.
     """
     keys: list[str] = []
@@ -60,7 +85,7 @@ def cage_table(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarra
         ctype = np.empty(len(layout), dtype=np.int64)
         for i, port in enumerate(layout.ports):
             local[i] = index.setdefault(port.cage, len(index))
-            key = f"{port.form_factor} {port.top} {port.cage_gbps}G"
+            key = port.cage_key
             if key not in keys:
                 keys.append(key)
             ctype[i] = keys.index(key)
@@ -117,8 +142,9 @@ def cable_part(media_rec: dict, order_m: float | None) -> str:
 
 
 def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
-    """Per link, the transceiver part at end a and at end b, from the link's medium and the
-    end's cage type ("" where the medium takes none; NOT IN CATALOG where the catalog lacks one)."""
+    """Per link, the transceiver (catalog id) at end a and at end b, from the link's medium and
+    the end's cage type ("" where the medium takes none; NOT IN CATALOG where the catalog lacks
+    one). part_label names them for people."""
     links = plan.links
     offsets = plan.port_offsets()
     keys = plan.memo("port_table", port_table)["cage_key"]
@@ -135,6 +161,16 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
+def end_part_labels(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """end_transceivers as people read them (part_label): the cabling sheet's and diff's columns."""
+    out = []
+    for ids in plan.memo("end_transceivers", end_transceivers):
+        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+        labels = np.array([part_label(plan.facts, u) if u else "" for u in uniq.tolist()], dtype=object)
+        out.append(labels[inverse.reshape(-1)])
+    return out[0], out[1]
+
+
 def fibers_per_link(plan: Plan) -> np.ndarray:
     """Per link, the fiber cables it takes: one, or where a link's speed fills more than one
     optical port of its modules, that many. A twin-port 2x400G OSFP module has two MPO-12
@@ -143,10 +179,8 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
     (NVIDIA LinkX: "twin-port transceivers can be linked to each other forming an 800Gb/s
     link ... require ordering two fibers"). Copper is counted per cable by its fit (bom.py).
 
-    Where the two ends' modules have optical ports of different rates the wider decides:
-    that is a catalog gap, not a cabling choice (the DGX B300's flat-top 800G cage gets the
-    catalog's first flat-top 800G single-mode module, an NDR twin-port 2 x 400G, facing an XDR
-    1.6T twin-port of 2 x 800G at the switch: one fiber per link, as a correct pair gives)."""
+    Where the two ends' modules have optical ports of different rates the wider decides.
+    A splitter-fiber link is one leg: one here (bom.cable_count counts the splitters)."""
     links = plan.links
     if not len(links):
         return np.ones(0, dtype=np.int64)
@@ -170,7 +204,7 @@ def link_physical(plan: Plan) -> dict[str, list]:
     medium, orderable length, cable part, and both labels. What `diff` compares."""
     links = plan.links
     n = len(links)
-    a_tr, b_tr = plan.memo("end_transceivers", end_transceivers)
+    a_tr, b_tr = plan.memo("end_part_labels", end_part_labels)
     label_a, label_b = plan.memo("cable_labels", cable_labels)
     phys = plan.physical
     media_ids = [plan.media[m] for m in links.media.tolist()]

@@ -15,7 +15,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, cable_part, end_transceivers, fibers_per_link, per_port
+from ..plan.views import cable_ids, cable_labels, cable_part, end_part_labels, fibers_per_link, per_port
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -129,9 +129,9 @@ def media_tail(plan: Plan) -> list[str]:
 
 
 def transceiver_columns(plan: Plan) -> tuple[list[str], list[str]]:
-    """The transceiver part at each end (plan.views.end_transceivers), CSV-escaped."""
+    """The transceiver part at each end (plan.views.end_part_labels), CSV-escaped."""
     out = []
-    for parts in plan.memo("end_transceivers", end_transceivers):
+    for parts in plan.memo("end_part_labels", end_part_labels):
         uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
         out.append(np.array([csv_field(u) for u in uniq.tolist()], dtype=object)[inverse.reshape(-1)].tolist())
     return out[0], out[1]

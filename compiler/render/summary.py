@@ -11,7 +11,7 @@ from ..check import CheckResults
 from ..check.bisection import BisectionFigures
 from ..check.oversubscription import OversubscriptionFigures
 from ..check.redundancy import RedundancyFigures
-from ..plan.bom import NOT_IN_CATALOG, bill_of_materials
+from ..plan.bom import NOT_IN_CATALOG, NOT_PUBLISHED, bill_of_materials
 from ..plan.fabrics import fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from .writer import OutputDir
@@ -62,6 +62,9 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
     for line in bom:
         if line.part_number.startswith(NOT_IN_CATALOG) or line.part_number == NOT_IN_CATALOG:
             notes.append(f"BOM: {line.quantity} x {line.category} not in the catalog ({line.part_number})")
+        elif line.part_number.startswith(NOT_PUBLISHED) and line.category != "spare":
+            notes.append(f"BOM: {line.quantity} x {line.category}: part number not published "
+                         f"({line.part_number[len(NOT_PUBLISHED) + 2:]}); ask the vendor before ordering")
     return {
         "name": plan.name,
         "gpus": design.gpus,
