@@ -204,17 +204,10 @@ def _lldpd_left() -> list[str]:
     return left + [ln for ln in procs.splitlines() if "lldpd" in ln and "clusterc-twin-" in ln]
 
 
-# Open bug (issue 14 note): on tiny-rail, since two-tier fabrics default to two spines, one or
-# two switches' lldpcli (seen: spine-02, su1-leaf-r3) return no neighbours at all while their
-# peers hear them, so 50-70 of 80 neighbours are collected. roce-2spine-4leaf converges.
-_TINY_LLDP = pytest.mark.xfail(strict=False, reason="twin lldpd: some switches' lldpcli return no neighbours on tiny-rail")
-
-
 @needs_twin
 @pytest.mark.parametrize("spec,swap", [
-    pytest.param(ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", None, marks=_TINY_LLDP),
-    pytest.param(ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", ("su1-leaf-r3:5", "su1-leaf-r7:6"),
-                 marks=_TINY_LLDP),  # two leaves' uplinks
+    (ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", None),
+    (ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", ("su1-leaf-r3:5", "su1-leaf-r7:6")),  # two leaves' uplinks
     (SPECS / "roce-2spine-4leaf-frr.yaml", ("leaf-001:65", "leaf-003:70")),  # crossed between the two spines' ports
     (SPECS / "roce-2spine-4leaf-frr.yaml", ("gpu-0001:1", "gpu-0032:1")),  # the two sampled servers' first NICs
 ])
@@ -227,6 +220,7 @@ def test_twin_lldp_tables_name_exactly_the_swapped_cables(tmp_path, spec, swap):
     assert not _lldpd_left(), "the twin left lldpd or namespaces behind"
     report = json.loads(twin.stdout)
     assert report["lldp"]["neighbours"] == report["lldp"]["expected_neighbours"] > 0, report["lldp"]
+    assert report["lldp"]["missing"] == [] and not [p for p in report["problems"] if p.startswith("LLDP")]
     files = sorted(p.name for p in out.iterdir())
     assert files == sorted(f"{n}.json" for n in _switch_names(spec))
     r = run_cli("verify", str(spec), "--as-built", str(out), "--format", "json")
