@@ -40,7 +40,11 @@ from ..plan.naming import SWITCH_ROLES
 from ..render.structured_config import switch_configs
 from ..render.switch_configs import render_switch
 
-LLDP_MIN_WAIT_S = 180.0  # the longest collect_lldp waits for every wired port to hear its neighbour
+# LLDP collection. lldpd sends every 30 s (tx-interval); the twin asks for frames instead
+LLDP_START_S = 30.0  # every lldpd listening on all its ports; ~0.3 s for 12 daemons
+LLDP_POLL_S = 0.2  # between reads of the neighbour tables
+LLDP_RESEND_S = 2.0  # after which the peers of ports still unheard are asked to send again
+LLDP_MAX_WAIT_S = 60.0  # a guard: collection ends when every port hears its neighbour (~1 s)
 
 FRR_LIB = Path("/usr/lib/frr")
 MAX_SWITCHES = 64  # a few dozen FRR pairs of daemons (~30 MB each) is what a CI box takes
@@ -292,10 +296,21 @@ class EthernetTwin:
     def _interfaces(self, node: _Node) -> list[str]:
         return sorted(n for (a, na), (b, nb) in self.wired.values() for d, n in ((a, na), (b, nb)) if d == node.index)
 
+    def _lldpcli(self, node: _Node, *args: str) -> subprocess.CompletedProcess:
+        return _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), *args, check=False)
+
     def start_lldp(self) -> None:
         """lldpd (Debian's, the daemon SONiC and Cumulus run) in every namespace, under the
-        device's hostname (its own UTS namespace), on the wired ports only, in the
-        foreground (-d: no shared /run/lldpd.pid) in its own session, stopped by pid."""
+        device's hostname (its own UTS namespace), on the wired ports only, with its own
+        control socket (-u), in the foreground (-d: no shared /run/lldpd.pid) in its own
+        session, stopped by pid. Returns once every daemon listens on all its ports and has
+        sent once, so no first frame is lost to a daemon that was not yet listening.
+
+        -L "": lldpd runs no lldpcli at start. With one it starts paused until that lldpcli
+        sends `resume`, and every lldpcli command, `update` too, writes back the whole
+        configuration it read: an `update` that read it before the resume and landed after
+        it paused the daemon again for good (it still answered lldpcli, but sent nothing and
+        dropped what it received). That was the switch with no neighbours on tiny-rail."""
         if not shutil.which("lldpd") or not shutil.which("lldpcli"):
             raise TwinUnavailable("lldpd is not installed: apt-get install lldpd")
         for node in self.nodes.values():
@@ -305,51 +320,62 @@ class EthernetTwin:
             log = open(node.dir / "lldpd.log", "wb")
             node.lldpd = subprocess.Popen(
                 ["ip", "netns", "exec", node.ns, "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"', node.name,
-                 "lldpd", "-d", "-u", str(node.dir / "lldpd.sock"), "-I", ",".join(ifaces), "-O", "/dev/null"],
+                 "lldpd", "-d", "-u", str(node.dir / "lldpd.sock"), "-I", ",".join(ifaces), "-L", ""],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             log.close()
-        deadline = time.monotonic() + 10
-        for node in self.nodes.values():
-            while node.lldpd is not None and not (node.dir / "lldpd.sock").exists():
-                if node.lldpd.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"lldpd did not start in {node.name}: see {node.dir / 'lldpd.log'}")
+        daemons = [n for n in self.nodes.values() if n.lldpd is not None]
+        deadline = time.monotonic() + LLDP_START_S
+        for node in daemons:
+            while not (node.dir / "lldpd.sock").exists():
+                self._lldpd_alive(node, deadline, "did not open its control socket")
                 time.sleep(0.05)
-        for node in self.nodes.values():
-            if node.lldpd is not None:  # send now rather than after the first 30 s interval
-                _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "update", check=False)
+        # a port lldpcli lists has its raw socket open and watched: frames sent to it from now on are kept
+        for node in daemons:
+            want = set(self._interfaces(node))
+            while not want <= _lldp_ports(self._lldpcli(node, "-f", "json", "show", "interfaces").stdout):
+                self._lldpd_alive(node, deadline, "did not take all its ports")
+                time.sleep(0.05)
+        for node in daemons:  # send now rather than after the first 30 s transmit interval
+            self._lldpcli(node, "update")
+
+    def _lldpd_alive(self, node: _Node, deadline: float, what: str) -> None:
+        if node.lldpd.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"lldpd in {node.name} {what}: see {node.dir / 'lldpd.log'}")
 
     def collect_lldp(self, out: Path) -> dict:
-        """Wait until every switch sees a neighbour on each wired port, then write each
-        switch's `lldpcli -f json show neighbors details` to OUT/<switch>.json."""
+        """Poll until every switch hears a neighbour on each wired port (LLDP_MAX_WAIT_S at
+        most), then write each switch's `lldpcli -f json show neighbors details` to
+        OUT/<switch>.json. Ports still unheard are listed in `missing` as switch:port."""
         t0 = time.monotonic()
-        # LLDP converges in transmit rounds, not with BGP: on a loaded machine 20 s was seen to
-        # leave 10-30 of 80 neighbours unheard. Waiting ends as soon as every port has one.
-        budget_s = max(self.opt.timeout_s, LLDP_MIN_WAIT_S)
-        switches = [n for n in self.nodes.values() if n.switch and n.lldpd is not None]
-        want = {n.name: len(self._interfaces(n)) for n in switches}
+        switches = sorted((n for n in self.nodes.values() if n.switch and n.lldpd is not None), key=lambda n: n.name)
+        want = {n.name: set(self._interfaces(n)) for n in switches}
+        peer = {}  # (node, port) -> the node at the cable's other end, the one that must send
+        for (a, na), (b, nb) in self.wired.values():
+            peer[(a, na)], peer[(b, nb)] = self.nodes[b], self.nodes[a]
         tables: dict[str, str] = {}
-        last_update = t0
+        heard: dict[str, set[str]] = {}
+        pending, last_send = switches, t0
         while True:
-            for node in switches:
-                res = _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "-f", "json", "show", "neighbors", "details",
-                           check=False)
-                tables[node.name] = res.stdout
-            seen = {name: _lldp_neighbours(text) for name, text in tables.items()}
-            if all(seen[name] >= want[name] for name in want) or time.monotonic() - t0 > budget_s:
+            for node in pending:  # a complete table is final: lldpd keeps a neighbour for 120 s
+                tables[node.name] = self._lldpcli(node, "-f", "json", "show", "neighbors", "details").stdout
+                heard[node.name] = _lldp_ports(tables[node.name]) & want[node.name]
+            pending = [n for n in pending if heard[n.name] != want[n.name]]
+            if not pending or time.monotonic() - t0 > max(self.opt.timeout_s, LLDP_MAX_WAIT_S):
                 break
-            if time.monotonic() - last_update > 2:
-                # a daemon that was not yet listening missed its neighbours' first frames; ask all to send again
-                # rather than wait for the 30 s transmit interval
-                for node in self.nodes.values():
-                    if node.lldpd is not None:
-                        _run("lldpcli", "-u", str(node.dir / "lldpd.sock"), "update", check=False)
-                last_update = time.monotonic()
-            time.sleep(0.5)
+            if time.monotonic() - last_send > LLDP_RESEND_S:
+                # start_lldp's round reaches every port; this is a guard for a frame lost anyway (a loaded
+                # machine), asking only the peers of unheard ports to send again
+                senders = {peer[(n.index, p)].name: peer[(n.index, p)] for n in pending for p in want[n.name] - heard[n.name]}
+                for name in sorted(senders):
+                    self._lldpcli(senders[name], "update")
+                last_send = time.monotonic()
+            time.sleep(LLDP_POLL_S)
         out.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(tables.items()):
             (out / f"{name}.json").write_text(text)
-        return {"folder": str(out), "switches": len(tables), "neighbours": sum(seen.values()),
-                "expected_neighbours": sum(want.values()), "seconds": round(time.monotonic() - t0, 2)}
+        return {"folder": str(out), "switches": len(tables), "neighbours": sum(len(h) for h in heard.values()),
+                "expected_neighbours": sum(len(w) for w in want.values()), "seconds": round(time.monotonic() - t0, 2),
+                "missing": [f"{n.name}:{p}" for n in pending for p in sorted(want[n.name] - heard[n.name])]}
 
     def stop_lldp(self) -> None:
         for node in self.nodes.values():
@@ -396,13 +422,16 @@ class EthernetTwin:
             shutil.rmtree(self.work, ignore_errors=True)
 
 
-def _lldp_neighbours(text: str) -> int:
-    """Interfaces with a neighbour in lldpcli's JSON (an object for one, a list for several)."""
+def _lldp_ports(text: str) -> set[str]:
+    """The interfaces in lldpcli's JSON (`show neighbors` or `show interfaces`): an object
+    keyed by interface for one, a list of such one-key objects for several."""
     try:
         interfaces = (json.loads(text or "{}").get("lldp") or {}).get("interface") or []
     except (json.JSONDecodeError, AttributeError):
-        return 0
-    return len(interfaces)
+        return set()
+    if isinstance(interfaces, dict):
+        interfaces = [interfaces]
+    return {name for item in interfaces if isinstance(item, dict) for name in item}
 
 
 def _read_pid(path: Path) -> int:
@@ -464,6 +493,9 @@ def run(plan: Plan, options: TwinOptions) -> dict:
         report["sessions_established"] = sum(1 for s in obs["sessions"] if s["state"] == "Established")
         if options.lldp_out is not None:
             report["lldp"] = twin.collect_lldp(Path(options.lldp_out))
+            # an incomplete table would read as missing cables in `clusterc verify`
+            report["problems"] += [f"LLDP: {port} heard no neighbour in {report['lldp']['seconds']} s"
+                                   for port in report["lldp"]["missing"]]
         report["server_ping"] = _ping(twin) if ok else None
         if ok and report["server_ping"] is not None and not report["server_ping"]["ok"]:
             report["problems"] += [f"rail {x['rail']}: ping {x['from']} -> {x['to']} "

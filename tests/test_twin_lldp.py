@@ -1,0 +1,101 @@
+"""The Ethernet twin's LLDP collection, without namespaces: lldpcli is replaced by a small
+model of the wire (a daemon's `update` puts its frame in every peer's table), so the
+polling logic is checked fast and deterministically. The real lldpd runs in
+tests/test_verify_real_tools.py (slow, root)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler.pipeline import build_plan
+from compiler.twin import ethernet
+from compiler.twin.ethernet import EthernetTwin, TwinOptions, _lldp_ports, _Node
+
+from .conftest import ROOT
+
+TINY = ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml"
+SAMPLE = ROOT / "tests" / "data" / "verify" / "lldp" / "lldpcli" / "su1-leaf-r1.json"
+
+
+def test_lldp_ports_reads_lldpcli_json_as_a_list_and_as_a_lone_object():
+    data = json.loads(SAMPLE.read_text())  # real `lldpcli -f json show neighbors details` from the twin
+    ports = _lldp_ports(json.dumps(data))
+    assert ports == {"swp1s0", "swp2s1", "swp3s0", "swp3s1", "swp4s0", "swp4s1"}  # 2 servers, 4 uplinks
+    lone = data["lldp"]["interface"][0]  # lldpcli prints a lone interface as the object itself
+    assert _lldp_ports(json.dumps({"lldp": {"interface": lone}})) == {"swp1s0"}
+    assert _lldp_ports('{"lldp": {}}') == _lldp_ports("") == _lldp_ports("not json") == set()
+
+
+class _Wire:
+    """lldpcli against a model fabric: `update` on a daemon lets every peer hear it, unless muted."""
+
+    def __init__(self, twin: EthernetTwin, muted: set[str]):
+        self.twin, self.muted = twin, muted
+        self.heard: dict[str, set[str]] = {n.name: set() for n in twin.nodes.values()}
+        self.calls: list[tuple[str, str]] = []
+
+    def __call__(self, node: _Node, *args: str):
+        self.calls.append((node.name, args[-1]))
+        if args[-1] == "update" and node.name not in self.muted:
+            for (a, na), (b, nb) in self.twin.wired.values():
+                if node.index in (a, b):
+                    far, port = (b, nb) if node.index == a else (a, na)
+                    self.heard[self.twin.nodes[far].name].add(port)
+        table = [{p: {"chassis": {}, "port": {}}} for p in sorted(self.heard[node.name])]
+        return type("Done", (), {"stdout": json.dumps({"lldp": {"interface": table}})})()
+
+
+@pytest.fixture
+def small_twin(tmp_path, monkeypatch):
+    """Three switches of tiny-rail (leaves r1, r2 and spine-01) and the four cables between them."""
+    _, plan = build_plan(TINY)
+    twin = EthernetTwin(plan, TwinOptions(timeout_s=0))
+    names = ("su1-leaf-r1", "su1-leaf-r2", "spine-01")
+    for n, name in enumerate(names):
+        i = plan.device_index(name)
+        twin.nodes[i] = _Node(i, name, f"ns{n}", tmp_path / name, True, lldpd=object())
+    links = plan.links
+    for link in range(len(links)):
+        a, b = int(links.a_dev[link]), int(links.b_dev[link])
+        if a in twin.nodes and b in twin.nodes:
+            twin.wired[link] = ((a, twin._ifname(a, int(links.a_port[link]))), (b, twin._ifname(b, int(links.b_port[link]))))
+    assert len(twin.wired) == 4  # two uplinks from each leaf to spine-01
+    monkeypatch.setattr(ethernet, "LLDP_RESEND_S", 0.0)
+    monkeypatch.setattr(ethernet, "LLDP_POLL_S", 0.0)
+    return twin
+
+
+def test_collection_stops_at_the_first_read_where_every_port_hears_its_neighbour(small_twin, tmp_path):
+    wire = _Wire(small_twin, muted=set())
+    small_twin._lldpcli = wire
+    for node in small_twin.nodes.values():  # start_lldp's round: every daemon sent once
+        wire(node, "update")
+    wire.calls.clear()
+    report = small_twin.collect_lldp(tmp_path / "out")
+    assert (report["neighbours"], report["expected_neighbours"], report["missing"]) == (8, 8, [])
+    assert wire.calls == [("spine-01", "details"), ("su1-leaf-r1", "details"), ("su1-leaf-r2", "details")]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["spine-01.json", "su1-leaf-r1.json",
+                                                                    "su1-leaf-r2.json"]
+    assert _lldp_ports((tmp_path / "out" / "spine-01.json").read_text()) == set(small_twin._interfaces(
+        small_twin.nodes[small_twin.plan.device_index("spine-01")]))
+
+
+def test_a_silent_daemon_names_the_ports_that_never_heard_it_and_only_it_is_asked_again(small_twin, tmp_path,
+                                                                                        monkeypatch):
+    monkeypatch.setattr(ethernet, "LLDP_MAX_WAIT_S", 0.05)
+    wire = _Wire(small_twin, muted={"spine-01"})  # what a paused lldpd did: answers lldpcli, sends nothing
+    small_twin._lldpcli = wire
+    for node in small_twin.nodes.values():
+        wire(node, "update")
+    wire.calls.clear()
+    report = small_twin.collect_lldp(tmp_path / "out")
+    leaves = [small_twin.nodes[small_twin.plan.device_index(f"su1-leaf-r{k}")] for k in (1, 2)]
+    leaf_ports = [f"{n.name}:{p}" for n in leaves for p in small_twin._interfaces(n)]
+    assert report["missing"] == leaf_ports and len(leaf_ports) == 4
+    assert (report["neighbours"], report["expected_neighbours"]) == (4, 8)
+    # the complete table (spine-01's) was read once; the resends went to spine-01 alone
+    assert {c for c in wire.calls if c[1] == "update"} == {("spine-01", "update")}
+    assert wire.calls.count(("spine-01", "details")) == 1
