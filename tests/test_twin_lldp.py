@@ -99,3 +99,20 @@ def test_a_silent_daemon_names_the_ports_that_never_heard_it_and_only_it_is_aske
     # the complete table (spine-01's) was read once; the resends went to spine-01 alone
     assert {c for c in wire.calls if c[1] == "update"} == {("spine-01", "update")}
     assert wire.calls.count(("spine-01", "details")) == 1
+
+
+def test_lldp_out_refuses_tables_of_switches_not_in_the_plan(tmp_path):
+    """`verify --as-built DIR` reads every *.json in DIR, so a table left there by another
+    fabric's run would read as this fabric's cables: the twin stops, names it, deletes nothing."""
+    _, plan = build_plan(TINY)
+    switches = {d.name for d in plan.devices if d.role in ethernet.SWITCH_ROLES}
+    out = tmp_path / "lldp"
+    ethernet._refuse_stale_tables(out, switches)  # no folder yet: fine
+    out.mkdir()
+    (out / "su1-leaf-r1.json").write_text("{}")  # this plan's switch: rewritten by the run
+    (out / "notes.txt").write_text("mine")
+    ethernet._refuse_stale_tables(out, switches)
+    (out / "pod7-spine-09.json").write_text("{}")
+    with pytest.raises(ethernet.TwinUnavailable, match=r"1 LLDP table\(s\) of switches not in this plan \(pod7-spine-09.json\)"):
+        ethernet._refuse_stale_tables(out, switches)
+    assert (out / "pod7-spine-09.json").exists()

@@ -454,6 +454,20 @@ def _is_ours(pid: int, comm: str, ns: str) -> bool:
     return res.stdout.strip() == ns
 
 
+def _refuse_stale_tables(out: Path, switches: set[str]) -> None:
+    """`verify --as-built DIR` reads every *.json in DIR: a table left by another fabric's
+    run would read as cables of this one. Each run rewrites every switch's table, so only
+    files named after a switch of this plan may already be there; others are not deleted
+    (they are the user's), the run stops and names them."""
+    if not out.is_dir():
+        return
+    stale = sorted(p.name for p in out.glob("*.json") if p.stem not in switches)
+    if stale:
+        shown = ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else "")
+        raise TwinUnavailable(f"--lldp-out {out} holds {len(stale)} LLDP table(s) of switches not in this plan ({shown}); "
+                              f"`clusterc verify` would read them as this fabric's: use an empty folder or remove them")
+
+
 def run(plan: Plan, options: TwinOptions) -> dict:
     """Boot the fabric, compare with the plan, optionally fail something; always clean up."""
     preflight(plan)
@@ -469,6 +483,8 @@ def run(plan: Plan, options: TwinOptions) -> dict:
     for c in options.swap or ():
         if c not in twin.cable_index:
             raise TwinUnavailable(f"no cable {c} in the plan")
+    if options.lldp_out is not None:
+        _refuse_stale_tables(Path(options.lldp_out), {d.name for d in plan.devices if d.role in SWITCH_ROLES})
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
 
     def _interrupted(signum, frame):
