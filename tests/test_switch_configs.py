@@ -240,7 +240,9 @@ def test_site_settings_reach_every_nos(tmp_path, sonic_yang):
     cfg = json.loads(texts["sonic"])
     assert sonic_yang.validate(cfg) == []  # with the management models: every table below too
     mgmt = plan.routing  # eos plan: same pools and device order as every roce-2spine-4leaf spec
-    assert cfg["MGMT_INTERFACE"] == {"eth0|172.26.0.1/12": {"gwaddr": "172.16.0.254"}}
+    # DNS_NAMESERVER has no VRF: the resolver asks from the default VRF, so its servers are forced
+    # into the mgmt VRF's table (interfaces.j2: ip rule to <server> table 6000)
+    assert cfg["MGMT_INTERFACE"] == {"eth0|172.26.0.1/12": {"gwaddr": "172.16.0.254", "forced_mgmt_routes": ["192.0.2.53"]}}
     assert cfg["MGMT_PORT"] == {"eth0": {"alias": "eth0", "admin_status": "up"}}
     assert cfg["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
     # rsyslog would send from the default VRF, which has no route to the management network
@@ -259,6 +261,12 @@ def test_site_settings_reach_every_nos(tmp_path, sonic_yang):
                  "ntp server vrf MGMT 192.0.2.123", "ntp server vrf MGMT 192.0.2.124", "logging vrf MGMT host 192.0.2.114"):
         assert f"\n{line}\n" in eos
     assert "gateway 172.16.0.254)," in texts["frr"] and "NTP 192.0.2.123 192.0.2.124" in texts["frr"]
+
+
+def test_sonic_without_dns_servers_forces_no_management_routes(compiled):
+    cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
+    assert "DNS_NAMESERVER" not in cfg
+    assert [set(v) for v in cfg["MGMT_INTERFACE"].values()] == [{"gwaddr"}]
 
 
 def test_default_gateway_is_marked_as_a_default(compiled):
