@@ -31,7 +31,6 @@ from compiler.render.summary import summarize as summarize_with_checks
 from compiler.twin import infiniband as twin
 
 from .conftest import cli_in_process, plan_from_text
-from .test_switch_configs import sonic_yang  # noqa: F401 (fixture)
 
 # 96 DGX B200 in SUs of 32 on QM9700 (64 x 400G): 24 leaves of 32 down / 32 up, 768 uplinks
 # -> 12 spines at least, 32 % 12 != 0 -> 16 spines, 2 links per pair: 48 of 64 ports used,

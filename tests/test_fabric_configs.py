@@ -20,7 +20,7 @@ from compiler.plan.fabrics import fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
 
 from .conftest import SPECS, cli_in_process, plan_from_text, tree_bytes
-from .test_switch_configs import _nvue_shape, _OnOffLoader, _vtysh_check, sonic_yang  # noqa: F401 (fixture)
+from .test_switch_configs import _nvue_shape, _OnOffLoader, _vtysh_check
 
 MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
 # InfiniBand compute (as the SuperPOD example) plus an Ethernet storage fabric: {storage} is filled in.

@@ -17,7 +17,6 @@ from compiler.plan.graph import fabric_graph
 from compiler.render.summary import summarize
 
 from .conftest import SPECS, cli_in_process, plan_from_text
-from .test_switch_configs import sonic_yang  # noqa: F401 (fixture)
 
 SPEC = SPECS / "meta-llama3-24k.yaml"
 GBPS = 400
