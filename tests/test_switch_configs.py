@@ -199,6 +199,8 @@ def test_sonic_platform_and_hwsku_per_port_split(tmp_path, sonic_yang, switch, s
     else:  # leaves and spines run one speed: one note for all of them
         assert len(said) == 1 and f"{switches} {switch} switches ({speed}G ports)" in said[0] and "hwsku out" in said[0]
         assert ("platform and hwsku out" in said[0]) == (platform is None)
+        # no platform: PORT index and alias follow no port_config.ini, and a platform may count cages from 0
+        assert ("counts cages from 0" in said[0]) == (platform is None)
 
 
 def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):

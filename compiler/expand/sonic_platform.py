@@ -50,7 +50,7 @@ def notes(plan: Plan) -> list[str]:
             if not sonic:
                 # PORT index is what xcvrd maps to a transceiver cage: a wrong one is silent
                 out.append(f"sonic: {what}: the catalog names no SONiC platform for {model} (switches.yaml sonic:): "
-                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; its PORT alias is the "
+                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; the file's PORT alias is the "
                            f"panel name and its PORT index the cage counted from 1, where a platform's port_config.ini may "
                            f"differ (UfiSpace S9321-64EO counts cages from 0): match both to the box's before loading")
             elif len(split) > 1:
