@@ -46,7 +46,7 @@ def main() -> None:
     storage = (f"fabrics:\n  - {{name: storage, switch: sn5600, oversubscription: '1:1', nos: {args.nos},\n"
                "      addressing: {server_links: 10.192.0.0/12, fabric_links: 10.208.0.0/12, loopbacks: 10.224.0.0/16,"
                " management: 10.225.0.0/16}}\n") if args.storage else ""
-    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n") + storage)
+    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n", uplink="") + storage)
     t0 = time.perf_counter()
     _, plan = build_plan(spec)
     checks = run_checks(plan)

@@ -315,7 +315,60 @@ def test_storage_nics_of_an_infiniband_cluster_pass_netplan_generate(multi_out, 
             assert nic["rules"] == [(ip, str(200 + k))]
     qos = (folder / "host-configs" / "dgx-h100" / "roce-qos.sh").read_text()
     assert re.findall(r"^qos (\S+) (\S+)  # (\w+)$", qos, re.M) == [("slot1-p1", '""', "storage"), ("slot2-p1", '""', "storage")]
-    assert not (folder / "host-configs" / "dgx-h100" / "nccl.conf").exists()  # NCCL runs on InfiniBand here
+    readme = (folder / "host-configs" / "README.md").read_text()
+    assert "| dgx-h100/nccl.conf | /etc/nccl.conf |" in readme and "The compute fabric is InfiniBand" in readme
+
+
+def _nccl_conf(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line and not line.startswith("#"))
+
+
+def _nccl_ib_devices(value: str, devices: list[str]) -> list[str]:
+    """The RDMA devices (port 1 each) NCCL takes for NCCL_IB_HCA=value, as NVIDIA/nccl reads it
+    (src/transport/net_ib: a leading '^' excludes, then a leading '=' makes every entry an exact
+    name; src/misc/utils.cc parseStringList/matchIfList: entries are prefixes otherwise and may
+    end in :<port>)."""
+    exclude = value.startswith("^")
+    value = value[exclude:]
+    exact = value.startswith("=")
+    entries = [(e.split(":")[0], e.split(":")[1] if ":" in e else None) for e in value[exact:].split(",") if e]
+    def hit(d: str) -> bool:
+        return any((d == name if exact else d.startswith(name)) and port in (None, "1") for name, port in entries)
+    return [d for d in devices if hit(d) != exclude]
+
+
+# DGX H100 RDMA devices (../shared/reference/host-topology/dgx-h100.yaml): 8 compute ConnectX-7 in
+# rail order (User Guide Table 6), and the two dual-port storage / in-band cards' ports.
+DGX_H100_COMPUTE = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+DGX_H100_STORAGE = ["mlx5_1", "mlx5_2", "mlx5_7", "mlx5_8"]
+
+
+def test_infiniband_compute_nccl_keeps_off_the_storage_nics(multi_out):
+    """InfiniBand compute beside a RoCE storage fabric: nccl.conf names the compute HCAs in rail
+    order, exactly, so NCCL takes none of the storage ConnectX-7 ports; nothing RoCE-only."""
+    _, folder = multi_out
+    conf = _nccl_conf(folder / "host-configs" / "dgx-h100" / "nccl.conf")
+    assert conf == {"NCCL_IB_HCA": "=" + ",".join(DGX_H100_COMPUTE)}  # no GID index, TC or socket netdevs
+    every = sorted(DGX_H100_COMPUTE + DGX_H100_STORAGE, key=lambda d: int(d.split("_")[1]))
+    assert _nccl_ib_devices(conf["NCCL_IB_HCA"], every) == sorted(DGX_H100_COMPUTE, key=lambda d: int(d.split("_")[1]))
+    # without the exact-match '=', a prefix list would take more than it names
+    assert _nccl_ib_devices("mlx5_1", every) == ["mlx5_1", "mlx5_10", "mlx5_11"]
+
+
+def test_infiniband_compute_without_hca_names_says_how_to_read_them(tmp_path):
+    """No RDMA names for the compute ports: no NCCL_IB_HCA line (never a guess), and the file
+    says how to list the InfiniBand-link-layer devices on a server."""
+    (tmp_path / "lab.yaml").write_text(SINGLE_NIC_CATALOG)
+    (tmp_path / "ib.yaml").write_text(
+        "name: ib\nservers: 4\nserver: lab-2nic\ncatalog: lab.yaml\n"
+        "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: '1:1'}\n"
+        "fabrics:\n  - {name: storage, switch: sn5600, oversubscription: '1:1', nos: sonic}\n")
+    _, plan = build_plan(tmp_path / "ib.yaml")
+    folder = write_outputs(plan, tmp_path / "out", ["host_configs"]) / "host-configs"
+    text = (folder / "lab-2nic" / "nccl.conf").read_text()
+    assert _nccl_conf(folder / "lab-2nic" / "nccl.conf") == {}
+    assert "link_layer)\" = InfiniBand" in text and "(nic1, nic2)" in text and "the storage ones too" in text
+    assert re.findall(r"^qos (\S+) ", (folder / "lab-2nic" / "roce-qos.sh").read_text(), re.M) == ["stor1"]
 
 
 @pytest.mark.skipif(not shutil.which("netplan"), reason="netplan is not installed")

@@ -277,8 +277,14 @@ def test_sonic_ports_of_two_speeds(configs, sonic_yang):
             speeds[int(p["speed"])] = speeds.get(int(p["speed"]), 0) + 1
         assert speeds == by_speed
     leaf = json.loads((configs["sonic"] / "configs/su1-leaf-r1/config_db.json").read_text())["PORT"]
-    assert leaf["Ethernet256"]["alias"] == "swp33" and leaf["Ethernet256"]["speed"] == "800000"
-    assert leaf["Ethernet252"]["alias"] == "swp32s1" and leaf["Ethernet252"]["lanes"] == "252,253,254,255"
+    # alias and index as SN5600's platform.json breakout_modes spell each cage's split (2x400G:
+    # etp32a/etp32b, 1x800G: etp33); index is the cage, shared by the two 400G ports of one
+    assert (leaf["Ethernet256"]["alias"], leaf["Ethernet256"]["index"], leaf["Ethernet256"]["speed"]) == ("etp33", "33", "800000")
+    assert (leaf["Ethernet252"]["alias"], leaf["Ethernet252"]["index"], leaf["Ethernet252"]["lanes"]) == (
+        "etp32b", "32", "252,253,254,255")
+    assert (leaf["Ethernet248"]["alias"], leaf["Ethernet248"]["index"]) == ("etp32a", "32")
+    assert (leaf["Ethernet504"]["alias"], leaf["Ethernet504"]["index"]) == ("etp64", "64")
+    assert len({p["alias"] for p in leaf.values()}) == len(leaf)
 
 
 def test_sonic_yang_gate_sees_a_bad_speed(configs, sonic_yang):

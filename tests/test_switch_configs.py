@@ -110,7 +110,7 @@ def test_sonic_management_yang_gate_can_fail(compiled, sonic_yang):
 def test_sonic_config_db_content(compiled):
     cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
     assert cfg["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
-    assert cfg["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and cfg["PORT"]["Ethernet0"]["alias"] == "swp1s0"
+    assert cfg["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and cfg["PORT"]["Ethernet0"]["alias"] == "etp1a"
     assert cfg["PORT"]["Ethernet4"]["speed"] == "400000"
     assert len(cfg["BGP_NEIGHBOR"]) == 64
     meta = cfg["DEVICE_METADATA"]["localhost"]
@@ -139,6 +139,44 @@ HWSKU_CASES = [
 ]
 
 
+# PORT name -> (lanes, alias, index) as sonic-buildimage 086b03bd writes them, copied by hand from
+# device/mellanox/x86_64-nvidia_sn5600-r0/<hwsku>/port_config.ini (ACS-SN5600, Mellanox-SN5600-O128,
+# Mellanox-SN5600-V256) and device/mellanox/x86_64-nvidia_sn5400-r0/ACS-SN5400/port_config.ini; the
+# SN5400 at 200G has no hwsku: its aliases from that platform.json's breakout_modes (2x200G: etp1a,
+# etp1b), lanes as the 2 x 4 split. Tomahawk 5: no platform, so the panel name and the cage from 1.
+PORT_CONFIG_ROWS = {
+    ("sn5600", 800): {"Ethernet0": ("0,1,2,3,4,5,6,7", "etp1", "1"), "Ethernet8": ("8,9,10,11,12,13,14,15", "etp2", "2"),
+                      "Ethernet504": ("504,505,506,507,508,509,510,511", "etp64", "64")},
+    ("sn5600", 400): {"Ethernet0": ("0,1,2,3", "etp1a", "1"), "Ethernet4": ("4,5,6,7", "etp1b", "1"),
+                      "Ethernet8": ("8,9,10,11", "etp2a", "2"), "Ethernet508": ("508,509,510,511", "etp64b", "64")},
+    ("sn5600", 200): {"Ethernet2": ("2,3", "etp1b", "1"), "Ethernet6": ("6,7", "etp1d", "1"),
+                      "Ethernet8": ("8,9", "etp2a", "2"), "Ethernet510": ("510,511", "etp64d", "64")},
+    ("sn5400", 400): {"Ethernet0": ("0,1,2,3,4,5,6,7", "etp1", "1"), "Ethernet8": ("8,9,10,11,12,13,14,15", "etp2", "2"),
+                      "Ethernet504": ("504,505,506,507,508,509,510,511", "etp64", "64")},
+    ("sn5400", 200): {"Ethernet4": ("4,5,6,7", "etp1b", "1"), "Ethernet8": ("8,9,10,11", "etp2a", "2")},
+    ("tomahawk5", 800): {"Ethernet8": ("8,9,10,11,12,13,14,15", "Ethernet2", "2")},
+}
+
+
+@pytest.mark.parametrize("switch, speed, server", [c[:3] for c in HWSKU_CASES])
+def test_sonic_port_alias_and_index_are_the_platforms(tmp_path, switch, speed, server):
+    """PORT alias and index as the platform's port_config.ini has them: index is the cage (xcvrd
+    finds a port's transceiver by it), so the ports of a split cage share it; the alias names the
+    cage and the port's letter in it. Every switch of the plan (leaves and spines) carries them."""
+    plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
+                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic}}\n")
+    out = write_outputs(plan, tmp_path, ["configs"])
+    rows = PORT_CONFIG_ROWS[(switch, speed)]
+    checked = 0
+    for f in _files(out, "config_db.json"):
+        port = json.loads(f.read_text())["PORT"]
+        for name in rows.keys() & port.keys():
+            assert (port[name]["lanes"], port[name]["alias"], port[name]["index"]) == rows[name], (f, name)
+            checked += 1
+        assert len({p["alias"] for p in port.values()}) == len(port), f
+    assert checked >= len(rows)  # each row met on some switch
+
+
 @pytest.mark.parametrize("switch, speed, server, platform, hwsku, port", HWSKU_CASES)
 def test_sonic_platform_and_hwsku_per_port_split(tmp_path, sonic_yang, switch, speed, server, platform, hwsku, port):
     plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
@@ -161,6 +199,8 @@ def test_sonic_platform_and_hwsku_per_port_split(tmp_path, sonic_yang, switch, s
     else:  # leaves and spines run one speed: one note for all of them
         assert len(said) == 1 and f"{switches} {switch} switches ({speed}G ports)" in said[0] and "hwsku out" in said[0]
         assert ("platform and hwsku out" in said[0]) == (platform is None)
+        # no platform: PORT index and alias follow no port_config.ini, and a platform may count cages from 0
+        assert ("counts cages from 0" in said[0]) == (platform is None)
 
 
 def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):
@@ -172,12 +212,12 @@ def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):
         rows = [r for r in csv.DictReader(fh) if r["b_device"] == "storage-leaf-001"]
     cfg = json.loads((out / "configs/storage-leaf-001/config_db.json").read_text())
     assert sonic_yang.validate(cfg) == []
-    by_alias = {p["alias"]: name for name, p in cfg["PORT"].items()}
-    assert len(rows) == len(cfg["CABLE_LENGTH"]["AZURE"]) == 62
+    by_peer = {p["description"]: name for name, p in cfg["PORT"].items()}  # "<server>:<its port>"
+    assert len(rows) == len(cfg["CABLE_LENGTH"]["AZURE"]) == len(by_peer) == 62
     seen = set()
     for r in rows:
         want = next(c for c in (5, 40, 300) if float(r["length_m"]) <= c)
-        assert cfg["CABLE_LENGTH"]["AZURE"][by_alias[r["b_port"]]] == f"{want}m", r["cable_id"]
+        assert cfg["CABLE_LENGTH"]["AZURE"][by_peer[f"{r['a_device']}:{r['a_port']}"]] == f"{want}m", r["cable_id"]
         seen.add(want)
     assert seen == {5, 40}  # the hall has both: the checks above compare real lengths, not one default
 
@@ -202,7 +242,9 @@ def test_site_settings_reach_every_nos(tmp_path, sonic_yang):
     cfg = json.loads(texts["sonic"])
     assert sonic_yang.validate(cfg) == []  # with the management models: every table below too
     mgmt = plan.routing  # eos plan: same pools and device order as every roce-2spine-4leaf spec
-    assert cfg["MGMT_INTERFACE"] == {"eth0|172.26.0.1/12": {"gwaddr": "172.16.0.254"}}
+    # DNS_NAMESERVER has no VRF: the resolver asks from the default VRF, so its servers are forced
+    # into the mgmt VRF's table (interfaces.j2: ip rule to <server> table 6000)
+    assert cfg["MGMT_INTERFACE"] == {"eth0|172.26.0.1/12": {"gwaddr": "172.16.0.254", "forced_mgmt_routes": ["192.0.2.53"]}}
     assert cfg["MGMT_PORT"] == {"eth0": {"alias": "eth0", "admin_status": "up"}}
     assert cfg["MGMT_VRF_CONFIG"] == {"vrf_global": {"mgmtVrfEnabled": "true"}}
     # rsyslog would send from the default VRF, which has no route to the management network
@@ -221,6 +263,12 @@ def test_site_settings_reach_every_nos(tmp_path, sonic_yang):
                  "ntp server vrf MGMT 192.0.2.123", "ntp server vrf MGMT 192.0.2.124", "logging vrf MGMT host 192.0.2.114"):
         assert f"\n{line}\n" in eos
     assert "gateway 172.16.0.254)," in texts["frr"] and "NTP 192.0.2.123 192.0.2.124" in texts["frr"]
+
+
+def test_sonic_without_dns_servers_forces_no_management_routes(compiled):
+    cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
+    assert "DNS_NAMESERVER" not in cfg
+    assert [set(v) for v in cfg["MGMT_INTERFACE"].values()] == [{"gwaddr"}]
 
 
 def test_default_gateway_is_marked_as_a_default(compiled):

@@ -131,7 +131,21 @@ class SonicPlatform(_Strict):
 
     platform: str  # sonic-buildimage device/<vendor>/<platform>/
     hwsku: dict[SpeedKey, str] = {}  # logical port speed (Gb/s) -> hwsku folder under the platform
+    # PORT alias as the platform spells it (port_config.ini, platform.json breakout_modes): a format
+    # with {cage} (1-based) and {breakout} ('' for a cage of one port, else a, b, c, ... by the
+    # port's place in its cage). None: the alias is the front-panel name. SONiC's LLDP sends the
+    # alias as port id, so neighbours print it (verify reads it).
+    port_alias: PortNameFormat | None = None
     sources: list[str] = []
+
+    @model_validator(mode="after")
+    def _alias_fields(self):
+        if self.port_alias is not None:
+            try:
+                self.port_alias.format(cage=1, breakout="a")
+            except (KeyError, IndexError, ValueError) as e:
+                raise ValueError(f"port_alias {self.port_alias!r}: only {{cage}} and {{breakout}} can be filled in ({e})")
+        return self
 
 
 class Switch(_Strict):

@@ -25,7 +25,8 @@ def _model_record(catalog: Catalog, device) -> dict:
                 "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence,
                 "protocol": sw.protocol, "nos": list(sw.nos),  # what it runs: requirements.nos is judged on it
                 "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None,
-                **({"sonic": {"platform": sw.sonic.platform, "hwsku": {str(k): v for k, v in sorted(sw.sonic.hwsku.items())}}}
+                **({"sonic": {"platform": sw.sonic.platform, "hwsku": {str(k): v for k, v in sorted(sw.sonic.hwsku.items())},
+                              **({"port_alias": sw.sonic.port_alias} if sw.sonic.port_alias else {})}}
                    if sw.sonic else {})}
     if device.model in catalog.servers:
         sv = catalog.servers[device.model]

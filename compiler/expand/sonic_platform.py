@@ -1,4 +1,5 @@
-"""Notes on SONiC switches whose DEVICE_METADATA platform or hwsku the catalog cannot give.
+"""Notes on SONiC switches whose DEVICE_METADATA platform or hwsku the catalog cannot give
+(and, with no platform, whose PORT alias and index follow no platform's port_config.ini).
 
 config_db.json names the platform and hwsku only where the catalog evidences them (switches.yaml
 `sonic:`, catalog/sonic.py picks the hwsku of a switch's one port speed); elsewhere it leaves
@@ -47,8 +48,11 @@ def notes(plan: Plan) -> list[str]:
                      "device/<vendor>/<platform>/), whose port split may differ from this file's PORT table: choose the "
                      "platform's hwsku of this split, or break the ports out to it, before loading the file")
             if not sonic:
+                # PORT index is what xcvrd maps to a transceiver cage: a wrong one is silent
                 out.append(f"sonic: {what}: the catalog names no SONiC platform for {model} (switches.yaml sonic:): "
-                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}")
+                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; the file's PORT alias is the "
+                           f"panel name and its PORT index the cage counted from 1, where a platform's port_config.ini may "
+                           f"differ (UfiSpace S9321-64EO counts cages from 0): match both to the box's before loading")
             elif len(split) > 1:
                 out.append(f"sonic: {what}: no one hwsku of {sonic['platform']} is known to hold ports of several "
                            f"speeds: config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")

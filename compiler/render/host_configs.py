@@ -13,7 +13,10 @@ two sides cannot disagree.
   priorities, ETS/strict per traffic class), DCQCN ECN enable per priority (sysfs), and
   the RoCE ToS of RDMA-CM and verbs traffic (cma_roce_tos, sysfs traffic_class).
 - `<server-type>/nccl.conf` (per server type; /etc/nccl.conf or the job's environment):
-  NCCL_IB_HCA in rail order, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX and NCCL_IB_TC.
+  NCCL_IB_HCA in rail order, NCCL_SOCKET_IFNAME, NCCL_IB_GID_INDEX and NCCL_IB_TC. Beside an
+  InfiniBand compute fabric (whose hosts get host-configs/ for their storage or in-band NICs) it
+  holds NCCL_IB_HCA alone: those NICs are RDMA devices too, and NCCL uses every one it finds
+  unless told; GID index and traffic class are RoCE's, and the plan addresses no IPoIB netdev.
 
 Interface names are the server's port names as the plan calls them (cabling.csv); where
 the host topology gives the NICs' PCI bus ids, `<server-type>/systemd-link/*.link` names
@@ -36,7 +39,7 @@ configs set the RoCE profile (the NOS's `roce_qos` capability, catalog/data/nos.
 out-of-band fabric is left out: its port is the BMC's, not the host's.
 
 Writes nothing unless the compute fabric is Ethernet with a routing plan or a storage or
-in-band fabric is.
+in-band fabric is (an InfiniBand-only plan models no other NIC NCCL could take).
 Cost: O(servers x NICs), vectorised over the link tables; one small template per server.
 """
 
@@ -52,6 +55,7 @@ from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..plan.routing import dotted
+from ..plan.views import fabric_protocol
 from .structured_config import roce_profile
 from .templates import environment, row_format
 from .writer import OutputDir
@@ -186,8 +190,10 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         return
     env = environment()
     roce = roce_profile()
+    # InfiniBand compute beside these fabrics: nccl.conf must keep NCCL off their RDMA NICs
+    ib = r is None and fabric_protocol(compute) == "infiniband"
     names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
-                                                                      None, [])
+                                                                      None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
     for s, name in enumerate(names):
         out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(
@@ -202,26 +208,43 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
     if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device
         hcas = named
-    used = sorted({nic.rail for host_nics in nics for nic in host_nics}) if nics else []
+    used = sorted({nic.rail for host_nics in nics for nic in host_nics}) if nics else _used_rails(compute) if ib else []
     rails = [(k, ports[k - 1], hcas[k - 1] if hcas else None) for k in used]
+    roce_rails = [] if ib else rails  # mlnx_qos, netplan and .link files are for Ethernet NICs
     # the RoCE fabrics' NICs besides compute: (fabric, port), every port of the group any server uses
     extra_qos = [(f.name, f.ports[k - 1]) for f in others if f.roce
                  for k in sorted({nic.rail for host_nics in f.per_server for nic in host_nics})]
-    ctx = dict(server_type=server_type, rails=rails, extra_qos=extra_qos, roce=roce, tos=nic_tos(roce),
+    ctx = dict(server_type=server_type, rails=roce_rails, extra_qos=extra_qos, roce=roce, tos=nic_tos(roce),
                hcas_known=hcas is not None, hcas_from_ports=hcas_from_ports, tc_priorities=_tc_priorities(roce), tsa=_tsa(roce), tcbw=_tcbw(roce),
                pfc=",".join("1" if p in roce.pfc_priorities else "0" for p in range(8)))
-    if rails or extra_qos:
+    if roce_rails or extra_qos:
         out.write_text(f"{FOLDER}/{server_type}/roce-qos.sh", env.get_template("hosts/roce-qos.sh.j2").render(**ctx))
     if rails:
-        out.write_text(f"{FOLDER}/{server_type}/nccl.conf", env.get_template("hosts/nccl.conf.j2").render(**ctx))
-    if busids and rails:
+        out.write_text(f"{FOLDER}/{server_type}/nccl.conf", env.get_template("hosts/nccl.conf.j2").render(
+            **{**ctx, "rails": rails}, ib=ib, others=[f.name for f in others]))
+    if busids and roce_rails:
         link = env.get_template("hosts/fabric-nic.link.j2")
-        for k, port, _ in rails:
+        for k, port, _ in roce_rails:
             out.write_text(f"{FOLDER}/{server_type}/systemd-link/10-clusterc-rail{k}.link",
                            link.render(ifname=port, busid=busids[k - 1], rail=k, hca=hcas[k - 1], mtu=roce.host_mtu_bytes))
     out.write_text(f"{FOLDER}/README.md", env.get_template("hosts/README.md.j2").render(
-        server_type=server_type, rails=rails, links_written=busids is not None and bool(rails), hcas_known=hcas is not None,
-        first_table=FIRST_TABLE, roce=roce, tos=nic_tos(roce), others=others, extra_qos=extra_qos))
+        server_type=server_type, rails=roce_rails, links_written=busids is not None and bool(roce_rails), hcas_known=hcas is not None,
+        first_table=FIRST_TABLE, roce=roce, tos=nic_tos(roce), others=others, extra_qos=extra_qos, ib_rails=rails if ib else []))
+
+
+def _compute_ports(compute: Plan) -> list[str]:
+    """The servers' compute NIC group, port names in rail order (the compute fabric's plan holds
+    only that group's ports)."""
+    first = next(d for d in compute.devices if d.role == "server")
+    return [p.name for p in compute.layouts[first.layout].ports]
+
+
+def _used_rails(compute: Plan) -> list[int]:
+    """1-based places in the compute NIC group of every port some server cables (servers come
+    first in the device table, as server_nics reads them)."""
+    n = sum(1 for d in compute.devices if d.role == "server")
+    links = compute.links
+    return sorted({p + 1 for p in np.unique(links.a_port[links.a_dev < n]).tolist()})
 
 
 def _tc_priorities(roce) -> str:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import descriptor
+from ..catalog.sonic import SonicPorts, sonic_ports
 from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
@@ -112,6 +113,7 @@ class SwitchConfig:
     cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
     sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
+    sonic_ports: SonicPorts  # PORT alias and index (the cage) per port of the model's layout (shared like cages)
     site: dict  # management_gateway, gateway_is_default, dns/ntp/syslog_servers (plan/routing.py, spec `site`)
 
     @property
@@ -199,14 +201,18 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     roce = roce_profile()
     nos_facts = descriptor(nos)
     _check_builtin_roce(nos_facts, roce)
-    cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in {devices[i].layout for i in np.nonzero(is_switch)[0].tolist()}}
+    switch_layouts = {devices[i].layout: devices[i].model for i in np.nonzero(is_switch)[0].tolist()}
+    cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in switch_layouts}
+    models = plan.facts.get("models", {})
+    port_ids = {lid: sonic_ports((models.get(model, {}).get("sonic") or {}).get("port_alias"), plan.layouts[lid].ports)
+                for lid, model in switch_layouts.items()}
     cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
     speeds = speed.tolist()
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
         lo, hi = bounds[i], bounds[i + 1]
         ifaces = rows[lo:hi]
-        sonic = plan.facts.get("models", {}).get(d.model, {}).get("sonic")
+        sonic = models.get(d.model, {}).get("sonic")
         used_speeds = set(speeds[lo:hi])
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
@@ -221,6 +227,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             site=r.site,
             sonic_platform=sonic["platform"] if sonic else None,
             sonic_hwsku=sonic_hwsku(sonic, used_speeds),
+            sonic_ports=port_ids[d.layout],
         )
 
 

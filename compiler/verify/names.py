@@ -10,7 +10,8 @@ NOS descriptors become a registry, one import here changes:
 
 Spellings come from the catalog's port naming (compiler/catalog/data/switches.yaml:
 `modes.<speed>.name` is the front panel and the NOS that keeps it, `nos_port_names`
-the others, expanded by `expand.ports.nos_port_names`) and from the servers' NIC ports
+the others, expanded by `expand.ports.nos_port_names`; SONiC's PORT alias, which its LLDP sends
+as port id, from the plan's facts, `catalog.sonic.sonic_ports`) and from the servers' NIC ports
 (catalog.nics: `nic_groups.*.ports[].device`, the mlx5 name a host's node description carries).
 Cost: one pass per layout (a few hundred ports each), independent of the plan's size.
 """
@@ -24,6 +25,7 @@ from ..catalog.nics import nic_devices
 from ..plan.model import Plan
 from ..plan.views import cable_ids
 from ..catalog import load_catalog
+from ..catalog.sonic import sonic_ports
 from ..expand.ports import nos_port_names
 
 _MIXED = re.compile(r"^(?P<switch>[^@]+)@(?P<groups>\d+x\d+(?:\+\d+x\d+)*)$")
@@ -73,6 +75,9 @@ def _port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
         switch = _switch_of(lid)
         if switch is not None:
             lists += list(_nos_names(switch, layout).values())
+            alias = ((plan.facts.get("models", {}).get(switch.id) or {}).get("sonic") or {}).get("port_alias")
+            if alias:
+                lists.append(sonic_ports(alias, layout.ports).alias)
         else:
             devices = nic_devices(lid)
             if devices and len(devices) == len(layout.ports):
