@@ -282,3 +282,17 @@ def test_explore_html_loads_in_headless_chromium(tmp_path):
     assert "<h1>clusterc explore</h1>" in dom and dom.count("<circle") == 8  # every feasible design a dot
     assert dom.count('<tr class="added">') == 8  # each shown design: day one, target, what growth adds
     assert "Ranked at the growth target" in dom
+
+
+def test_a_leaf_built_below_the_ratio_grows_to_the_target_with_its_ratio(tmp_path):
+    """128 DGX B200 growing to 256, rail-optimized, two tiers, 2:1: the default unit is an SU
+    of 37 whose leaf takes 19 uplinks (37:19, below 2:1; expand/unit_choice.py). The target
+    is built with that SU pinned; pinned alone it asked for 37 downlinks at exactly 2:1
+    (18.5 uplinks) and the design was rejected for a leaf it never had."""
+    req = _req(tmp_path, "name: grow\ngpus: 1024\nserver: dgx-b200\ngrowth: {max_servers: 256}\n"
+                         "fabric: {topology: rail-optimized, switch: qm9700, tiers: 2, oversubscription: '2:1'}\n")
+    r = run_cli("explore", str(req), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    (only,) = json.loads(r.stdout)["candidates"]
+    assert only["rejected"] is None
+    assert only["oversubscription"]["leaf"] == "37:19"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
+from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,5 +163,23 @@ def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) 
     spec["servers"] = int(plan.design["built_for_servers"])
     if plan.design.get("scalable_unit") and "scalable_unit" not in candidate.left_out:
         spec["fabric"]["scalable_unit"] = int(plan.design["scalable_unit"])
+        _pin_leaf_ratio(spec, plan)
     final = Candidate(candidate.index, candidate.name + "-final", spec, candidate.choices, candidate.left_out)
     return evaluate(final, requirements_file)
+
+
+def _pin_leaf_ratio(spec: dict, plan: Plan) -> None:
+    """A default unit may build its leaf below the ratio asked (expand/unit_choice.py: more
+    uplinks where that is cheaper), but a given scalable_unit measures the ratio exactly:
+    pinning the unit alone would ask the target for a leaf day one does not have (an SU of 37
+    at 2:1 needs 18.5 uplinks). So the leaf's measured ratio is pinned with it, in Gb/s."""
+    ports = plan.design.get("leaf_ports") or {}
+    if not ports.get("up"):
+        return
+    down_gbps = int(plan.design["speed_gbps"])
+    up_gbps = int(plan.design.get("uplink_speed_gbps") or down_gbps)
+    measured = Fraction(int(ports["down"]) * down_gbps, int(ports["up"]) * up_gbps)
+    leaf = f"{measured.numerator}:{measured.denominator}"
+    over = spec["fabric"].get("oversubscription")
+    # A bare ratio is the leaf's (the spine's stays its default); a mapping keeps its spine.
+    spec["fabric"]["oversubscription"] = {**over, "leaf": leaf} if isinstance(over, dict) else {"leaf": leaf}
