@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.scale import SPEC  # noqa: E402  (after the sys.path line, as a script)
+from benchmarks.scale import spec_text  # noqa: E402  (after the sys.path line, as a script)
 
 
 def tree_digest(folder: Path) -> tuple[int, str]:
@@ -46,7 +46,7 @@ def main() -> None:
     storage = (f"fabrics:\n  - {{name: storage, switch: sn5600, oversubscription: '1:1', nos: {args.nos},\n"
                "      addressing: {server_links: 10.192.0.0/12, fabric_links: 10.208.0.0/12, loopbacks: 10.224.0.0/16,"
                " management: 10.225.0.0/16}}\n") if args.storage else ""
-    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n", uplink="") + storage)
+    spec.write_text(spec_text(args.gpus, args.nos) + storage)
     t0 = time.perf_counter()
     _, plan = build_plan(spec)
     checks = run_checks(plan)

@@ -31,6 +31,13 @@ fabric:
 {uplink}{nos}"""
 
 
+def spec_text(gpus: int, nos: str | None = None, uplink_speed_gbps: int | None = None) -> str:
+    """The benchmark fabric (DGX H100, SN5600 at 400G, rail-optimized, 1:1), shared by the
+    scale, deploy-config and traffic benchmarks so they time the same design."""
+    return SPEC.format(gpus=gpus, nos=f"  nos: {nos}\n" if nos else "",
+                       uplink=f"  uplink_speed_gbps: {uplink_speed_gbps}\n" if uplink_speed_gbps else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpus", type=int, default=131072)
@@ -48,8 +55,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp())
     spec = work / "bench.yaml"
-    spec.write_text(SPEC.format(gpus=args.gpus, nos=f"  nos: {args.nos}\n" if args.nos else "",
-                                uplink=f"  uplink_speed_gbps: {args.uplink_speed}\n" if args.uplink_speed else ""))
+    spec.write_text(spec_text(args.gpus, args.nos, args.uplink_speed))
     out = ROOT / "benchmarks" / "out" if args.keep else work / "out"
 
     t0 = time.perf_counter()

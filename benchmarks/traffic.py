@@ -25,16 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-LARGE = """name: bench-{gpus}
-gpus: {gpus}
-server: dgx-h100
-fabric:
-  topology: rail-optimized
-  switch: sn5600
-  speed_gbps: 400
-  tiers: auto
-  oversubscription: "1:1"
-"""
+from benchmarks.scale import spec_text  # noqa: E402  (after the sys.path line, as a script)
+
 CASES = {
     16384: ["permutation:ecmp", "permutation:adaptive", "permutation:ftree", "all-to-all:ecmp", "all-to-all:adaptive",
             "all-to-all:ftree"],
@@ -56,7 +48,7 @@ def main() -> None:
             spec = ROOT / "specs" / "b200-superpod-64su.yaml"
         else:
             spec = Path(tempfile.mkdtemp()) / "bench.yaml"
-            spec.write_text(LARGE.format(gpus=gpus))
+            spec.write_text(spec_text(gpus))
         t0 = time.perf_counter()
         _, plan = build_plan(spec)
         print(f"{plan.name}: {plan.design['gpus']:,} GPUs, {len(plan.links):,} links, plan in "
