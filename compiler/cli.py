@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from .diagnostics import Diagnostic, SpecInvalid
+from .diagnostics import Diagnostic, SpecInvalid, in_file_order
 
 if TYPE_CHECKING:  # the library is imported where a command needs it: `--help` stays fast
     from .check import CheckResults
@@ -52,6 +52,7 @@ def _fail_on(value: str | None) -> set[str]:
 
 
 def _print_diagnostics(diags: list[Diagnostic], fmt: Format) -> None:
+    diags = in_file_order(diags)
     if fmt == Format.json:
         print(json.dumps({"ok": False, "diagnostics": [d.as_dict() for d in diags]}, indent=2))
     else:

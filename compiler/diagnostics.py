@@ -57,6 +57,12 @@ class SpecInvalid(Exception):
         return "\n".join(d.format() for d in self.diagnostics)
 
 
+def in_file_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics as a reader meets them: by file, then line and column (a diagnostic
+    with no line, 0, comes first in its file); ties keep the order they were found in."""
+    return sorted(diagnostics, key=lambda d: (d.file, d.line, d.column))
+
+
 def nearest(word: str, choices, n: int = 3) -> str:
     """A 'did you mean' hint from the closest known names, or the known names."""
     choices = sorted(set(choices))

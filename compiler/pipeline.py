@@ -18,7 +18,8 @@ from .progress import stage
 from .render import ALL, RENDERERS
 from .plan.serialize import plan_digest
 from .render.writer import OutputDir
-from .diagnostics import SpecInvalid
+from .diagnostics import SpecInvalid, in_file_order
+from .expand.hosts import raw_hosts_diagnostics
 from .expand.resolve import raw_catalog_diagnostics
 from .spec.load import LoadedSpec, spec_from_source
 from .spec.yaml_source import Source, load_yaml_file
@@ -38,6 +39,8 @@ def plan_from_source(source: Source) -> tuple[LoadedSpec, Plan]:
             loaded = spec_from_source(source)
         except SpecInvalid as exc:
             exc.diagnostics.extend(raw_catalog_diagnostics(source))
+            exc.diagnostics.extend(raw_hosts_diagnostics(source))
+            exc.diagnostics[:] = in_file_order(exc.diagnostics)
             raise
     with stage("expand"):
         plan = expand(loaded)

@@ -31,7 +31,7 @@ CASES = {
     "unknown switch": (GOOD.replace("qm9700", "qm9701"), ["spec.yaml:6:11", "unknown switch 'qm9701'", "qm9700"]),
     "unknown server": (GOOD.replace("dgx-b200", "dgx-b20"), ["spec.yaml:3:9", "unknown server type", "dgx-b200"]),
     "wrong type": (GOOD.replace("servers: 64", "servers: lots"), ["spec.yaml:2:10", "servers", "not a whole number"]),
-    "negative": (GOOD.replace("servers: 64", "servers: -4"), ["servers", "greater than or equal to 1"]),
+    "negative": (GOOD.replace("servers: 64", "servers: -4"), ["servers", "at least 1"]),
     "both sizes": (GOOD.replace("servers: 64", "servers: 64\ngpus: 512"), ["exactly one of `servers` or `gpus`"]),
     "gpus not whole servers": (GOOD.replace("servers: 64", "gpus: 1001"), ["gpus", "not a whole number of dgx-b200", "1000 or 1008"]),
     "bad ratio": (GOOD.replace('"1:1"', '"1:x"'), ["spec.yaml:7:21", "expected a ratio"]),
@@ -45,7 +45,7 @@ CASES = {
     "clos keys on rail-only": (GOOD.replace("rail-optimized", "rail-only"), ["fabric", "not to topology 'rail-only'"]),
     "unknown topology": (GOOD.replace("rail-optimized", "hypercube"), ["unknown topology 'hypercube'"]),
     "speed the switch lacks": (GOOD.replace("qm9700", "q3400"), ["q3400 has no 400G port mode", "800G"]),
-    "absurd size": (GOOD.replace("servers: 64", "servers: 999999999999"), ["servers", "less than or equal to 1048576"]),
+    "absurd size": (GOOD.replace("servers: 64", "servers: 999999999999"), ["servers", "at most 1,048,576"]),
     "path separator in name": (GOOD.replace("name: good", "name: ../../etc"), ["spec.yaml:1:7", "'../../etc' is not a valid value"]),
     "newline in name": (GOOD.replace("name: good", 'name: "a\\nhostname evil"'), ["name", "not a valid value"]),
     "quote in name": (GOOD.replace("name: good", "name: \"x'; rm -rf /\""), ["name", "not a valid value"]),
@@ -117,3 +117,50 @@ def test_user_catalog_errors_point_into_catalog(tmp_path):
     r = run_cli("validate", str(_write(tmp_path, GOOD + "catalog: hw.yaml\n")))
     assert r.returncode == 2
     assert "hw.yaml:2:" in r.stderr and "switches.0.model" in r.stderr
+
+
+# What users actually type, and the fix the message must name (each wrong or missing before).
+TYPED = {
+    "unit in a number": ("  speed_gbps: 400G\n", ["fabric.speed_gbps", "'400G' is text", "Gb/s", "hint: write 400\n"]),
+    "unit with a space": ("  speed_gbps: 400 Gb/s\n", ["hint: write 400\n"]),
+    "thousands separator": (None, ["servers", "hint: write 1024\n"]),
+    "underscore topology": ("", ["unknown topology 'rail_optimized'", "did you mean rail-optimized?"]),
+    "upper-case routing": ("requirements: {traffic: [{pattern: all_to_all, routing: ECMP, min_fraction: 0.5}]}\n",
+                           ["did you mean all-to-all?", "did you mean ecmp?"]),
+    "underscore placement": ("layout: {rows: 2, racks_per_row: 10, leaf_placement: end_of_row}\n", ["did you mean end-of-row?"]),
+    "quoted literal number": ('  tiers: "2"\n', ["'2' is text (quoted)", "write 2 without quotes"]),
+    "ten million gpus": (None, ["10000000 is more than clusterc accepts", "at most 4,194,304"]),
+}
+
+
+def _typed_spec(case: str, extra: str | None) -> str:
+    text = GOOD
+    if case == "thousands separator":
+        return text.replace("servers: 64", "servers: 1,024")
+    if case == "ten million gpus":
+        return text.replace("servers: 64", "gpus: 10000000")
+    if case == "underscore topology":
+        return text.replace("rail-optimized", "rail_optimized")
+    if extra.startswith("  "):
+        return text + extra
+    return text + extra
+
+
+@pytest.mark.parametrize("case", sorted(TYPED))
+def test_what_users_type_gets_the_fix_named(tmp_path, case):
+    extra, fragments = TYPED[case]
+    r = run_cli("validate", str(_write(tmp_path, _typed_spec(case, extra))))
+    assert r.returncode == 2
+    assert "Input should be" not in r.stderr, r.stderr  # pydantic's wording never reaches a user
+    for fragment in fragments:
+        assert fragment in r.stderr, f"{fragment!r} not in:\n{r.stderr}"
+
+
+def test_every_error_of_a_file_in_one_run_sorted_by_line(tmp_path):
+    text = ("name: bad-one\nservers: many\nserver: dgx-b200\nhosts: {hostname: \"x/{index}\"}\nfabric:\n"
+            "  topology: rail-optimized\n  switch: qm9701\n  tiers: 4\n  media: mmx\n")
+    r = run_cli("validate", str(_write(tmp_path, text)))
+    assert r.returncode == 2
+    lines = [int(line.split(":")[1]) for line in r.stderr.splitlines() if ": error: " in line]
+    assert lines == sorted(lines) and set(lines) == {2, 4, 7, 8, 9}, r.stderr  # hostname and media too, once each
+    assert r.stderr.count("unknown medium 'mmx'") == 1

@@ -214,7 +214,7 @@ BAD = {
                        ["SPEC_SPEED_MISMATCH", "200G differs", "400G"]),
     "switch speed": ("  - {name: storage, switch: sn2201}\n", ["SPEC_SPEED_UNSUPPORTED", "sn2201 has no 400G", "runs 1G"]),
     "oob on 400G switch": ("  - {name: oob, switch: sn5600}\n", ["SPEC_SPEED_UNSUPPORTED", "no 1G port mode"]),
-    "topology": ("  - {name: storage, switch: sn5600, topology: torus}\n", ["SPEC_UNSUPPORTED", "topology 'torus'"]),
+    "topology": ("  - {name: storage, switch: sn5600, topology: torus}\n", ["topology 'torus' is not supported for an extra fabric"]),
     "unknown switch": ("  - {name: storage, switch: sn5601}\n", ["SPEC_UNKNOWN_SWITCH", "sn5600"]),
     "bad name": ("  - {name: \"st;rage\", switch: sn5600}\n", ["fabrics.0.name"]),
     "unknown media": ("  - {name: storage, switch: sn5600, media: fibre}\n", ["SPEC_UNKNOWN_MEDIA", "fibre"]),

@@ -39,6 +39,26 @@ class HostsDesign:
                 "nccl_topology": self.nccl_topology}
 
 
+_PATTERN_HINT = "for example {prefix}-su{su}-{index:03} or node{n:05}"
+
+
+def raw_hosts_diagnostics(source) -> list[Diagnostic]:
+    """A malformed `hosts.hostname` in a spec that failed schema validation, so that one
+    run reports it with the schema errors (the pattern's other rules need the design)."""
+    data = source.data if isinstance(source.data, dict) else {}
+    hosts = data.get("hosts") if isinstance(data.get("hosts"), dict) else {}
+    pattern = hosts.get("hostname")
+    if not isinstance(pattern, str):
+        return []
+    try:
+        naming.parse_hostname_pattern(pattern)
+    except naming.PatternError as exc:
+        line, col = source.where(("hosts", "hostname"))
+        return [Diagnostic("SPEC_BAD_HOSTNAME", f"hostname pattern {pattern!r}: {exc}", path="hosts.hostname",
+                           file=source.file, line=line, column=col, hint=_PATTERN_HINT)]
+    return []
+
+
 def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers: int,
                   su_size: int | None) -> tuple[HostsDesign | None, list[Diagnostic], list[str]]:
     """The hosts design, errors (SpecInvalid material) and notes for the summary."""
@@ -59,7 +79,7 @@ def resolve_hosts(loaded: LoadedSpec, catalog: Catalog, server: Server, servers:
             pieces = naming.parse_hostname_pattern(spec.hostname)
         except naming.PatternError as exc:
             errors.append(loaded.diagnostic("SPEC_BAD_HOSTNAME", where, f"hostname pattern {spec.hostname!r}: {exc}",
-                                            "for example {prefix}-su{su}-{index:03} or node{n:05}"))
+                                            _PATTERN_HINT))
             return None, errors, []
         fields = {value for kind, value, _ in pieces if kind == "field"}
         if "su" in fields and not su_size:

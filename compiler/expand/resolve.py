@@ -107,6 +107,7 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
         (("fabric", "switch"), fabric.get("switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
         (("fabric", "spine_switch"), fabric.get("spine_switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
         (("fabric", "core_switch"), fabric.get("core_switch"), catalog.switches, "switch", "SPEC_UNKNOWN_SWITCH"),
+        (("fabric", "media"), fabric.get("media"), catalog.media, "medium", "SPEC_UNKNOWN_MEDIA"),
     ):
         if isinstance(value, str) and value not in table:
             line, col = source.where(path)
@@ -195,10 +196,14 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
             if kind not in known_kinds:
                 error("SPEC_UNKNOWN_LINK_KIND", ("fabric", "media", kind), f"unknown link kind '{kind}'", nearest(kind, known_kinds))
             media_requested[kind] = media_id
-    for kind, media_id in media_requested.items():
-        if media_id not in catalog.media:
-            path = ("fabric", "media") if isinstance(fabric.media, str) else ("fabric", "media", kind)
-            error("SPEC_UNKNOWN_MEDIA", path, f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
+    if isinstance(fabric.media, str):  # one medium for every kind: one error, not one per kind
+        if fabric.media not in catalog.media:
+            error("SPEC_UNKNOWN_MEDIA", ("fabric", "media"), f"unknown medium '{fabric.media}'", nearest(fabric.media, catalog.media))
+    else:
+        for kind, media_id in media_requested.items():
+            if media_id not in catalog.media:
+                error("SPEC_UNKNOWN_MEDIA", ("fabric", "media", kind), f"unknown medium '{media_id}'",
+                      nearest(media_id, catalog.media))
     if errors or server is None or (switch is None and not (direct or switchless)):
         raise SpecInvalid(errors)
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from .model import Spec
+import re
+
+from ..diagnostics import Diagnostic, SpecInvalid, in_file_order, nearest
+from .model import TRAFFIC_PATTERNS, Spec
 from .value_errors import describe
 from .yaml_source import Source, load_yaml_file, load_yaml_text
 
@@ -60,10 +62,31 @@ def _hint_for(err: dict, loc: tuple) -> str:
     if kind == "missing":
         return "add this key"
     if kind == "string_pattern_mismatch":
+        if loc[-1:] == ("pattern",) and "traffic" in loc:
+            given = str(err.get("input", "")).lower().replace("_", "-")
+            return nearest(given.split(":")[0], TRAFFIC_PATTERNS) + " (shift takes :K, :switch or :group)"
         return "use lower-case letters, digits and '-', starting with a letter or digit (no '/', quotes, spaces)"
     if kind == "literal_error":
-        return "allowed: " + str(err.get("ctx", {}).get("expected", ""))
+        expected = str(err.get("ctx", {}).get("expected", ""))
+        values = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
+        allowed = [a or b for a, b in values]
+        given = err.get("input")
+        close = nearest(given.lower().replace("_", "-"), allowed) if allowed and isinstance(given, str) else ""
+        return close if close.startswith("did you mean") else "allowed: " + expected
     return ""
+
+
+def _literal_message(err: dict, hint: str) -> tuple[str, str]:
+    """A value not in a fixed list: '"2"' quoted where the list has the number 2 says so."""
+    given, expected = err.get("input"), str(err.get("ctx", {}).get("expected", ""))
+    if isinstance(given, str) and given.strip().isdigit() and re.search(rf"(?<!')\b{given.strip()}\b(?!')", expected):
+        return f"{given!r} is text (quoted), not the number {given.strip()}; allowed: {expected}", \
+            f"write {given.strip()} without quotes"
+    return f"{_as_text(given)} is not one of the allowed values ({expected})", hint
+
+
+def _as_text(value) -> str:
+    return repr(value) if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _clean_loc(loc: tuple) -> tuple:
@@ -88,6 +111,8 @@ def spec_from_source(source: Source) -> LoadedSpec:
                 msg = f"unknown key '{loc[-1]}'"
             elif err["type"] == "string_pattern_mismatch":
                 msg = f"{err['input']!r} is not a valid value here"
+            elif err["type"] == "literal_error":
+                msg, hint = _literal_message(err, hint)
             elif described := describe(err, loc, source):
                 msg, hint = described
             key = (loc, msg)
@@ -97,7 +122,7 @@ def spec_from_source(source: Source) -> LoadedSpec:
             line, col = source.where(loc, key=err["type"] in ("extra_forbidden", "missing"))
             diagnostics.append(Diagnostic("SPEC_INVALID", msg, path=".".join(map(str, loc)) or "(top level)",
                                           file=source.file, line=line, column=col, hint=hint))
-        raise SpecInvalid(diagnostics) from None
+        raise SpecInvalid(in_file_order(diagnostics)) from None
     return LoadedSpec(spec, source)
 
 

@@ -12,6 +12,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StringConst
 from pydantic_core import PydanticCustomError
 
 from ..catalog.nos import nos_ids, unknown_nos_hint
+from ..diagnostics import nearest
 from ..topology import TOPOLOGIES as TOPOLOGY_DESCRIPTORS
 from ..topology import family_keys
 from .ratio import MAX_RATIO_TERM, Ratio, parse_ratio
@@ -182,7 +183,10 @@ class Fabric(_Strict):
             return value
         if value in PLANNED_TOPOLOGIES:
             raise ValueError(f"topology '{value}' is not supported yet; supported: {', '.join(TOPOLOGIES)}")
-        raise ValueError(f"unknown topology '{value}'; supported: {', '.join(TOPOLOGIES)}")
+        # "rail_optimized", "Fat-Tree": the spelling differs, the meaning does not; say which one
+        close = nearest(str(value).lower().replace("_", "-").replace(" ", "-"), TOPOLOGIES)
+        hint = close if close.startswith("did you mean") else f"supported: {', '.join(TOPOLOGIES)}"
+        raise PydanticCustomError("unknown_topology", "unknown topology {value}", {"value": repr(value), "hint": hint})
 
 
 class ExtraFabric(_Strict):
@@ -217,6 +221,16 @@ class ExtraFabric(_Strict):
     @classmethod
     def _unique_roles(cls, value):
         return unique_endpoint_roles(value)
+
+    @field_validator("topology")
+    @classmethod
+    def _clos_topology(cls, value: str) -> str:
+        if value in CLOS_TOPOLOGIES:
+            return value
+        close = nearest(str(value).lower().replace("_", "-").replace(" ", "-"), CLOS_TOPOLOGIES)
+        hint = close if close.startswith("did you mean") else f"use one of: {', '.join(CLOS_TOPOLOGIES)}"
+        raise PydanticCustomError("unknown_topology", "topology {value} is not supported for an extra fabric (Clos only)",
+                                  {"value": repr(value), "hint": hint})
 
 
 def extra_fabric_pools(i: int) -> dict[str, IPv4Network]:
@@ -347,6 +361,9 @@ class Survive(_Strict):
     core: int = Field(0, ge=0, le=64)
     link: int = Field(0, ge=0, le=64, description="switch-to-switch links")
     min_bisection_fraction: float = Field(0.5, gt=0, le=1)
+
+
+TRAFFIC_PATTERNS = ("ring-allreduce", "hierarchical", "all-to-all", "permutation", "shift")
 
 
 class TrafficRequirement(_Strict):
