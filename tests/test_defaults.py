@@ -202,11 +202,14 @@ def test_last_su_under_half_full_even_with_the_cheapest_su():
     assert "32 servers (1 whole SU) take 12 switches and 512 cables" in w["message"]
 
 
-def test_fill_is_judged_at_the_growth_target():
+def test_fill_is_judged_at_the_growth_target_and_on_day_one():
     # 40 servers today, growth to 64 in SUs of 32: the last SU is full at the target.
     plan = plan_from_text("name: g\nservers: 40\nserver: dgx-h100\n"
                           "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 32}\ngrowth: {max_servers: 64}\n")
-    assert plan.design["unit_fill"]["servers"] == 64 and not _findings(plan, "LAST_SU_UNDER_HALF_FULL")
+    assert plan.design["unit_fill"]["servers"] == 64
+    # ... and at day one too: SU 2 holds 8 of 32 servers on its full set of leaves until it grows
+    [w] = _findings(plan, "LAST_SU_UNDER_HALF_FULL")
+    assert w["message"].startswith("on day one, the last SU holds 8 of 32 servers (25 %)")
 
 
 def test_max_scalable_units_needs_an_explicit_su(tmp_path):
@@ -338,3 +341,19 @@ def test_explicit_su_hint_names_the_ratio_of_a_cheaper_unit_below_it():
     assert ("scalable_unit: 32 with oversubscription 8:5 would take 42 switches and 1,664 cables (2 switches fewer, "
             "128 cables fewer)") in w["message"]
     assert "(hint: set fabric.scalable_unit: 32 and fabric.oversubscription: '8:5')" in w["message"]
+
+
+def test_day_one_last_su_under_half_full_is_flagged_under_growth():
+    # 76 B200 in SUs of 32 growing to 256: day one builds SUs 1-3, the third holding 12 of
+    # 32 servers on all 8 of its leaves with their 256 uplinks. The target (8 whole SUs) is
+    # full, so the fill check, judged at the target only, said nothing.
+    text = ("name: g\nservers: 76\nserver: dgx-b200\nfabric: {topology: rail-optimized, switch: qm9700, "
+            "oversubscription: \"1:1\", scalable_unit: 32}\ngrowth: {max_servers: 256}\n")
+    plan = plan_from_text(text)
+    [w] = _findings(plan, "LAST_SU_UNDER_HALF_FULL")
+    assert w["where"] == "su3" and w["severity"] == "warning"
+    assert w["message"].startswith("on day one, the last SU holds 12 of 32 servers (37 %): its 8 leaves and 256 "
+                                   "leaf-spine cables serve 12 servers")
+    assert "64 or 96 servers on day one fill whole SUs" in w["message"]
+    # 80 servers: the third SU is half full, not under
+    assert not _findings(plan_from_text(text.replace("servers: 76", "servers: 80")), "LAST_SU_UNDER_HALF_FULL")

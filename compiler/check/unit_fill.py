@@ -36,14 +36,38 @@ def _vs(label: str, alt: dict, cost: dict) -> str:
     return f"{label} take {alt['switches']:,} switches and {alt['cables']:,} cables ({', '.join(deltas) or 'the same'})"
 
 
+def _day_one_fill(fill: dict, day_one: int) -> Finding | None:
+    """Under `growth:`, the last unit built on day one: its leaves and uplinks are bought
+    whole, for the unit's full size, whatever the target; mostly empty is worth a word
+    even when the target fills it (a last SU 37 % full serves 12 servers on 8 leaves)."""
+    size = fill["size"]
+    units = -(-day_one // size)
+    last = day_one - (units - 1) * size
+    if 2 * last >= size:
+        return None
+    su = fill["unit"] == "scalable_unit"
+    noun = "SU" if su else "leaf"
+    serve = f"{last} server{'s' if last != 1 else ''}"
+    built = (f"its {fill['last_unit_leaves']} leaves and {fill['last_unit_uplinks']:,} leaf-spine cables serve {serve}"
+             if su else f"a leaf and its {fill['last_unit_uplinks']:,} uplinks serve {serve}")
+    whole = (units - 1) * size
+    message = (f"on day one, {'the only' if units == 1 else 'the last'} {noun} holds {last} of {size} servers "
+               f"({100 * last // size} %): {built} until the cluster grows toward its target of {fill['servers']:,} "
+               "servers" + (f"; {whole:,} or {units * size:,} servers on day one fill whole {noun}s" if whole else ""))
+    code = "LAST_SU_UNDER_HALF_FULL" if su else "LAST_LEAF_UNDER_HALF_FULL"
+    return Finding(code, "warning", message, f"su{units}" if su else "leaf")
+
+
 def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
     fill = ctx.plan.design_record.unit_fill
     if not fill:
         return UnitFillFigures(), []
     size, last = fill["size"], fill["last_unit_servers"]
     figures = UnitFillFigures(**{k: fill[k] for k in ("unit", "size", "given", "servers", "units", "last_unit_servers")})
+    day_one = ctx.plan.design_record.servers
+    early = _day_one_fill(fill, day_one) if fill["servers"] != day_one else None
     if 2 * last >= size:
-        return figures, []
+        return figures, [early] if early else []
     su = fill["unit"] == "scalable_unit"
     noun = "SU" if su else "leaf"
     grown = fill["servers"] != ctx.plan.design_record.servers
@@ -76,4 +100,4 @@ def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
     message = "; ".join(parts) + (f" (hint: {hint})" if hint else "")
     code = "LAST_SU_UNDER_HALF_FULL" if su else "LAST_LEAF_UNDER_HALF_FULL"
     where = f"su{fill['units']}" if su else "leaf"
-    return figures, [Finding(code, "warning", message, where)]
+    return figures, [Finding(code, "warning", message, where)] + ([early] if early else [])
