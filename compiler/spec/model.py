@@ -149,6 +149,11 @@ class Fabric(_Strict):
     endpoints_per_switch: int | None = Field(None, ge=1, le=4096, description="dragonfly: p, endpoint ports per switch")
     global_ports_per_switch: int | None = Field(None, ge=1, le=4096, description="dragonfly: h, global ports per switch")
     global_links_per_group_pair: int | None = Field(None, ge=1, le=4096, description="dragonfly: parallel global links between two groups")
+    global_arrangement: Literal["circulant", "relative", "absolute"] = Field(
+        "circulant", description="dragonfly: which group each global port reaches (Hastings et al., CLUSTER 2015): "
+                                 "circulant (ports in pairs to groups x+k and x-k; the default, the best measured here "
+                                 "over shift, all-to-all and permutation patterns), relative (port t of group x to "
+                                 "group x+t+1 mod g) or absolute (to the groups in order, skipping itself)")
     intra_group: Literal["all-to-all", "fat-tree"] | None = Field(
         None, description="dragonfly: switches of a group fully connected (dragonfly) or leaf/spine (dragonfly+)")
     # --- multi-plane (dual-homed NICs, planes that never meet; Alibaba HPN) --------------

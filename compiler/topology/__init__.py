@@ -64,7 +64,8 @@ _CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, 
 _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
               needs_dims=True, diagram="grid")
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
-                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group"),
+                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group",
+                                            "global_arrangement"),
                   diagram="circle", traffic_routes="dragonfly")
 _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 

@@ -76,6 +76,7 @@ class DragonflyRecord(DesignRecord):
     endpoints_per_switch: int = 1
     global_ports_per_switch: int = 0
     global_links_per_group_pair: int = 0
+    global_arrangement: str = "circulant"
     endpoint_ports: int = 0
     endpoint_ports_per_group: int = 0
     max_groups: int | None = None
