@@ -45,7 +45,7 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
         "planes": ("multi-plane",), "uplink_speed_gbps": clos + ("multi-plane",),
         "dims": torus, "wrap": torus, "twist": torus, "links_per_neighbor": torus,
         "groups": dfly, "switches_per_group": dfly, "endpoints_per_switch": dfly, "global_ports_per_switch": dfly,
-        "global_links_per_group_pair": dfly, "intra_group": dfly,
+        "global_links_per_group_pair": dfly, "intra_group": dfly, "global_arrangement": dfly,
     }
     assert set(FAMILY_KEYS) <= set(Fabric.model_fields)  # a descriptor cannot own a key the spec lacks
 

@@ -287,7 +287,9 @@ def test_written_defaults_cover_every_default_of_the_spec_language():
             "requirements": {"survive": {}, "traffic": [{"pattern": "all-to-all", "routing": "adaptive",
                                                            "min_fraction": 0.5, "measure": "mean"}]}, "bom": {}}
     torus = {"name": "x", "servers": 1, "server": "dgx-h100", "fabric": {"topology": "torus", "switch": "qm9700", "dims": [2]}}
-    written = written_paths(written_defaults(spec, Spec)) | written_paths(written_defaults(torus, Spec))
+    dragonfly = {"name": "x", "servers": 1, "server": "dgx-h100", "fabric": {"topology": "dragonfly", "switch": "qm9700"}}
+    written = (written_paths(written_defaults(spec, Spec)) | written_paths(written_defaults(torus, Spec))
+               | written_paths(written_defaults(dragonfly, Spec)))
     missing = defaulted_paths() - written
     assert not missing, f"defaults never written out by the metamorphic test: {sorted(missing)}"
     # and the list is the real one: these are defaults a spec author can rely on
@@ -329,6 +331,7 @@ def test_resolved_defaults_written_out_give_the_same_plan(spec):
         f.setdefault("wrap", [topology == "torus"] * len(f["dims"]))
     elif topology in ("dragonfly", "dragonfly+"):
         f.setdefault("intra_group", "fat-tree" if topology == "dragonfly+" else "all-to-all")
+        f.setdefault("global_arrangement", d["global_arrangement"])
         for key in ("groups", "switches_per_group", "endpoints_per_switch", "global_ports_per_switch",
                     "global_links_per_group_pair"):
             if d[key]:  # one group has no global links: nothing to write
