@@ -110,7 +110,7 @@ def test_diff_cli_formats_and_gates(tmp_path):
     assert r.returncode == 0
     d = json.loads(r.stdout)
     assert set(d) >= {"cables", "devices", "bom", "summary"}
-    assert set(d["cables"]) == {"added", "removed", "changed", "physical"}
+    assert set(d["cables"]) == {"added", "removed", "changed", "physical", "relabeled"}
     assert d["summary"]["switches.spine"] == {"old": 8, "new": 16}
     bom = {(b["category"], b["part_number"]): b["delta"] for b in d["bom"]}
     assert bom[("switch", "MQM9700-NS2F")] == 8 + 8  # one more SU of 8 rail leaves, spines 8 -> 16
@@ -129,8 +129,10 @@ def test_diff_reads_output_folders_and_plan_json(tmp_path):
     folder = tmp_path / "a" / "b200-superpod-2su"
     r = cli_in_process("diff", str(folder), str(folder / "plan.json"), "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "devices_moved": 0, "cables_added": 0,
-                                              "cables_removed": 0, "cables_changed": 0, "cables_physical": 0}
+    counts = json.loads(r.stdout)["counts"]
+    assert counts.pop("cables_unchanged") == 2 * 512 and set(counts.values()) == {0}
+    assert set(counts) == {"devices_added", "devices_removed", "devices_changed", "devices_moved", "devices_relabeled",
+                           "cables_added", "cables_removed", "cables_changed", "cables_physical", "cables_relabeled"}
     r = cli_in_process("diff", str(folder), str(SPECS / "b200-superpod-4su.yaml"))
     assert r.returncode == 0 and "+512" in r.stdout
     bad = tmp_path / "bad.json"
@@ -208,14 +210,14 @@ def test_layout_growth_without_planning_is_a_physical_change(tmp_path):
 
     r = cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed")
     assert r.returncode == 0  # logically nothing moved ...
-    assert "cables +512 -0 ~0 (768 changed physically)" in r.stdout and "(16 moved)" in r.stdout
+    assert "cables +512 -0 ~0 (768 changed physically, 0 relabeled)" in r.stdout and "(16 moved, 0 relabeled)" in r.stdout
     assert "> spine-01 moved: rack DH1.C10 -> DH1.D10" in r.stdout and "! su1-leaf-r1:33: " in r.stdout
     bom_lines = re.findall(r"BOM cable (MFP7E10-N0(\d\d)) (\d+) m: \d+ -> \d+ \([+-]\d+\)", r.stdout)
     assert bom_lines and all(int(code) == int(length) for _, code, length in bom_lines)
     r = cli_in_process("diff", str(old), str(new), "--fail-on", "physical")
     assert r.returncode == 1  # ... but physically it did
     r = cli_in_process("diff", str(old), str(new), "--format", "markdown")
-    assert "| cables | 512 | 0 | 0 | 768 |" in r.stdout and "Physically changed cables (768)" in r.stdout
+    assert "| cables | 512 | 0 | 0 | 768 | 0 |" in r.stdout and "Physically changed cables (768)" in r.stdout
     assert "Moved devices (16)" in r.stdout and "`MFP7E10-N0" in r.stdout
     r = cli_in_process("diff", str(old), str(new), "--format", "json")
     j = json.loads(r.stdout)
@@ -256,6 +258,7 @@ def test_compiled_hall_diffs_like_its_spec(tmp_path):
         r = cli_in_process("diff", str(a), str(b), "--format", "json", "--fail-on", "added,removed,changed,physical")
         assert r.returncode == 0, r.stdout[:2000]
         d = json.loads(r.stdout)
+        assert d["counts"].pop("cables_unchanged") == 2048
         assert set(d["counts"].values()) == {0} and d["bom"] == []
 
 
