@@ -329,3 +329,102 @@ def test_hall_too_small_for_the_growth_target_says_so(tmp_path):
     spec = _write(tmp_path, "small", B200_HALL.format(servers=64, fabric="", growth="growth: {max_scalable_units: 8}", rows=4))
     r = cli_in_process("validate", str(spec))
     assert r.returncode == 2 and "too small at the growth target (256 servers)" in r.stderr and "use rows: 8" in r.stderr
+
+
+SU = """name: pod
+servers: {servers}
+server: dgx-h100
+fabric: {{topology: rail-optimized, switch: {switch}, scalable_unit: {su}}}
+{extra}"""
+
+
+def test_model_change_is_a_changed_device_in_every_format(tmp_path):
+    """qm9700 -> qm9790 on 64 servers (16 rail leaves, 8 spines): 24 devices of another
+    model, in text, JSON counts and Markdown alike, and the `changed` gate trips."""
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=""))
+    new = _write(tmp_path, "new", SU.format(servers=64, switch="qm9790", su=32, extra=""))
+    r = cli_in_process("diff", str(old), str(new), "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["counts"]["devices_changed"] == 16 + 8
+    assert d["devices"]["changed"][0]["changes"] == {"model": {"old": "qm9700", "new": "qm9790"}}
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed,physical")
+    assert r.returncode == 1 and "devices +0 -0 ~24 " in r.stdout
+    assert "~ spine-01 changed: model qm9700 -> qm9790" in r.stdout
+    r = cli_in_process("diff", str(old), str(new), "--format", "markdown")
+    assert "| devices | 0 | 0 | 24 | 0 | 0 |" in r.stdout and "Changed devices (24)" in r.stdout
+
+
+def test_renamed_hosts_are_relabels_not_replugs(tmp_path):
+    """`hosts: {hostname: ...}` renames the 64 servers: every port stays, so no cable is
+    removed or re-plugged; 64 devices and their 64 x 8 = 512 cables are relabeled."""
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=""))
+    new = _write(tmp_path, "new", SU.format(servers=64, switch="qm9700", su=32,
+                                            extra='hosts: {hostname: "gpu-{su}-{index:03}"}\n'))
+    d = diff_plans(build_plan(old)[1], build_plan(new)[1])
+    c = d["counts"]
+    assert (c["devices_added"], c["devices_removed"], c["devices_relabeled"]) == (0, 0, 64)
+    assert (c["cables_added"], c["cables_removed"], c["cables_changed"], c["cables_relabeled"]) == (0, 0, 0, 512)
+    assert {"old": "dgx-su2-017", "new": "gpu-2-017"} in d["devices"]["relabeled"]
+    cable = next(x for x in d["cables"]["relabeled"] if x["old_cable_id"] == "dgx-su1-001:1")
+    assert cable["cable_id"] == "gpu-1-001:1" and cable["a"][1] == cable["old_a"][1] and cable["b"] == cable["old_b"]
+    assert cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed,physical").returncode == 0
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "relabeled", "--format", "markdown")
+    assert r.returncode == 1
+    assert "**No pulled cable moves.**" in r.stdout and "Relabeled cables (512)" in r.stdout
+    assert "dgx-su1-001:1 -> gpu-1-001:1: " in r.stdout
+
+
+def test_diff_matching_is_one_to_one_and_reconciles(tmp_path):
+    """scalable_unit 32 -> 16 on 128 servers: SUs 1-4 keep servers 1-16 and 64 servers
+    leave (their 512 cables are each removed or re-plugged), 64 arrive in SUs 5-8; no new
+    cable is claimed by two old ones, and old = removed + re-plugged + kept, new = added +
+    re-plugged + kept."""
+    from compiler.render.diff_report import diff_markdown
+
+    old = build_plan(_write(tmp_path, "old", SU.format(servers=128, switch="qm9700", su=32, extra="")))[1]
+    new = build_plan(_write(tmp_path, "new", SU.format(servers=128, switch="qm9700", su=16, extra="")))[1]
+    d = diff_plans(old, new)
+    c = d["counts"]
+    assert (c["devices_removed"], c["devices_added"]) == (64, 64 + 32)  # 64 servers; 64 servers and 32 leaves
+    claimed = [x["new"]["cable_id"] for x in d["cables"]["changed"]]
+    assert len(claimed) == len(set(claimed))
+    kept = c["cables_unchanged"] + c["cables_physical"] + c["cables_relabeled"]
+    assert c["cables_removed"] + c["cables_changed"] + kept == len(old.links) == 2048
+    assert c["cables_added"] + c["cables_changed"] + kept == len(new.links) == 2048
+    gone = set(d["devices"]["removed"])
+    of_gone = {f"{s}:{p}" for s in gone for p in range(1, 9)}
+    moved = {x["cable_id"] for x in d["cables"]["removed"]} | {x["old"]["cable_id"] for x in d["cables"]["changed"]}
+    assert len(of_gone) == 512 and of_gone <= moved
+    md = diff_markdown(d)
+    assert re.search(r"^dgx-su1-017:1: dgx-su1-017 ", md, re.M)  # Markdown lines name the cable id
+    assert f"**{c['cables_removed'] + c['cables_changed']} existing cable(s)" in md
+
+
+def test_reconcile_raises_on_a_cable_claimed_twice(tmp_path):
+    """The invariant check is live: a matching that claims one new cable for two old ones raises."""
+    from compiler.plan import diff as diff_module
+
+    p = build_plan(_write(tmp_path, "a", SU.format(servers=32, switch="qm9700", su=32, extra="")))[1]
+    oc, nc = diff_module._Cables(p), diff_module._Cables(p)
+    n = len(p.links)
+    same = np.arange(2, n, dtype=np.int64)
+    diff_module.reconcile(p, p, oc, nc, {}, same, same, [0, 1], [0, 1], [], [])
+    with pytest.raises(diff_module.DiffInconsistent, match="not claimed exactly once"):
+        diff_module.reconcile(p, p, oc, nc, {}, same, same, [0, 1], [0, 0], [], [1])
+
+
+def test_diff_shows_the_cost_change(tmp_path):
+    """With a price file (switches only): 64 -> 96 servers adds 8 leaves and 8 spines at
+    30,000 each = 480,000.00 in text, JSON and Markdown, the unpriced parts named."""
+    (tmp_path / "p.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000}\n")
+    extra = "bom: {prices: p.yaml}\n"
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=extra))
+    new = _write(tmp_path, "new", SU.format(servers=96, switch="qm9700", su=32, extra=extra))
+    r = cli_in_process("diff", str(old), str(new), "--format", "json")
+    cost = json.loads(r.stdout)["cost"]
+    assert (cost["currency"], cost["old"], cost["new"], cost["delta"]) == ("USD", "720000.00", "1200000.00", "480000.00")
+    assert "MMA4Z00-NS" in cost["unpriced_new"]
+    r = cli_in_process("diff", str(old), str(new))
+    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00); old without a price: " in r.stdout
+    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00)" in cli_in_process(
+        "diff", str(old), str(new), "--format", "markdown").stdout
