@@ -48,9 +48,12 @@ def cost_text(cost: dict) -> str:
     text = f"cost {old} -> {new}"
     if cost["delta"] is not None:
         text += f" ({'+' if not cost['delta'].startswith('-') else ''}{cost['delta']})"
-    for side in ("old", "new"):
-        if cost[f"unpriced_{side}"]:
-            text += f"; {side} without a price: {', '.join(cost[f'unpriced_{side}'])}"
+    if cost["unpriced_old"] and cost["unpriced_old"] == cost["unpriced_new"]:
+        text += f"; without a price (before and after): {', '.join(cost['unpriced_new'])}"
+    else:
+        for side in ("old", "new"):
+            if cost[f"unpriced_{side}"]:
+                text += f"; {side} without a price: {', '.join(cost[f'unpriced_{side}'])}"
     return text
 
 
