@@ -425,6 +425,6 @@ def test_diff_shows_the_cost_change(tmp_path):
     assert (cost["currency"], cost["old"], cost["new"], cost["delta"]) == ("USD", "720000.00", "1200000.00", "480000.00")
     assert "MMA4Z00-NS" in cost["unpriced_new"]
     r = cli_in_process("diff", str(old), str(new))
-    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00); old without a price: " in r.stdout
+    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00); without a price (before and after): " in r.stdout
     assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00)" in cli_in_process(
         "diff", str(old), str(new), "--format", "markdown").stdout
