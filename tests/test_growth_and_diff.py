@@ -375,10 +375,13 @@ def test_renamed_hosts_are_relabels_not_replugs(tmp_path):
 
 
 def test_diff_matching_is_one_to_one_and_reconciles(tmp_path):
-    """scalable_unit 32 -> 16 on 128 servers: SUs 1-4 keep servers 1-16 and 64 servers
-    leave (their 512 cables are each removed or re-plugged), 64 arrive in SUs 5-8; no new
-    cable is claimed by two old ones, and old = removed + re-plugged + kept, new = added +
-    re-plugged + kept."""
+    """scalable_unit 32 -> 16 on 128 servers: SUs 1-4 keep servers 1-16 (their 4 x 16 x 8 =
+    512 cables stay) and 64 servers leave: their 512 cables are removed; 64 arrive in SUs
+    5-8 with 512 new cables. Each leaf's 32 uplinks (2 per spine) become 16 (1 per spine)
+    and 32 new leaves take 512 uplinks: every one of the 1,024 old uplinks keeps its leaf
+    or its spine port and is re-plugged, each to its own new uplink (none claimed twice);
+    a server cable is never "re-plugged" as an uplink. old = removed + re-plugged + kept,
+    new = added + re-plugged + kept."""
     from compiler.render.diff_report import diff_markdown
 
     old = build_plan(_write(tmp_path, "old", SU.format(servers=128, switch="qm9700", su=32, extra="")))[1]
@@ -388,6 +391,9 @@ def test_diff_matching_is_one_to_one_and_reconciles(tmp_path):
     assert (c["devices_removed"], c["devices_added"]) == (64, 64 + 32)  # 64 servers; 64 servers and 32 leaves
     claimed = [x["new"]["cable_id"] for x in d["cables"]["changed"]]
     assert len(claimed) == len(set(claimed))
+    assert (c["cables_removed"], c["cables_changed"], c["cables_added"], c["cables_unchanged"]) == (512, 1024, 512, 512)
+    assert {x["old"]["kind"] for x in d["cables"]["changed"]} == {x["new"]["kind"] for x in d["cables"]["changed"]} == {
+        "leaf-spine"}
     kept = c["cables_unchanged"] + c["cables_physical"] + c["cables_relabeled"]
     assert c["cables_removed"] + c["cables_changed"] + kept == len(old.links) == 2048
     assert c["cables_added"] + c["cables_changed"] + kept == len(new.links) == 2048

@@ -6,7 +6,7 @@ the same device *relabeled* (a hostname pattern changed), not one removed and on
 
 A cable is matched by its two ends (device, port), reading old names through the
 relabels. Matching is one-to-one: an old cable whose A end (else B end) now carries a
-new cable that no other old cable matches has been *re-plugged* to it; only cables
+new cable of the same kind that no other old cable matches has been *re-plugged* to it; only cables
 with neither end reusable are plain removals, and new cables nothing matched are
 additions. This is what a floor team needs to know: which pulled cables must be
 re-plugged. `reconcile` checks on every diff that each old cable and each new cable is
@@ -192,7 +192,8 @@ def diff_plans(old: Plan, new: Plan) -> dict:
             same_i.append(i)
             same_j.append(j)
     si, sj = np.array(same_i, dtype=np.int64), np.array(same_j, dtype=np.int64)
-    # 2. re-plugs, one-to-one: an unmatched old cable takes the unmatched new cable at its A end, else its B end
+    # 2. re-plugs, one-to-one: an unmatched old cable takes the unmatched new cable of its kind at its
+    #    A end, else its B end (a server cable does not become a spine uplink: that is one removed, one added)
     taken = np.zeros(len(nc), dtype=bool)
     taken[sj] = True
     old_done = np.zeros(len(oc), dtype=bool)
@@ -203,7 +204,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     for i in np.nonzero(~old_done)[0].tolist():
         for end in (oc.a_key[i], oc.b_key[i]):
             j = new_by_end.get(end)
-            if j is not None and not taken[j]:
+            if j is not None and not taken[j] and nc.kind[j] == oc.kind[i]:
                 taken[j] = True
                 plug_i.append(i)
                 plug_j.append(j)
