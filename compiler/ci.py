@@ -7,7 +7,7 @@ private index, the repository's own index untouched), so every file it reads (ca
 price file, any relative path) is the one of REF; a version at REF that does not
 compile is an error with its diagnostics, never a silent pass. Renames are followed
 with git's rename detection (`git diff --find-renames REF`); a spec deleted since REF
-(in a folder of the specs given) is a removal of all it held; YAML that is not a spec
+(in a folder of the specs given) is a removal of all it held, a new spec an addition; YAML that is not a spec
 (a price file, a catalog beside the specs) is skipped with a note. Everything is
 collected into one Markdown summary for a PR comment.
 """
@@ -165,7 +165,12 @@ def _one_spec(spec: Path, tree: _RefTree, fail_on: set[str], result: CiResult) -
         parts += [f"Renamed from `{old_rel}` ({similarity}% similar, git rename detection): diffed against it.", ""]
     old_spec = tree.root / old_rel
     if not old_spec.is_file() or old_rel in tree.renamed_to and similarity is None:
-        return parts + ["New spec: nothing to diff against.", ""]
+        parts += ["New spec: nothing to diff against; all of it is added: "
+                  f"{len(plan.devices):,} devices, {len(plan.links):,} cables.", ""]
+        if "added" in fail_on:  # as a deleted spec is a removal
+            result.checks_failed = True
+            parts += ["**Gate hit: added.**", ""]
+        return parts
     try:
         _, old = build_plan(old_spec)
     except SpecInvalid as exc:

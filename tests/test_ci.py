@@ -69,7 +69,9 @@ def test_ci_new_spec_and_invalid_spec(tmp_path):
     repo = _repo(tmp_path, 64)
     (repo / "specs" / "new.yaml").write_text(SPEC.format(servers=32, extra="").replace("pr-demo", "new-pod"))
     r = cli_in_process("ci", str(repo / "specs" / "new.yaml"), "--against", "main")
-    assert r.returncode == 0 and "New spec" in r.stdout
+    assert r.returncode == 0 and "New spec" in r.stdout and "all of it is added: 44 devices, 512 cables" in r.stdout
+    r = cli_in_process("ci", str(repo / "specs" / "new.yaml"), "--against", "main", "--fail-on", "added")
+    assert r.returncode == 1 and "Gate hit: added." in r.stdout  # as a deleted spec is a removal
     (repo / "specs" / "pod.yaml").write_text("name: pr-demo\nservers: lots\n")
     r = cli_in_process("ci", str(repo / "specs" / "pod.yaml"), "--against", "main")
     assert r.returncode == 2 and "invalid" in r.stdout
