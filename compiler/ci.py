@@ -97,7 +97,7 @@ class _RefTree:
         except ValueError:
             return str(path)
 
-    def relabel(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    def as_of_ref(self, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         return [replace(d, file=self.shown(Path(d.file))) if d.file else d for d in diagnostics]
 
 
@@ -128,7 +128,7 @@ def run_ci(specs: list[Path], against: str, fail_on: set[str]) -> CiResult:
 
         given: set[Path] = set()
         for spec in specs:
-            tree = tree_of(spec)  # an unknown ref or no repository fails before any spec is built
+            tree = tree_of(spec)  # an unknown ref or no repository fails before the spec is built
             given.add(spec.resolve())
             parts += _one_spec(spec, tree, fail_on, result)
         parts += _deleted_specs(trees, given, fail_on, result)
@@ -137,7 +137,7 @@ def run_ci(specs: list[Path], against: str, fail_on: set[str]) -> CiResult:
 
 
 def _old_failed(result: CiResult, tree: _RefTree, label: str, exc: SpecInvalid) -> list[str]:
-    diagnostics = tree.relabel(exc.diagnostics)
+    diagnostics = tree.as_of_ref(exc.diagnostics)
     result.invalid.extend(diagnostics)
     return [f"**The version at `{tree.ref}` ({label}) does not compile; nothing to diff against:**", "",
             "```", *(d.format() for d in diagnostics), "```", ""]
