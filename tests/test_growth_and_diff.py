@@ -434,3 +434,16 @@ def test_diff_shows_the_cost_change(tmp_path):
     assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00); without a price (before and after): " in r.stdout
     assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00)" in cli_in_process(
         "diff", str(old), str(new), "--format", "markdown").stdout
+
+
+def test_a_reshaped_torus_relabels_no_switch(tmp_path):
+    """4x4x4 -> 8x4x2 routers: the 32 routers at z 2-3 go and 32 at x 4-7 come. A router's
+    name is its coordinates, so none of them is the same router relabeled (each side's
+    index alone would pair them); the 512 servers keep their names and nothing is relabeled."""
+    base = (SPECS / "torus-switched-512.yaml").read_text()
+    assert "dims: [4, 4, 4]" in base
+    new = _write(tmp_path, "t", base.replace("dims: [4, 4, 4]", "dims: [8, 4, 2]"))
+    d = diff_plans(build_plan(SPECS / "torus-switched-512.yaml")[1], build_plan(new)[1])
+    c = d["counts"]
+    assert (c["devices_added"], c["devices_removed"], c["devices_relabeled"], c["cables_relabeled"]) == (32, 32, 0, 0)
+    assert all(n.startswith("router-x0") and int(n[8:10]) >= 4 for n in d["devices"]["added"])

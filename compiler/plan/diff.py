@@ -1,8 +1,8 @@
 """What changes between two plans: devices, cables, BOM, cost, headline figures.
 
-Devices are matched by name; a device only in the old plan and one only in the new plan
-with the same place in the design (fabric, role, tier, SU, pod, rail, group, index) are
-the same device *relabeled* (a hostname pattern changed), not one removed and one added.
+Devices are matched by name; a server only in the old plan and one only in the new plan
+with the same place in the design (fabric, SU, pod, rail, group, index) are the same
+server *relabeled* (the hostname pattern changed), not one removed and one added.
 
 A cable is matched by its two ends (device, port), reading old names through the
 relabels. Matching is one-to-one: an old cable whose A end (else B end) now carries a
@@ -42,8 +42,9 @@ CABLE_ATTRIBUTES = ("a_rack", "a_u", "a_transceiver", "b_rack", "b_u", "b_transc
                     "part_number", "label_a", "label_b")
 LABELS = ("label_a", "label_b")
 DEVICE_ATTRIBUTES = ("rack", "u")
-# What makes a device itself, whatever it is called: its place in the design.
+# What makes a server itself, whatever it is called: its place in the design.
 DEVICE_IDENTITY = ("fabric", "role", "tier", "su", "pod", "rail", "group", "index")
+RELABELED_ROLE = "server"  # the devices a spec names by a pattern (hosts.hostname)
 # What `--fail-on` may gate on: cables added, removed, re-plugged or re-specified (changed;
 # also a device of another model or role), changed physically (a physical cable change or
 # a device moved to another rack or U), relabeled (a device renamed, its cables' labels).
@@ -125,12 +126,14 @@ def _identity(d: Device) -> tuple:
 
 
 def relabels(old: list[Device], new: list[Device]) -> dict[str, str]:
-    """old name -> new name for devices that only changed name: each side holds exactly one
-    device of that identity among the devices whose names it alone has."""
+    """old name -> new name for servers that only changed name: each side holds exactly one
+    server of that identity among the servers whose names it alone has. Only servers: their
+    names come from a pattern (`hosts.hostname`); a switch's name is its place (a torus
+    router's coordinates), so a switch under another name is another switch."""
     new_names = {d.name for d in new}
     old_names = {d.name for d in old}
-    gone = [d for d in old if d.name not in new_names]
-    came = [d for d in new if d.name not in old_names]
+    gone = [d for d in old if d.name not in new_names and d.role == RELABELED_ROLE]
+    came = [d for d in new if d.name not in old_names and d.role == RELABELED_ROLE]
 
     def unique(devs):
         seen: dict[tuple, list[str]] = {}
