@@ -115,7 +115,7 @@ def diff_markdown(d: dict, limit: int = 50) -> str:
     if n["devices_changed"]:
         verdict.append(f"**{n['devices_changed']} device(s) change model or role.**")
     if n["devices_relabeled"] or n["cables_relabeled"]:
-        verdict.append(f"**{n['devices_relabeled']} device(s) renamed: {n['cables_relabeled']} cable(s) get new labels, "
+        verdict.append(f"**{n['devices_relabeled']} server(s) renamed: {n['cables_relabeled']} cable(s) get new labels, "
                        f"every port stays.**")
     counts = [("devices", n["devices_added"], n["devices_removed"], n["devices_changed"], n["devices_moved"],
                n["devices_relabeled"]),
