@@ -43,8 +43,12 @@ def _headline(d: dict) -> str:
 def cost_text(cost: dict) -> str:
     """`cost USD 1440000.00 -> 1080000.00 (-360000.00)`, saying which side has no price
     file and which parts no price, so a partial figure never reads as a total."""
-    old = "no price file" if cost["old_currency"] is None else f"{cost['old_currency']} {cost['old']}"
-    new = "no price file" if cost["new_currency"] is None else f"{cost['new_currency']} {cost['new']}"
+    def side(currency, amount):
+        if currency is None:
+            return "no price file"
+        return f"{currency} {amount}" if amount is not None else f"{currency} unknown"
+
+    old, new = side(cost["old_currency"], cost["old"]), side(cost["new_currency"], cost["new"])
     text = f"cost {old} -> {new}"
     if cost["delta"] is not None:
         text += f" ({'+' if not cost['delta'].startswith('-') else ''}{cost['delta']})"
