@@ -140,6 +140,8 @@ def test_ci_follows_renames_and_reports_deleted_specs(tmp_path):
     assert "### `specs/small.yaml`: deleted" in r.stdout
     assert "**All of `small` is removed: 44 devices, 512 cables.**" in r.stdout  # 32 servers, 8 leaves, 4 spines; 256 + 256 cables
     assert "prices.yaml`: skipped" in r.stdout and "not a spec" in r.stdout
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == ""  # the ref was checked out through a private index: the user's is untouched
     (repo / "specs" / "renamed.yaml").write_text(SPEC.format(servers=64, extra=""))
     r = cli_in_process("ci", *specs, "--against", "main~1", "--fail-on", "removed")
     assert r.returncode == 1 and "Gate hit: removed." in r.stdout  # the deletion alone trips the gate
