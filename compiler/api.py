@@ -6,6 +6,7 @@
     plan.check()             # the dict report/checks.json holds (figures, findings, ok)
     plan.write("out/")       # every output, byte-identical to `clusterc compile`
     g = plan.to_networkx()   # networkx MultiGraph: device nodes, link edges
+    c = plan.capacity_graph()  # networkx Graph: parallel cables summed (links, capacity), for flows and cuts
 
 Everything here calls what the CLI calls (pipeline.plan_from_source, check.run_checks,
 render.summary.summarize, pipeline.write_outputs), so the two cannot drift apart, and a
@@ -29,7 +30,7 @@ from .diagnostics import Diagnostic, SpecInvalid
 from .pipeline import plan_from_source, write_outputs
 from .plan.fabrics import fabric_names, fabric_plan
 from .plan.model import Plan
-from .plan.multigraph import to_networkx
+from .plan.multigraph import to_capacity_graph, to_networkx
 from .render import RENDERERS
 from .render.summary import summarize
 from .spec.load import LoadedSpec
@@ -93,13 +94,27 @@ class CompiledPlan:
 
         Cost O(devices + links), ~11 us and ~600 B per link (49k links: 0.5 s, 29 MB);
         for 100k+ GPU analyses use `compiler.plan.graph.fabric_graph` (scipy arrays).
-        A new graph on every call."""
+        A new graph on every call.
+
+        networkx's connectivity and cut functions read a MultiGraph's parallel cables as
+        one edge (and its flow functions refuse it): use `capacity_graph()` for those."""
+        return to_networkx(self._fabric_plan(fabric))
+
+    def capacity_graph(self, fabric: str | None = None) -> "networkx.Graph":
+        """A networkx Graph of the same nodes with one edge per pair of devices joined by
+        cables: `links` (how many), `capacity` (summed Gb/s), `kind`. A max-flow over
+        `links` between two leaves is the checks' edge-disjoint path count
+        (`redundancy.leaf_pair_edge_disjoint_paths_min` is its minimum over leaf pairs); over
+        `capacity` (networkx's default) it is Gb/s. A new graph on every call."""
+        return to_capacity_graph(self._fabric_plan(fabric))
+
+    def _fabric_plan(self, fabric: str | None) -> Plan:
         if fabric is None:
-            return to_networkx(self.plan)
+            return self.plan
         names = fabric_names(self.plan)
         if fabric not in names:
             raise ValueError(f"no fabric '{fabric}' in {self.name}; fabrics: {', '.join(names)}")
-        return to_networkx(fabric_plan(self.plan, fabric))
+        return fabric_plan(self.plan, fabric)
 
     def __repr__(self) -> str:
         d = self.plan.design_record

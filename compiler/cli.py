@@ -234,10 +234,12 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
 def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          new: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
-         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables were: added,removed,changed,physical "
-                                                                      "(physical: same ends, another rack/U/length/part/label; or a device moved)")) -> None:
-    """What changes from OLD to NEW: devices (added, removed, moved), cables (added, removed, re-plugged,
-    changed physically), BOM by exact part and length, figures."""
+         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables or devices were: added,removed,changed,physical,relabeled "
+                                                                      "(changed: re-plugged, another speed, or a device of another model; "
+                                                                      "physical: same ends, another rack/U/length/part/label, or a device moved; "
+                                                                      "relabeled: a device renamed, its cables' labels)")) -> None:
+    """What changes from OLD to NEW: devices (added, removed, changed, moved, relabeled), cables (added, removed,
+    re-plugged, changed physically, relabeled), BOM by exact part and length, cost with prices, figures."""
     from .check import run_checks
     from .plan.diff import diff_plans, gate_hits, summary_deltas
     from .pipeline import load_plan
@@ -266,8 +268,10 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
 def ci(specs: List[Path] = typer.Argument(..., help="spec files"),
        against: str = typer.Option("origin/main", "--against", help="git ref to diff against"),
        markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the Markdown summary here (default: stdout)"),
-       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables were: added,removed,changed,physical")) -> None:
-    """validate + check + diff against a git ref, with a Markdown summary for the pull request."""
+       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables or devices were: added,removed,changed,physical,relabeled "
+                                                                    "(a deleted spec is removed)")) -> None:
+    """validate + check + diff against a git ref (built from the whole tree at the ref, renames followed), with a
+    Markdown summary for the pull request."""
     from .ci import run_ci
 
     try:

@@ -17,7 +17,7 @@ import yaml
 import compiler
 from compiler.plan.fabrics import fabric_plan
 
-from .conftest import SPECS, run_cli, tree_bytes
+from .conftest import ROOT, SPECS, run_cli, tree_bytes
 
 GRAPHML_NS = "{http://graphml.graphdrawing.org/xmlns}"
 
@@ -260,3 +260,51 @@ def test_graphml_bytes_are_deterministic(superpod, tmp_path):
     a = superpod.write(tmp_path / "a", only=["graphml"]) / "graph.graphml"
     b = compiler.build(SPECS / "b200-superpod-4su.yaml").write(tmp_path / "b", only=["graphml"]) / "graph.graphml"
     assert a.read_bytes() == b.read_bytes()
+
+
+def _leaf_pair_paths(switches: nx.Graph) -> int:
+    """Min over leaf pairs of the max-flow over `links` (edge-disjoint paths), by networkx:
+    for any fixed leaf t0 the minimum over pairs is the minimum over v of the t0-v flow."""
+    leaves = sorted(n for n, tier in switches.nodes(data="tier") if tier == 1)
+    return min(nx.maximum_flow_value(switches, leaves[0], v, capacity="links") for v in leaves[1:])
+
+
+@pytest.mark.parametrize("spec", ["b200-superpod-4su", "h100-superpod-1su", "dragonfly-2k"])
+def test_capacity_graph_flows_are_the_tools_figures(spec):
+    """networkx on the capacity graph gives the checks' leaf-pair edge-disjoint paths (32,
+    32, 46 today); on the MultiGraph, edge_connectivity collapses parallel cables (16, 4, 34)."""
+    built = compiler.build(SPECS / f"{spec}.yaml")
+    c = built.capacity_graph()
+    switches = c.subgraph(n for n, tier in c.nodes(data="tier") if tier > 0)
+    figures = built.check()["figures"]["redundancy"]
+    assert figures["leaf_pair_method"].startswith("exact")
+    assert _leaf_pair_paths(switches) == figures["leaf_pair_edge_disjoint_paths_min"]
+    # every cable is in exactly one edge: links and Gb/s add up to the plan's
+    assert sum(n for *_, n in c.edges(data="links")) == len(built.plan.links)
+    assert sum(g for *_, g in c.edges(data="capacity")) == int(built.plan.links.speed_gbps.sum())
+    assert c.number_of_nodes() == len(built.plan.devices) and not c.is_multigraph()
+
+
+def test_readme_networkx_example_gives_the_tools_figures(superpod):
+    """The README's networkx lines, run as doctests on the plan they name: 32 edge-disjoint
+    paths (the checks' figure) and 12,800 Gb/s between the first and the last leaf."""
+    import doctest
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(">>> import compiler, networkx as nx", 1)[1].split("```", 1)[0]
+    start = block.index(">>> c = plan.capacity_graph()")
+    end = block.index(">>> compiler.build(")
+    test = doctest.DocTestParser().get_doctest(block[start:end], {"plan": superpod, "nx": nx}, "README", "README.md", 0)
+    assert len(test.examples) >= 3 and "32\n" in [e.want for e in test.examples]
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+    assert superpod.check()["figures"]["redundancy"]["leaf_pair_edge_disjoint_paths_min"] == 32
+
+
+def test_capacity_graph_one_fabric():
+    multi = compiler.build(SPECS / "h100-superpod-1su-multi-fabric.yaml")
+    storage = multi.capacity_graph("storage")
+    assert sum(n for *_, n in storage.edges(data="links")) == len(fabric_plan(multi.plan, "storage").links)
+    with pytest.raises(ValueError, match="no fabric .inband"):
+        multi.capacity_graph("inband")

@@ -69,7 +69,9 @@ def test_ci_new_spec_and_invalid_spec(tmp_path):
     repo = _repo(tmp_path, 64)
     (repo / "specs" / "new.yaml").write_text(SPEC.format(servers=32, extra="").replace("pr-demo", "new-pod"))
     r = cli_in_process("ci", str(repo / "specs" / "new.yaml"), "--against", "main")
-    assert r.returncode == 0 and "New spec" in r.stdout
+    assert r.returncode == 0 and "New spec" in r.stdout and "all of it is added: 44 devices, 512 cables" in r.stdout
+    r = cli_in_process("ci", str(repo / "specs" / "new.yaml"), "--against", "main", "--fail-on", "added")
+    assert r.returncode == 1 and "Gate hit: added." in r.stdout  # as a deleted spec is a removal
     (repo / "specs" / "pod.yaml").write_text("name: pr-demo\nservers: lots\n")
     r = cli_in_process("ci", str(repo / "specs" / "pod.yaml"), "--against", "main")
     assert r.returncode == 2 and "invalid" in r.stdout
@@ -86,3 +88,68 @@ def test_readme_precommit_hook_entry(tmp_path):
     bad.write_text(SPEC.format(servers=32, extra="").replace("qm9700", "qm9000"))
     assert cli_in_process(*entry.split()[1:], str(good)).returncode == 0
     assert cli_in_process(*entry.split()[1:], str(good), str(bad)).returncode == 2
+
+
+def _commit(repo, message="change"):
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", message)
+
+
+def test_ci_builds_the_old_version_from_the_whole_tree(tmp_path):
+    """The spec reads a price file outside specs/: the version at the ref is built with the
+    ref's price file, so losing a server is a removal (the diff shows the cost change too)."""
+    prices = "bom: {prices: ../prices/p.yaml}\n"
+    repo = _repo(tmp_path, 64, prices)
+    (repo / "prices").mkdir()
+    (repo / "prices" / "p.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000}\n")
+    _commit(repo)
+    (repo / "specs" / "pod.yaml").write_text(SPEC.format(servers=63, extra=prices))
+    (repo / "prices" / "p.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 25000}\n")
+    r = cli_in_process("ci", str(repo / "specs" / "pod.yaml"), "--against", "main", "--fail-on", "removed,changed,physical")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "**Gate hit: removed**" in r.stdout and "| devices | 0 | 1 |" in r.stdout
+    # 16 leaves + 8 spines at 30,000 at the ref, at 25,000 now
+    assert "cost USD 720000.00 -> USD 600000.00 (-120000.00)" in r.stdout
+
+
+def test_ci_old_version_that_does_not_compile_is_an_error(tmp_path):
+    repo = _repo(tmp_path, 64, "catalog: ../catalogs/mine.yaml\n")  # the ref names a catalog it never committed
+    (repo / "specs" / "pod.yaml").write_text(SPEC.format(servers=32, extra=""))
+    r = cli_in_process("ci", str(repo / "specs" / "pod.yaml"), "--against", "main", "--fail-on", "removed")
+    assert r.returncode == 2
+    assert "The version at `main` (`specs/pod.yaml`) does not compile" in r.stdout
+    assert "main:catalogs/mine.yaml: error: cannot read" in r.stderr  # where, as of the ref
+
+
+def test_ci_follows_renames_and_reports_deleted_specs(tmp_path):
+    """`git mv` and a cut from 64 to 48 servers is diffed against the old name; a deleted
+    spec removes all it held (gated by `removed`); a price file among the specs is skipped."""
+    repo = _repo(tmp_path, 64)
+    (repo / "specs" / "small.yaml").write_text(SPEC.format(servers=32, extra="").replace("pr-demo", "small"))
+    _commit(repo)
+    _git(repo, "mv", "specs/pod.yaml", "specs/renamed.yaml")
+    (repo / "specs" / "renamed.yaml").write_text(SPEC.format(servers=48, extra=""))
+    _git(repo, "rm", "-q", "specs/small.yaml")
+    (repo / "specs" / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000}\n")
+    _commit(repo)
+    specs = sorted(str(p) for p in (repo / "specs").glob("*.yaml"))
+    r = cli_in_process("ci", *specs, "--against", "main~1", "--fail-on", "removed")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Renamed from `specs/pod.yaml`" in r.stdout and "New spec" not in r.stdout
+    assert "| devices | 0 | 16 |" in r.stdout  # 16 servers fewer
+    assert "### `specs/small.yaml`: deleted" in r.stdout
+    assert "**All of `small` is removed: 44 devices, 512 cables.**" in r.stdout  # 32 servers, 8 leaves, 4 spines; 256 + 256 cables
+    assert "prices.yaml`: skipped" in r.stdout and "not a spec" in r.stdout
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == ""  # the ref was checked out through a private index: the user's is untouched
+    (repo / "specs" / "renamed.yaml").write_text(SPEC.format(servers=64, extra=""))
+    r = cli_in_process("ci", *specs, "--against", "main~1", "--fail-on", "removed")
+    assert r.returncode == 1 and "Gate hit: removed." in r.stdout  # the deletion alone trips the gate
+    assert cli_in_process("ci", *specs, "--against", "main~1").returncode == 0
+
+
+def test_ci_gates_a_switch_model_change(tmp_path):
+    repo = _repo(tmp_path, 64)
+    (repo / "specs" / "pod.yaml").write_text(SPEC.format(servers=64, extra="").replace("qm9700", "qm9790"))
+    r = cli_in_process("ci", str(repo / "specs" / "pod.yaml"), "--against", "main", "--fail-on", "removed,changed,physical")
+    assert r.returncode == 1 and "| devices | 0 | 0 | 24 |" in r.stdout and "Gate hit: changed" in r.stdout

@@ -110,7 +110,7 @@ def test_diff_cli_formats_and_gates(tmp_path):
     assert r.returncode == 0
     d = json.loads(r.stdout)
     assert set(d) >= {"cables", "devices", "bom", "summary"}
-    assert set(d["cables"]) == {"added", "removed", "changed", "physical"}
+    assert set(d["cables"]) == {"added", "removed", "changed", "physical", "relabeled"}
     assert d["summary"]["switches.spine"] == {"old": 8, "new": 16}
     bom = {(b["category"], b["part_number"]): b["delta"] for b in d["bom"]}
     assert bom[("switch", "MQM9700-NS2F")] == 8 + 8  # one more SU of 8 rail leaves, spines 8 -> 16
@@ -129,8 +129,10 @@ def test_diff_reads_output_folders_and_plan_json(tmp_path):
     folder = tmp_path / "a" / "b200-superpod-2su"
     r = cli_in_process("diff", str(folder), str(folder / "plan.json"), "--format", "json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["counts"] == {"devices_added": 0, "devices_removed": 0, "devices_moved": 0, "cables_added": 0,
-                                              "cables_removed": 0, "cables_changed": 0, "cables_physical": 0}
+    counts = json.loads(r.stdout)["counts"]
+    assert counts.pop("cables_unchanged") == 2 * 512 and set(counts.values()) == {0}
+    assert set(counts) == {"devices_added", "devices_removed", "devices_changed", "devices_moved", "devices_relabeled",
+                           "cables_added", "cables_removed", "cables_changed", "cables_physical", "cables_relabeled"}
     r = cli_in_process("diff", str(folder), str(SPECS / "b200-superpod-4su.yaml"))
     assert r.returncode == 0 and "+512" in r.stdout
     bad = tmp_path / "bad.json"
@@ -208,14 +210,14 @@ def test_layout_growth_without_planning_is_a_physical_change(tmp_path):
 
     r = cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed")
     assert r.returncode == 0  # logically nothing moved ...
-    assert "cables +512 -0 ~0 (768 changed physically)" in r.stdout and "(16 moved)" in r.stdout
+    assert "cables +512 -0 ~0 (768 changed physically, 0 relabeled)" in r.stdout and "(16 moved, 0 relabeled)" in r.stdout
     assert "> spine-01 moved: rack DH1.C10 -> DH1.D10" in r.stdout and "! su1-leaf-r1:33: " in r.stdout
     bom_lines = re.findall(r"BOM cable (MFP7E10-N0(\d\d)) (\d+) m: \d+ -> \d+ \([+-]\d+\)", r.stdout)
     assert bom_lines and all(int(code) == int(length) for _, code, length in bom_lines)
     r = cli_in_process("diff", str(old), str(new), "--fail-on", "physical")
     assert r.returncode == 1  # ... but physically it did
     r = cli_in_process("diff", str(old), str(new), "--format", "markdown")
-    assert "| cables | 512 | 0 | 0 | 768 |" in r.stdout and "Physically changed cables (768)" in r.stdout
+    assert "| cables | 512 | 0 | 0 | 768 | 0 |" in r.stdout and "Physically changed cables (768)" in r.stdout
     assert "Moved devices (16)" in r.stdout and "`MFP7E10-N0" in r.stdout
     r = cli_in_process("diff", str(old), str(new), "--format", "json")
     j = json.loads(r.stdout)
@@ -256,6 +258,7 @@ def test_compiled_hall_diffs_like_its_spec(tmp_path):
         r = cli_in_process("diff", str(a), str(b), "--format", "json", "--fail-on", "added,removed,changed,physical")
         assert r.returncode == 0, r.stdout[:2000]
         d = json.loads(r.stdout)
+        assert d["counts"].pop("cables_unchanged") == 2048
         assert set(d["counts"].values()) == {0} and d["bom"] == []
 
 
@@ -326,3 +329,121 @@ def test_hall_too_small_for_the_growth_target_says_so(tmp_path):
     spec = _write(tmp_path, "small", B200_HALL.format(servers=64, fabric="", growth="growth: {max_scalable_units: 8}", rows=4))
     r = cli_in_process("validate", str(spec))
     assert r.returncode == 2 and "too small at the growth target (256 servers)" in r.stderr and "use rows: 8" in r.stderr
+
+
+SU = """name: pod
+servers: {servers}
+server: dgx-h100
+fabric: {{topology: rail-optimized, switch: {switch}, scalable_unit: {su}}}
+{extra}"""
+
+
+def test_model_change_is_a_changed_device_in_every_format(tmp_path):
+    """qm9700 -> qm9790 on 64 servers (16 rail leaves, 8 spines): 24 devices of another
+    model, in text, JSON counts and Markdown alike, and the `changed` gate trips."""
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=""))
+    new = _write(tmp_path, "new", SU.format(servers=64, switch="qm9790", su=32, extra=""))
+    r = cli_in_process("diff", str(old), str(new), "--format", "json")
+    d = json.loads(r.stdout)
+    assert d["counts"]["devices_changed"] == 16 + 8
+    assert d["devices"]["changed"][0]["changes"] == {"model": {"old": "qm9700", "new": "qm9790"}}
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed,physical")
+    assert r.returncode == 1 and "devices +0 -0 ~24 " in r.stdout
+    assert "~ spine-01 changed: model qm9700 -> qm9790" in r.stdout
+    r = cli_in_process("diff", str(old), str(new), "--format", "markdown")
+    assert "| devices | 0 | 0 | 24 | 0 | 0 |" in r.stdout and "Changed devices (24)" in r.stdout
+
+
+def test_renamed_hosts_are_relabels_not_replugs(tmp_path):
+    """`hosts: {hostname: ...}` renames the 64 servers: every port stays, so no cable is
+    removed or re-plugged; 64 devices and their 64 x 8 = 512 cables are relabeled."""
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=""))
+    new = _write(tmp_path, "new", SU.format(servers=64, switch="qm9700", su=32,
+                                            extra='hosts: {hostname: "gpu-{su}-{index:03}"}\n'))
+    d = diff_plans(build_plan(old)[1], build_plan(new)[1])
+    c = d["counts"]
+    assert (c["devices_added"], c["devices_removed"], c["devices_relabeled"]) == (0, 0, 64)
+    assert (c["cables_added"], c["cables_removed"], c["cables_changed"], c["cables_relabeled"]) == (0, 0, 0, 512)
+    assert {"old": "dgx-su2-017", "new": "gpu-2-017"} in d["devices"]["relabeled"]
+    cable = next(x for x in d["cables"]["relabeled"] if x["old_cable_id"] == "dgx-su1-001:1")
+    assert cable["cable_id"] == "gpu-1-001:1" and cable["a"][1] == cable["old_a"][1] and cable["b"] == cable["old_b"]
+    assert cli_in_process("diff", str(old), str(new), "--fail-on", "removed,changed,physical").returncode == 0
+    r = cli_in_process("diff", str(old), str(new), "--fail-on", "relabeled", "--format", "markdown")
+    assert r.returncode == 1
+    assert "**No pulled cable moves.**" in r.stdout and "Relabeled cables (512)" in r.stdout
+    assert "dgx-su1-001:1 -> gpu-1-001:1: " in r.stdout
+
+
+def test_diff_matching_is_one_to_one_and_reconciles(tmp_path):
+    """scalable_unit 32 -> 16 on 128 servers: SUs 1-4 keep servers 1-16 (their 4 x 16 x 8 =
+    512 cables stay) and 64 servers leave: their 512 cables are removed; 64 arrive in SUs
+    5-8 with 512 new cables. Each leaf's 32 uplinks (2 per spine) become 16 (1 per spine)
+    and 32 new leaves take 512 uplinks: every one of the 1,024 old uplinks keeps its leaf
+    or its spine port and is re-plugged, each to its own new uplink (none claimed twice);
+    a server cable is never "re-plugged" as an uplink. old = removed + re-plugged + kept,
+    new = added + re-plugged + kept."""
+    from compiler.render.diff_report import diff_markdown
+
+    old = build_plan(_write(tmp_path, "old", SU.format(servers=128, switch="qm9700", su=32, extra="")))[1]
+    new = build_plan(_write(tmp_path, "new", SU.format(servers=128, switch="qm9700", su=16, extra="")))[1]
+    d = diff_plans(old, new)
+    c = d["counts"]
+    assert (c["devices_removed"], c["devices_added"]) == (64, 64 + 32)  # 64 servers; 64 servers and 32 leaves
+    claimed = [x["new"]["cable_id"] for x in d["cables"]["changed"]]
+    assert len(claimed) == len(set(claimed))
+    assert (c["cables_removed"], c["cables_changed"], c["cables_added"], c["cables_unchanged"]) == (512, 1024, 512, 512)
+    assert {x["old"]["kind"] for x in d["cables"]["changed"]} == {x["new"]["kind"] for x in d["cables"]["changed"]} == {
+        "leaf-spine"}
+    kept = c["cables_unchanged"] + c["cables_physical"] + c["cables_relabeled"]
+    assert c["cables_removed"] + c["cables_changed"] + kept == len(old.links) == 2048
+    assert c["cables_added"] + c["cables_changed"] + kept == len(new.links) == 2048
+    gone = set(d["devices"]["removed"])
+    of_gone = {f"{s}:{p}" for s in gone for p in range(1, 9)}
+    moved = {x["cable_id"] for x in d["cables"]["removed"]} | {x["old"]["cable_id"] for x in d["cables"]["changed"]}
+    assert len(of_gone) == 512 and of_gone <= moved
+    md = diff_markdown(d)
+    assert re.search(r"^dgx-su1-017:1: dgx-su1-017 ", md, re.M)  # Markdown lines name the cable id
+    assert f"**{c['cables_removed'] + c['cables_changed']} existing cable(s)" in md
+
+
+def test_reconcile_raises_on_a_cable_claimed_twice(tmp_path):
+    """The invariant check is live: a matching that claims one new cable for two old ones raises."""
+    from compiler.plan import diff as diff_module
+
+    p = build_plan(_write(tmp_path, "a", SU.format(servers=32, switch="qm9700", su=32, extra="")))[1]
+    oc, nc = diff_module._Cables(p), diff_module._Cables(p)
+    n = len(p.links)
+    same = np.arange(2, n, dtype=np.int64)
+    diff_module.reconcile(p, p, oc, nc, {}, same, same, [0, 1], [0, 1], [], [])
+    with pytest.raises(diff_module.DiffInconsistent, match="not claimed exactly once"):
+        diff_module.reconcile(p, p, oc, nc, {}, same, same, [0, 1], [0, 0], [], [1])
+
+
+def test_diff_shows_the_cost_change(tmp_path):
+    """With a price file (switches only): 64 -> 96 servers adds 8 leaves and 8 spines at
+    30,000 each = 480,000.00 in text, JSON and Markdown, the unpriced parts named."""
+    (tmp_path / "p.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000}\n")
+    extra = "bom: {prices: p.yaml}\n"
+    old = _write(tmp_path, "old", SU.format(servers=64, switch="qm9700", su=32, extra=extra))
+    new = _write(tmp_path, "new", SU.format(servers=96, switch="qm9700", su=32, extra=extra))
+    r = cli_in_process("diff", str(old), str(new), "--format", "json")
+    cost = json.loads(r.stdout)["cost"]
+    assert (cost["currency"], cost["old"], cost["new"], cost["delta"]) == ("USD", "720000.00", "1200000.00", "480000.00")
+    assert "MMA4Z00-NS" in cost["unpriced_new"]
+    r = cli_in_process("diff", str(old), str(new))
+    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00); without a price (before and after): " in r.stdout
+    assert "cost USD 720000.00 -> USD 1200000.00 (+480000.00)" in cli_in_process(
+        "diff", str(old), str(new), "--format", "markdown").stdout
+
+
+def test_a_reshaped_torus_relabels_no_switch(tmp_path):
+    """4x4x4 -> 8x4x2 routers: the 32 routers at z 2-3 go and 32 at x 4-7 come. A router's
+    name is its coordinates, so none of them is the same router relabeled (each side's
+    index alone would pair them); the 512 servers keep their names and nothing is relabeled."""
+    base = (SPECS / "torus-switched-512.yaml").read_text()
+    assert "dims: [4, 4, 4]" in base
+    new = _write(tmp_path, "t", base.replace("dims: [4, 4, 4]", "dims: [8, 4, 2]"))
+    d = diff_plans(build_plan(SPECS / "torus-switched-512.yaml")[1], build_plan(new)[1])
+    c = d["counts"]
+    assert (c["devices_added"], c["devices_removed"], c["devices_relabeled"], c["cables_relabeled"]) == (32, 32, 0, 0)
+    assert all(n.startswith("router-x0") and int(n[8:10]) >= 4 for n in d["devices"]["added"])

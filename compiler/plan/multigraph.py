@@ -1,5 +1,13 @@
 """The plan as a multigraph of devices and links: one attribute table that both graph
-exports read, the networkx MultiGraph (`to_networkx`) and graph.graphml.
+exports read, the networkx MultiGraph (`to_networkx`) and graph.graphml; and the same
+devices as a simple networkx Graph with parallel cables summed (`to_capacity_graph`).
+
+networkx's connectivity and cut functions (edge_connectivity, minimum_edge_cut, ...)
+read a MultiGraph as a simple graph: 2 cables between a leaf and a spine count once, so
+they undercount (16 where the fabric has 32 edge-disjoint leaf-to-leaf paths), and its
+flow functions refuse multigraphs. The capacity graph carries per device pair `links`
+(cables) and `capacity` (summed Gb/s): a max-flow over `links` is the edge-disjoint path
+count the checks report, over `capacity` the Gb/s.
 
 Nodes are devices (id = device name), edges are links (key = cable id, the id of
 cabling.csv), so one graph holds parallel cables between the same two switches. An
@@ -108,6 +116,14 @@ def present(names, row) -> dict:
     return {k: v for k, v in zip(names, row) if v is not None}
 
 
+def _add_devices(g, plan: Plan) -> list[str]:
+    """A node per device with the attributes that apply; returns the names in device order."""
+    dcols = device_columns(plan)
+    dnames = list(DEVICE_ATTRIBUTES)
+    g.add_nodes_from(zip(dcols["name"], (present(dnames, row) for row in zip(*(dcols[a] for a in dnames)))))
+    return dcols["name"]
+
+
 def to_networkx(plan: Plan) -> "networkx.MultiGraph":
     """The plan as a networkx MultiGraph: a node per device, an edge per link (key = cable
     id), attributes as in DEVICE_ATTRIBUTES and LINK_ATTRIBUTES. The graph's `name` is the
@@ -115,11 +131,34 @@ def to_networkx(plan: Plan) -> "networkx.MultiGraph":
     import networkx as nx  # ~0.1 s to import; only the API and tests need it
 
     g = nx.MultiGraph(name=plan.name)
-    dcols = device_columns(plan)
-    dnames = list(DEVICE_ATTRIBUTES)
-    g.add_nodes_from(zip(dcols["name"], (present(dnames, row) for row in zip(*(dcols[a] for a in dnames)))))
+    _add_devices(g, plan)
     lcols = link_columns(plan)
     lnames = list(LINK_ATTRIBUTES)
     rows = (present(lnames, row) for row in zip(*(lcols[a] for a in lnames)))
     g.add_edges_from(zip(lcols["a_device"], lcols["b_device"], lcols["cable"], rows))
+    return g
+
+
+def to_capacity_graph(plan: Plan) -> "networkx.Graph":
+    """The plan as a simple networkx Graph: the nodes of `to_networkx`, one edge per pair of
+    devices joined by cables, with `links` (how many cables), `capacity` (their summed
+    Gb/s: networkx's flow functions read this name by default) and `kind` (of the first
+    cable, in link order). For
+    networkx's flow and cut algorithms, which a MultiGraph's parallel cables defeat."""
+    import networkx as nx
+
+    g = nx.Graph(name=plan.name)
+    names = _add_devices(g, plan)
+    L = plan.links
+    if len(L) == 0:
+        return g
+    lo = np.minimum(L.a_dev, L.b_dev).astype(np.int64)
+    hi = np.maximum(L.a_dev, L.b_dev).astype(np.int64)
+    pairs, first, inverse = np.unique(lo * len(plan.devices) + hi, return_index=True, return_inverse=True)
+    links = np.bincount(inverse, minlength=pairs.size)
+    capacity = np.bincount(inverse, weights=L.speed_gbps.astype(np.float64), minlength=pairs.size).astype(np.int64)
+    kinds = np.array(plan.link_kinds, dtype=object)[L.kind[first]].tolist()
+    a_dev, b_dev = L.a_dev[first].tolist(), L.b_dev[first].tolist()  # end a stays the lower tier
+    g.add_edges_from((names[a], names[b], {"links": int(n), "capacity": int(c), "kind": k})
+                     for a, b, n, c, k in zip(a_dev, b_dev, links.tolist(), capacity.tolist(), kinds))
     return g
