@@ -13,6 +13,7 @@ from .match import KINDS, Outcome
 from .names import cable_id_list, ib_port_numbers, panel_name
 from .resolve import Resolved, split_label
 from .scope import Scope
+from .unverified import input_findings
 
 ORDER = {k: i for i, k in enumerate(KINDS)}
 
@@ -27,6 +28,13 @@ class _Places:
         phys = plan.physical
         self.racks = [r.name for r in phys.racks] if phys is not None else None
         self.ib = {lid: {i: n for n, i in table.items()} for lid, table in ib_port_numbers(plan).items()}
+        self.ids = cable_id_list(plan)
+        links = plan.links
+        self.a_g = self.offsets[links.a_dev] + links.a_port
+        self.b_g = self.offsets[links.b_dev] + links.b_port
+
+    def other_end(self, c: int, g: int) -> int:
+        return int(self.b_g[c]) if int(self.a_g[c]) == g else int(self.a_g[c])
 
     def end(self, g: int) -> dict:
         dev = int(self.port_dev[g])
@@ -134,6 +142,19 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
                 "fix": f"move the far end of cable {ids[c]} (from {places.text(anchor)}) out of {places.text(found)} "
                        f"into {places.text(exp)} (wrong {where})",
                 "source": source})
+        elif kind == "unverified":  # a switch's far end whose port was not said (match.py)
+            u, side = f["found"], f["anchor_side"]
+            (c,) = cables
+            anchor = places.end(u.g[side])
+            exp = places.end(f["expected"])
+            found = places.found_end(u.g[1 - side], u.node[1 - side], u.row, 1 - side)
+            said = f"port {found['port']!r}" if found.get("port") else "no port"
+            mismatches.append({
+                "kind": kind, "cable_id": ids[c], "cables": [ids[c]], "anchor": anchor, "expected": exp, "found": found,
+                "fix": f"cable {ids[c]} (from {places.text(anchor)}) reaches {found['device']}, which gave {said}, none of "
+                       f"its ports in the plan: which port it is in was not checked; check by hand that it is in "
+                       f"{places.text(exp)}",
+                "source": source})
         elif kind == "unplanned":
             u = f["found"]
             e0 = places.found_end(u.g[0], u.node[0], u.row, 0)
@@ -160,6 +181,9 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
                        f"{planned_rate}: {what}",
                 "source": source})
 
+    unread, covered, management = input_findings(plan, disc, res, outcome.seen_ports, in_scope, places)
+    mismatches += unread
+    explained[covered] = True
     missing = scope.expected & ~outcome.matched & ~explained & in_scope
     for c in np.flatnonzero(missing).tolist():
         a, b = places.end(int(a_g[c])), places.end(int(b_g[c]))
@@ -196,6 +220,9 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
     if unchecked:
         notes.append(f"{unchecked} cable(s) were seen from one end only and the far end's port was not reported "
                      f"(e.g. hosts that send their MAC as the LLDP port id): only the far device was checked")
+    if management:
+        notes.append(f"{management} neighbour row(s) on management ports (eth0, Management1, ...) are not fabric cables "
+                     f"of the plan and were not checked")
     return {
         "ok": not mismatches,
         "plan": plan.name,
@@ -229,6 +256,10 @@ def _what(m: dict) -> str:
     if kind in ("speed", "width"):
         far = {k: v for k, v in m["expected"].items() if k not in ("rate", "speed_gbps")}
         return f"{t(m['anchor'])} - {t(far)} up at {m['found']['rate']}, planned {m['expected']['rate']}"
+    if kind == "unverified":
+        if m["anchor"] is None:
+            return f"table of {m['found']['device']!r}, no device of the plan"
+        return f"{t(m['anchor'])} - {t(m['found'])}, not checked"
     return f"{t(m['expected'])} calls itself {m['found']['device']!r}"
 
 
