@@ -1,6 +1,7 @@
 """The verify result as data (the JSON contract, verify.schema.json) and as text or
 Markdown for people: port by port, in the terms the floor uses (cable id, device, port
-as on the front panel, rack and U where the plan has a layout) and what to do."""
+as the cabling sheet names it, the NOS's, with the panel's cage number beside a name that
+is not the panel's, rack and U where the plan has a layout) and what to do."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..plan.model import Plan
 from .discovery import Discovery
 from .ibnetdiscover import SPEED_NAME
 from .match import KINDS, Outcome
-from .names import cable_id_list, ib_port_numbers, panel_name
+from .names import cable_id_list, floor_name, ib_port_numbers
 from .resolve import Resolved, split_label
 from .scope import Scope
 from .unverified import input_findings
@@ -40,7 +41,10 @@ class _Places:
         dev = int(self.port_dev[g])
         port = g - int(self.offsets[dev])
         d = self.plan.devices[dev]
-        out = {"device": d.name, "port": panel_name(self.plan, dev, port)}
+        name, cage = floor_name(self.plan, dev, port)
+        out = {"device": d.name, "port": name}
+        if cage is not None:
+            out["cage"] = cage
         ib = self.ib.get(d.layout, {}).get(port)
         if ib is not None:
             out["ib_port"] = ib
@@ -66,6 +70,8 @@ class _Places:
         if not end:
             return "-"
         s = end["device"] if "port" not in end else f"{end['device']} {end['port'] or '?'}"
+        if "cage" in end:
+            s += f" (cage {end['cage']})"
         if "ib_port" in end:
             s += f" (IB port {end['ib_port']})"
         if end.get("rack"):
