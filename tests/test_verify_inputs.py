@@ -119,11 +119,9 @@ def test_lldp_tables_for_an_infiniband_plan_are_an_input_error(tmp_path):
     folder = _write_tables(eth, eth.links, tmp_path / "lldp", "tabulate", fqdn=False)
     with pytest.raises(SpecInvalid) as err:
         verify(ib, [folder])
-    codes = {d.code for d in err.value.diagnostics}
-    assert codes == {"ASBUILT_WRONG_FABRIC"}
-    files = {Path(d.file).name for d in err.value.diagnostics}
-    assert "su1-leaf-r1.txt" in files
-    assert all(d.line for d in err.value.diagnostics)
+    (d,) = err.value.diagnostics  # one error for the folder, at its first file, not one per table
+    assert (d.code, Path(d.file).name, d.line) == ("ASBUILT_WRONG_FABRIC", "spine-01.txt", 3)
+    assert "LLDP neighbour tables (Ethernet) (and 9 more file(s) like it)" in d.message
 
 
 def test_ibnetdiscover_for_an_ethernet_plan_is_an_input_error(sonic_plan):
@@ -186,3 +184,33 @@ def test_row_that_cannot_be_read_is_an_input_error_with_its_line(sonic_plan, tmp
         verify(sonic_plan, [folder])
     (d,) = err.value.diagnostics
     assert (Path(d.file).name, d.line, d.code) == ("su1-leaf-r1.txt", k + 1, "ASBUILT_UNREADABLE")
+
+
+def test_cli_exit_codes_for_what_could_not_be_checked(sonic_plan, tmp_path):
+    from .conftest import cli_in_process
+
+    eth = _write_tables(sonic_plan, sonic_plan.links, tmp_path / "eth", "tabulate")
+    wrong = cli_in_process("verify", str(DATA / "tiny-ib.yaml"), "--as-built", str(eth))
+    assert wrong.returncode == 2
+    assert "spine-01.txt:3" in wrong.stderr and "the plan's fabrics are infiniband" in wrong.stderr
+    (eth / "lab-leaf-99.txt").write_text((eth / "su1-leaf-r1.txt").read_text().replace("su1-leaf-r1", "lab-leaf-99")
+                                         .replace("spine-0", "lab-spine-0").replace("gpu-su1-", "lab-gpu-"))
+    unknown = cli_in_process("verify", str(DATA / "tiny-rail.yaml"), "--as-built", str(eth))
+    assert unknown.returncode == 1
+    assert "unverified" in unknown.stdout and "FAILED: 1 mismatch(es)" in unknown.stdout
+
+
+@pytest.mark.parametrize("style", ["tabulate", "fixed"])
+def test_empty_remote_device_stays_empty_where_other_values_overrun(sonic_plan, tmp_path, style):
+    """A neighbour without a system name in a table whose MACs and FQDNs overrun fixed columns:
+    its port id is not taken for a device name (that read as a wrong-device cable)."""
+    folder = _write_tables(sonic_plan, sonic_plan.links, tmp_path / style, style)
+    leaf = next(i for i, d in enumerate(sonic_plan.devices) if d.name == "su1-leaf-r2")
+    rows = _rows(sonic_plan, sonic_plan.links, leaf, True)
+    rows[0][1] = ""
+    table = tabulate(rows, HEADER) if style == "tabulate" else _fixed_width(rows)
+    (folder / "su1-leaf-r2.txt").write_text(f"admin@su1-leaf-r2:~$ show lldp table\n{table}\n")
+    result = verify(sonic_plan, [folder], scope=["all"])
+    (m,) = result["mismatches"]
+    assert (m["kind"], m["cable_id"]) == ("unverified", "gpu-su1-001:2")
+    assert "sends no system name (port id b8:3f:d2:" in m["fix"]

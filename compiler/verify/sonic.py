@@ -15,8 +15,10 @@ so a row is cut where the dashed rule under the header puts the columns (a Remot
 or a Capability can be empty). A row where a value runs across a column's start (a
 table retyped or printed with fixed widths, long FQDNs overrunning them) is read by its
 words instead: LocalPort, RemoteDevice and RemotePortID are single words, Capability is
-R/B/O letters or absent, RemotePortDescr the rest. A row that holds a LocalPort and no
-neighbour, or fewer than three words where its columns overrun, is an input error at its
+R/B/O letters or absent, RemotePortDescr the rest; a word goes to the column it starts in
+unless the value before it overran, which shifts it to the next one (so an empty
+RemoteDevice stays empty). A row that holds a LocalPort and no neighbour, or where
+columns overrun and no LocalPort and RemotePortID can be told, is an input error at its
 line. The reporting switch is the prompt's host (`admin@leaf-001:~$ show lldp table`)
 when the capture has one, else the file name.
 """
@@ -59,8 +61,8 @@ def parse(text: str, file: str, device: str) -> Discovery:
             break
         cells = _cells(line, spans)
         if cells is None:
-            raise SpecInvalid([Diagnostic("ASBUILT_UNREADABLE", "a value runs across the columns and the row has fewer than "
-                                          "3 words: its neighbour cannot be told", file=file, line=lineno + 1,
+            raise SpecInvalid([Diagnostic("ASBUILT_UNREADABLE", "a value runs across the columns and the row's LocalPort "
+                                          "and RemotePortID cannot be told apart", file=file, line=lineno + 1,
                                           hint="give the command's output unchanged")])
         local_port, remote, port_id, _cap, descr = cells
         if not local_port:
@@ -80,15 +82,26 @@ _CAPABILITY = re.compile(r"[RBO]+")  # lldpshow's codes: Router, Bridge, anythin
 def _cells(line: str, spans: list[tuple[int, int]]) -> list[str] | None:
     """The row's five cells: cut where the rule's columns start when no value runs across a
     column's start (tabulate's own output), else by words (module doc); None when a row
-    whose values overrun has fewer than three words."""
+    whose values overrun leaves no LocalPort or RemotePortID."""
     starts = [s for s, _ in spans]
     if not any(b < len(line) and line[b - 1] != " " and line[b] != " " for b in starts[1:]):
         bounds = starts + [len(line) + 1]
         cells = [line[bounds[i]:bounds[i + 1]].strip() for i in range(len(spans))]
         return (cells + [""] * 5)[:5]
-    words = line.split()
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
     if len(words) < 3:
         return None
-    rest = words[3:]
-    cap = rest.pop(0) if rest and _CAPABILITY.fullmatch(rest[0]) else ""
-    return [words[0], words[1], words[2], cap, " ".join(rest)]
+    cells: list[list[str]] = [[] for _ in range(5)]
+    col, shifted = -1, False
+    for start, end, word in words:
+        at = max(i for i, b in enumerate(starts) if b <= start) if start >= starts[0] else 0
+        # after a value that ran into the next column every later one is shifted: take the next
+        # column; otherwise a word far right of the last one means the columns between are empty
+        col = 4 if col == 4 else (col + 1 if shifted else max(col + 1, at))
+        if col == 3 and not _CAPABILITY.fullmatch(word):
+            col = 4  # no capability codes: this is the description
+        cells[col].append(word)
+        shifted = col < 4 and col + 1 < len(starts) and end > starts[col + 1]
+    if not cells[0] or not cells[2]:
+        return None
+    return [" ".join(c) for c in cells]

@@ -54,25 +54,28 @@ def check_technology(plan: Plan, disc: Discovery, res: Resolved) -> None:
     if not planned:
         return  # a direct network (torus): no switch says what its ports speak
     errors: dict[str, Diagnostic] = {}
+    foreign: dict[str, dict[str, int]] = {}  # technology no fabric of the plan has -> file -> line
     for i, key in enumerate(res.keys):
         node = disc.nodes[key]
         tech = _technology(key)
         if tech is None or not node.reported:
             continue
         file, line = _where(node.source)
-        if file in errors:
-            continue
         dev = int(res.node_dev[i])
         if tech not in planned:
-            errors[file] = Diagnostic(
-                "ASBUILT_WRONG_FABRIC", f"{_TOOL[tech]}, but the plan's fabrics are {', '.join(sorted(planned))}",
-                file=file, line=line, hint=f"give {' or '.join(_TOOL[p] for p in sorted(planned))} of the built fabric")
-        elif dev >= 0 and protocol[dev] not in (None, tech):
+            foreign.setdefault(tech, {}).setdefault(file, line)
+        elif file not in errors and dev >= 0 and protocol[dev] not in (None, tech):
             d = plan.devices[dev]
             errors[file] = Diagnostic(
                 "ASBUILT_WRONG_FABRIC", f"{_TOOL[tech]} of {d.name}, which the plan makes an {protocol[dev]} switch "
                 f"({d.model}, fabric {d.fabric})", file=file, line=line,
                 hint=f"give {_TOOL[protocol[dev]]} for {d.name}, or check the file's name")
+    for tech, files in foreign.items():  # one error per technology, at its first file: a folder may hold thousands
+        first = min(files)
+        others = f" (and {len(files) - 1:,} more file(s) like it)" if len(files) > 1 else ""
+        errors[first] = Diagnostic(
+            "ASBUILT_WRONG_FABRIC", f"{_TOOL[tech]}{others}, but the plan's fabrics are {', '.join(sorted(planned))}",
+            file=first, line=files[first], hint=f"give {' or '.join(_TOOL[p] for p in sorted(planned))} of the built fabric")
     if errors:
         raise SpecInvalid([errors[f] for f in sorted(errors)])
 
