@@ -96,6 +96,11 @@ def test_sonic_table_with_fqdns_finds_a_swap_between_two_ports_of_one_spine(soni
     ids = cable_id_list(sonic_plan)
     assert reported(result) == {("swapped", frozenset({ids[pair[0]], ids[pair[1]]}))}
     assert not result["ok"]
+    # the fix names the spine's ports as SONiC (and cabling.csv) does, the panel cage beside them
+    (m,) = result["mismatches"]
+    for end in (m["expected"], m["found"]):
+        assert end["device"] == "spine-01" and end["port"].startswith("Ethernet") and end["cage"].isdigit()
+        assert f"{end['port']} (cage {end['cage']})" in m["fix"]
     # every switch-to-switch far end was read: no cable passes on its device alone
     assert not any("far end's port was not reported" in n and "switch" in n for n in result["notes"])
 
