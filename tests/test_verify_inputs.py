@@ -219,3 +219,14 @@ def test_empty_remote_device_stays_empty_where_other_values_overrun(sonic_plan, 
     (m,) = result["mismatches"]
     assert (m["kind"], m["cable_id"]) == ("unverified", "gpu-su1-001:2")
     assert "sends no system name (port id b8:3f:d2:" in m["fix"]
+
+
+def test_cut_ibnetdiscover_port_line_is_an_input_error_with_its_line(tmp_path):
+    text = (DATA / "ibnetdiscover" / "tiny-ib.ibnetdiscover").read_text().splitlines()
+    k = next(i for i, ln in enumerate(text) if ln.startswith("[3]"))
+    text[k] = text[k][:12]  # a capture cut mid-line: that cable used to vanish from the input
+    (tmp_path / "fabric.ibnetdiscover").write_text("\n".join(text) + "\n")
+    with pytest.raises(SpecInvalid) as err:
+        verify(build_plan(DATA / "tiny-ib.yaml")[1], [tmp_path], ignore={"speed"})
+    (d,) = err.value.diagnostics
+    assert (Path(d.file).name, d.line, d.code) == ("fabric.ibnetdiscover", k + 1, "ASBUILT_UNREADABLE")
