@@ -230,3 +230,16 @@ def test_cut_ibnetdiscover_port_line_is_an_input_error_with_its_line(tmp_path):
         verify(build_plan(DATA / "tiny-ib.yaml")[1], [tmp_path], ignore={"speed"})
     (d,) = err.value.diagnostics
     assert (Path(d.file).name, d.line, d.code) == ("fabric.ibnetdiscover", k + 1, "ASBUILT_UNREADABLE")
+
+
+def test_as_built_row_between_devices_the_plan_does_not_have_is_unverified(tmp_path):
+    from compiler.pipeline import load_plan
+
+    from .conftest import ROOT
+
+    folder = ROOT / "out" / "roce-2spine-4leaf-sonic"
+    text = (folder / "cabling.csv").read_text()
+    (tmp_path / "as-built.csv").write_text(text + "x:1,,lab-a,,swp1,,,,,,,lab-b,,swp2" + "," * 16 + "\n")
+    result = verify(load_plan(folder), [tmp_path / "as-built.csv"])
+    assert sorted(m["found"]["device"] for m in result["mismatches"] if m["kind"] == "unverified") == ["lab-a", "lab-b"]
+    assert len(result["mismatches"]) == 2 and not result["ok"]

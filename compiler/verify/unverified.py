@@ -89,16 +89,22 @@ def input_findings(plan: Plan, disc: Discovery, res: Resolved, seen_ports: np.nd
     covered: list[int] = []
     renamed = {node for node, _dev in res.renamed}
     n_rows = np.bincount(res.a_node, minlength=len(res.keys)) + np.bincount(res.b_node, minlength=len(res.keys))
+    # rows with a plan port at either end are reported on their own (unplanned, wrong-device)
+    placed = (res.a_gport >= 0) | (res.b_gport >= 0)
+    n_placed = (np.bincount(res.a_node[placed], minlength=len(res.keys))
+                + np.bincount(res.b_node[placed], minlength=len(res.keys)))
     for i, key in enumerate(res.keys):
         node = disc.nodes[key]
-        if node.reported and res.node_dev[i] < 0 and i not in renamed:
-            out.append({
-                "kind": "unverified", "cable_id": None, "cables": [], "anchor": None, "expected": None,
-                "found": {"device": node.label, "unknown_device": True},
-                "fix": f"the input holds the neighbour table of {node.label!r}, which is no device of the plan and "
-                       f"which its {int(n_rows[i])} neighbour row(s) do not identify: none of its cables was checked. "
-                       f"Name the file (or the switch) as the plan does, or leave the file out",
-                "source": node.source})
+        if not node.reported or res.node_dev[i] >= 0 or i in renamed or n_placed[i]:
+            continue
+        what = (f"the neighbour table of {node.label!r}" if _technology(key) else
+                f"{int(n_rows[i])} row(s) naming {node.label!r}")
+        out.append({
+            "kind": "unverified", "cable_id": None, "cables": [], "anchor": None, "expected": None,
+            "found": {"device": node.label, "unknown_device": True},
+            "fix": f"the input holds {what}, which is no device of the plan and which its {int(n_rows[i])} row(s) "
+                   f"do not identify: none of its cables was checked. Name it as the plan does, or leave it out",
+            "source": node.source})
     spell = port_spellings(plan)
     offsets = plan.port_offsets()
     lop = plan.memo("link_of_port", lambda p: p.link_of_port())
