@@ -114,6 +114,11 @@ def test_sonic_table_with_fqdns_as_planned_is_ok(sonic_plan, tmp_path, style):
     assert [n for n in result["notes"] if "seen from one end only" in n] == [
         "32 cable(s) were seen from one end only and the far end's port was not reported (e.g. hosts that send their MAC "
         "as the LLDP port id): only the far device was checked"]
+    assert result["host_ends_by_device"] == 32
+    from compiler.verify import text_report
+
+    assert text_report(result).endswith("OK: the fabric matches the plan (32 host end(s) checked by device only, not by "
+                                        "port: see the notes)\n")
 
 
 def test_lldp_tables_for_an_infiniband_plan_are_an_input_error(tmp_path):

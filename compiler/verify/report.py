@@ -229,7 +229,7 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
     if management:
         notes.append(f"{management} neighbour row(s) on management ports (eth0, Management1, ...) are not fabric cables "
                      f"of the plan and were not checked")
-    return {
+    out = {
         "ok": not mismatches,
         "plan": plan.name,
         "plan_source": plan_source,
@@ -240,6 +240,9 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         "not_seen": scope.not_seen,
         "notes": notes,
     }
+    if unchecked or res.inferred_ports:  # what OK does not cover, said beside it
+        out["host_ends_by_device"] = unchecked + len(res.inferred_ports)
+    return out
 
 
 def _found_key(m: dict) -> str:
@@ -291,12 +294,17 @@ def text_report(r: dict) -> str:
     if r.get("guid_files"):
         g = r["guid_files"]
         lines.append(f"  wrote the discovered GUIDs of {g['nodes']:,} node(s) to {g['folder']}/: {', '.join(g['files'])}")
-    lines.append("OK: the fabric matches the plan" if r["ok"] else f"FAILED: {len(r['mismatches'])} mismatch(es)")
+    partial = r.get("host_ends_by_device")
+    lines.append(("OK: the fabric matches the plan" + (f" ({partial:,} host end(s) checked by device only, not by port: see "
+                                                        f"the notes)" if partial else ""))
+                 if r["ok"] else f"FAILED: {len(r['mismatches'])} mismatch(es)")
     return "\n".join(lines) + "\n"
 
 
 def markdown_report(r: dict) -> str:
     status = "matches the plan" if r["ok"] else f"**{len(r['mismatches'])} mismatch(es)**"
+    if r["ok"] and r.get("host_ends_by_device"):
+        status += f" ({r['host_ends_by_device']:,} host ends by device only)"
     out = [f"### verify `{r['plan']}`: {status}", "",
            f"{r['checked_cables']:,} cables checked, {r['matched_cables']:,} as planned, from "
            f"{len(r['inputs'])} input file(s).", ""]
