@@ -248,3 +248,15 @@ def test_as_built_row_between_devices_the_plan_does_not_have_is_unverified(tmp_p
     result = verify(load_plan(folder), [tmp_path / "as-built.csv"])
     assert sorted(m["found"]["device"] for m in result["mismatches"] if m["kind"] == "unverified") == ["lab-a", "lab-b"]
     assert len(result["mismatches"]) == 2 and not result["ok"]
+
+
+def test_row_on_a_port_the_switch_does_not_have_is_unverified_management_port_a_note(sonic_plan, tmp_path):
+    folder = _write_tables(sonic_plan, sonic_plan.links, tmp_path / "t", "tabulate", fqdn=False)
+    leaf = next(i for i, d in enumerate(sonic_plan.devices) if d.name == "su1-leaf-r1")
+    rows = _rows(sonic_plan, sonic_plan.links, leaf, False) + [
+        ["Ethernet999", "lab-sw-1", "swp3", "BR", "swp3"], ["eth0", "oob-mgmt-sw", "swp17", "BR", "swp17"]]
+    (folder / "su1-leaf-r1.txt").write_text(f"admin@su1-leaf-r1:~$ show lldp table\n{tabulate(rows, HEADER)}\n")
+    result = verify(sonic_plan, [folder], scope=["all"])
+    (m,) = result["mismatches"]
+    assert m["kind"] == "unverified" and m["anchor"] == {"device": "su1-leaf-r1", "port": "Ethernet999"}
+    assert any(n.startswith("1 neighbour row(s) on ports that are no fabric port") for n in result["notes"])

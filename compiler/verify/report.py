@@ -227,7 +227,8 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         notes.append(f"{unchecked} cable(s) were seen from one end only and the far end's port was not reported "
                      f"(e.g. hosts that send their MAC as the LLDP port id): only the far device was checked")
     if management:
-        notes.append(f"{management} neighbour row(s) on management ports (eth0, Management1, ...) are not fabric cables "
+        notes.append(f"{management} neighbour row(s) on ports that are no fabric port of the plan (management ports "
+                     f"such as eth0 or Management1, hosts' other NICs) are not fabric cables "
                      f"of the plan and were not checked")
     out = {
         "ok": not mismatches,

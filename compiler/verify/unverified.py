@@ -6,8 +6,9 @@
 - A neighbour table of a device the plan does not have (and its neighbours do not
   identify), a row whose neighbour cannot be placed (no system name), and a row on a
   port that is no port of the reporting device are `unverified` findings (exit 1).
-  A management port (eth0, Management1, mgmt0) is not a fabric port: its neighbours are
-  counted in a note instead.
+  A management port (eth0, Management1, mgmt0) is not a fabric port, nor is a host's
+  port outside the plan's NIC groups (an onboard NIC) facing a device the plan does not
+  have: their neighbours are counted in a note instead.
 - A cable seen from one end whose far end is a switch that did not say which port
   (match.py): `unverified`, since a switch always names its ports.
 
@@ -121,12 +122,12 @@ def input_findings(plan: Plan, disc: Discovery, res: Resolved, seen_ports: np.nd
                 return int(offsets[dev]) + hit
         return -1
 
-    def unplaced_port(node: int, spelling, what: str, source: str) -> None:
+    def unplaced_port(node: int, spelling, what: str, source: str, outside: bool = False) -> None:
         nonlocal management
         dev = int(res.node_dev[node])
         name = plan.devices[dev].name if dev >= 0 else res.labels[node]
         raw = spelling[0] if spelling else None
-        if raw and _MANAGEMENT_PORT.match(raw):
+        if (raw and _MANAGEMENT_PORT.match(raw)) or (outside and dev >= 0 and plan.devices[dev].tier == 0):
             management += 1
             return
         out.append({
@@ -170,6 +171,7 @@ def input_findings(plan: Plan, disc: Discovery, res: Resolved, seen_ports: np.nd
         if not disc.nodes[res.keys[node]].reported:
             continue
         row = disc.links[r]
-        far = res.labels[int(res.b_node[r])]
-        unplaced_port(node, row[1] if isinstance(row[1], tuple) else (f"IB port {row[1]}",), f"a neighbour {far!r}", row[6])
+        far_node = int(res.b_node[r])
+        unplaced_port(node, row[1] if isinstance(row[1], tuple) else (f"IB port {row[1]}",),
+                      f"a neighbour {res.labels[far_node]!r}", row[6], outside=res.node_dev[far_node] < 0)
     return out, covered, management
