@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.plan.model import NO_LINK, LinkTable, Plan
-from compiler.verify.names import cable_id_list, panel_name
+from compiler.verify.names import cable_id_list, floor_name
 
 
 @dataclass
@@ -67,7 +67,7 @@ def expected_findings(plan: Plan, f: Faults) -> set[tuple]:
         out.add(("wrong-port" if dev == int(plan.links.b_dev[c]) else "wrong-device", frozenset({ids[c]})))
     out |= {("missing", frozenset({ids[c]})) for c in f.removals}
     for (d1, p1), (d2, p2) in f.additions:
-        ends = frozenset({f"{plan.devices[d1].name} {panel_name(plan, d1, p1)}", f"{plan.devices[d2].name} {panel_name(plan, d2, p2)}"})
+        ends = frozenset({f"{plan.devices[d1].name} {floor_name(plan, d1, p1)[0]}", f"{plan.devices[d2].name} {floor_name(plan, d2, p2)[0]}"})
         out.add(("unplanned", ends))
     out |= {("speed", frozenset({ids[c]})) for c in f.speed}
     out |= {("width", frozenset({ids[c]})) for c in f.width}

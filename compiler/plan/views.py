@@ -71,6 +71,61 @@ def port_table(plan: Plan) -> dict[str, np.ndarray]:
     return out
 
 
+def device_nos(plan: Plan) -> list[str | None]:
+    """Per device, the NOS whose names its ports carry: a switch of a fabric whose configs
+    are written for a NOS (spec fabric.nos / fabrics[].nos); None for servers, endpoints,
+    InfiniBand switches and fabrics without one."""
+    by_fabric: dict[str, str | None] = {}
+    out = []
+    for d in plan.devices:
+        if d.tier == 0:
+            out.append(None)
+            continue
+        if d.fabric not in by_fabric:
+            rec = plan.fabrics.get(d.fabric) if plan.fabrics else None
+            routing = rec.routing if rec is not None else plan.routing
+            by_fabric[d.fabric] = routing.nos if routing is not None else None
+        out.append(by_fabric[d.fabric])
+    return out
+
+
+def floor_port_names(plan: Plan) -> np.ndarray:
+    """Per global port, its name where people work on it: as the device's NOS names it
+    (the plan's routing port names, expand.ports.nos_port_names from the switch model's
+    nos_port_names), else the panel name (servers, InfiniBand, no NOS). The cabling sheet,
+    the labels, verify's fixes and the cable-validation file all read this, so each names
+    a port as the switch's config does (SONiC Ethernet8, NVUE swp2s0, EOS Ethernet2/1)."""
+    nos_of = plan.memo("device_nos", device_nos)
+    per: dict[tuple[str, str | None], np.ndarray] = {}
+    parts = []
+    for d, nos in zip(plan.devices, nos_of):
+        key = (d.layout, nos)
+        arr = per.get(key)
+        if arr is None:
+            names = None
+            if nos is not None:
+                rec = plan.fabrics.get(d.fabric) if plan.fabrics else None
+                routing = rec.routing if rec is not None else plan.routing
+                names = routing.port_names.get(nos, {}).get(d.layout)
+            arr = per[key] = np.array(list(names) if names else [p.name for p in plan.layouts[d.layout].ports], dtype=object)
+        parts.append(arr)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+
+
+def floor_port_labels(plan: Plan) -> np.ndarray:
+    """Per global port, floor_port_names with the cage number printed on the panel beside a
+    name that is not the panel's own (SONiC `Ethernet8[2]`: cage 2 of a panel numbered
+    1..64); a panel name (swp2s0, Ethernet2/1, 1/2/1, nic3) stands alone."""
+    names = plan.memo("floor_port_names", floor_port_names)
+    table = plan.memo("port_table", port_table)
+    differs = names != table["name"]
+    if not differs.any():
+        return names
+    out = names.copy()
+    out[differs] = names[differs] + "[" + table["cage"][differs] + "]"
+    return out
+
+
 def cage_table(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
     """Per global port: its global cage id and its cage type (index into the returned keys).
 
@@ -116,11 +171,12 @@ def device_places(plan: Plan) -> list[str]:
 
 
 def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
-    """Label text for both ends of every cable: `<id> <near>:<port> / <far>:<port>`;
-    the B end swaps near and far (TIA-606: each end reads from where it is)."""
+    """Label text for both ends of every cable: `<id> <near>:<port> / <far>:<port>`, a port
+    as floor_port_labels gives it; the B end swaps near and far (TIA-606: each end reads
+    from where it is)."""
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
-    names = per_port(plan, {lid: np.array([p.name for p in lay.ports], dtype=object) for lid, lay in plan.layouts.items()})
+    names = plan.memo("floor_port_labels", floor_port_labels)
     offsets = plan.port_offsets()
     a = (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port]).tolist()
     b = (place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port]).tolist()

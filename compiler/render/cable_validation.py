@@ -27,7 +27,7 @@ from openpyxl import Workbook
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
+from ..plan.views import fabric_protocol, floor_port_names
 from .csvtext import csv_text
 from .infiniband import ib_view
 from ..plan.naming import SWITCH_ROLES
@@ -40,19 +40,14 @@ COLUMNS = ["A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port"]
 
 
 def _ports(plan: Plan, ib: bool) -> np.ndarray:
-    """Per global port, how the tool names it (see the module doc)."""
-    r = plan.routing
-    nos_names = r.port_names.get(r.nos, {}) if (r is not None and r.nos) else {}
+    """Per global port, how the tool names it (see the module doc): a switch port as its
+    NOS names it, as the cabling sheet does (views.floor_port_names)."""
     ib_numbers = plan.memo("ib_view", ib_view) if ib else None
-    parts = []
+    out = plan.memo("floor_port_names", floor_port_names).copy()
     for d in plan.devices:
-        layout = plan.layouts[d.layout]
-        if d.role in SWITCH_ROLES:
-            names = nos_names.get(d.layout) or [p.name for p in layout.ports]
-            parts.append(np.array(names, dtype=object))
-        else:
-            parts.append(np.array([str(i + 1) for i in range(len(layout))], dtype=object))  # HCA port number
-    out = np.concatenate(parts)
+        if d.role not in SWITCH_ROLES:
+            n = len(plan.layouts[d.layout])
+            out[d.port_offset:d.port_offset + n] = [str(i + 1) for i in range(n)]  # HCA port number
     if ib:
         links = plan.links
         offsets = plan.port_offsets()

@@ -1,5 +1,8 @@
 """cabling.csv: one row per cable, both ends, for the people who pull them.
 
+A switch port is named as the design's NOS names it (the name in its config), with the
+cage number printed on the panel beside it (a_cage, b_cage): plan.views.floor_port_names.
+
 Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 (row, rack, RU, length) stay empty unless the spec has a physical layout. With one,
 `part_number` is the exact orderable part for `length_m` (the orderable length) and
@@ -15,7 +18,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, cable_part, end_part_labels, fibers_per_link, per_port
+from ..plan.views import cable_ids, cable_labels, cable_part, device_nos, end_part_labels, fibers_per_link, floor_port_names
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -35,8 +38,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     b_gid = offsets[links.b_dev] + links.b_port
     # Pre-joined, pre-escaped pieces: per device "name,role"; per port "name,cage,lane".
     dev_piece = np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object)
-    port_piece = per_port(plan, {lid: np.array([f"{csv_field(p.name)},{csv_field(p.cage)},{p.lane}" for p in lay.ports],
-                                                dtype=object) for lid, lay in plan.layouts.items()})
+    port_piece = port_pieces(plan)
     kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)
     a_tr, b_tr = transceiver_columns(plan)
     place = physical_pieces(plan)
@@ -61,6 +63,24 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         rows = (row + (f,) for row, f in zip(rows, names))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
     out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
+
+
+def port_pieces(plan: Plan) -> np.ndarray:
+    """Per global port the pre-joined `port,cage,lane` piece: the port as the device's NOS
+    names it (views.floor_port_names), the cage as numbered on the panel beside it. Built
+    once per (layout, NOS), then spread over the devices."""
+    nos_of = plan.memo("device_nos", device_nos)
+    floor = plan.memo("floor_port_names", floor_port_names)
+    pieces: dict[tuple[str, str | None], np.ndarray] = {}
+    parts = []
+    for d, nos in zip(plan.devices, nos_of):
+        key = (d.layout, nos)
+        if key not in pieces:
+            ports = plan.layouts[d.layout].ports
+            names = floor[d.port_offset:d.port_offset + len(ports)].tolist()
+            pieces[key] = np.array([f"{csv_field(n)},{csv_field(p.cage)},{p.lane}" for n, p in zip(names, ports)], dtype=object)
+        parts.append(pieces[key])
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
 
 
 def modelled_lengths(plan: Plan) -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, device_places, port_table
+from ..plan.views import cable_ids, cable_labels, device_places, floor_port_names
 from .csvtext import csv_field
 from .rack_rows import rack_order
 from .templates import render_template, row_format
@@ -38,7 +38,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     ids = plan.memo("cable_ids", cable_ids)
     label_a, label_b = plan.memo("cable_labels", cable_labels)
     places = np.array(plan.memo("device_places", device_places), dtype=object)
-    names = plan.memo("port_table", port_table)["name"]
+    names = plan.memo("floor_port_names", floor_port_names)  # as the switch's NOS names it, like its config
     dev_names = np.array([d.name for d in plan.devices], dtype=object)
     offsets = plan.port_offsets()
     media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media]

@@ -26,7 +26,7 @@ from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.power import rack_draw
 from .summary import speed_text, summarize
-from ..plan.views import cable_ids, cable_labels, cable_part, port_table
+from ..plan.views import cable_ids, cable_labels, cable_part, floor_port_names
 from .rack_rows import rack_order
 from .writer import OutputDir
 
@@ -67,7 +67,7 @@ def link_columns(plan: Plan) -> dict[str, list]:
     phys = plan.physical
     links = plan.links
     offsets = plan.port_offsets()
-    names = plan.memo("port_table", port_table)["name"]
+    names = plan.memo("floor_port_names", floor_port_names)  # as cabling.csv names them: the NOS's
     racks = phys.racks
     dev_rack, dev_u = phys.dev_rack, phys.dev_u
     dev_names = np.array([d.name for d in plan.devices], dtype=object)

@@ -2,7 +2,9 @@
 
 inputs (one module per format) -> Discovery -> resolve (names to plan devices and
 ports) -> match (found vs planned, each difference explained) -> scope (what the input
-should show) -> report (JSON contract verify.schema.json, text, Markdown).
+should show) -> report (JSON contract verify.schema.json, text, Markdown). What the
+input shows but verify cannot check is an input error or an `unverified` finding
+(unverified.py), never OK.
 
     result = verify(plan, [Path("lldp/")], scope=["su1"], ignore={"speed"})
     result["ok"], result["mismatches"]
@@ -22,6 +24,7 @@ from .report import build, markdown_report, text_report
 from .resolve import resolve
 from .scope import decide
 from .guids import write_guid_files
+from .unverified import check_technology
 
 SCHEMA = Path(__file__).with_name("verify.schema.json")
 
@@ -30,6 +33,7 @@ def verify_discovery(plan: Plan, disc: Discovery, *, scope: list[str] | None = N
                      ignore: frozenset[str] | set[str] = frozenset(), plan_source: str = "",
                      write_guids: Path | None = None) -> dict:
     res = resolve(plan, disc)
+    check_technology(plan, disc, res)
     outcome = compare(plan, disc, res, frozenset(ignore))
     known = res.node_dev >= 0
     seen_dev = np.zeros(len(plan.devices), dtype=bool)

@@ -11,6 +11,9 @@ Every input parser (one module per format) fills a `Discovery`:
   port is a tuple of spellings (an LLDP port id and description), an int (an
   InfiniBand port number) or None (not said). The same cable seen from both ends is
   two rows; the matcher merges them.
+- unreadable: rows a tool printed whose far end cannot be placed at all (a neighbour that
+  sends no system name), as (node key, port, what, source): `verify` reports each as
+  unverified unless the same port shows a neighbour it can place.
 
 Rows are tuples rather than objects: a 16,384-server fabric is ~400k cables.
 """
@@ -29,7 +32,7 @@ class Node:
     guid: int | None = None  # InfiniBand node GUID
     port_guids: dict[int, int] = field(default_factory=dict)  # IB port number -> port GUID (CAs)
     reported: bool = False
-    source: str = ""  # where the node was first seen (file:line)
+    source: str = ""  # where the node reported (its own table), else where it was first seen (file:line)
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Discovery:
     # a subnet-wide discovery (ibnetdiscover sweeps the whole subnet): a device of that
     # fabric that is absent is not there, rather than not collected
     complete: bool = False
+    unreadable: list[tuple] = field(default_factory=list)
 
     def node(self, key: str, label: str, kind: str, source: str) -> Node:
         n = self.nodes.get(key)
@@ -58,11 +62,14 @@ class Discovery:
             if mine is None:
                 self.nodes[key] = n
             else:
+                if n.reported and not mine.reported:
+                    mine.source = n.source  # where its own table is, rather than where a neighbour named it
                 mine.reported |= n.reported
                 mine.port_guids.update(n.port_guids)
                 if mine.guid is None:
                     mine.guid = n.guid
         self.links.extend(other.links)
+        self.unreadable.extend(other.unreadable)
         self.formats.extend(other.formats)
         self.files.extend(other.files)
         self.complete |= other.complete

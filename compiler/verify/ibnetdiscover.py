@@ -68,8 +68,10 @@ def parse(text: str, file: str) -> Discovery:
                 raise SpecInvalid([Diagnostic("ASBUILT_UNREADABLE", "a port line before any Switch/Ca line",
                                               file=file, line=lineno, hint="give ibnetdiscover's output unchanged")])
             m = _PORT.match(raw)
-            if m is None:
-                continue  # ibnetdiscover prints nothing else starting with '['
+            if m is None:  # ibnetdiscover prints nothing else starting with '[': a cut or edited line
+                raise SpecInvalid([Diagnostic("ASBUILT_UNREADABLE", "a port line that does not read as "
+                                              '`[port](guid) "peer id"[peer port]`: its cable cannot be checked',
+                                              file=file, line=lineno, hint="give ibnetdiscover's output unchanged")])
             port, port_guid, peer_id, peer_port, _peer_guid, comment = m.groups()
             peer = keys.get(peer_id)
             if peer is None:

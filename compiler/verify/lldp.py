@@ -25,7 +25,11 @@ def reporter(disc: Discovery, device: str, source: str) -> str:
 def neighbour(disc: Discovery, local_key: str, local_port: str, system_name: str, port_id: str | None,
               port_descr: str | None, id_is_name: bool, source: str, speed_gbps: float | None = None) -> None:
     if not system_name:
-        return  # a neighbour without a system name cannot be placed (e.g. a NIC's firmware agent)
+        # cannot be placed (e.g. a NIC's firmware agent beside the host's own lldpd): unverified
+        # unless the port shows a neighbour that can be (verify.unverified)
+        what = f"a neighbour that sends no system name (port id {port_id or port_descr or 'none'})"
+        disc.unreadable.append((local_key, (local_port,), what, source))
+        return
     key = "lldp:" + system_name
     if key not in disc.nodes:
         disc.node(key, system_name, "system", source)

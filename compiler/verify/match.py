@@ -16,7 +16,10 @@ its device). The explanation is the one with the fewest moved plugs:
 4. any other found link: `unplanned`;
 5. a planned cable not explained and expected to be seen: `missing`;
 6. on cables found right, the link rate: `speed` (another signalling rate) and `width`
-   (fewer lanes) where the input reports it.
+   (fewer lanes) where the input reports it;
+7. a cable seen from one end only whose far end is the right switch but whose port that
+   switch did not say (or said in a spelling the plan does not know): `unverified`, never
+   right. A host's far end (a MAC as LLDP port id) is checked by device only, as a note.
 
 Cost: steps 1 and 6 are numpy over all links; 2 to 5 touch only the differences.
 """
@@ -32,7 +35,7 @@ from .discovery import Discovery
 from .resolve import Resolved
 from .ibnetdiscover import LANE_GBPS
 
-KINDS = ("swapped", "wrong-port", "wrong-device", "missing", "unplanned", "speed", "width", "name")
+KINDS = ("swapped", "wrong-port", "wrong-device", "missing", "unplanned", "speed", "width", "name", "unverified")
 
 
 @dataclass
@@ -93,15 +96,17 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
     p_rows, p_g, p_dev = p_rows[first], p_g[first], p_dev[first]
     pc = lop[p_g]
     far = np.where(pc >= 0, np.where(a_g[np.maximum(pc, 0)] == p_g, b_g[np.maximum(pc, 0)], a_g[np.maximum(pc, 0)]), 0)
-    p_ok = (pc != NO_LINK) & (port_dev[far] == p_dev) & ~matched[np.maximum(pc, 0)]
+    p_right = (pc != NO_LINK) & (port_dev[far] == p_dev) & ~matched[np.maximum(pc, 0)]
+    tier = np.array([d.tier for d in plan.devices] or [0], dtype=np.int64)
+    p_switch = p_right & (tier[np.maximum(p_dev, 0)] > 0)  # a switch names its ports: not saying is not checking
+    p_ok = p_right & ~p_switch
     # a port named twice with different partial peers: the first explains the cable
     port_unchecked = np.zeros(n_cables, dtype=bool)
     ok_cables, first_ok = np.unique(pc[p_ok], return_index=True)
     port_unchecked[ok_cables] = True
     matched[ok_cables] = True
     p_ok_rows = np.flatnonzero(p_ok)[first_ok]
-    p_bad = np.ones(len(p_rows), dtype=bool)
-    p_bad[p_ok_rows] = False
+    p_bad = ~p_right
     seen_ports[p_g] = True
 
     unexplained: list[Found] = []
@@ -118,6 +123,17 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
 
     def other(c: int, g: int) -> int:
         return int(b_g[c]) if int(a_g[c]) == g else int(a_g[c])
+
+    sw_cables, first_sw = np.unique(pc[p_switch], return_index=True)
+    for c, r in zip(sw_cables.tolist(), p_rows[np.flatnonzero(p_switch)[first_sw]].tolist()):
+        if matched[c]:
+            continue  # a host's row already placed it
+        consumed[c] = True
+        known = 0 if ra_g[r] >= 0 else 1
+        findings.append({"kind": "unverified", "cables": [c], "rows": [r], "anchor_side": known,
+                         "expected": other(c, int(ra_g[r] if known == 0 else rb_g[r])),
+                         "found": Found(r, (int(ra_g[r]), int(rb_g[r])), (int(ra_dev[r]), int(rb_dev[r])),
+                                        (int(res.a_node[r]), int(res.b_node[r])))})
 
     def end_matches(g: int, dev: int, planned: int) -> bool:
         return g == planned if g >= 0 else dev == int(port_dev[planned])

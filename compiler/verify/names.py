@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from ..catalog.nics import nic_devices
 from ..plan.model import Plan
-from ..plan.views import cable_ids
+from ..plan.views import cable_ids, floor_port_names
 from ..catalog import load_catalog
 from ..catalog.sonic import sonic_ports
 from ..expand.ports import nos_port_names
@@ -115,6 +115,10 @@ def ib_port_numbers(plan: Plan) -> dict[str, dict[int, int]]:
     return out
 
 
-def panel_name(plan: Plan, device: int, port: int) -> str:
-    """A port as printed on the front panel (cabling sheet, labels)."""
-    return plan.layouts[plan.devices[device].layout].ports[port].name
+def floor_name(plan: Plan, device: int, port: int) -> tuple[str, str | None]:
+    """A port as the cabling sheet and labels name it (its NOS's name, plan.views.floor_port_names),
+    and the cage number printed on the panel where that name is not the panel's own, else None."""
+    floor = plan.memo("floor_port_names", floor_port_names)
+    p = plan.layouts[plan.devices[device].layout].ports[port]
+    name = floor[plan.devices[device].port_offset + port]
+    return name, (p.cage if name != p.name else None)
