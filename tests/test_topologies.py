@@ -109,19 +109,22 @@ def test_direct_torus_cabling_lists_only_cables(tmp_path):
 
 def test_twisted_torus_max_flow(tmp_path):
     plan = build_plan(SPECS / "tpu-v5p-twisted-8x8x16.yaml")[1]
-    b = run_checks(plan).as_json()["figures"]["bisection"]
+    figures = run_checks(plan).as_json()["figures"]
+    b = figures["bisection"]
     assert b["analytic_gbps"] is None  # no closed form: max-flow only
-    # The twist moves z wrap links along x; degree and link count stay those of the torus.
+    # The twist moves x wrap links along z; degree and link count stay those of the torus.
     assert len(plan.links) == 3 * 1024
     ends = Counter(np.concatenate([plan.links.a_dev, plan.links.b_dev]).tolist())
     assert set(ends.values()) == {6}
-    # The z plane cut still crosses 2 * 8 * 8 links. The x cut crosses 2 * 128 x links plus all
-    # 64 z wrap-around links, which the twist moves 4 along x into the other half: that is
-    # what the twist buys. The y cut is untouched: 2 * 128.
+    # Untwisted, the z plane cut crosses only 2 * 8 * 8 links (102,400 Gb/s), the worst cut.
+    # Moved 8 along z (half the long dimension), every one of the 128 x wrap-around links
+    # lands in the other z half: the z cut crosses 128 + 128 links, as many as the x and y
+    # cuts. The shipped spec used to twist the z wraps 4 along x, which left the z cut at
+    # 102,400 Gb/s: the twist bought nothing.
     cuts = {c["name"]: c["gbps"] for c in b["cuts"]}
-    assert cuts["torus-z"] == 2 * 64 * 800
-    assert cuts["torus-x"] == (2 * 128 + 64) * 800
-    assert cuts["torus-y"] == 2 * 128 * 800
+    assert cuts["torus-z"] == cuts["torus-x"] == cuts["torus-y"] == 2 * 128 * 800
+    assert b["worst_cut_gbps"] == 204_800
+    assert figures["hops"]["max"] == 12  # 4 + 4 + 8 = 16 untwisted
 
 
 def test_switched_torus(tmp_path):
