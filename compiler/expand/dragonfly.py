@@ -124,6 +124,20 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
     if errors:
         raise SpecInvalid(errors)
     endpoints = c.servers * len(c.nics.ports)
+    if not f.switches_per_group and not (f.groups or 0) > 1 and endpoints <= per_group:
+        # One group holds every endpoint: it needs the routers its endpoints fill, not the
+        # balanced a (one DGX on 64-port routers took 32 routers and 496 local cables).
+        edge = -(-endpoints // p)
+        a_balanced = a
+        if edge < (a // 2 if fat_tree else a):
+            a = 2 * edge if fat_tree else edge
+            per_group = edge * p
+            global_ports = (a // 2 if fat_tree else a) * h
+            built = (f"{edge} lea{'f' if edge == 1 else 'ves'} of {p} endpoint ports and {edge} spine{'s' if edge > 1 else ''}"
+                     if fat_tree else f"{edge} router{'s' if edge > 1 else ''} of {p} endpoint ports")
+            notes.append(f"one group holds all {endpoints:,} endpoint ports: {built}, "
+                         f"not the {a_balanced} switches of a balanced group; with more endpoints come more groups "
+                         "and their global links")
     max_groups = global_ports + 1
     g = f.groups or math.ceil(endpoints / per_group)
     if g > max_groups:

@@ -64,7 +64,9 @@ class ClosDesign:
 
     @property
     def rail_optimized(self) -> bool:
-        return self.spec.fabric.topology == "rail-optimized"
+        """Wired rail by rail: NIC r of every server of an SU on leaf r. A fabric that is one
+        switch (tiers 1) has every rail on that switch, and is wired as a fat-tree leaf."""
+        return self.spec.fabric.topology == "rail-optimized" and self.sizing.tiers > 1
 
     @property
     def rails(self) -> int:
@@ -380,6 +382,7 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
                        upper)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
+    design = _one_switch_when_it_holds_everything(loaded, design)
     problems = endpoints.problems(design, loaded.diagnostic, ("extra_endpoints",))
     if problems:
         raise SpecInvalid(problems)
@@ -390,6 +393,38 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
     if host_errors:
         raise SpecInvalid(host_errors)
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(endpoints.notes(design)) + tuple(host_notes))
+
+
+def _one_switch_when_it_holds_everything(loaded: LoadedSpec, design: ClosDesign) -> ClosDesign:
+    """`tiers: auto` takes the fewest tiers that fit, and the fewest is one: when one switch
+    holds every server (and endpoint) port, and no unit, growth or uplink speed asks for
+    more, the fabric is that switch. A leaf-spine for one DGX built 9 switches (one leaf per
+    rail and a spine joining them), or a leaf and 2 spines that joined nothing."""
+    fabric, spec = loaded.spec.fabric, loaded.spec
+    asked = {"tiers", "scalable_unit", "servers_per_leaf", "uplink_speed_gbps", "spine_switch", "core_switch"}
+    if asked & fabric.model_fields_set or spec.growth is not None or any(e.spec.attach != "leaf" for e in design.endpoints):
+        return design
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
+    server_ports = design.servers * design.rails + endpoint_ports
+    radix = design.switch.radix(design.speed_gbps)
+    if server_ports > radix:
+        return design
+    one = sizing.ClosSizing(1, 1, sizing.PortSplit(server_ports, 0), sizing.PortSplit(0, 0), 1, 0, 0, 0)
+    dropped = ("grows to", "upper tiers built for", "spines rounded", "2 spines, not 1", "servers_per_leaf not given",
+               "scalable_unit not given")
+    notes = [n for n in design.notes if not n.startswith(dropped)]
+    kind = "rail" if fabric.topology == "rail-optimized" else "server"
+    notes.append(f"one {design.switch.id} holds all {server_ports} {kind} ports: no spine tier (tiers: auto takes the fewest "
+                 f"that fit); its other {radix - server_ports} ports stay spare. Set tiers: 2 (or a scalable_unit) to "
+                 "build leaves and spines")
+    if design.servers == 1:
+        notes.append("one server: its GPUs talk over the scale-up domain (NVLink), so this switch carries no GPU-to-GPU "
+                     "traffic; it serves what the NICs reach beyond the server")
+    per_server = design.rails
+    notes.append(f"grows to {(radix - endpoint_ports) // per_server:,} servers on this switch; beyond that the fabric needs "
+                 "a spine tier and its server cables move")
+    return dataclasses.replace(design, sizing=one, servers_per_leaf=design.servers, su_size=None, notes=tuple(notes),
+                               final_leaves=1, unit_fill=None)
 
 
 @dataclass(frozen=True)
@@ -625,7 +660,10 @@ def _leaf_plan(loaded, up: _Upper, server, leaf: sizing.LeafPorts, rails: int, t
     below = best.measured() != asked
     if not rail and best.size == sizes[-1] and not spare and not below:
         return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
-    notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} servers "
+    if best.size == 1:
+        what = what.replace("servers", "server")
+    notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} "
+                 f"server{'s' if servers != 1 else ''} "
                  + (f"with room for {room} extra endpoint port(s) on leaves "
                     if room and cost_of(best.size, best.up, servers, room) else "")
                  + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
