@@ -66,10 +66,11 @@ def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseRes
     np.minimum.at(slowest, sub_conn, np.where(routed.active, rates, 0.0))
     subs = np.bincount(sub_conn, minlength=n_conn)
     conn_rate = np.where(subs > 0, slowest * subs, 0.0)
-    line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src], minlength=n_conn)
+    share = np.ones(phase.src.size) if phase.share is None else phase.share
+    line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src] * share, minlength=n_conn)
     conn_frac = np.divide(conn_rate, line, out=np.zeros(n_conn), where=line > 0)
     fraction = float(conn_rate.sum() / line.sum()) if line.sum() else 0.0
-    offered = routed.inc.load(routed.demand_gbps) / fabric.cap_gbps
+    offered = routed.inc.load(routed.demand_gbps * share[routed.flow_of]) / fabric.cap_gbps
     flows_on = routed.inc.load(np.ones(routed.inc.n_flows) / np.maximum(1, np.bincount(routed.flow_of)[routed.flow_of]))
     util = routed.inc.load(rates) / fabric.cap_gbps
     unroutable = int(np.unique(routed.flow_of[~routed.active]).size)

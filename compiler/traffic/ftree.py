@@ -270,8 +270,7 @@ class FtreeRoutes:
             if self.tiers == 3:
                 same_pod = pods[b] == pods[A]
                 z = s_star.copy()
-                mate = c._planemate
-                z[~same_pod] = [mate.get((s, int(p)), -1) for s, p in zip(s_star[~same_pod].tolist(), pods[b[~same_pod]].tolist())]
+                z[~same_pod] = c.planemate(s_star[~same_pod], pods[b[~same_pod]])
             else:
                 same_pod = np.ones(cross.size, dtype=bool)
                 z = s_star.copy()

@@ -1,0 +1,125 @@
+"""Minimal routes on a network without tiers: tori, meshes, rings and full meshes, switched
+(servers on routers) or direct (the servers' or chips' own links, every node relaying).
+
+- minimal: every flow takes the shortest paths between its two nodes, split evenly at every
+  hop over the live links that bring it one hop closer (the ideal of minimal adaptive
+  routing). On a torus the wraparound links count like any other, so a flow goes the short
+  way round; on a full mesh it is the direct cable (or cables); on a ring the shorter arc,
+  both arcs equally at n/2.
+- dimension-order (torus and mesh only): the deterministic route of torus routers and TPU
+  ICI: correct x first, then y, then z, each dimension the short way round (the positive
+  direction on a tie), spread evenly over parallel cables.
+
+A flow between two endpoints of one node (two servers on one router) crosses only their
+attachment links. A direct network's endpoints have no attachment link: a node's own
+links bound what it injects.
+
+Cost: minimal: BFS per destination node (scipy, in chunks) and one pass per hop over the
+(flow pair, node) fronts: O(pairs x nodes on their shortest paths); dimension-order:
+O(flows x diameter).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from .fabric import TrafficFabric
+from .fairness import Term, flows_on_links
+
+_DEST_CHUNK = 256  # destinations per BFS batch: nodes x chunk distances in memory
+
+
+def _ranges(counts: np.ndarray) -> np.ndarray:
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(int(counts.sum())) - starts
+
+
+class MinimalRoutes:
+    def __init__(self, fabric: TrafficFabric):
+        self.f = fabric
+        g = fabric.graph
+        alive = fabric.switch_links_alive()
+        k = np.flatnonzero(alive)
+        # directed live links: a -> b is 2 * plan link, b -> a is 2 * plan link + 1
+        tail = np.concatenate([g.a[k], g.b[k]])
+        head = np.concatenate([g.b[k], g.a[k]])
+        dlink = np.concatenate([2 * g.link[k], 2 * g.link[k] + 1])
+        order = np.lexsort((dlink, tail))
+        self.tail, self.head, self.dlink = tail[order], head[order], dlink[order]
+        self.ptr = np.searchsorted(self.tail, np.arange(g.n + 1))
+        self.adj = csr_matrix((np.ones(self.tail.size), (self.tail, self.head)), shape=(g.n, g.n))
+
+    def _attach_terms(self, src: np.ndarray, dst: np.ndarray, ok: np.ndarray) -> list[Term]:
+        f = self.f
+        has = ok & (f.ep_link[src] >= 0) & (f.ep_link[dst] >= 0)
+        if not has.any():
+            return []
+        idx = np.flatnonzero(has)
+        return [Term([flows_on_links(f.n_links, np.concatenate([idx, idx]),
+                                     np.concatenate([f.attach_out(src[idx]), f.attach_in(dst[idx])]), n_flows=src.size)])]
+
+    def terms(self, src: np.ndarray, dst: np.ndarray) -> tuple[list[Term], np.ndarray]:
+        """Incidence terms of the even split over shortest paths, and which flows have a route."""
+        f = self.f
+        sn, dn = f.ep_switch[src], f.ep_switch[dst]
+        ok = f.ep_alive[src] & f.ep_alive[dst]
+        cross = ok & (sn != dn)
+        codes = sn[cross] * f.graph.n + dn[cross]
+        pair_code, inv = np.unique(codes, return_inverse=True)
+        ps, pd = np.divmod(pair_code, f.graph.n)
+        rows, links, shares = [], [], []
+        reached = np.ones(pair_code.size, dtype=bool)
+        dests = np.unique(pd)
+        for lo in range(0, dests.size, _DEST_CHUNK):
+            chunk = dests[lo:lo + _DEST_CHUNK]
+            dist = shortest_path(self.adj, unweighted=True, directed=True, indices=chunk).T  # node x chunk: hops to
+            # (shortest_path gives from chunk to node; links are symmetric in pairs, alive per cable)
+            col = np.searchsorted(chunk, pd)
+            mine = np.flatnonzero(np.isin(pd, chunk))
+            r, l_, s_, ok_p = self._spread(mine, ps[mine], col, dist)
+            rows.append(r)
+            links.append(l_)
+            shares.append(s_)
+            reached[mine] = ok_p
+        cls = np.full(src.size, pair_code.size, dtype=np.int64)  # extra class: no fabric hop
+        cls[cross] = inv.reshape(-1)
+        routed = ok & ~(cross & ~np.append(reached, True)[cls])
+        terms = self._attach_terms(src, dst, routed)
+        if pair_code.size:
+            w = flows_on_links(f.n_links, np.concatenate(rows), np.concatenate(links), np.concatenate(shares),
+                               n_flows=pair_code.size + 1)
+            terms.append(Term([w], cls))
+        return terms, routed
+
+    def _spread(self, pair: np.ndarray, start: np.ndarray, col: np.ndarray, dist: np.ndarray):
+        """Push a unit of each pair from its start node toward its destination (column
+        col[pair] of dist), evenly over the links one hop closer: (pair, directed link,
+        share) triples and which pairs arrive."""
+        arrive = np.isfinite(dist[start, col[pair]])
+        p, node, mass = pair[arrive], start[arrive], np.ones(int(arrive.sum()))
+        c = col[p]
+        out_p, out_l, out_s = [], [], []
+        while p.size:
+            deg = self.ptr[node + 1] - self.ptr[node]
+            row = np.repeat(np.arange(p.size), deg)
+            pos = np.repeat(self.ptr[node], deg) + _ranges(deg)
+            closer = dist[self.head[pos], c[row]] == dist[node[row], c[row]] - 1
+            row, pos = row[closer], pos[closer]
+            share = mass[row] / np.bincount(row, minlength=p.size)[row]
+            out_p.append(p[row])
+            out_l.append(self.dlink[pos])
+            out_s.append(share)
+            nxt = self.head[pos]
+            going = dist[nxt, c[row]] > 0
+            # merge the mass of a pair arriving at one node over several links
+            key, inv = np.unique(p[row][going] * self.f.graph.n + nxt[going], return_inverse=True)
+            mass = np.bincount(inv.reshape(-1), weights=share[going], minlength=key.size)
+            p, node = np.divmod(key, self.f.graph.n)
+            c = col[p]
+        return (np.concatenate(out_p) if out_p else np.zeros(0, dtype=np.int64),
+                np.concatenate(out_l) if out_l else np.zeros(0, dtype=np.int64),
+                np.concatenate(out_s) if out_s else np.zeros(0), arrive)
