@@ -25,7 +25,7 @@ from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import dijkstra
 
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
@@ -76,10 +76,9 @@ class MinimalRoutes:
         dests = np.unique(pd)
         for lo in range(0, dests.size, _DEST_CHUNK):
             chunk = dests[lo:lo + _DEST_CHUNK]
-            dist = shortest_path(self.adj, unweighted=True, directed=True, indices=chunk).T  # node x chunk: hops to
-            # (shortest_path gives from chunk to node; links are symmetric in pairs, alive per cable)
             col = np.searchsorted(chunk, pd)
             mine = np.flatnonzero(np.isin(pd, chunk))
+            dist = self._distances(chunk, ps[mine], col[mine])
             r, l_, s_, ok_p = self._spread(mine, ps[mine], col, dist)
             rows.append(r)
             links.append(l_)
@@ -94,6 +93,21 @@ class MinimalRoutes:
                                n_flows=pair_code.size + 1)
             terms.append(Term([w], cls))
         return terms, routed
+
+    def _distances(self, dests: np.ndarray, starts: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Hops from every node to each of `dests` (node x dest), searched no farther than
+        the pairs need: a ring's neighbours are a hop or two apart, and a full search from
+        4,096 destinations took seconds. Cables are alive in both directions together, so
+        the distance from d equals the distance to d."""
+        limit = 2
+        dist = dijkstra(self.adj, directed=True, unweighted=True, indices=dests, limit=limit).T
+        while limit < self.f.graph.n:
+            short = np.unique(cols[~np.isfinite(dist[starts, cols])])  # destinations searched too near
+            if not short.size:
+                break
+            limit *= 4
+            dist[:, short] = dijkstra(self.adj, directed=True, unweighted=True, indices=dests[short], limit=limit).T
+        return dist
 
     def _spread(self, pair: np.ndarray, start: np.ndarray, col: np.ndarray, dist: np.ndarray):
         """Push a unit of each pair from its start node toward its destination (column

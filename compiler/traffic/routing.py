@@ -44,6 +44,7 @@ class ClosRouting:
     """Up/down routes of a tree of switches (fat-tree, rail-optimized, rail-only, multi-plane)."""
 
     kind = "Clos"
+    headline_max_gpus = 16_384  # the check's all-to-all headline: seconds per routing at this size
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric, self.qps, self.seed = fabric, qps, seed
@@ -95,6 +96,7 @@ class ClosRouting:
 
 class DragonflyRouting:
     kind = "dragonfly"
+    headline_max_gpus = 16_384
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -120,6 +122,9 @@ class MinimalRouting:
     """Tori, meshes, rings and full meshes: shortest paths on the real wiring."""
 
     kind = "direct"
+    # an all-to-all's shortest paths fan out over whole boxes of a torus: 2 s CPU at 512
+    # chips, 30 s at 4,096
+    headline_max_gpus = 1_024
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -165,6 +170,10 @@ class Router:
 
     def reference(self) -> str:
         return self.model.reference()
+
+    @property
+    def headline_max_gpus(self) -> int:
+        return self.model.headline_max_gpus
 
     def check(self, routing: str) -> None:
         if routing not in self.available():
