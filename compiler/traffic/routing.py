@@ -121,7 +121,7 @@ class DragonflyRouting:
 class MinimalRouting:
     """Tori, meshes, rings and full meshes: shortest paths on the real wiring."""
 
-    kind = "direct"
+    kind = "torus or direct"
     # an all-to-all's shortest paths fan out over whole boxes of a torus: 2 s CPU at 512
     # chips, 30 s at 4,096
     headline_max_gpus = 1_024

@@ -51,6 +51,9 @@ def traffic_text(report: dict) -> str:
         lines.append("  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     lines.append("  (mean: throughput over NIC line rate; slowest: the connection that paces the collective; "
                  "max load: offered load on the busiest link at line rate; times: alpha-beta at the slowest connection)")
+    if report.get("reference_routing"):
+        lines.append(f"  (clusterc check's all-reduce estimates are the ring-allreduce and hierarchical times under "
+                     f"{report['reference_routing']}, every server in plan order)")
     for r in results:
         b = r.get("balls_into_bins")
         if b:
