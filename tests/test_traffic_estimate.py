@@ -154,6 +154,32 @@ def test_mesh_and_wraparound(tmp_path):
     assert hops == {"torus": 1, "mesh": 7}
 
 
+def test_dimension_order_goes_x_then_y_the_short_way(tmp_path):
+    """On a 4 x 4 torus of routers, router (0,0) -> (1,3): x first ((0,0) -> (1,0)), then y the
+    short way, over the wraparound ((1,0) -> (1,3)); minimal splits over both orders."""
+    path = _write(tmp_path, "name: t\nservers: 16\nserver: dgx-h100\nfabric:\n  topology: torus\n"
+                            "  switch: qm9700\n  dims: [4, 4]\n")
+    plan = build_plan(path)[1]
+    fabric = TrafficFabric(plan)
+    router = Router(fabric)
+    assert router.available() == ("minimal", "dimension-order")
+    names = [d.name for d in plan.devices]
+    src, dst = fabric.ep_first[0], fabric.ep_first[7]  # server 1 on router (0,0), server 8 on (1,3)
+    used = {}
+    for routing in ("dimension-order", "minimal"):
+        load = router.route(routing, _phase(np.array([src]), np.array([dst]))).inc.load(np.ones(1))
+        hops = []
+        for i in np.flatnonzero(load > 0):
+            a, b = int(plan.links.a_dev[i // 2]), int(plan.links.b_dev[i // 2])
+            frm, to = (a, b) if i % 2 == 0 else (b, a)
+            if plan.devices[frm].role == "router" and plan.devices[to].role == "router":
+                hops.append((names[frm], names[to], round(float(load[i]), 3)))
+        used[routing] = sorted(hops)
+    assert used["dimension-order"] == [("router-x00-y00", "router-x01-y00", 1.0), ("router-x01-y00", "router-x01-y03", 1.0)]
+    assert used["minimal"] == sorted([("router-x00-y00", "router-x01-y00", 0.5), ("router-x01-y00", "router-x01-y03", 0.5),
+                                      ("router-x00-y00", "router-x00-y03", 0.5), ("router-x00-y03", "router-x01-y03", 0.5)])
+
+
 # --------------------------------------------------------------------------------------
 # Every command shows the same figure, over generated specs of every family
 

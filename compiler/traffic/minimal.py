@@ -137,3 +137,71 @@ class MinimalRoutes:
         return (np.concatenate(out_p) if out_p else np.zeros(0, dtype=np.int64),
                 np.concatenate(out_l) if out_l else np.zeros(0, dtype=np.int64),
                 np.concatenate(out_s) if out_s else np.zeros(0), arrive)
+
+
+class DimensionOrderRoutes:
+    """Dimension-order routes on a torus or mesh without a twist: x first, then y, then z,
+    each wrapped dimension the short way round (positive on a tie), spread evenly over the
+    parallel cables between two neighbours. Nodes (routers, or chips of a direct torus) are
+    in row-major order of `dims` (expand/torus.py)."""
+
+    def __init__(self, minimal: MinimalRoutes):
+        self.m = minimal
+        f = minimal.f
+        d = f.plan.design_record
+        self.dims = tuple(int(k) for k in d.dims)
+        self.wrap = tuple(bool(w) for w in d.wrap)
+        n = f.graph.n
+        if int(np.prod(self.dims)) != n:
+            raise ValueError("the torus's nodes are not its switch graph's nodes")
+        code = minimal.tail * n + minimal.head  # sorted by tail, then directed link
+        order = np.argsort(code, kind="stable")
+        self.code, self.code_link = code[order], minimal.dlink[order]
+
+    def _hop(self, flow: np.ndarray, u: np.ndarray, v: np.ndarray):
+        n = self.m.f.graph.n
+        want = u * n + v
+        lo, hi = np.searchsorted(self.code, want), np.searchsorted(self.code, want, side="right")
+        cnt = hi - lo
+        ok = cnt > 0
+        rows = np.repeat(flow, cnt)
+        links = self.code_link[np.repeat(lo, cnt) + _ranges(cnt)]
+        return rows, links, np.repeat(1.0 / np.maximum(cnt, 1), cnt), ok
+
+    def terms(self, src: np.ndarray, dst: np.ndarray) -> tuple[list[Term], np.ndarray]:
+        f = self.m.f
+        sn, dn = f.ep_switch[src], f.ep_switch[dst]
+        ok = f.ep_alive[src] & f.ep_alive[dst]
+        moving = np.flatnonzero(ok & (sn != dn))
+        cur = np.array(np.unravel_index(sn[moving], self.dims))  # axis x flows
+        goal = np.array(np.unravel_index(dn[moving], self.dims))
+        rows, links, shares = [], [], []
+        broken = np.zeros(moving.size, dtype=bool)
+        for axis, (k, wrap) in enumerate(zip(self.dims, self.wrap)):
+            delta = (goal[axis] - cur[axis]) % k if wrap else goal[axis] - cur[axis]
+            step = np.where(delta > 0, 1, -1)
+            count = np.abs(delta)
+            if wrap:
+                back = delta > k // 2  # shorter the negative way; a tie at k/2 goes positive
+                step = np.where(back, -1, 1)
+                count = np.where(back, k - delta, delta)
+            for _ in range(int(count.max(initial=0))):
+                go = count > 0
+                u = np.ravel_multi_index(tuple(cur[:, go]), self.dims)
+                cur[axis, go] = (cur[axis, go] + step[go]) % k
+                v = np.ravel_multi_index(tuple(cur[:, go]), self.dims)
+                r, l_, s_, hop_ok = self._hop(moving[go], u, v)
+                broken[np.flatnonzero(go)[~hop_ok]] = True
+                rows.append(r)
+                links.append(l_)
+                shares.append(s_)
+                count = count - go
+        routed = ok.copy()
+        routed[moving[broken]] = False  # a dead cable on its only route: dimension order has no detour
+        terms = self.m._attach_terms(src, dst, routed)
+        if rows:
+            r, l_, s_ = np.concatenate(rows), np.concatenate(links), np.concatenate(shares)
+            keep = routed[r]
+            if keep.any():
+                terms.append(Term([flows_on_links(f.n_links, r[keep], l_[keep], s_[keep], n_flows=src.size)]))
+        return terms, routed

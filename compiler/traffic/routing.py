@@ -5,6 +5,7 @@
 | clos, planes | ecmp, adaptive, ftree | static per-flow hash over the valley-free equal-cost next hops, one sub-flow per QP; an even split at every hop (clos.py); OpenSM's fat-tree LFTs on InfiniBand trees (ftree.py) |
 | dragonfly | minimal, valiant, ugal | dragonfly.py |
 | torus, direct | minimal | shortest paths split evenly, wraparound included, servers or chips relaying where they are the nodes (minimal.py) |
+| torus | dimension-order | x, then y, then z, each the short way round, even over parallel cables (minimal.py) |
 
 A family's entry is a class built once per fabric with `available()` (the routings that
 apply, in the order `clusterc traffic` shows them), `reference()` (the routing the check's
@@ -25,7 +26,7 @@ from .dragonfly import DragonflyRoutes
 from .fabric import TrafficFabric
 from .fairness import Incidence
 from .ftree import FtreeRoutes
-from .minimal import MinimalRoutes
+from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
 from ..diagnostics import nearest
 from ..topology import is_tree, topology
@@ -33,7 +34,8 @@ from ..topology import is_tree, topology
 CLOS_ROUTINGS = ("ecmp", "adaptive", "ftree")
 DRAGONFLY_ROUTINGS = ("minimal", "valiant", "ugal")
 MINIMAL_ROUTINGS = ("minimal",)
-ROUTINGS = tuple(dict.fromkeys(CLOS_ROUTINGS + DRAGONFLY_ROUTINGS + MINIMAL_ROUTINGS))
+TORUS_ROUTINGS = ("minimal", "dimension-order")
+ROUTINGS = tuple(dict.fromkeys(CLOS_ROUTINGS + DRAGONFLY_ROUTINGS + TORUS_ROUTINGS))
 
 
 class RoutingError(ValueError):
@@ -143,12 +145,32 @@ class MinimalRouting:
                       np.arange(phase.src.size))
 
 
+class TorusRouting(MinimalRouting):
+    """Tori and meshes: minimal, and the dimension-order routes of torus routers and TPU ICI
+    (not with a twist: its wraparound moves along a second axis)."""
+
+    def available(self) -> tuple[str, ...]:
+        return TORUS_ROUTINGS if self.fabric.plan.design_record.twist is None else MINIMAL_ROUTINGS
+
+    @cached_property
+    def dimension_order(self) -> DimensionOrderRoutes:
+        return DimensionOrderRoutes(self.minimal)
+
+    def route(self, routing: str, phase: Phase) -> Routed:
+        if routing != "dimension-order":
+            return super().route(routing, phase)
+        f = self.fabric
+        terms, ok = self.dimension_order.terms(phase.src, phase.dst)
+        return Routed(Incidence(phase.src.size, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src],
+                      np.arange(phase.src.size))
+
+
 # family name -> its routes. The one registry line a new family adds here.
 ROUTES: dict[str, type] = {
     "clos": ClosRouting,
     "planes": ClosRouting,
     "dragonfly": DragonflyRouting,
-    "torus": MinimalRouting,
+    "torus": TorusRouting,
     "direct": MinimalRouting,
 }
 
