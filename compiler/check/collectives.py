@@ -24,9 +24,8 @@ Model (stated in the output):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 from ..traffic.collective_time import allreduce_times, transfer_time_s
 from ..traffic.estimate import ring_bandwidth
