@@ -107,6 +107,15 @@ def test_closed_form_equals_every_routing(spec):
     assert estimate.method in ("no link shared at saturation", "routed")
 
 
+@pytest.mark.parametrize("spec,routing", [("roce-2spine-4leaf-cumulus.yaml", "adaptive"),
+                                          ("roce-2spine-4leaf-sonic.yaml", "ecmp"), ("b200-superpod-4su.yaml", "ftree"),
+                                          ("dragonfly-2k.yaml", "minimal"), ("tpu-v4-pod.yaml", "minimal")])
+def test_the_routing_estimates_assume_is_what_the_fabric_runs(spec, routing):
+    """OpenSM's ftree on InfiniBand trees; per-flow ECMP on Ethernet unless the NOS's configs
+    turn adaptive routing on (Cumulus on Spectrum); minimal on dragonflies and tori."""
+    assert ring_bandwidth(fabric_plan(build_plan(SPECS / spec)[1])).routing == routing
+
+
 def test_closed_form_is_not_taken_where_flows_may_share_a_link():
     """A fat tree with several servers per leaf sends 8 ring flows up from each leaf boundary:
     ECMP may hash two onto one uplink, so the ring is routed (and is slower than line rate)."""
