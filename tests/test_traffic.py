@@ -501,7 +501,7 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     # the torus is routed (minimal), but its all-to-all costs 30 s at 4,096 chips: left to clusterc traffic
     assert "not estimated above 1,024 GPUs" in report_for(torus)["figures"]["traffic"]["skipped"]
     _, small = build_plan(SPECS / "torus-switched-512.yaml")
-    assert [r["routing"] for r in report_for(small)["figures"]["traffic"]["results"]] == ["minimal"]
+    assert [r["routing"] for r in report_for(small)["figures"]["traffic"]["results"]] == ["minimal", "dimension-order"]
 
 
 def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():

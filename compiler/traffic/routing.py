@@ -28,7 +28,6 @@ from .fairness import Incidence
 from .ftree import FtreeRoutes
 from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
-from ..catalog.nos import descriptor
 from ..diagnostics import nearest
 from ..topology import is_tree, topology
 
@@ -65,13 +64,9 @@ class ClosRouting:
         return CLOS_ROUTINGS if ib and is_tree(plan.design.get("topology")) else CLOS_ROUTINGS[:2]
 
     def reference(self) -> str:
-        """InfiniBand trees run OpenSM's fat-tree engine; Ethernet fabrics hash per flow, unless
-        the NOS the configs are written for turns adaptive routing on (nos.yaml capabilities)."""
-        if "ftree" in self.available():
-            return "ftree"
-        routing = self.fabric.plan.routing
-        nos = routing.nos if routing is not None else None
-        return "adaptive" if nos and descriptor(nos).capabilities.adaptive_routing else "ecmp"
+        """InfiniBand trees run OpenSM's fat-tree engine; Ethernet fabrics hash per flow (the
+        plan does not record whether the NOS turns adaptive routing on)."""
+        return "ftree" if "ftree" in self.available() else "ecmp"
 
     @cached_property
     def ftree(self):
