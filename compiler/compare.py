@@ -12,6 +12,7 @@ from .plan.bom import bom_totals
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
 from .render.summary import summarize
+from .traffic.text import seconds_text
 
 
 def design_figures(plan: Plan, checks: CheckResults) -> dict:
@@ -43,6 +44,8 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         "max_hops": hops.max, "hops_unit": hops.unit or "switches",
         "worst_single_failure": worst,
         "scale_up": s.get("scale_up"),
+        # the check's all-reduce of the largest message size (routed ring; check/collectives.py)
+        "allreduce": s["allreduce"],
         # all-to-all per routing, max-min fair (check/traffic.py); empty where not estimated
         "traffic": {r["routing"]: {"fraction": r["fraction"], "min_fraction": r["min_fraction"]}
                     for r in checks.of(TrafficFigures).entry.get("results", [])},
@@ -62,6 +65,14 @@ def _scale_up(up: dict | None) -> str:
         return "-"
     return f"{up['gpus_per_domain']:,} GPUs, {up['gbytes_per_s_per_gpu']:,} GB/s/GPU" if up["gbytes_per_s_per_gpu"] \
         else f"{up['gpus_per_domain']:,} GPUs"
+
+
+def _allreduce(a: dict | None) -> str:
+    if not a:
+        return "-"
+    if a["seconds"] is None:
+        return f"{a['message']}: never completes"
+    return f"{a['message']} {a['algorithm']} {seconds_text(a['seconds'])}"
 
 
 def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
@@ -92,6 +103,7 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))
     rows.append(("bisection per GPU (Gb/s)", [_fmt(f["bisection_per_gpu_gbps"]) for f in figures]))
     rows += [(f"oversubscription {t}", [f["oversubscription"].get(t, "-") for f in figures]) for t in union("oversubscription")]
+    rows.append(("all-reduce (largest size)", [_allreduce(f["allreduce"]) for f in figures]))
     pattern = "all-to-all"
     for routing in union("traffic"):
         rows.append((f"{pattern} {routing} (mean/slowest)", [

@@ -34,6 +34,18 @@ def test_every_family_has_every_layer():
         assert callable(checks.bisection_gbps) and callable(checks.cuts), name
 
 
+def test_every_family_brings_its_routes_to_the_traffic_analysis():
+    """compiler/traffic/routing.py's registry: every family's routes, each with the routings
+    it takes, the one collective estimates assume, and a route for a phase."""
+    from compiler.traffic.routing import ROUTES
+
+    assert set(ROUTES) == set(FAMILY_NAMES)
+    for name, model in ROUTES.items():
+        for method in ("available", "reference", "route"):
+            assert callable(getattr(model, method)), (name, method)
+        assert model.headline_max_gpus > 0, name
+
+
 def test_spec_values_and_family_keys_come_from_the_descriptors():
     assert TOPOLOGIES == ("fat-tree", "rail-optimized", "torus", "mesh", "dragonfly", "dragonfly+", "rail-only",
                           "multi-plane", "ring", "full-mesh")
@@ -73,6 +85,8 @@ NAME_ALLOWED = {
     "compiler/catalog/models.py": "scale-up wiring values (torus, full-mesh), not topologies",
     "compiler/expand/scale_up.py": "scale-up wiring values",
     "compiler/check/collectives.py": "'ring' is NCCL's ring algorithm",
+    "compiler/traffic/collective_time.py": "'ring' is NCCL's ring algorithm",
+    "compiler/traffic/routing.py": "family names (the registry)",
     "compiler/spec/model.py": "intra_group's value fat-tree; an extra fabric's default topology",
     "compiler/expand/fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
     "compiler/render/diagrams/grid.py": "a default title word ('torus') when the design has no topology",

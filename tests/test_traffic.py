@@ -498,7 +498,10 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     text = comparison_text([design_figures(plan, run_checks(plan))])
     assert "all-to-all ecmp (mean/slowest)" in text and "69%/17%" in text
     _, torus = build_plan(SPECS / "tpu-v4-pod.yaml")
-    assert "direct network" in report_for(torus)["figures"]["traffic"]["skipped"]
+    # the torus is routed (minimal), but its all-to-all costs 30 s at 4,096 chips: left to clusterc traffic
+    assert "not estimated above 1,024 GPUs" in report_for(torus)["figures"]["traffic"]["skipped"]
+    _, small = build_plan(SPECS / "torus-switched-512.yaml")
+    assert [r["routing"] for r in report_for(small)["figures"]["traffic"]["results"]] == ["minimal", "dimension-order"]
 
 
 def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():

@@ -41,7 +41,7 @@ CHECKS: dict[str, Check] = {
     "redundancy": Check(check_redundancy, RedundancyFigures, needs=("bisection",)),
     "hops": Check(check_hops, HopsFigures),
     "scale_up": Check(check_scale_up, ScaleUpFigures),
-    "collectives": Check(check_collectives, CollectivesFigures, needs=("bisection",)),
+    "collectives": Check(check_collectives, CollectivesFigures),  # routed (compiler/traffic/estimate.py)
     # all-to-all per routing (compiler/traffic); requirements read it
     "traffic": Check(check_traffic, TrafficFigures),
     "requirements": Check(check_requirements, RequirementsFigures,

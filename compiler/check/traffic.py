@@ -3,8 +3,8 @@ under each routing that applies to the fabric, and the figures the spec's
 `requirements: traffic:` ask for (checked in requirements.py, TRAFFIC_BELOW_REQUIREMENT).
 
 The analysis itself is compiler/traffic (`clusterc traffic` gives every pattern, hot links
-and failures). The headline is left out above HEADLINE_MAX_GPUS, where each routing takes
-seconds to tens of seconds; a requirement is evaluated at any size.
+and failures). The headline is left out above the size each family's routes give for it
+(traffic/routing.py `headline_max_gpus`), where each routing takes seconds to tens of seconds; a requirement is evaluated at any size.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from .figures import Figures
 from .findings import Finding
 
 HEADLINE_PATTERN = "all-to-all"
-HEADLINE_MAX_GPUS = 16_384
 KEYS = ("fraction", "min_fraction", "gbps_per_gpu", "max_link_load")
 
 
@@ -49,14 +48,17 @@ def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Fi
     routings: list[str] = []
     if not headline:
         figures["skipped"] = "headline not measured (requirements only)"
-    elif gpus > HEADLINE_MAX_GPUS:
-        figures["skipped"] = (f"not estimated above {HEADLINE_MAX_GPUS:,} GPUs in every compile (seconds per routing); "
-                              f"run clusterc traffic")
     else:
         try:
-            routings = list(Router(TrafficFabric(plan, graph=ctx.graph)).available())
+            router = Router(TrafficFabric(plan, graph=ctx.graph))
         except RoutingError as exc:
             figures["skipped"] = str(exc)
+        else:
+            if gpus > router.headline_max_gpus:
+                figures["skipped"] = (f"not estimated above {router.headline_max_gpus:,} GPUs on this {router.model.kind} "
+                                      "fabric in every compile (seconds per routing); run clusterc traffic")
+            else:
+                routings = list(router.available())
     notes: list[str] = []
     for routing in routings:
         try:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..check import CHECKS, Check, CheckResults, run_checks
 from ..check.bisection import BisectionFigures
-from ..check.collectives import CollectivesFigures
+from ..check.collectives import CollectivesFigures, headline as collective_headline
 from ..check.hops import HopsFigures
 from ..check.oversubscription import OversubscriptionFigures
 from ..check.redundancy import WorstFailureFigures, check_worst_failure
@@ -58,7 +58,7 @@ class Evaluated:
     bisection_per_gpu_gbps: float | None = None
     oversubscription: dict[str, str] = field(default_factory=dict)
     max_hops: int | None = None
-    collective_time_s: float | None = None  # all-reduce of the largest message size (alpha-beta estimate)
+    collective_time_s: float | None = None  # all-reduce of the largest message size: the check's (routed ring)
     collective_bytes: int | None = None
     worst_single_failure: dict | None = None  # None: no element to lose (or rejected)
     unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
@@ -118,8 +118,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
     total = bom_totals(lines, prices)[-1]
     unknown = sorted({line.part_number for line in lines
                       if line.unit_power_w is None and line.category in ("switch", "transceiver")})
-    collectives = checks.of(CollectivesFigures)
-    largest = max(collectives.allreduce, key=lambda r: r.message_bytes) if collectives.allreduce else None
+    largest = collective_headline(checks.of(CollectivesFigures))  # what check, compare and summary show
     errors = [f for f in checks.findings if f.severity == "error"]
     hops = checks.of(HopsFigures)
     models = {role: design.get(f"{role}_switch", design.get("switch")) for role in roles}
@@ -138,9 +137,8 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         bisection_per_gpu_gbps=checks.of(BisectionFigures).per_gpu_gbps,
         oversubscription={t: str(f.max) for t, f in checks.of(OversubscriptionFigures).tiers.items()},
         max_hops=hops.max_switches if hops.max_switches is not None else getattr(hops, "max", None),
-        collective_time_s=min(x for x in (largest.ring_s, largest.tree_s, largest.hierarchical_s) if x is not None)
-        if largest else None,
-        collective_bytes=largest.message_bytes if largest else None,
+        collective_time_s=largest["seconds"] if largest else None,
+        collective_bytes=largest["message_bytes"] if largest else None,
         worst_single_failure=_worst_failure(checks.of(WorstFailureFigures)),
         unconfirmed=[f.message for f in checks.findings if f.code in UNCONFIRMED],
         gpus=design["gpus"],

@@ -10,6 +10,7 @@ the two are the same design).
 from __future__ import annotations
 
 from .evaluate import Evaluated
+from ..traffic.text import seconds_text
 
 # figure -> (label, unit, sense): -1 smaller is better, +1 larger is better
 METRICS = {
@@ -78,7 +79,7 @@ def ranked(feasible: list[Evaluated], objective: str, at: str = "day-one") -> li
 def _fmt(metric: str, v) -> str:
     unit = METRICS[metric][1]
     if metric == "collective_time_s":
-        return f"{v:.4g} s"
+        return seconds_text(v)
     if isinstance(v, float) and not v.is_integer():
         return f"{v:,.1f}{' ' + unit if unit else ''}"
     return f"{int(v):,}{' ' + unit if unit else ''}"

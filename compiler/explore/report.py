@@ -14,6 +14,7 @@ from ..render.templates import render_template
 from . import Exploration
 from .evaluate import Evaluated
 from .front import METRICS, at_step
+from ..traffic.text import seconds_text
 
 COLUMNS = ("rank", "name", "choices", "GPUs", "switches", "cables", "transceivers", "power kW", "cost", "bisection Gb/s",
            "all-reduce s", "worst single failure", "front")
@@ -52,7 +53,7 @@ def _row(rank: int, ev: Evaluated, x: Exploration) -> list[str]:
     w = e.worst_single_failure
     return [str(rank), ev.candidate.name, _choices(ev), f"{e.gpus:,}", f"{e.switches_total:,}", f"{e.cables:,}",
             f"{e.transceivers:,}", _power(e), _money(e), f"{e.bisection_gbps:,}",
-            "-" if e.collective_time_s is None else f"{e.collective_time_s:.4g}",
+            seconds_text(e.collective_time_s),
             "-" if w is None else f"{w['what']} -{w['bisection_lost_percent']}%",
             "yes" if ev in x.front else ""]
 

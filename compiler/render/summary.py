@@ -9,6 +9,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..check.bisection import BisectionFigures
+from ..check.collectives import CollectivesFigures, headline as collective_headline
 from ..check.oversubscription import OversubscriptionFigures
 from ..check.redundancy import RedundancyFigures
 from ..plan.bom import NOT_IN_CATALOG, NOT_PUBLISHED, bill_of_materials
@@ -87,6 +88,8 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,
+        # the check's all-reduce estimate of the largest message size (check/collectives.py)
+        "allreduce": collective_headline(checks.of(CollectivesFigures)),
         "checks_ok": checks.ok,
         "notes": notes,
     }

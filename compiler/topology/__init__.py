@@ -9,8 +9,8 @@ This module sits below every stage (it imports nothing of ours) so that the spec
 plan and the renderers can all read it without an upward import.
 
 Adding a family: one entry per topology value here, its expand module and one line in
-expand/families.py, its closed forms and one line in check/closed_forms/__init__.py,
-tests and docs (tests/test_families.py fails until every layer has every family).
+expand/families.py, its closed forms and one line in check/families/__init__.py, its
+routes and one line in traffic/routing.py, tests and docs (tests/test_families.py fails until every layer has every family).
 """
 
 from __future__ import annotations
@@ -53,9 +53,6 @@ class Topology:
     # joined by their global links; "servers" the few servers of a switchless fabric.
     diagram: Literal["tiers", "grid", "circle", "servers"] = "tiers"
     note: str = ""  # said after the name where the spec schema lists the topologies
-    # How compiler/traffic routes flows: up/down a tree of switches (ECMP, adaptive, ftree
-    # where `tree`), or a dragonfly's minimal / Valiant / UGAL paths.
-    traffic_routes: Literal["updown", "dragonfly"] = "updown"
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch", "uplink_speed_gbps")
@@ -66,7 +63,7 @@ _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist",
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
                                             "global_ports_per_switch", "global_links_per_group_pair", "intra_group",
                                             "global_arrangement"),
-                  diagram="circle", traffic_routes="dragonfly")
+                  diagram="circle")
 _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 
 # Order is the order the spec's error messages and schema list them in.
@@ -84,9 +81,6 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
 )}
 
 FAMILY_NAMES: tuple[str, ...] = tuple(dict.fromkeys(t.family for t in TOPOLOGIES.values()))
-
-
-DRAGONFLY_ROUTES = "dragonfly"  # Topology.traffic_routes of the dragonfly family
 
 
 def is_tree(name: str | None) -> bool:

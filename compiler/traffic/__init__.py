@@ -1,7 +1,9 @@
 """Routing-aware traffic analysis: what the fabric delivers to collectives.
 
-For a compiled plan, each pattern (patterns.py) is routed by each routing model
-(routing.py: static ECMP, adaptive, OpenSM ftree; dragonfly minimal, Valiant, UGAL),
+For a compiled plan, each pattern (patterns.py) is routed by each routing model its
+topology family registers (routing.py: static ECMP, adaptive, OpenSM ftree on Clos
+fabrics; minimal, Valiant, UGAL on dragonflies; minimal on tori, meshes, rings and full
+meshes),
 links are shared max-min fairly (fairness.py), and the result says what each GPU gets
 and how long the spec's collectives take (analysis.py). `--fail` repeats it on the
 degraded fabric. `traffic_report` returns the JSON contract of `clusterc traffic`
@@ -92,6 +94,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         "qps_per_connection": qps,
         "seed": seed,
         "model": MODEL,
+        "reference_routing": router.reference(),
         "results": results,
         "unavailable": unavailable,
     }
@@ -102,4 +105,5 @@ MODEL = ("flows between GPU NIC ports share links max-min fairly (progressive fi
          "collective; offered load = link load with every flow at line rate / capacity; ecmp: per-flow hash "
          "(splitmix64, per switch) over valley-free equal-cost next hops, one sub-flow per QP, a connection "
          "runs at QPs x its slowest QP; adaptive: even split at every hop; ftree: OpenSM's fat-tree LFTs "
-         "(destination-routed); collective time: alpha-beta at the slowest connection's bandwidth")
+         "(destination-routed); minimal (dragonfly, torus, mesh, ring, full mesh): shortest paths split evenly at "
+         "every hop; collective time: alpha-beta at the slowest connection's bandwidth")

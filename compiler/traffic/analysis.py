@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .collective_time import hierarchical_stages_s, ring_allreduce_s, transfer_time_s
+from .collective_time import allreduce_times, transfer_time_s
 from .fabric import TrafficFabric
 from .fairness import Incidence, Term, flows_on_links, max_min_rates
 from .patterns import Pattern, Phase
@@ -53,6 +53,14 @@ class Routed:
     counts: dict[str, int] = field(default_factory=dict)  # what a routing decided, summed over phases in notes
 
 
+def nic_gbps_per_gpu(fabric: TrafficFabric, servers: np.ndarray, gpus: int) -> float:
+    """NIC Gb/s per GPU of the servers taking part."""
+    if not gpus or not servers.size:
+        return 0.0
+    eps = np.concatenate([np.arange(fabric.ep_first[s], fabric.ep_first[s + 1]) for s in servers.tolist()])
+    return float(fabric.ep_gbps[eps].sum()) / gpus
+
+
 def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, link: np.ndarray) -> Incidence:
     return Incidence(n_flows, fabric.n_links, [Term([flows_on_links(fabric.n_links, flow, link, n_flows=n_flows)])])
 
@@ -66,14 +74,15 @@ def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseRes
     np.minimum.at(slowest, sub_conn, np.where(routed.active, rates, 0.0))
     subs = np.bincount(sub_conn, minlength=n_conn)
     conn_rate = np.where(subs > 0, slowest * subs, 0.0)
-    line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src], minlength=n_conn)
+    share = np.ones(phase.src.size) if phase.share is None else phase.share
+    line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src] * share, minlength=n_conn)
     conn_frac = np.divide(conn_rate, line, out=np.zeros(n_conn), where=line > 0)
-    fraction = float(conn_rate.sum() / line.sum()) if line.sum() else 0.0
-    offered = routed.inc.load(routed.demand_gbps) / fabric.cap_gbps
+    fraction = float(conn_rate.sum() / line.sum()) if line.sum() else 1.0  # no flow: nothing slowed
+    offered = routed.inc.load(routed.demand_gbps * share[routed.flow_of]) / fabric.cap_gbps
     flows_on = routed.inc.load(np.ones(routed.inc.n_flows) / np.maximum(1, np.bincount(routed.flow_of)[routed.flow_of]))
     util = routed.inc.load(rates) / fabric.cap_gbps
     unroutable = int(np.unique(routed.flow_of[~routed.active]).size)
-    return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 0.0, conn_frac, offered, flows_on, util,
+    return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 1.0, conn_frac, offered, flows_on, util,
                        unroutable, routed.secondary, routed.counts)
 
 
@@ -94,12 +103,10 @@ def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[Pha
             out[str(size)] = None  # a connection gets nothing: the collective never completes
             continue
         net = [p.min_fraction * nic_gbps_per_gpu for p in phases]
-        if pattern.kind == "ring-allreduce":
-            t = ring_allreduce_s(size, n, min(net[0], scaleup_gbps or net[0]), alpha)
+        if pattern.kind == "ring-allreduce":  # the check's figures (check/collectives.py), one function
+            t = allreduce_times(size, n, g, net[0], scaleup_gbps, alpha).ring_s
         elif pattern.kind == "hierarchical":
-            domains = max(1, n // g)
-            intra, inter = hierarchical_stages_s(size, g, domains, scaleup_gbps, net[0], alpha)
-            t = None if intra is None else intra + inter
+            t = allreduce_times(size, n, g, net[0], scaleup_gbps, alpha).hierarchical_s
         elif pattern.kind == "all-to-all":
             per_peer = size / n
             t = sum(ph.weight * transfer_time_s(per_peer, b) for ph, b in zip(pattern.phases, net)) + (n - 1) * alpha
@@ -111,9 +118,7 @@ def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[Pha
 
 def summarise(fabric: TrafficFabric, pattern: Pattern, routing: str, phases: list[PhaseResult],
               notes: list[str]) -> dict:
-    placed_eps = np.concatenate([np.arange(fabric.ep_first[s], fabric.ep_first[s + 1]) for s in pattern.servers]) \
-        if pattern.servers.size else np.zeros(0, dtype=np.int64)
-    nic_per_gpu = float(fabric.ep_gbps[placed_eps].sum()) / pattern.gpus if pattern.gpus else 0.0
+    nic_per_gpu = nic_gbps_per_gpu(fabric, pattern.servers, pattern.gpus)
     if phases:
         fraction = float(np.mean([p.fraction for p in phases]))
         min_fraction = float(min(p.min_fraction for p in phases))

@@ -237,23 +237,35 @@ class ClosRoutes:
                         dtype=np.int64)
 
     @cached_property
-    def _planemate(self) -> dict[tuple[int, int], int]:
-        """(spine, pod) -> the spine of that pod that shares spine's cores (its plane)."""
-        g, tier = self.f.graph, self.f.tier
+    def _planemate_table(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(spine, pod) -> the spine of that pod that shares spine's cores (its plane), as
+        sorted keys spine * pods + pod and their spines. Vectorised: a Python dict over
+        spine x core x spine took 0.5 s at 16,384 GPUs."""
+        n, tier = self.f.graph.n, self.f.tier
         sc = tier[self.lo] == 2  # spine -> core links (intact structure; liveness applies later)
-        spine, core = self.lo[sc], self.hi[sc]
-        order = np.argsort(core, kind="stable")
-        by_core: dict[int, list[int]] = {}
-        for c, s in zip(core[order].tolist(), spine[order].tolist()):
-            by_core.setdefault(c, []).append(s)
-        mate: dict[tuple[int, int], int] = {}
+        pairs = np.unique(self.lo[sc] * n + self.hi[sc])  # (spine, core), parallel cables once
+        spine, core = np.divmod(pairs, n)
+        by_core = np.lexsort((spine, core))
+        cs, ss = core[by_core], spine[by_core]
+        ptr = np.searchsorted(cs, np.arange(n + 1))
+        cnt = ptr[core + 1] - ptr[core]
+        s = np.repeat(spine, cnt)
+        z = ss[np.repeat(ptr[core], cnt) + _ranges(cnt)]
         pods = self._pods
-        for s, c in zip(spine.tolist(), core.tolist()):
-            for z in by_core[c]:
-                key = (s, int(pods[z]))
-                if mate.setdefault(key, z) != z:
-                    raise NotClos("a spine's cores lead to two spines of one pod: not a 3-tier Clos of planes")
-        return mate
+        n_pods = int(pods.max()) + 1 if pods.size else 1
+        code = np.unique((s * n_pods + pods[z]) * n + z)
+        key, mate = np.divmod(code, n)
+        if np.any(key[1:] == key[:-1]):
+            raise NotClos("a spine's cores lead to two spines of one pod: not a 3-tier Clos of planes")
+        return key, mate, n_pods
+
+    def planemate(self, spine: np.ndarray, pod: np.ndarray) -> np.ndarray:
+        """Per (spine, pod): the spine of that pod in spine's plane, -1 where none."""
+        key, mate, n_pods = self._planemate_table
+        q = np.asarray(spine, dtype=np.int64) * n_pods + np.asarray(pod, dtype=np.int64)
+        i = np.minimum(np.searchsorted(key, q), max(0, key.size - 1))
+        found = (key.size > 0) & (key[i] == q) if key.size else np.zeros(q.size, dtype=bool)
+        return np.where(found, mate[i] if key.size else -1, -1)
 
     def spray_terms(self, src: np.ndarray, dst: np.ndarray) -> tuple[list[Term], np.ndarray]:
         """Incidence terms of the even split, and which flows have a route."""
@@ -284,9 +296,9 @@ class ClosRoutes:
         # mass reaching the tier-2 switch z above the destination leaf, keyed (z, leaf): its hop down
         z = y.copy()
         if not turn.all():
-            mate = self._planemate
-            pods = self._pods
-            z[~turn] = [mate[(s, int(pods[t]))] for s, t in zip(y[~turn].tolist(), pb[row[~turn]].tolist())]
+            z[~turn] = self.planemate(y[~turn], self._pods[pb[row[~turn]]])
+            if np.any(z[~turn] < 0):
+                raise NotClos("a spine's plane has no spine in the destination's pod")
             terms.append(self._core_term(row[~turn], y[~turn], z[~turn], share[~turn], n_pairs, cls))
         terms.append(self._last_hop_term(row, z, pb[row], share, n_pairs, cls))
         return terms, ok

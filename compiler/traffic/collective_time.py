@@ -5,6 +5,7 @@ prices them on the bisection, the traffic analysis on the max-min fair rates it 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 
 def transfer_time_s(size_bytes: float, gbps: float) -> float:
@@ -42,3 +43,38 @@ def hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, ne
 def hierarchical_allreduce_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s) -> float | None:
     intra, inter = hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps, alpha_s)
     return None if intra is None else intra + inter
+
+
+@dataclass(frozen=True)
+class AllReduceTimes:
+    ring_s: float
+    tree_s: float
+    hierarchical_s: float | None
+    hierarchical_scale_up_s: float | None
+    hierarchical_network_s: float
+    used: str | None  # the fastest; None where nothing completes
+    best_s: float
+
+
+def flat_ring_s(size_bytes, ranks, net_gbps, scaleup_gbps, alpha_s) -> float:
+    """One ring over every GPU at the slower of the network and the scale-up domain
+    (infinite where the network gives a connection nothing)."""
+    bw = min(net_gbps, scaleup_gbps or net_gbps)
+    return math.inf if bw <= 0 and ranks > 1 else ring_allreduce_s(size_bytes, ranks, bw, alpha_s)
+
+
+def allreduce_times(size_bytes, ranks, gpus_per_domain, net_gbps, scaleup_gbps, alpha_s) -> AllReduceTimes:
+    """Ring, tree and hierarchical all-reduce on one network bandwidth per GPU: what the
+    check reports and `clusterc traffic` prices its ring-allreduce and hierarchical rows on."""
+    ring = flat_ring_s(size_bytes, ranks, net_gbps, scaleup_gbps, alpha_s)
+    bw = min(net_gbps, scaleup_gbps or net_gbps)
+    tree = math.inf if bw <= 0 and ranks > 1 else tree_allreduce_s(size_bytes, ranks, bw, alpha_s)
+    domains = max(1, ranks // gpus_per_domain)
+    if net_gbps <= 0 and domains > 1:
+        intra, inter = hierarchical_stages_s(size_bytes, gpus_per_domain, 1, scaleup_gbps, 1.0, alpha_s)[0], math.inf
+    else:
+        intra, inter = hierarchical_stages_s(size_bytes, gpus_per_domain, domains, scaleup_gbps, net_gbps or 1.0, alpha_s)
+    hier = None if intra is None else intra + inter
+    options = [(ring, "ring"), (tree, "tree")] + ([(hier, "hierarchical")] if hier is not None else [])
+    best, used = min(options)
+    return AllReduceTimes(ring, tree, hier, intra, inter, used if math.isfinite(best) else None, best)

@@ -60,12 +60,17 @@ class TrafficFabric:
         self.ep_switch = g.at_switch[gpu]
         self.ep_link = g.at_link[gpu]
         self.ep_gbps = g.at_cap_gbps[gpu].astype(np.float64)
-        self.ep_alive = alive[self.ep_link] & self.switch_alive[self.ep_switch]
+        # a direct network's node is its own endpoint, with no attachment link (ep_link -1)
+        self.ep_alive = np.where(self.ep_link >= 0, alive[self.ep_link], True) & self.switch_alive[self.ep_switch]
         servers = np.fromiter((i for i, d in enumerate(plan.devices) if d.role == "server"), dtype=np.int64)
         ordinal = np.full(len(plan.devices), -1, dtype=np.int64)
         ordinal[servers] = np.arange(servers.size)
         self.server_devices = servers  # server ordinal -> plan device
         self.ep_server = ordinal[self.ep_device]  # endpoint -> server ordinal (plan order)
+        chips = self.ep_server < 0
+        if chips.any():  # a direct torus's chips: their host is the server of their group (expand/torus.py)
+            host = np.fromiter((plan.devices[int(d)].group or 0 for d in self.ep_device[chips]), dtype=np.int64)
+            self.ep_server[chips] = host - 1
         order = np.lexsort((self.ep_port, self.ep_server))
         if not np.array_equal(order, np.arange(order.size)):  # keep endpoints in (server, port) order
             for name in ("ep_device", "ep_port", "ep_switch", "ep_link", "ep_gbps", "ep_alive", "ep_server"):

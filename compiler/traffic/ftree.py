@@ -137,13 +137,16 @@ class FtreeRoutes:
         port = np.concatenate([e[2] for e in ends])
         order = np.lexsort((port, sw))
         sw, remote = sw[order], remote[order]
-        groups: dict[int, list[int]] = {}
-        for s_, r_ in zip(sw.tolist(), remote.tolist()):
-            lst = groups.setdefault(s_, [])
-            if r_ not in lst:
-                lst.append(r_)
+        # each switch's remote switches, first seen first (in port order)
+        first_seen = np.sort(np.unique(sw * g.n + remote, return_index=True)[1])
+        gs, gr = sw[first_seen], remote[first_seen]
+        bounds = np.searchsorted(gs, np.arange(g.n + 1))
+        groups = {int(x): gr[bounds[x]:bounds[x + 1]].tolist() for x in np.unique(gs).tolist()}
         tuples: dict[int, tuple[int, ...]] = {}
         taken: set[tuple[int, ...]] = set()
+        # per tuple with its varying digit left out: every digit below this one is taken
+        # (tuples are only ever added), so the search resumes there instead of at 0
+        next_free: dict[tuple, int] = {}
         width = 8  # FTREE_TUPLE_LEN
 
         def assign(switch: int, t: tuple[int, ...]) -> None:
@@ -154,9 +157,11 @@ class FtreeRoutes:
             t = list(frm)
             var = frm[0] + 1 if down else frm[0]
             t[0] = frm[0] + 1 if down else frm[0] - 1
-            for i in range(255):
+            hint = (var, *t[:var], *t[var + 1:])
+            for i in range(next_free.get(hint, 0), 255):
                 t[var] = i
                 if tuple(t) not in taken:
+                    next_free[hint] = i + 1
                     return tuple(t)
             raise NotClos("more than 255 ports in one direction: ftree cannot index the fabric")
 
@@ -270,8 +275,7 @@ class FtreeRoutes:
             if self.tiers == 3:
                 same_pod = pods[b] == pods[A]
                 z = s_star.copy()
-                mate = c._planemate
-                z[~same_pod] = [mate.get((s, int(p)), -1) for s, p in zip(s_star[~same_pod].tolist(), pods[b[~same_pod]].tolist())]
+                z[~same_pod] = c.planemate(s_star[~same_pod], pods[b[~same_pod]])
             else:
                 same_pod = np.ones(cross.size, dtype=bool)
                 z = s_star.copy()

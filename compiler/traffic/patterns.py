@@ -51,6 +51,9 @@ class Phase:
     dst: np.ndarray
     conn: np.ndarray  # connection id per flow (0..n_conn-1)
     weight: float = 1.0  # how many phases of the schedule this one stands for
+    # per flow: the share of its source endpoint's line rate it stands for (None: all of it);
+    # below 1 where several GPUs send through one port (a direct network's node)
+    share: np.ndarray | None = None
 
 
 @dataclass
@@ -182,7 +185,8 @@ def _permutation(fabric: TrafficFabric, servers: np.ndarray, seed: int) -> Phase
 
 def fabric_order(fabric: TrafficFabric, eps: np.ndarray) -> np.ndarray:
     """Endpoints sorted by edge switch, then the switch port they land on."""
-    port = fabric.plan.links.b_port[fabric.ep_link[eps]]
+    link = fabric.ep_link[eps]
+    port = np.where(link >= 0, fabric.plan.links.b_port[np.maximum(link, 0)], 0)  # a direct node: no port
     return eps[np.lexsort((port, fabric.ep_switch[eps]))]
 
 
@@ -251,7 +255,10 @@ def _all_to_all(fabric: TrafficFabric, servers: np.ndarray, seed: int, max_phase
         k = np.maximum(1, (dl + 1) * pa // g_per - lo)
         src = np.repeat(fabric.ep_first[a] + lo, k) + _ranges(k)
         dst = np.repeat(fabric.ep_first[b] + np.minimum(lo, pb - 1), k) + np.minimum(_ranges(k), np.repeat(pb - 1, k))
-        phases.append(_phase(src, dst, np.repeat(r, k), weight))
+        ph = _phase(src, dst, np.repeat(r, k), weight)
+        if np.any(pa < g_per):  # several GPUs send through one port: each stands for its part
+            ph.share = np.repeat(np.minimum(1.0, pa / g_per), k)
+        phases.append(ph)
     pat = Pattern("all-to-all", "all-to-all", phases, int(n), servers, notes=notes,
                   nvlink_phases=int(nvlink_only.sum()), total_phases=int(n - 1))
     return pat

@@ -1,11 +1,17 @@
-"""Routing models by name, and which apply to which fabric.
+"""Routing models, registered by topology family: each family brings its own routes.
 
-| routing  | fabrics | model |
+| family | routings | model |
 |---|---|---|
-| ecmp     | Clos | static per-flow hash over the valley-free equal-cost next hops, one sub-flow per QP (clos.py) |
-| adaptive | Clos | the ideal of adaptive routing / packet spraying: an even split at every hop (clos.py) |
-| ftree    | InfiniBand Clos | the LFTs OpenSM's ftree engine computes, destination-routed (ftree.py) |
-| minimal, valiant, ugal | dragonfly, dragonfly+ | dragonfly.py |
+| clos, planes | ecmp, adaptive, ftree | static per-flow hash over the valley-free equal-cost next hops, one sub-flow per QP; an even split at every hop (clos.py); OpenSM's fat-tree LFTs on InfiniBand trees (ftree.py) |
+| dragonfly | minimal, valiant, ugal | dragonfly.py |
+| torus, direct | minimal | shortest paths split evenly, wraparound included, servers or chips relaying where they are the nodes (minimal.py) |
+| torus | dimension-order | x, then y, then z, each the short way round, even over parallel cables (minimal.py) |
+
+A family's entry is a class built once per fabric with `available()` (the routings that
+apply, in the order `clusterc traffic` shows them), `reference()` (the routing the check's
+collective estimates assume: what the fabric runs by default) and `route(routing, phase)`.
+Adding a family: its class and one line in ROUTES (tests/test_families.py requires one
+for every family).
 """
 
 from __future__ import annotations
@@ -16,57 +22,51 @@ import numpy as np
 
 from .analysis import Routed, per_flow_incidence
 from .clos import ClosRoutes, NotClos
+from .dragonfly import DragonflyRoutes
 from .fabric import TrafficFabric
 from .fairness import Incidence
+from .ftree import FtreeRoutes
+from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
 from ..diagnostics import nearest
-from .ftree import FtreeRoutes
-from .dragonfly import DragonflyRoutes
-from ..topology import DRAGONFLY_ROUTES, TOPOLOGIES, is_tree, topology
+from ..topology import is_tree, topology
 
 CLOS_ROUTINGS = ("ecmp", "adaptive", "ftree")
 DRAGONFLY_ROUTINGS = ("minimal", "valiant", "ugal")
-ROUTINGS = CLOS_ROUTINGS + DRAGONFLY_ROUTINGS
+MINIMAL_ROUTINGS = ("minimal",)
+TORUS_ROUTINGS = ("minimal", "dimension-order")
+ROUTINGS = tuple(dict.fromkeys(CLOS_ROUTINGS + DRAGONFLY_ROUTINGS + TORUS_ROUTINGS))
 
 
 class RoutingError(ValueError):
     """A routing that does not apply to this fabric; the message says which do."""
 
 
-class Router:
-    """Routes phases on one fabric; builds each model's structure once."""
+class ClosRouting:
+    """Up/down routes of a tree of switches (fat-tree, rail-optimized, rail-only, multi-plane)."""
 
-    def __init__(self, fabric: TrafficFabric, qps: int = 1, seed: int = 1):
-        self.fabric = fabric
-        self.qps = qps
-        self.seed = seed
+    kind = "Clos"
+    headline_max_gpus = 16_384  # the check's all-to-all headline: seconds per routing at this size
+
+    def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
+        self.fabric, self.qps, self.seed = fabric, qps, seed
         topo = fabric.plan.design.get("topology")
-        self.family = (DRAGONFLY_ROUTES if topo in TOPOLOGIES and topology(topo).traffic_routes == DRAGONFLY_ROUTES
-                       else "clos")
-        if self.family == "clos":
-            if fabric.plan.design.get("direct") or fabric.graph.n == 0:
-                raise RoutingError(f"traffic analysis covers switched Clos and dragonfly fabrics; '{topo}' is a direct network")
-            try:
-                self.clos = ClosRoutes(fabric)
-            except NotClos as exc:
-                raise RoutingError(f"'{topo}': {exc}")
+        if fabric.graph.n == 0:
+            raise RoutingError(f"'{topo}' has no switches to route over")
+        try:
+            self.clos = ClosRoutes(fabric)
+        except NotClos as exc:
+            raise RoutingError(f"'{topo}': {exc}")
 
     def available(self) -> tuple[str, ...]:
-        if self.family == DRAGONFLY_ROUTES:
-            return DRAGONFLY_ROUTINGS
-        ib = self.fabric.plan.facts.get("models", {}).get(self.fabric.plan.design.get("switch"), {}).get("protocol") == "infiniband"
-        ftree_ok = ib and is_tree(self.fabric.plan.design.get("topology"))
-        return CLOS_ROUTINGS if ftree_ok else CLOS_ROUTINGS[:2]
+        plan = self.fabric.plan
+        ib = plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol") == "infiniband"
+        return CLOS_ROUTINGS if ib and is_tree(plan.design.get("topology")) else CLOS_ROUTINGS[:2]
 
-    def default(self) -> tuple[str, ...]:
-        return self.available()
-
-    def check(self, routing: str) -> None:
-        if routing not in self.available():
-            why = ("ftree is OpenSM's engine: InfiniBand fat-tree and rail-optimized fabrics only"
-                   if routing == "ftree" else f"this {self.family} fabric takes {', '.join(self.available())}")
-            raise RoutingError(f"routing '{routing}' does not apply: {why}"
-                               + ("" if routing in ROUTINGS else f"; {nearest(routing, self.available())}"))
+    def reference(self) -> str:
+        """InfiniBand trees run OpenSM's fat-tree engine; Ethernet fabrics hash per flow (the
+        plan does not record whether the NOS turns adaptive routing on)."""
+        return "ftree" if "ftree" in self.available() else "ecmp"
 
     @cached_property
     def ftree(self):
@@ -74,10 +74,6 @@ class Router:
             return FtreeRoutes(self.clos)
         except NotClos as exc:
             raise RoutingError(f"ftree: {exc}")
-
-    @cached_property
-    def dragonfly(self):
-        return DragonflyRoutes(self.fabric)
 
     def route(self, routing: str, phase: Phase) -> Routed:
         f = self.fabric
@@ -94,11 +90,121 @@ class Router:
         if routing == "adaptive":
             terms, ok = self.clos.spray_terms(phase.src, phase.dst)
             return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow)
-        if routing == "ftree":
-            try:
-                fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
-            except NotClos as exc:
-                raise RoutingError(f"ftree: {exc}")
-            return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
+        try:
+            fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
+        except NotClos as exc:
+            raise RoutingError(f"ftree: {exc}")
+        return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
+
+
+class DragonflyRouting:
+    kind = "dragonfly"
+    headline_max_gpus = 16_384
+
+    def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
+        self.fabric = fabric
+
+    def available(self) -> tuple[str, ...]:
+        return DRAGONFLY_ROUTINGS
+
+    def reference(self) -> str:
+        return "minimal"
+
+    @cached_property
+    def dragonfly(self):
+        return DragonflyRoutes(self.fabric)
+
+    def route(self, routing: str, phase: Phase) -> Routed:
+        f = self.fabric
         terms, ok, counts = self.dragonfly.terms(routing, phase.src, phase.dst)
-        return Routed(Incidence(n, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src], flow, counts=counts)
+        return Routed(Incidence(phase.src.size, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src],
+                      np.arange(phase.src.size), counts=counts)
+
+
+class MinimalRouting:
+    """Tori, meshes, rings and full meshes: shortest paths on the real wiring."""
+
+    kind = "torus or direct"
+    # an all-to-all's shortest paths fan out over whole boxes of a torus: 2 s CPU at 512
+    # chips, 30 s at 4,096
+    headline_max_gpus = 1_024
+
+    def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
+        self.fabric = fabric
+        self.minimal = MinimalRoutes(fabric)
+
+    def available(self) -> tuple[str, ...]:
+        return MINIMAL_ROUTINGS
+
+    def reference(self) -> str:
+        return "minimal"
+
+    def route(self, routing: str, phase: Phase) -> Routed:
+        f = self.fabric
+        terms, ok = self.minimal.terms(phase.src, phase.dst)
+        return Routed(Incidence(phase.src.size, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src],
+                      np.arange(phase.src.size))
+
+
+class TorusRouting(MinimalRouting):
+    """Tori and meshes: minimal, and the dimension-order routes of torus routers and TPU ICI
+    (not with a twist: its wraparound moves along a second axis)."""
+
+    def available(self) -> tuple[str, ...]:
+        return TORUS_ROUTINGS if self.fabric.plan.design_record.twist is None else MINIMAL_ROUTINGS
+
+    @cached_property
+    def dimension_order(self) -> DimensionOrderRoutes:
+        return DimensionOrderRoutes(self.minimal)
+
+    def route(self, routing: str, phase: Phase) -> Routed:
+        if routing != "dimension-order":
+            return super().route(routing, phase)
+        f = self.fabric
+        terms, ok = self.dimension_order.terms(phase.src, phase.dst)
+        return Routed(Incidence(phase.src.size, f.n_links, terms), ok, phase.conn, f.ep_gbps[phase.src],
+                      np.arange(phase.src.size))
+
+
+# family name -> its routes. The one registry line a new family adds here.
+ROUTES: dict[str, type] = {
+    "clos": ClosRouting,
+    "planes": ClosRouting,
+    "dragonfly": DragonflyRouting,
+    "torus": TorusRouting,
+    "direct": MinimalRouting,
+}
+
+
+class Router:
+    """Routes phases on one fabric by its family's model; builds each model's structure once."""
+
+    def __init__(self, fabric: TrafficFabric, qps: int = 1, seed: int = 1):
+        self.fabric = fabric
+        self.qps = qps
+        self.seed = seed
+        self.model = ROUTES[topology(fabric.plan.design_record.topology).family](fabric, qps, seed)
+
+    def available(self) -> tuple[str, ...]:
+        return self.model.available()
+
+    def default(self) -> tuple[str, ...]:
+        return self.available()
+
+    def reference(self) -> str:
+        return self.model.reference()
+
+    @property
+    def headline_max_gpus(self) -> int:
+        return self.model.headline_max_gpus
+
+    def check(self, routing: str) -> None:
+        if routing not in self.available():
+            why = ("ftree is OpenSM's engine: InfiniBand fat-tree and rail-optimized fabrics only"
+                   if routing == "ftree" else f"this {self.model.kind} fabric takes {', '.join(self.available())}")
+            raise RoutingError(f"routing '{routing}' does not apply: {why}"
+                               + ("" if routing in ROUTINGS else f"; {nearest(routing, self.available())}"))
+
+    def route(self, routing: str, phase: Phase) -> Routed:
+        self.check(routing)
+        return self.model.route(routing, phase)

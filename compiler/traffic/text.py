@@ -4,13 +4,22 @@ from __future__ import annotations
 
 
 def seconds_text(t: float | None) -> str:
+    """Three significant digits and a unit: 131 us, 53.1 ms, 5.60 s."""
     if t is None:
         return "-"
-    if t < 1e-3:
-        return f"{t * 1e6:.0f} us"
-    if t < 1:
-        return f"{t * 1e3:.1f} ms"
-    return f"{t:.2f} s"
+    for scale, unit in ((1e-6, "us"), (1e-3, "ms"), (1.0, "s")):
+        v = t / scale
+        if v < 999.5 or unit == "s":
+            return f"{_three_digits(v)} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _three_digits(v: float) -> str:
+    if v >= 99.95:
+        return f"{v:.0f}"
+    if v >= 9.995:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
 
 
 def size_text(n: int) -> str:
@@ -42,6 +51,9 @@ def traffic_text(report: dict) -> str:
         lines.append("  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     lines.append("  (mean: throughput over NIC line rate; slowest: the connection that paces the collective; "
                  "max load: offered load on the busiest link at line rate; times: alpha-beta at the slowest connection)")
+    if report.get("reference_routing"):
+        lines.append(f"  (clusterc check's all-reduce estimates are the ring-allreduce and hierarchical times under "
+                     f"{report['reference_routing']}, every server in plan order)")
     for r in results:
         b = r.get("balls_into_bins")
         if b:
