@@ -51,3 +51,26 @@ def test_one_group_dragonfly_has_the_routers_its_endpoints_fill():
     assert s["switches"] == {"router": 1} and s["cables"] == {"server-router": 8}
     s = _summary((_spec(3, "topology: dragonfly, switch: qm9700")))
     assert s["switches"] == {"router": 2} and s["cables"] == {"server-router": 24, "local": 1}
+
+
+def test_tiers_one_insists_on_one_switch_and_says_why_it_cannot_be(tmp_path):
+    from .conftest import cli_in_process
+
+    one = _summary(_spec(2, "topology: fat-tree, switch: qm9700, tiers: 1"))
+    assert one["tiers"] == 1 and one["switches"] == {"leaf": 1}
+    for fabric, fragment in (("topology: fat-tree, switch: qm9700, tiers: 1", "takes 64 ports at 400G; the fabric brings 72"),
+                             ("topology: rail-optimized, switch: qm9700, tiers: 1, scalable_unit: 2", "scalable_unit asks for more")):
+        (tmp_path / "s.yaml").write_text(_spec(9 if "fat-tree" in fabric else 2, fabric))
+        r = cli_in_process("validate", str(tmp_path / "s.yaml"))
+        assert r.returncode == 2 and "fabric.tiers" in r.stderr and fragment in r.stderr, r.stderr
+
+
+def test_endpoints_of_one_role_on_two_fabrics_keep_their_own_port_counts():
+    # compute `vast` with 2 ports and storage `vast` with 1 shared the layout id vast@400:
+    # the plan invariants then found link 11 on port index 1 of a 1-port vast-01
+    plan = plan_from_text(
+        "name: mm\nservers: 1\nserver: dgx-b200\nfabric: {topology: fat-tree, switch: arista-7060x6-64pe, tiers: 2}\n"
+        "extra_endpoints: [{role: vast, count: 1, ports: 2}]\n"
+        "fabrics: [{name: storage, switch: sn5600, extra_endpoints: [{role: vast, count: 1, ports: 1}]}]\n")
+    ports = {d.name: len(plan.layouts[d.layout]) for d in plan.devices if "vast" in d.name}
+    assert ports == {"vast-01": 2, "storage-vast-01": 1}

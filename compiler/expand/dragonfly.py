@@ -135,7 +135,8 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
             global_ports = (a // 2 if fat_tree else a) * h
             built = (f"{edge} lea{'f' if edge == 1 else 'ves'} of {p} endpoint ports and {edge} spine{'s' if edge > 1 else ''}"
                      if fat_tree else f"{edge} router{'s' if edge > 1 else ''} of {p} endpoint ports")
-            notes.append(f"one group holds all {endpoints:,} endpoint ports: {built}, "
+            notes[:] = [n for n in notes if not n.startswith("dragonfly not balanced")]  # balance is between groups
+            notes.append(f"switches_per_group not given: one group holds all {endpoints:,} endpoint ports: {built}, "
                          f"not the {a_balanced} switches of a balanced group; with more endpoints come more groups "
                          "and their global links")
     max_groups = global_ports + 1
@@ -162,6 +163,8 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
             notes.append(f"{spare} of {global_ports} global ports per group are spare ({m} link(s) to each of {g - 1} groups)")
     if errors:
         raise SpecInvalid(errors)
+    if g == 1:  # balance is between local and global links: one group has no global links
+        notes = [n for n in notes if not n.startswith("dragonfly not balanced")]
     if endpoints < g * per_group:
         notes.append(f"{g * per_group - endpoints:,} of {g * per_group:,} endpoint ports are spare")
     return DragonflyDesign(c, fat_tree, g, a, p, h, m, f.global_arrangement, tuple(notes))

@@ -74,8 +74,13 @@ def endpoint_layout(role: str, ports: int, speed_gbps: int, form_factor: str, se
     # Fabric managers and storage nodes carry single-port HCAs (e.g. ConnectX-7 OSFP,
     # flat top) unless the spec says QSFP112 (BlueField-3 class), at the signalling of the
     # switch they attach to (`serdes_gbps`: an HCA on an XDR fabric is an XDR one).
+    # The id names everything that differs between endpoints of one role: a compute fabric's
+    # 2-port `vast` and a storage fabric's 1-port `vast` shared one layout before, and the
+    # second's ports were cut to the first's count (the common 1-port OSFP keeps `role@speed`).
+    layout_id = (f"{role}@{speed_gbps}" + (f"x{ports}" if ports != 1 else "")
+                 + (f"-{form_factor}" if form_factor != "OSFP" else "") + (f"-s{serdes_gbps}" if serdes_gbps != 100 else ""))
     return PortLayout(
-        f"{role}@{speed_gbps}",
+        layout_id,
         tuple(Port(f"p{i}", f"p{i}", 1, speed_gbps, form_factor, "flat", speed_gbps, serdes_gbps) for i in range(1, ports + 1)),
     )
 

@@ -401,13 +401,24 @@ def _one_switch_when_it_holds_everything(loaded: LoadedSpec, design: ClosDesign)
     more, the fabric is that switch. A leaf-spine for one DGX built 9 switches (one leaf per
     rail and a spine joining them), or a leaf and 2 spines that joined nothing."""
     fabric, spec = loaded.spec.fabric, loaded.spec
-    asked = {"tiers", "scalable_unit", "servers_per_leaf", "uplink_speed_gbps", "spine_switch", "core_switch"}
-    if asked & fabric.model_fields_set or spec.growth is not None or any(e.spec.attach != "leaf" for e in design.endpoints):
-        return design
     endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
     server_ports = design.servers * design.rails + endpoint_ports
     radix = design.switch.radix(design.speed_gbps)
-    if server_ports > radix:
+    more = [key for key, value in (("scalable_unit", fabric.scalable_unit), ("growth", spec.growth),
+                                   ("servers_per_leaf", fabric.servers_per_leaf if fabric.servers_per_leaf != design.servers else None),
+                                   ("uplink_speed_gbps", fabric.uplink_speed_gbps if fabric.uplink_speed_gbps != design.speed_gbps else None),
+                                   ("spine_switch", fabric.spine_switch if fabric.spine_switch != design.switch.id else None),
+                                   ("core_switch", fabric.core_switch if fabric.core_switch != design.switch.id else None))
+            if value is not None]
+    off_leaf = [k for k, e in enumerate(design.endpoints) if e.spec.attach != "leaf"]
+    if fabric.tiers == 1:  # insisted on: say why it cannot be
+        why = (f"one {design.switch.id} takes {radix} ports at {design.speed_gbps}G; the fabric brings {server_ports} "
+               "server and endpoint ports" if server_ports > radix else
+               f"tiers: 1 is a single switch; {more[0]} asks for more" if more else
+               "tiers: 1 is a single switch: endpoints attach to it (attach: leaf)" if off_leaf else "")
+        if why:
+            raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", ("fabric", "tiers"), why, "use tiers: 2 or auto")])
+    elif fabric.tiers != "auto" or more or off_leaf or server_ports > radix:
         return design
     one = sizing.ClosSizing(1, 1, sizing.PortSplit(server_ports, 0), sizing.PortSplit(0, 0), 1, 0, 0, 0)
     dropped = ("grows to", "upper tiers built for", "spines rounded", "2 spines, not 1", "servers_per_leaf not given",
@@ -707,7 +718,7 @@ def _upper_tiers(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int)
                           f"{leaves} leaves do not fit two tiers of {up.spine.id}: a spine with {radix} ports joins at most "
                           f"{cap} leaves ({int(cap * per_leaf * server.gpus):,} GPUs at {ratio})",
                           "use tiers: 3 or tiers: auto")
-    if fabric.tiers == 2 or (fabric.tiers == "auto" and two is not None):
+    if fabric.tiers == 2 or (fabric.tiers in ("auto", 1) and two is not None):  # tiers 1: cut to one switch later
         return two
     spine_split = sizing.split_for_ratio(radix, fabric.oversubscription.spine)
     cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, up.core_radix, lp.group)

@@ -109,7 +109,9 @@ class Fabric(_Strict):
                                                  for t in TOPOLOGY_DESCRIPTORS.values()))
     switch: CatalogId | None = Field(
         None, description="catalog id of the switch model (required except for a direct torus/mesh of accelerators; none for ring / full-mesh)")
-    tiers: Literal["auto", 2, 3] = Field("auto", description="2, 3 or auto (the fewest tiers that fit)")
+    tiers: Literal["auto", 1, 2, 3] = Field(
+        "auto", description="1 (one switch holds every server port), 2, 3 or auto (the fewest tiers that fit: one "
+                            "switch when it holds every port and no unit or growth asks for more)")
     oversubscription: Annotated[Oversubscription, _OVERSUB_SCHEMA] = Field(
         default_factory=Oversubscription,
         description='leaf downlink:uplink bandwidth ("1:1"), or {leaf: "2:1", spine: "1:1"}',
