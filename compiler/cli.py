@@ -498,7 +498,8 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
         if export:
             from .traffic.exports import write_exports
 
-            report["simulator_exports"] = write_exports(plan, export)
+            report["simulator_exports"] = write_exports(plan, export, patterns=split(pattern), routings=split(routing),
+                                                        servers=servers, order=order, seed=seed, fail=fail)
     except TrafficError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
