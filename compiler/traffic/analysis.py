@@ -19,7 +19,7 @@ import numpy as np
 
 from .collective_time import hierarchical_stages_s, ring_allreduce_s, transfer_time_s
 from .fabric import TrafficFabric
-from .fairness import Incidence, Term, flows_on_links, max_min_rates
+from .fairness import Incidence, Term, flows_on_links, transport_rates
 from .patterns import Pattern, Phase
 from ..topology import is_tree
 
@@ -58,7 +58,7 @@ def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, li
 
 
 def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseResult:
-    rates = max_min_rates(routed.inc, fabric.cap_gbps, routed.active)
+    rates = transport_rates(routed.inc, fabric.cap_gbps, routed.active)
     n_conn = int(phase.conn.max()) + 1 if phase.conn.size else 0
     # a connection moves equal data over each of its sub-flows: it runs at count x slowest
     sub_conn = routed.conn

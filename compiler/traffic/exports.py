@@ -229,7 +229,7 @@ def astra_sim_files(plan: Plan) -> dict[str, str]:
         f"# ASTRA-sim analytical network backend (astra-network-analytical NetworkParser) for {plan.name},",
         "# written by clusterc. Dimensions: the scale-up domain (NVLink, one direction per GPU), then the",
         "# network (NIC line rate per GPU). A Switch dimension is non-blocking: routing and oversubscription",
-        f"# are not modelled. clusterc's max-min all-to-all on this fabric, as a share of NIC line rate: {measured}.",
+        f"# are not modelled. clusterc's all-to-all on this fabric, as a share of NIC line rate: {measured}.",
         f"# Latencies: SimAI's defaults (NIC {NIC_LATENCY_NS} ns, NVSwitch {NVLINK_LATENCY_NS} ns); not in the plan.",
         f"topology: [ {', '.join(t for t, *_ in dims)} ]",
         f"npus_count: [ {', '.join(str(n) for _, n, *_ in dims)} ]",
@@ -350,7 +350,7 @@ def htsim_matrix(nodes: int, src: np.ndarray, dst: np.ndarray, size_bytes: int, 
 def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: list[str] | None = None,
                     servers: str | None = None, order: str = "plan", seed: int = 1, fail: str | None = None,
                     flow_bytes: int = HTSIM_FLOW_BYTES) -> dict[str, str]:
-    """Traffic matrices of each pattern (its first phase), per Clos routing the matrix that
+    """Traffic matrices of each pattern (all-to-all: its fullest analysed phase), per Clos routing the matrix that
     pins htsim_ndp's flows to the routes traffic chose, and run.sh with the
     command lines (host link speed, node count and end time included)."""
     from .fabric import parse_failure
@@ -388,9 +388,11 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
         for label, fabric in scenarios:
             router = Router(fabric, seed=seed)
             pat = build_pattern(fabric, name, chosen, seed)
-            if not pat.phases or pat.phases[0].src.size == 0:
+            if not pat.phases:
                 continue
-            phase = pat.phases[0]
+            phase = max(pat.phases, key=lambda ph: ph.src.size)  # all-to-all: its fullest phase (first of equals)
+            if phase.src.size == 0:
+                continue
             stem = name.replace(":", "-") + label
             if not label:
                 files[f"{stem}.cm"] = htsim_matrix(n, node[phase.src], node[phase.dst], flow_bytes)
