@@ -29,7 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from compiler.expand import expand  # noqa: E402
 from compiler.spec.load import load_spec_text  # noqa: E402
-from compiler.traffic.exports import HTSIM_COMMIT, htsim_files, htsim_run_files  # noqa: E402
+from compiler.traffic.exports import HTSIM_COMMIT, htsim_files, htsim_nodes, htsim_path_choice, htsim_run_files  # noqa: E402
+from compiler.traffic.fabric import TrafficFabric, parse_failure  # noqa: E402
+from compiler.traffic.patterns import build_pattern, placement  # noqa: E402
+from compiler.traffic.routing import Router  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "htsim"
 ROUTINGS = ["ecmp", "ftree"]
@@ -69,6 +72,18 @@ def topo_params(text: str) -> dict:
     return out
 
 
+def route_indices(plan, fail: str | None, pattern: str, routing: str, seed: int) -> dict[tuple[int, int], int]:
+    """(src node, dst node) -> the htsim path the export pinned the flow to (the route traffic chose)."""
+    intact = TrafficFabric(plan)
+    fabric = TrafficFabric(plan, parse_failure(plan, fail), graph=intact.graph) if fail else intact
+    pat = build_pattern(fabric, pattern, placement(intact, None, "plan", seed), seed)
+    phase = max(pat.phases, key=lambda ph: ph.src.size)
+    m = Router(fabric, seed=seed).route(routing, phase).inc.terms[0].chain[0].tocoo()
+    index, _ = htsim_path_choice(plan, fabric, m.col, m.row, phase.src.size)
+    node = htsim_nodes(intact)
+    return {(int(node[s]), int(node[d])): int(k) for s, d, k in zip(phase.src, phase.dst, index)}
+
+
 def run_case(bindir: Path, name: str, servers: int, ratio: str, fail: str | None, patterns: list[str],
              seed: int) -> list[dict]:
     text = spec_text(servers, ratio)
@@ -100,13 +115,26 @@ def run_case(bindir: Path, name: str, servers: int, ratio: str, fail: str | None
                     continue  # a placeholder that only advances htsim's generator
                 s, d = (int(v) for v in pair.split("->"))
                 conns.append([s, d, finish.get((s, d))])
-            conns.sort()
+            paths = route_indices(plan, fail, pattern, routing, seed)
+            conns = sorted([s, d, paths[(s, d)], t] for s, d, t in conns)
             size = int(re.search(r"size (\d+)", (Path(tmp) / f"{stem}.cm").read_text().splitlines()[2]).group(1))
+            lone = Path(tmp) / "lone.cm"  # one flow across the spines: the transport's fixed cost (latency, start)
+            n = int(files["fat_tree.topo"].split("Nodes ")[1].split()[0])
+            lone.write_text(f"Nodes {n}\nConnections 1\n0->{n - 1} start 0 size {size}\n")
+            out = subprocess.run(["sh", "-c", cmd.split(" > ")[0].replace(f"-tm {stem}.cm", "-tm lone.cm")], cwd=tmp,
+                                 env={"HTSIM": str(bindir), "PATH": "/usr/bin:/bin"}, check=True, capture_output=True, text=True)
+            lone_us = next(float(f.group(3)) for f in map(FINISHED.match, out.stdout.splitlines()) if f)
             runs.append({"case": name, "spec": text, "pattern": pattern, "routing": routing, "seed": seed, "fail": fail,
-                         "flow_bytes": size, "command": cmd.replace(str(bindir), "$HTSIM"),
+                         "flow_bytes": size, "lone_flow_us": lone_us, "command": cmd.replace(str(bindir), "$HTSIM"),
                          "fat_tree": topo_params(files["fat_tree.topo"]),
                          "flows": conns})
     return runs
+
+
+def dump(doc: dict) -> str:
+    """JSON with each innermost list (a flow, a key's numbers) on one line."""
+    text = json.dumps(doc, indent=1)
+    return re.sub(r"\[([^\[\]{}]*)\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text) + "\n"
 
 
 def main() -> None:
@@ -125,10 +153,11 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     doc = {"htsim_commit": commit, "binary": "htsim_ndp",
            "about": "csg-htsim NDP on the export's fat tree with the routes clusterc traffic chose (benchmarks/htsim.py); "
-                    "flows: [src node, dst node, finish time in us (null: did not finish)]",
+                    "flows: [src node, dst node, htsim path index (get_bidir_paths), finish time in us (null: did not finish)]; lone_flow_us: one flow "
+                    "alone across the spines (the transport's fixed cost)",
            "runs": runs}
     path = args.out / "runs.json"
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path.write_text(dump(doc))
     print(f"wrote {len(runs)} runs to {path}")
 
 
