@@ -14,7 +14,9 @@
   sim/datacenter/topologies/*.topo): Nodes, Tiers, Podsize and per tier the down/up radix,
   bundle (cables per switch pair), link speed and oversubscription. htsim builds the wiring
   from these, so only a uniform Clos of full leaves with a whole-number oversubscription
-  can be written; node i is the i-th NIC port in fabric order (nodes.csv).
+  can be written; node i is the i-th NIC port in fabric order (nodes.csv). With it, what a
+  run needs (htsim_run_files): each pattern's connection matrix, per routing a matrix that
+  pins htsim_ndp's flows to the routes traffic chose, and run.sh with the command lines.
 - `astra-sim`: the analytical network backend's network.yml (astra-sim/astra-network-analytical,
   commit 599a047; NetworkParser::parse_network_config_yml): one Switch dimension for the
   scale-up domain (NVLink GB/s per GPU, one direction) and one for the network (NIC GB/s per
