@@ -480,7 +480,7 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
             export: Optional[str] = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
                                                                          "(htsim, astra-sim, simai)"),
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
-    """What the fabric delivers to collectives: each pattern under each routing, max-min fair
+    """What the fabric delivers to collectives: each pattern under each routing, calibrated max-min
     sharing of links, Gb/s per GPU, the slowest connection, collective times and hot links."""
     from .pipeline import build_plan
     from .traffic import TrafficError, traffic_report

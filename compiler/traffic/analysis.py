@@ -1,7 +1,7 @@
 """One traffic result: a pattern under a routing on the (possibly degraded) fabric.
 
 For every phase of the pattern: route its flows (one sub-flow per queue pair under
-ECMP), share the links max-min fairly, and read off
+ECMP), share the links (max-min, calibrated to transports: fairness.py), and read off
 - fraction: what the GPUs get on average, as a share of their NIC line rate;
 - min_fraction: the slowest connection, which paces a bulk-synchronous collective;
 - offered load: each link's load if every flow ran at its NIC's line rate, over its
