@@ -360,8 +360,7 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
     from .routing import Router
     from . import DEFAULT_PATTERNS as DEFAULTS
 
-    if plan.design.get("tiers") != 2:
-        return {}  # fixed routes are written for two tiers (htsim's path list is agg x bundle x bundle)
+    pinned = plan.design.get("tiers") == 2  # the path index below is agg x bundle x bundle: two tiers
     intact = TrafficFabric(plan)
     node = htsim_nodes(intact)
     n = node.size
@@ -386,6 +385,8 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
             f"# -cwnd {cwnd}: packets of {HTSIM_MTU_BYTES:,} B (htsim's MTU) in flight, 10 us at the host rate",
             "# Each flow prints 'finished at <us>'; its rate is size x 8 / that time.",
             'HTSIM=${HTSIM:-.}', "set -e"]
+    if not pinned:
+        runs.insert(-2, "# Three tiers: htsim hashes every route (flows are pinned to traffic's routes on two tiers only)")
     for name in patterns or DEFAULTS:
         for label, fabric in scenarios:
             router = Router(fabric, seed=seed)
@@ -400,10 +401,10 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
                 files[f"{stem}.cm"] = htsim_matrix(n, node[phase.src], node[phase.dst], flow_bytes)
                 runs.append(f'"$HTSIM/htsim_eqds" {common} -tm {stem}.cm -cwnd {cwnd} -paths 1 -seed {HTSIM_SEED} -o {stem}.eqds.log '
                             f'> {stem}.eqds.out  # htsim hashes the routes itself')
-                runs.append(f'"$HTSIM/htsim_roce" {common} -tm {stem}.cm -strat ecmp_host -seed {HTSIM_SEED} -o {stem}.roce.log '
+                runs.append(f'"$HTSIM/htsim_roce" {common} -tm {stem}.cm -strat ecmp_host -paths 1 -seed {HTSIM_SEED} -o {stem}.roce.log '
                             f'> {stem}.roce.out  # htsim hashes the routes itself')
             for routing in routings or router.available():
-                if routing not in ("ecmp", "ftree") or routing not in router.available():
+                if not pinned or routing not in ("ecmp", "ftree") or routing not in router.available():
                     continue
                 routed = router.route(routing, phase)
                 if not routed.active.all():
@@ -414,6 +415,6 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
                 files[f"{stem}-{routing}.cm"] = htsim_matrix(n, node[phase.src], node[phase.dst], flow_bytes, seq)
                 runs.append(f'"$HTSIM/htsim_ndp" {common} -tm {stem}-{routing}.cm -cwnd {cwnd} -strat perm -paths 1 -seed {HTSIM_SEED} '
                             f'-o {stem}-{routing}.ndp.log > {stem}-{routing}.ndp.out  # the routes traffic chose ({routing})')
-    if len(runs) > 6:
+    if any(r.startswith('"$HTSIM') for r in runs):
         files["run.sh"] = "#!/bin/sh\n" + "\n".join(runs) + "\n"
     return files
