@@ -38,9 +38,10 @@ from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
 from . import TrafficError
 from ..diagnostics import nearest
-from .fabric import TrafficFabric
-from .patterns import fabric_order
-from . import traffic_report
+from .fabric import TrafficFabric, parse_failure
+from .patterns import build_pattern, fabric_order, placement
+from .routing import Router
+from . import DEFAULT_PATTERNS, traffic_report
 from ..topology import is_tree
 
 FORMATS = ("simai", "htsim", "astra-sim")
@@ -355,11 +356,6 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
     """Traffic matrices of each pattern (all-to-all: its fullest analysed phase), per Clos routing the matrix that
     pins htsim_ndp's flows to the routes traffic chose, and run.sh with the
     command lines (host link speed, node count and end time included)."""
-    from .fabric import parse_failure
-    from .patterns import build_pattern, placement
-    from .routing import Router
-    from . import DEFAULT_PATTERNS as DEFAULTS
-
     pinned = plan.design.get("tiers") == 2  # the path index below is agg x bundle x bundle: two tiers
     intact = TrafficFabric(plan)
     node = htsim_nodes(intact)
@@ -387,7 +383,7 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
             'HTSIM=${HTSIM:-.}', "set -e"]
     if not pinned:
         runs.insert(-2, "# Three tiers: htsim hashes every route (flows are pinned to traffic's routes on two tiers only)")
-    for name in patterns or DEFAULTS:
+    for name in patterns or DEFAULT_PATTERNS:
         for label, fabric in scenarios:
             router = Router(fabric, seed=seed)
             pat = build_pattern(fabric, name, chosen, seed)
