@@ -131,6 +131,18 @@ def run_case(bindir: Path, name: str, servers: int, ratio: str, fail: str | None
     return runs
 
 
+def summary(run: dict) -> dict:
+    """htsim's figures for a run, as tests/test_traffic_exports.py reads them: a flow's rate is
+    its size over its finish time less a lone flow's fixed cost, over the host line rate."""
+    line = run["fat_tree"]["tier0"]["Downlink_speed_Gbps"] * 1e9
+    bits = run["flow_bytes"] * 8
+    fixed_s = run["lone_flow_us"] * 1e-6 - bits / line
+    done = [f[3] for f in run["flows"] if f[3] is not None]
+    rates = [bits / (t * 1e-6 - fixed_s) / line for t in done]
+    return {"flows": len(run["flows"]), "finished": len(done), "mean_fraction": round(sum(rates) / len(rates), 4),
+            "min_fraction": round(min(rates), 4), "collective_us": max(done)}
+
+
 def dump(doc: dict) -> str:
     """JSON with each innermost list (a flow, a key's numbers) on one line."""
     text = json.dumps(doc, indent=1)
@@ -150,11 +162,14 @@ def main() -> None:
     for case in CASES:
         if not args.only or case[0] in args.only:
             runs += run_case(args.bindir, *case)
+    for run in runs:
+        run["htsim"] = summary(run)
     args.out.mkdir(parents=True, exist_ok=True)
     doc = {"htsim_commit": commit, "binary": "htsim_ndp",
            "about": "csg-htsim NDP on the export's fat tree with the routes clusterc traffic chose (benchmarks/htsim.py); "
                     "flows: [src node, dst node, htsim path index (get_bidir_paths), finish time in us (null: did not finish)]; lone_flow_us: one flow "
-                    "alone across the spines (the transport's fixed cost)",
+                    "alone across the spines (the transport's fixed cost); htsim: the run summarised (rate = size over finish "
+                    "time less that fixed cost, over line rate)",
            "runs": runs}
     path = args.out / "runs.json"
     path.write_text(dump(doc))

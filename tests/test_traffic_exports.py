@@ -209,6 +209,7 @@ def _model_vs_htsim(run: dict) -> dict:
     m = routed.inc.terms[0].chain[0].tocoo()
     index, _ = htsim_path_choice(plan, fabric, m.col, m.row, phase.src.size)
     assert index.tolist() == [path[p] for p in pairs], "traffic's routes changed since the run: re-run benchmarks/htsim.py"
+    assert abs(sim.min() - run["htsim"]["min_fraction"]) < 1e-4 and abs(sim.mean() - run["htsim"]["mean_fraction"]) < 1e-4
     return {"sim_mean": float(sim.mean()), "sim_min": float(sim.min()), "sim_time": float(t.max()),
             "model_mean": res.fraction, "model_min": res.min_fraction,
             "model_time": fixed_s + bits / (res.min_fraction * line[0])}
