@@ -485,7 +485,7 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
             export: Optional[str] = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
                                                                          "(htsim, astra-sim, simai)"),
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
-    """What the fabric delivers to collectives: each pattern under each routing, max-min fair
+    """What the fabric delivers to collectives: each pattern under each routing, calibrated max-min
     sharing of links, Gb/s per GPU, the slowest connection, collective times and hot links."""
     from .pipeline import build_plan
     from .traffic import TrafficError, traffic_report
@@ -503,7 +503,8 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
         if export:
             from .traffic.exports import write_exports
 
-            report["simulator_exports"] = write_exports(plan, export)
+            report["simulator_exports"] = write_exports(plan, export, patterns=split(pattern), routings=split(routing),
+                                                        servers=servers, order=order, seed=seed, fail=fail)
     except TrafficError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)

@@ -129,14 +129,15 @@ def test_losing_a_spine_costs_adaptive_routing_its_share_of_uplinks():
 
 def test_more_queue_pairs_per_connection_spread_ecmp_collisions(fat_tree):
     """NCCL_IB_QPS_PER_CONNECTION: each QP hashes on its own, so a link's load averages over
-    more, smaller sub-flows and the slowest connection speeds up (measured: 17 % of line rate
-    with 1 QP, 31 % with 4, 52 % with 16), though a connection still waits for its slowest QP,
-    so the mean rises more slowly."""
+    more, smaller sub-flows and the slowest connection speeds up (measured: 16 % of line rate
+    with 1 QP, 20 % with 4, 38 % with 16; pure max-min said 17, 31 and 52 %, but a QP that
+    crosses two full links is held back at both, as htsim shows for single flows), though a
+    connection still waits for its slowest QP, so the mean rises more slowly."""
     by_qps = {q: result(traffic_report(fat_tree, ["permutation"], ["ecmp"], qps=q), "permutation", "ecmp")
               for q in (1, 4, 16)}
-    assert by_qps[1]["min_fraction"] < by_qps[4]["min_fraction"] - 0.1 < by_qps[16]["min_fraction"] - 0.2
+    assert by_qps[1]["min_fraction"] < by_qps[4]["min_fraction"] - 0.03 < by_qps[16]["min_fraction"] - 0.2
     assert by_qps[1]["max_link_load"] > by_qps[4]["max_link_load"] > by_qps[16]["max_link_load"]
-    assert by_qps[16]["fraction"] > by_qps[1]["fraction"] + 0.1
+    assert by_qps[16]["fraction"] > by_qps[1]["fraction"] + 0.08  # 53 % -> 63 %
 
 
 def test_ring_over_rails_in_plan_order_stays_on_the_rail_leaves():
@@ -462,7 +463,7 @@ def test_requirements_floor_traffic_with_a_stable_code(tmp_path):
     report = json.loads(r.stdout)["reports"][0]
     by_name = {x["name"]: x for x in report["figures"]["requirements"]["results"]}
     assert by_name["traffic.all-to-all.ecmp"] == {"name": "traffic.all-to-all.ecmp", "ok": True, "required": 0.6,
-                                                  "measured": 0.6868, "measure": "mean"}
+                                                  "measured": 0.6886, "measure": "mean"}
     assert not by_name["traffic.all-to-all.ecmp.slowest"]["ok"]
     assert by_name["traffic.shift:switch.adaptive after spine:1"]["measured"] == round(30 / 32, 4)
     codes = [f["code"] for f in report["findings"] if f["severity"] == "error"]
@@ -494,9 +495,9 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     assert set(headline) == {"ecmp", "adaptive", "ftree"}
     direct = traffic_report(plan, ["all-to-all"], ["ecmp"])["results"][0]
     assert headline["ecmp"]["fraction"] == direct["fraction"] and headline["ecmp"]["min_fraction"] == direct["min_fraction"]
-    assert any(f["code"] == "TRAFFIC_ESTIMATE" and "ecmp 68.7% of line rate" in f["message"] for f in report["findings"])
+    assert any(f["code"] == "TRAFFIC_ESTIMATE" and "ecmp 68.9% of line rate" in f["message"] for f in report["findings"])
     text = comparison_text([design_figures(plan, run_checks(plan))])
-    assert "all-to-all ecmp (mean/slowest)" in text and "69%/17%" in text
+    assert "all-to-all ecmp (mean/slowest)" in text and "69%/15%" in text
     _, torus = build_plan(SPECS / "tpu-v4-pod.yaml")
     # the torus is routed (minimal), but its all-to-all costs 30 s at 4,096 chips: left to clusterc traffic
     assert "not estimated above 1,024 GPUs" in report_for(torus)["figures"]["traffic"]["skipped"]

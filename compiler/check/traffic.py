@@ -73,7 +73,7 @@ def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Fi
         text = ", ".join(f"{r['routing']} {r['fraction']:.1%} of line rate (slowest connection {r['min_fraction']:.1%})"
                          for r in figures["results"])
         if figures["results"]:
-            findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, max-min fair: {text}",
+            findings.append(Finding("TRAFFIC_ESTIMATE", "info", f"{HEADLINE_PATTERN} over {gpus:,} GPUs, calibrated max-min sharing: {text}",
                                     "fabric"))
     for req in wanted:
         entry = {**req}

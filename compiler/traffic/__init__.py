@@ -4,7 +4,7 @@ For a compiled plan, each pattern (patterns.py) is routed by each routing model 
 topology family registers (routing.py: static ECMP, adaptive, OpenSM ftree on Clos
 fabrics; minimal, Valiant, UGAL on dragonflies; minimal on tori, meshes, rings and full
 meshes),
-links are shared max-min fairly (fairness.py), and the result says what each GPU gets
+links are shared max-min fairly, calibrated to transports (fairness.py), and the result says what each GPU gets
 and how long the spec's collectives take (analysis.py). `--fail` repeats it on the
 degraded fabric. `traffic_report` returns the JSON contract of `clusterc traffic`
 (traffic.schema.json beside this file).
@@ -100,7 +100,9 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
     }
 
 
-MODEL = ("flows between GPU NIC ports share links max-min fairly (progressive filling); fraction = mean "
+MODEL = ("flows between GPU NIC ports share links max-min fairly (progressive filling), and a single-path flow "
+         "crossing k >= 2 full shared links keeps 0.9^(k-1) of its share, the rest going to the others (calibrated "
+         "on csg-htsim NDP runs); fraction = mean "
          "connection throughput over NIC line rate, min_fraction = the slowest connection, which paces the "
          "collective; offered load = link load with every flow at line rate / capacity; ecmp: per-flow hash "
          "(splitmix64, per switch) over valley-free equal-cost next hops, one sub-flow per QP, a connection "

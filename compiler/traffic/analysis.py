@@ -1,7 +1,7 @@
 """One traffic result: a pattern under a routing on the (possibly degraded) fabric.
 
 For every phase of the pattern: route its flows (one sub-flow per queue pair under
-ECMP), share the links max-min fairly, and read off
+ECMP), share the links (max-min, calibrated to transports: fairness.py), and read off
 - fraction: what the GPUs get on average, as a share of their NIC line rate;
 - min_fraction: the slowest connection, which paces a bulk-synchronous collective;
 - offered load: each link's load if every flow ran at its NIC's line rate, over its
@@ -19,7 +19,7 @@ import numpy as np
 
 from .collective_time import allreduce_times, transfer_time_s
 from .fabric import TrafficFabric
-from .fairness import Incidence, Term, flows_on_links, max_min_rates
+from .fairness import Incidence, Term, flows_on_links, transport_rates
 from .patterns import Pattern, Phase
 from ..topology import is_tree
 
@@ -66,7 +66,7 @@ def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, li
 
 
 def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseResult:
-    rates = max_min_rates(routed.inc, fabric.cap_gbps, routed.active)
+    rates = transport_rates(routed.inc, fabric.cap_gbps, routed.active)
     n_conn = int(phase.conn.max()) + 1 if phase.conn.size else 0
     # a connection moves equal data over each of its sub-flows: it runs at count x slowest
     sub_conn = routed.conn

@@ -14,7 +14,9 @@
   sim/datacenter/topologies/*.topo): Nodes, Tiers, Podsize and per tier the down/up radix,
   bundle (cables per switch pair), link speed and oversubscription. htsim builds the wiring
   from these, so only a uniform Clos of full leaves with a whole-number oversubscription
-  can be written; node i is the i-th NIC port in fabric order (nodes.csv).
+  can be written; node i is the i-th NIC port in fabric order (nodes.csv). With it, what a
+  run needs (htsim_run_files): each pattern's connection matrix, per routing a matrix that
+  pins htsim_ndp's flows to the routes traffic chose, and run.sh with the command lines.
 - `astra-sim`: the analytical network backend's network.yml (astra-sim/astra-network-analytical,
   commit 599a047; NetworkParser::parse_network_config_yml): one Switch dimension for the
   scale-up domain (NVLink GB/s per GPU, one direction) and one for the network (NIC GB/s per
@@ -27,6 +29,7 @@ Latencies are not in the plan; the files use SimAI's defaults (gen_Topo_Template
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +38,10 @@ from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
 from . import TrafficError
 from ..diagnostics import nearest
-from .fabric import TrafficFabric
-from .patterns import fabric_order
-from . import traffic_report
+from .fabric import TrafficFabric, parse_failure
+from .patterns import build_pattern, fabric_order, placement
+from .routing import Router
+from . import DEFAULT_PATTERNS, traffic_report
 from ..topology import is_tree
 
 FORMATS = ("simai", "htsim", "astra-sim")
@@ -50,8 +54,10 @@ class ExportError(ValueError):
     """A format that cannot express this plan; the message says why."""
 
 
-def write_exports(plan: Plan, spec: str) -> dict[str, str]:
-    """--export FORMAT[,FORMAT]:DIR -> writes DIR/<format>/..., returns format -> folder."""
+def write_exports(plan: Plan, spec: str, **traffic) -> dict[str, str]:
+    """--export FORMAT[,FORMAT]:DIR -> writes DIR/<format>/..., returns format -> folder.
+    `traffic`: the analysis' patterns, routings, servers, order, seed and fail, from which
+    the htsim folder's traffic matrices and routes are written."""
 
     formats, sep, folder = spec.rpartition(":")
     if not sep or not folder:
@@ -66,6 +72,8 @@ def write_exports(plan: Plan, spec: str) -> dict[str, str]:
     for fmt in wanted:
         try:
             files = {"simai": simai_files, "htsim": htsim_files, "astra-sim": astra_sim_files}[fmt](view)
+            if fmt == "htsim":
+                files.update(htsim_run_files(view, **traffic))
         except ExportError as exc:
             raise TrafficError(f"--export {fmt}: {exc}")
         target = Path(folder) / fmt
@@ -224,7 +232,7 @@ def astra_sim_files(plan: Plan) -> dict[str, str]:
         f"# ASTRA-sim analytical network backend (astra-network-analytical NetworkParser) for {plan.name},",
         "# written by clusterc. Dimensions: the scale-up domain (NVLink, one direction per GPU), then the",
         "# network (NIC line rate per GPU). A Switch dimension is non-blocking: routing and oversubscription",
-        f"# are not modelled. clusterc's max-min all-to-all on this fabric, as a share of NIC line rate: {measured}.",
+        f"# are not modelled. clusterc's all-to-all on this fabric, as a share of NIC line rate: {measured}.",
         f"# Latencies: SimAI's defaults (NIC {NIC_LATENCY_NS} ns, NVSwitch {NVLINK_LATENCY_NS} ns); not in the plan.",
         f"topology: [ {', '.join(t for t, *_ in dims)} ]",
         f"npus_count: [ {', '.join(str(n) for _, n, *_ in dims)} ]",
@@ -232,3 +240,177 @@ def astra_sim_files(plan: Plan) -> dict[str, str]:
         f"latency: [ {', '.join(f'{lt:.1f}' for *_, lt in dims)} ]  # ns",
     ]) + "\n"
     return {"network.yml": text}
+
+
+# --- htsim runs: the pattern's traffic matrix and the routes traffic chose ------------------------------------
+HTSIM_COMMIT = "841d9e7"
+HTSIM_SEED = 1
+HTSIM_FLOW_BYTES = 4_000_000  # per connection: ~80 us at 400G, many round trips, so rates settle
+HTSIM_DUMMY_START_PS = 10 ** 15  # a placeholder connection starting after the run ends sends nothing
+HTSIM_MTU_BYTES = 9000  # htsim's default packet size (-mtu)
+INT_MAX = 0x7FFFFFFF
+
+
+def htsim_nodes(f: TrafficFabric) -> np.ndarray:
+    """Endpoint -> htsim node (its rank in fabric order: leaf by leaf, as nodes.csv lists)."""
+    order = fabric_order(f, np.arange(f.ep_link.size))
+    node = np.empty(order.size, dtype=np.int64)
+    node[order] = np.arange(order.size)
+    return node
+
+
+def htsim_path_choice(plan: Plan, f: TrafficFabric, flow: np.ndarray, link: np.ndarray,
+                      n_flows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow of a two-tier Clos, given its directed links: (index of its path in htsim's
+    FatTreeTopology::get_bidir_paths, number of paths). htsim lists the paths between hosts
+    under different ToRs as agg k, then the ToR->agg cable b_up of the bundle, then the
+    agg->ToR cable b_down: index (k B + b_up) B + b_down; under one ToR there is one path.
+    htsim's agg k is the plan's k-th spine, its bundle cable b the b-th plan cable (plan
+    order) between that leaf and spine: the same wiring up to names."""
+    L = plan.links
+    ls = plan.link_kinds.index("leaf-spine")
+    cable = np.flatnonzero(L.kind == ls)
+    spines = np.unique(L.b_dev[cable])
+    bundle = int(plan.design["leaf_spine_links_per_pair"])
+    rank = np.zeros(len(L), dtype=np.int64)  # a cable's place in its leaf-spine bundle
+    key = L.a_dev[cable].astype(np.int64) * (int(L.b_dev.max()) + 1) + L.b_dev[cable]
+    srt = np.lexsort((cable, key))
+    starts = np.r_[0, np.flatnonzero(np.diff(key[srt])) + 1]
+    rank[cable[srt]] = np.arange(srt.size) - np.repeat(starts, np.diff(np.r_[starts, srt.size]))
+    on = L.kind[link // 2] == ls
+    up = on & (link % 2 == 0)
+    down = on & (link % 2 == 1)
+    k = np.full(n_flows, -1, dtype=np.int64)
+    b_up = np.zeros(n_flows, dtype=np.int64)
+    b_down = np.zeros(n_flows, dtype=np.int64)
+    k[flow[up]] = np.searchsorted(spines, L.b_dev[link[up] // 2])
+    b_up[flow[up]] = rank[link[up] // 2]
+    b_down[flow[down]] = rank[link[down] // 2]
+    crosses = k >= 0
+    index = np.where(crosses, (k * bundle + b_up) * bundle + b_down, 0)
+    return index, np.where(crosses, spines.size * bundle * bundle, 1)
+
+
+def _first_of_permutation(draws: np.ndarray, at: int, n: int) -> int:
+    """seq[0] after sim/ndp.cpp permute_sequence (seq = 0..n-1; for i: swap seq[r_i % (n - i)]
+    and seq[n - 1 - i]) on draws[at:at + n]: follow position 0 back through the swaps."""
+    pos = 0
+    r = draws[at:at + n].tolist()
+    for i in range(n - 1, -1, -1):
+        ix, j = r[i] % (n - i), n - 1 - i
+        pos = j if pos == ix else ix if pos == j else pos
+    return pos
+
+
+def htsim_pinned_order(index: np.ndarray, n_paths: np.ndarray, seed: int, draws_before: int) -> list[int]:
+    """The connection order (-1: a placeholder) under which `htsim_ndp -strat perm -paths 1`
+    puts every connection on its path. For each connection in file order htsim_ndp draws
+    random() (mt19937(seed) & INT_MAX, sim/rng.cpp): P draws to permute the source's P
+    paths (it keeps the first), 1 to shuffle that one, and P draws as the sink shuffles
+    the P return paths; before the first, one per switch (its ECMP salt, `draws_before`).
+    So at each point of the stream the next connection's path is known: it goes to a
+    waiting connection that wants that path, else a flow under one ToR (any draw suits it)
+    or a placeholder takes three draws. numpy's RandomState(seed) is std::mt19937(seed)."""
+    waiting: dict[tuple[int, int], list[int]] = {}
+    for c in range(len(index) - 1, -1, -1):
+        waiting.setdefault((int(n_paths[c]), int(index[c])), []).append(c)
+    local = waiting.pop((1, 0), [])
+    sizes = sorted({n for n, _ in waiting})
+    left = len(index) - len(local)
+    rng = np.random.RandomState(seed)
+    draws = np.zeros(0, dtype=np.int64)
+    at = draws_before
+    order: list[int] = []
+    while left:
+        if at + 2 * max(sizes) + 2 > draws.size:
+            more = rng.randint(0, 2 ** 32, size=max(65536, draws_before), dtype=np.uint32).astype(np.int64) & INT_MAX
+            draws = np.concatenate([draws, more])
+            continue
+        for n in sizes:
+            bucket = waiting.get((n, _first_of_permutation(draws, at, n)))
+            if bucket:
+                order.append(bucket.pop())
+                at += 2 * n + 1
+                left -= 1
+                break
+        else:
+            order.append(local.pop() if local else -1)
+            at += 3
+    return order + local[::-1]
+
+
+def htsim_matrix(nodes: int, src: np.ndarray, dst: np.ndarray, size_bytes: int, order: list[int] | None = None) -> str:
+    """A connection matrix (ConnectionMatrix::load): `Nodes`, `Connections`, then one
+    `src->dst start PS size BYTES` per connection; `order` (-1: a placeholder that starts
+    after the run and sends nothing) as htsim_single_path_order gives it."""
+    order = list(range(src.size)) if order is None else order
+    filler = (0, 1) if nodes > 1 else (0, 0)
+    rows = [f"{int(src[c])}->{int(dst[c])} start 0 size {size_bytes}" if c >= 0
+            else f"{filler[0]}->{filler[1]} start {HTSIM_DUMMY_START_PS} size 1" for c in order]
+    return "\n".join([f"Nodes {nodes}", f"Connections {len(rows)}", *rows]) + "\n"
+
+
+def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: list[str] | None = None,
+                    servers: str | None = None, order: str = "plan", seed: int = 1, fail: str | None = None,
+                    flow_bytes: int = HTSIM_FLOW_BYTES) -> dict[str, str]:
+    """Traffic matrices of each pattern (all-to-all: its fullest analysed phase), per Clos routing the matrix that
+    pins htsim_ndp's flows to the routes traffic chose, and run.sh with the
+    command lines (host link speed, node count and end time included)."""
+    pinned = plan.design.get("tiers") == 2  # the path index below is agg x bundle x bundle: two tiers
+    intact = TrafficFabric(plan)
+    node = htsim_nodes(intact)
+    n = node.size
+    host_gbps = np.unique(intact.ep_gbps)
+    if host_gbps.size != 1:
+        raise ExportError(f"NICs run at several speeds ({', '.join(f'{v:g}' for v in host_gbps)} Gb/s); htsim has one host speed")
+    host_mbps = int(host_gbps[0] * 1000)
+    end_us = max(1000, int(100 * flow_bytes * 8 / (host_gbps[0] * 1e3)))  # 100 x a flow at line rate
+    # a window of 10 us at the host rate in 9,000 B packets: NDP's default 15 packets cover
+    # ~3 us, which caps a lone flow at ~0.55 of 400G over this fabric's round trip
+    cwnd = max(15, math.ceil(host_gbps[0] * 1e9 * 10e-6 / 8 / HTSIM_MTU_BYTES))
+    switches = sum(1 for d in plan.devices if d.tier > 0)
+    scenarios = [("", intact)]
+    if fail:
+        scenarios.append(("-fail", TrafficFabric(plan, parse_failure(plan, fail), graph=intact.graph)))
+    chosen = placement(intact, servers, order, seed)
+    files: dict[str, str] = {}
+    common = f"-topo fat_tree.topo -nodes {n} -linkspeed {host_mbps} -end {end_us}"
+    runs = [f"# csg-htsim {HTSIM_COMMIT}, sim/datacenter binaries; set HTSIM to their folder.",
+            f"# -linkspeed {host_mbps}: the host link in Mb/s (htsim's default, 100G, would pace every host below the fabric)",
+            f"# -nodes {n}: htsim_ndp sizes its path tables before it reads the matrix",
+            f"# -cwnd {cwnd}: packets of {HTSIM_MTU_BYTES:,} B (htsim's MTU) in flight, 10 us at the host rate",
+            "# Each flow prints 'finished at <us>'; its rate is size x 8 / that time.",
+            'HTSIM=${HTSIM:-.}', "set -e"]
+    if not pinned:
+        runs.insert(-2, "# Three tiers: htsim hashes every route (flows are pinned to traffic's routes on two tiers only)")
+    for name in patterns or DEFAULT_PATTERNS:
+        for label, fabric in scenarios:
+            router = Router(fabric, seed=seed)
+            pat = build_pattern(fabric, name, chosen, seed)
+            if not pat.phases:
+                continue
+            phase = max(pat.phases, key=lambda ph: ph.src.size)  # all-to-all: its fullest phase (first of equals)
+            if phase.src.size == 0:
+                continue
+            stem = name.replace(":", "-") + label
+            if not label:
+                files[f"{stem}.cm"] = htsim_matrix(n, node[phase.src], node[phase.dst], flow_bytes)
+                runs.append(f'"$HTSIM/htsim_eqds" {common} -tm {stem}.cm -cwnd {cwnd} -paths 1 -seed {HTSIM_SEED} -o {stem}.eqds.log '
+                            f'> {stem}.eqds.out  # htsim hashes the routes itself')
+                runs.append(f'"$HTSIM/htsim_roce" {common} -tm {stem}.cm -strat ecmp_host -paths 1 -seed {HTSIM_SEED} -o {stem}.roce.log '
+                            f'> {stem}.roce.out  # htsim hashes the routes itself')
+            for routing in routings or router.available():
+                if not pinned or routing not in ("ecmp", "ftree") or routing not in router.available():
+                    continue
+                routed = router.route(routing, phase)
+                if not routed.active.all():
+                    continue  # a flow without a route: htsim would still send it
+                m = routed.inc.terms[0].chain[0].tocoo()
+                index, paths = htsim_path_choice(plan, fabric, m.col, m.row, phase.src.size)
+                seq = htsim_pinned_order(index, paths, HTSIM_SEED, switches)
+                files[f"{stem}-{routing}.cm"] = htsim_matrix(n, node[phase.src], node[phase.dst], flow_bytes, seq)
+                runs.append(f'"$HTSIM/htsim_ndp" {common} -tm {stem}-{routing}.cm -cwnd {cwnd} -strat perm -paths 1 -seed {HTSIM_SEED} '
+                            f'-o {stem}-{routing}.ndp.log > {stem}-{routing}.ndp.out  # the routes traffic chose ({routing})')
+    if any(r.startswith('"$HTSIM') for r in runs):
+        files["run.sh"] = "#!/bin/sh\n" + "\n".join(runs) + "\n"
+    return files
