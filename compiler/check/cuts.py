@@ -81,3 +81,42 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
     for i in range(random_cuts):
         cuts.append(by_server(g, rng.permutation(servers), f"random-{i + 1}", f"seeded random half of the servers (seed {seed}, draw {i + 1})"))
     return cuts
+
+
+def cuts_through(plan: Plan, g: FabricGraph, u: int, v: int) -> list[Cut]:
+    """Balanced cuts that separate graph nodes u and v, for re-searching the worst cut after
+    the element between them is lost (a link u-v, or a switch u and its neighbour v): the
+    intact fabric's cuts need not cross the damage, and a cut that does is the one that lost
+    capacity.
+
+    - sweep: servers ordered by how much nearer (in hops) their node is to v than to u, then by
+      their distance from v, halved. On a ring this is the arc starting at v (both cut edges
+      n/2 apart, one of them the damaged bundle); on a torus the half-space of the damaged
+      link's dimension starting at v's coordinate, i.e. the plane cut through the damaged
+      bundle; on a tree the subtree side of the lost uplink.
+    - pods: with pods (dragonfly groups, Clos pods), v's pod first and u's pod last, halved,
+      so a lost global link between two groups crosses the group cut."""
+    from scipy.sparse.csgraph import shortest_path
+
+    gpu = g.at_is_gpu_server
+    servers, first_at = np.unique(g.at_device[gpu], return_index=True)
+    if servers.size < 2 or u == v:
+        return []
+    node = g.at_switch[gpu][first_at]
+    dist = shortest_path(g.adjacency(np.ones(g.a.size, dtype=np.int64)), unweighted=True, indices=[u, v])
+    dist = np.where(np.isinf(dist), g.n + 1, dist)
+    du, dv = dist[0][node], dist[1][node]
+    order = servers[np.lexsort((np.arange(servers.size), dv, dv - du))]
+    out = [by_server(g, order, "through-sweep",
+                     f"servers nearer the damaged element's {_name(plan, g, v)} side than its {_name(plan, g, u)} side first, halved")]
+    pod = np.array([plan.devices[int(d)].pod or 0 for d in g.device_of])
+    pu, pv = int(pod[u]), int(pod[v])
+    if pu != pv and pu and pv:
+        rank = np.where(pod[node] == pv, 0, np.where(pod[node] == pu, 2, 1))
+        order = servers[np.lexsort((np.arange(servers.size), pod[node], rank))]
+        out.append(by_server(g, order, "through-pods", f"servers of pod {pv} first, pod {pu} last, halved"))
+    return out
+
+
+def _name(plan: Plan, g: FabricGraph, node: int) -> str:
+    return plan.devices[int(g.device_of[node])].name

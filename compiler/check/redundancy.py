@@ -21,12 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 
+from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
 from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext
-from .cuts import Cut, CutFlow
+from .cuts import Cut, CutFlow, cuts_through
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 from .flows import pair_paths, unit_graph
@@ -134,19 +136,63 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
-def _impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None) -> FailureImpact:
+def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]:
+    """GPU ports and servers cut off by a failure: a GPU port is cut off when its switch is
+    lost or no longer reaches the main part of the fabric it was in (of the pieces an intact
+    connected part falls into, the one holding the most GPU ports); a server when all its
+    GPU ports are. So lost links count too: all uplinks of a leaf isolate its servers.
+    Parts the design never joins (rail-only rails, planes) are judged each on its own."""
+    gpu = g.at_is_gpu_server
+    alive_sw = np.ones(g.n, dtype=bool) if keep_switch is None else keep_switch
+    keep = alive_sw[g.a] & alive_sw[g.b]
+    if keep_link is not None:
+        keep = keep & keep_link
+    _, intact = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64)), directed=False)
+    _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
+    live = gpu & alive_sw[g.at_switch]
+    # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)
+    weight = np.bincount(damaged[g.at_switch[live]], minlength=damaged.max(initial=0) + 1)
+    part_of_piece = np.zeros(weight.size, dtype=np.int64)
+    part_of_piece[damaged] = intact
+    order = np.lexsort((np.arange(weight.size), -weight, part_of_piece))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = part_of_piece[order][1:] != part_of_piece[order][:-1]
+    main = np.zeros(weight.size, dtype=bool)
+    main[order[first]] = True
+    reach = live & main[damaged[g.at_switch]]
+    servers_all = np.unique(g.at_device[gpu])
+    servers_alive = np.unique(g.at_device[reach])
+    return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
+
+
+def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...]) -> list[Cut]:
+    """`cuts` and the balanced cuts through the damaged element (cuts.cuts_through): a link
+    u-v, or a switch and its first neighbour."""
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts)
-    lost_at = np.zeros(g.at_switch.size, dtype=bool) if keep_switch is None else ~keep_switch[g.at_switch]
-    gpu_lost = lost_at & g.at_is_gpu_server
-    servers_all = np.unique(g.at_device[g.at_is_gpu_server])
-    alive = np.unique(g.at_device[g.at_is_gpu_server & ~lost_at])
+    if not near:
+        return cuts
+    u = near[0]
+    if len(near) > 1:
+        v = near[1]
+    else:
+        nbr = np.concatenate([g.b[g.a == u], g.a[g.b == u]])
+        if nbr.size == 0:
+            return cuts
+        v = int(nbr.min())
+    return cuts + cuts_through(ctx.plan, g, int(u), int(v))
+
+
+def failure_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None,
+            near: tuple[int, ...] = ()) -> FailureImpact:
+    g = ctx.graph
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=damaged_cuts(ctx, cuts, near))
+    ports, servers = cut_off(g, keep_link, keep_switch)
     return FailureImpact(
         bisection_gbps=value,
         worst_cut=cut,
         bisection_lost_percent=round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
-        gpu_ports_cut_off=int(gpu_lost.sum()),
-        servers_cut_off=int(servers_all.size - alive.size),
+        gpu_ports_cut_off=ports,
+        servers_cut_off=servers,
     )
 
 
@@ -259,7 +305,7 @@ def failure_scenarios(ctx: CheckContext) -> list[FailureScenario]:
 
 
 def _scenario_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], sc: FailureScenario) -> FailureImpact:
-    return replace(_impact(ctx, base_gbps, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch),
+    return replace(failure_impact(ctx, base_gbps, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch, near=sc.near),
                    switch=sc.switch, link=sc.link)
 
 
