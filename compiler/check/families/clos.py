@@ -48,6 +48,10 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     return []
 
 
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
+
+
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Switches crossed between two GPUs, from the tiers: 1 on one leaf, leaf-spine-leaf 3,
     across pods leaf-spine-core-spine-leaf 5 (every leaf reaches every spine of its pod,

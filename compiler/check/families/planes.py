@@ -36,5 +36,9 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     return []
 
 
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
+
+
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
     return None  # no closed form here yet: the BFS figure stands alone

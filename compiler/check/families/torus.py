@@ -13,19 +13,34 @@ from ..cuts import Cut, by_server
 from .injection import gpu_injection_gbps
 
 
+def _crossings(k: int, wrapped: bool, nodes: int) -> int:
+    """Node pairs a plane across a dimension of size k crosses: N/k, twice where it wraps."""
+    return nodes // k * (2 if wrapped else 1)
+
+
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     """k-ary n-cube (Dally & Towles): a plane cut across dimension d crosses N/k_d node
     pairs, twice when the dimension wraps: 2·k^(n-1) links for a torus, k^(n-1) for a mesh.
     The narrowest even dimension's cut, times links per neighbour and link speed, capped by
-    half the GPU injection (switched form). Twisted tori and all-odd shapes have no closed form here."""
+    half the GPU injection (switched form). Proven minimal where every dimension is even, or
+    where each odd dimension's planes alone cross at least as many pairs as that cut; an odd
+    dimension otherwise halves through its middle layer (its planes plus that layer's own
+    bisection, the torus family's cuts), which is a cut that exists but not a proven
+    minimum: no closed form then, and the max-flow over the cuts is an upper bound.
+    Twisted tori have no closed form here."""
     d = plan.design_record
     if d.twist:
         return None, "no closed form for a twisted torus (max-flow only)"
     dims, wrap = d.dims, d.wrap
     nodes = math.prod(dims)
-    crossings = [nodes // k * (2 if w else 1) for k, w in zip(dims, wrap) if k >= 2 and k % 2 == 0]
+    crossings = [_crossings(k, w, nodes) for k, w in zip(dims, wrap) if k >= 2 and k % 2 == 0]
     if not crossings:
-        return None, "no closed form: no dimension of even size"
+        return None, "no closed form: no dimension of even size (max-flow over balanced cuts, an upper bound)"
+    odd = [_crossings(k, w, nodes) for k, w in zip(dims, wrap) if k >= 3 and k % 2]
+    if odd and min(odd) < min(crossings):
+        return None, (f"no closed form: an odd dimension's planes cross {min(odd):,} node pairs, fewer than the best even "
+                      f"dimension's {min(crossings):,}, and halving through its middle layer has no proven minimum "
+                      f"(max-flow over balanced cuts, an upper bound)")
     links = min(crossings) * d.links_per_neighbor
     value = links * d.speed_gbps
     formula = (f"min over even dimensions of (N/k_d x (2 if wrapped else 1)) = {min(crossings):,} node pairs x "
@@ -37,8 +52,11 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
 
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
-    """The plane cut across each dimension (nodes are in row-major order, and a node's
-    index is its 1-based position in that order)."""
+    """The cut across each dimension (nodes are in row-major order, and a node's index is
+    its 1-based position in that order): nodes in coordinate order along it, halved. An odd
+    dimension's middle layer is then split the same way along the layer's own best
+    dimension (even ones first, the largest first), so the cut is its planes plus half a
+    layer, not a ragged set of nodes."""
     dims = plan.design_record.dims
     node_dev = g.device_of[g.at_switch[g.at_is_gpu_server][first_at]]
     linear = np.fromiter((plan.devices[int(x)].index - 1 for x in node_dev), dtype=np.int64, count=node_dev.size)
@@ -46,9 +64,17 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     out = []
     for axis, k in enumerate(dims):
         if k >= 2:
-            order = servers[np.argsort(coords[axis] >= k // 2, kind="stable")]
-            out.append(by_server(g, order, f"torus-{'xyz'[axis]}", f"nodes with {'xyz'[axis]} < {k // 2} vs the rest"))
+            rest = sorted((i for i in range(len(dims)) if i != axis), key=lambda i: (dims[i] % 2, -dims[i], i))
+            keys = [np.arange(servers.size)] + [coords[i] for i in reversed(rest)] + [coords[axis]]
+            order = servers[np.lexsort(keys)]
+            what = f"nodes with {'xyz'[axis]} < {k // 2} vs the rest" if k % 2 == 0 else \
+                f"nodes by {'xyz'[axis]}, the middle layer {'xyz'[axis]} = {k // 2} split along {'xyz'[rest[0]] if rest else '-'}"
+            out.append(by_server(g, order, f"torus-{'xyz'[axis]}", what))
     return out
+
+
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
