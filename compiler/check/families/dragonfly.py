@@ -9,7 +9,7 @@ import numpy as np
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
 from ..cuts import Cut, by_server
-from .injection import gpu_injection_gbps
+from .injection import half_injection_gbps
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
@@ -21,7 +21,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
     if d.endpoint_ports != groups * d.endpoint_ports_per_group:
         return None, "no closed form: the last group is partly populated (max-flow only)"
-    inj = gpu_injection_gbps(g)
+    inj = 2 * half_injection_gbps(g)  # doubled: the bounds below are halved at the end
     bounds = [inj]
     formula = "1/2 * min(GPU injection"
     if d.intra_group == "fat-tree":

@@ -10,7 +10,7 @@ import numpy as np
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
 from ..cuts import Cut, by_server
-from .injection import gpu_injection_gbps
+from .injection import half_injection_gbps
 
 
 def _crossings(k: int, wrapped: bool, nodes: int) -> int:
@@ -46,7 +46,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     formula = (f"min over even dimensions of (N/k_d x (2 if wrapped else 1)) = {min(crossings):,} node pairs x "
                f"{d.links_per_neighbor} link(s) x {d.speed_gbps} Gb/s")
     if not d.direct:
-        value = min(value, gpu_injection_gbps(g) / 2)
+        value = min(value, half_injection_gbps(g))
         formula = "min(1/2 GPU injection, " + formula + ")"
     return int(value), formula
 
