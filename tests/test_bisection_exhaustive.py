@@ -5,10 +5,13 @@ bound. Then the two published-size counterexamples: a 33-group dragonfly and a 4
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from compiler.check.bisection import check_bisection
 from compiler.check.context import CheckContext
+from compiler.check.redundancy import check_redundancy, failure_scenarios
 from compiler.pipeline import build_plan
 
 from .exhaustive_cuts import exhaustive_bisection_gbps
@@ -98,3 +101,22 @@ def test_torus_with_an_odd_dimension_halves_through_its_middle_layer(tmp_path):
     assert b.worst_cut_gbps == 40 * 375 == 15_000
     assert b.analytic_gbps is None and b.worst_cut_is == "upper bound"
     assert {c.name: c.gbps for c in b.cuts}["torus-z"] == 15_000
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_a_lost_link_reports_the_minimum_over_every_balanced_cut_of_the_damaged_fabric(tmp_path, name):
+    """The redundancy check's single link failures, against every balanced cut of the fabric
+    without that link: the worst cut is searched again on the damaged fabric (the intact
+    fabric's cuts need not cross the damage)."""
+    plan, ctx, b = _bisection(tmp_path, SMALL[name])
+    single = check_redundancy(ctx, b)[0].single_failures
+    g = ctx.graph
+    planes = int(getattr(plan.design_record, "planes", None) or 1)
+    lost_links = [sc for sc in failure_scenarios(ctx) if sc.keep_link is not None]
+    if not lost_links:
+        assert g.a.size == 0  # rail-only: one switch per rail, nothing between switches to lose
+        return
+    for sc in lost_links:
+        k = sc.keep_link
+        damaged = dataclasses.replace(g, a=g.a[k], b=g.b[k], cap_gbps=g.cap_gbps[k], link=g.link[k])
+        assert single[sc.what].bisection_gbps == exhaustive_bisection_gbps(damaged, planes), (sc.what, single[sc.what])

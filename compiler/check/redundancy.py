@@ -27,14 +27,18 @@ from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
 from .bisection import BisectionFigures
+from .families import family_of
 from .context import LARGE_GRAPH_LINKS, CheckContext
-from .cuts import Cut, CutFlow, cuts_through
+from .cuts import REFINE_MAX_LINKS, Cut, CutFlow, cuts_through, refined_cut, sweep_partition, switch_partition
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
+# Up to this many links a failure's worst cut is also refined from every structured cut
+# (a few ms each); above, from the sweep through the damage only.
+REFINE_FROM_EVERY_CUT_LINKS = 2_000
 MAX_SAMPLED_TARGETS_LARGE = 12  # graphs above LARGE_GRAPH_LINKS: each unit max-flow costs ~0.1 s
 
 
@@ -165,9 +169,11 @@ def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]
     return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
 
 
-def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...]) -> list[Cut]:
-    """`cuts` and the balanced cuts through the damaged element (cuts.cuts_through): a link
-    u-v, or a switch and its first neighbour."""
+def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep_link=None, keep_switch=None) -> list[Cut]:
+    """`cuts` and the balanced cuts through the damaged element (cuts.cuts_through: a link
+    u-v, or a switch and its first neighbour), and on graphs small enough a cut refined
+    switch by switch on the damaged fabric from the sweep through it and from the tightest
+    of `cuts` (cuts.refined_cut)."""
     g = ctx.graph
     if not near:
         return cuts
@@ -179,13 +185,30 @@ def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...]) -> l
         if nbr.size == 0:
             return cuts
         v = int(nbr.min())
-    return cuts + cuts_through(ctx.plan, g, int(u), int(v))
+    out = cuts + cuts_through(ctx.plan, g, int(u), int(v))
+    family = family_of(ctx.plan)
+    if hasattr(family, "cuts_through"):  # a family's own cuts through a damaged link (torus: half layers)
+        servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
+        out += family.cuts_through(ctx.plan, g, servers, first_at, int(u), int(v))
+    keep = np.ones(g.a.size, dtype=bool) if keep_link is None else keep_link.copy()
+    if keep_switch is not None:
+        keep &= keep_switch[g.a] & keep_switch[g.b]
+    if g.a.size > REFINE_MAX_LINKS or ctx.plan.design_record.planes:
+        return out  # refining moves ports one at a time; a multi-plane GPU's ports move together
+    starts = [("refined-sweep", sweep_partition(g, int(u), int(v)))]
+    if g.a.size <= REFINE_FROM_EVERY_CUT_LINKS:
+        starts += [(f"refined-{c.name}", switch_partition(g, c)) for c in out if not c.name.startswith("refined")]
+    for name, start in starts:
+        cut = refined_cut(g, start, keep, name, f"{name[len('refined-'):]}, improved switch by switch on the damaged fabric")
+        if cut is not None:
+            out.append(cut)
+    return out
 
 
 def failure_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None,
             near: tuple[int, ...] = ()) -> FailureImpact:
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=damaged_cuts(ctx, cuts, near))
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=damaged_cuts(ctx, cuts, near, keep_link, keep_switch))
     ports, servers = cut_off(g, keep_link, keep_switch)
     return FailureImpact(
         bisection_gbps=value,

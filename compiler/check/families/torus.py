@@ -73,6 +73,37 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     return out
 
 
+def cuts_through(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray, u: int, v: int) -> list[Cut]:
+    """After nodes u and v lose the link between them: for each odd dimension o other than
+    the link's own, the cut through half a layer with u's layer as the split one, split
+    across the lost link: k_o // 2 whole layers next to it, then u's layer from v's side
+    along the link's dimension. (An even dimension's plane through the link is the generic
+    sweep, cuts.cuts_through.)"""
+    dims = plan.design_record.dims
+    if plan.design_record.twist:
+        return []
+    node = g.at_switch[g.at_is_gpu_server][first_at]
+    index = np.fromiter((plan.devices[int(x)].index - 1 for x in g.device_of), dtype=np.int64, count=g.n)
+    coords = np.stack(np.unravel_index(index, tuple(dims)))  # axes x nodes
+    cu, cv = coords[:, u], coords[:, v]
+    moved = np.nonzero(cu != cv)[0]
+    if moved.size != 1:
+        return []
+    d = int(moved[0])
+    out = []
+    for o, k in enumerate(dims):
+        if o == d or k < 3 or k % 2 == 0:
+            continue
+        layer = (coords[o] - cu[o] + k // 2) % k  # u's layer is number k // 2: the split one
+        along = (coords[d] - cv[d]) % dims[d]  # from v around the link's ring: v's half first
+        rest = [coords[i] for i in range(len(dims)) if i not in (o, d)]
+        keys = [np.arange(servers.size)] + [r[node] for r in reversed(rest)] + [along[node], layer[node]]
+        order = servers[np.lexsort(keys)]
+        out.append(by_server(g, order, f"through-torus-{'xyz'[o]}",
+                             f"{k // 2} {'xyz'[o]}-layers beside the damaged link's, then its layer from the link's far side"))
+    return out
+
+
 def exhaustive(plan: Plan, g: FabricGraph) -> bool:
     return False  # its cuts are a search, not every balanced split
 
