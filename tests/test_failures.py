@@ -180,3 +180,24 @@ def test_worst_failure_for_explore_sees_the_damaged_cut(tmp_path):
     ctx = CheckContext(plan)
     w = check_worst_failure(ctx, check_bisection(ctx)[0])[0]
     assert w.impact.bisection_lost_percent == 12.5
+
+
+def test_an_oversubscription_limit_on_a_role_the_fabric_lacks_is_an_error(tmp_path):
+    # max_oversubscription: {leaf: "1:1"} on a dragonfly of routers measured nothing and passed.
+    path = _write(tmp_path, DRAGONFLY.format(n=24) + 'requirements:\n  max_oversubscription: {leaf: "1:1"}\n')
+    r = cli_in_process("check", str(path))
+    assert r.returncode == 2 and "requirements.max_oversubscription.leaf" in r.stderr
+    assert "its switch roles: router" in r.stderr
+
+
+def test_every_requirement_result_says_what_it_examined(tmp_path):
+    path = fat_tree_spec(tmp_path, 8, 32, tiers=2, extra=(
+        'requirements:\n  min_bisection_gbps: 1000\n  max_oversubscription: {leaf: "1:1", spine: "1:1"}\n'
+        "  survive: {spine: 1, link: 1}\n  max_hops: 3\n"))
+    r = cli_in_process("check", "--format", "json", str(path))
+    results = json.loads(r.stdout)["reports"][0]["figures"]["requirements"]["results"]
+    assert {x["name"] for x in results} == {"min_bisection_gbps", "max_oversubscription.leaf",
+                                             "max_oversubscription.spine", "survive", "max_hops"}
+    assert all(x.get("examined") for x in results), results
+    spine = next(x for x in results if x["name"] == "max_oversubscription.spine")
+    assert spine["measured"] is None and "no spine switch has uplinks" in spine["examined"]

@@ -206,17 +206,29 @@ def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep
 
 
 def failure_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None,
-            near: tuple[int, ...] = ()) -> FailureImpact:
+                   near: tuple[int, ...] = ()) -> FailureImpact:
+    """What losing the elements outside keep_link / keep_switch costs: the worst of `cuts`
+    and the cuts through the damage (damaged_cuts), and what it cuts off. The loss is
+    measured against the intact fabric on the same cuts: where a cut through the damage is
+    already tighter intact than `base_gbps`, against that (the loss is the failure's alone)."""
+    return _measured(ctx, base_gbps, cuts, keep_link, keep_switch, near)[0]
+
+
+def _measured(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link, keep_switch,
+              near: tuple[int, ...]) -> tuple[FailureImpact, int]:
+    """failure_impact and the intact bisection it was measured against."""
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=damaged_cuts(ctx, cuts, near, keep_link, keep_switch))
+    through = damaged_cuts(ctx, cuts, near, keep_link, keep_switch)[len(cuts):]
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts + through)
+    intact = min([base_gbps] + [ctx.cut_gbps(c) for c in through])
     ports, servers = cut_off(g, keep_link, keep_switch)
     return FailureImpact(
         bisection_gbps=value,
         worst_cut=cut,
-        bisection_lost_percent=round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
+        bisection_lost_percent=round(100.0 * (intact - value) / intact, 2) if intact else 0.0,
         gpu_ports_cut_off=ports,
         servers_cut_off=servers,
-    )
+    ), intact
 
 
 def _one_switch(ctx: CheckContext, role: str) -> int | None:
@@ -355,10 +367,11 @@ def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple
     for sc in scenarios:
         if sc.bound_gbps <= lost:
             continue  # cannot lose more than the worst so far (and a tie keeps the earlier)
-        imp = _scenario_impact(ctx, base, cuts, sc)
+        imp, intact = _measured(ctx, base, cuts, sc.keep_link, sc.keep_switch, sc.near)
+        imp = replace(imp, switch=sc.switch, link=sc.link)
         measured += 1
-        if base - imp.bisection_gbps > lost:
-            worst, worst_what, lost = imp, sc.what, base - imp.bisection_gbps
+        if intact - imp.bisection_gbps > lost:  # the failure's own loss, at most bound_gbps
+            worst, worst_what, lost = imp, sc.what, intact - imp.bisection_gbps
     return WorstFailureFigures(worst_what, worst, len(scenarios), measured), []
 
 

@@ -74,18 +74,22 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
     bis = bisection.worst_cut_gbps
     if "min_bisection_gbps" in req:
         ok = bis >= req["min_bisection_gbps"]
-        results.append({"name": "min_bisection_gbps", "ok": ok, "required": req["min_bisection_gbps"], "measured": bis})
+        results.append({"name": "min_bisection_gbps", "ok": ok, "required": req["min_bisection_gbps"], "measured": bis,
+                        "examined": f"{len(bisection.cuts)} balanced cuts, worst '{bisection.worst_cut}' "
+                                    f"({bisection.worst_cut_is})"})
         if not ok:
             findings.append(Finding("BISECTION_BELOW_REQUIREMENT", "error",
                                     f"worst-cut bisection {bis:,} Gb/s is below the required {req['min_bisection_gbps']:,} Gb/s "
                                     f"(cut '{bisection.worst_cut}')", "fabric"))
     for tier, limit in (req.get("max_oversubscription") or {}).items():
         measured = oversubscription.tiers.get(tier)
-        if measured is None:
-            results.append({"name": f"max_oversubscription.{tier}", "ok": True, "required": limit, "measured": None})
+        if measured is None:  # the role exists (expand/requirements.py) but has no uplinks: a top tier
+            results.append({"name": f"max_oversubscription.{tier}", "ok": True, "required": limit, "measured": None,
+                            "examined": f"no {tier} switch has uplinks: a top tier, nothing above it to oversubscribe"})
             continue
         ok = measured.max_ratio <= _ratio_value(limit) + 1e-9
-        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured.max})
+        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured.max,
+                        "examined": f"every {tier} switch with uplinks (worst: {measured.worst_switch})"})
         if not ok:
             findings.append(Finding("OVERSUBSCRIPTION_ABOVE_LIMIT", "error",
                                     f"{tier} oversubscription {measured.max} (at {measured.worst_switch}) exceeds the limit {limit}",
@@ -97,7 +101,8 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
     if "max_hops" in req:
         measured = hops.max_switches if hops.max_switches is not None else hops.max
         ok = measured is not None and measured <= req["max_hops"]
-        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured})
+        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured,
+                        "examined": hops.method or "no GPU pair to measure"})
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
                                     f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))

@@ -12,7 +12,7 @@ from .resolve import ClosDesign
 
 def expand(loaded: LoadedSpec) -> Plan:
     design, plan = resolve_and_build(loaded)
-    requirements.check_survive(loaded, plan)  # roles and link kinds of the built fabric
+    requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
     extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = fabrics.attach(loaded, design, plan)

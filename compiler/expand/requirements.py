@@ -1,6 +1,6 @@
 """Requirements that name parts of the design, checked against the built plan: a `survive`
-role or link kind the compute fabric does not have would pass without being examined, so
-it is a spec error at its line, listing what the fabric has."""
+or `max_oversubscription` role, or a link kind, the compute fabric does not have would pass
+without being examined, so it is a spec error at its line, listing what the fabric has."""
 
 from __future__ import annotations
 
@@ -28,16 +28,27 @@ def fabric_link_kinds(plan: Plan) -> list[str]:
     return sorted(compute.link_kinds[int(k)] for k in np.unique(compute.links.kind[g.link]))
 
 
-def check_survive(loaded: LoadedSpec, plan: Plan) -> None:
-    """Raises SpecInvalid for each survive key naming a role or link kind the fabric lacks."""
+def check_named_parts(loaded: LoadedSpec, plan: Plan) -> None:
+    """Raises SpecInvalid for each survive or max_oversubscription key naming a switch role
+    or link kind the compute fabric lacks."""
     req = loaded.spec.requirements
-    if req is None or req.survive is None:
+    if req is None:
         return
-    survive = req.survive
     name = plan.design_record.topology
     errors: list[Diagnostic] = []
     have = fabric_roles(plan)
     listed = ", ".join(have) if have else "none (its links are the only fabric elements: use link)"
+    for role in req.max_oversubscription or {}:
+        if role not in have:
+            errors.append(loaded.diagnostic(
+                "SPEC_OVERSUBSCRIPTION_UNKNOWN_ROLE", ("requirements", "max_oversubscription", role),
+                f"this {name} fabric has no {role} switches, so the limit would pass unmeasured; its switch roles: {listed}",
+                "remove it" if not have else f"its roles: {listed}"))
+    survive = req.survive
+    if survive is None:
+        if errors:
+            raise SpecInvalid(errors)
+        return
     for role in switch_roles():
         if getattr(survive, role) and role not in have:
             errors.append(loaded.diagnostic(
