@@ -201,3 +201,10 @@ def test_every_requirement_result_says_what_it_examined(tmp_path):
     assert all(x.get("examined") for x in results), results
     spine = next(x for x in results if x["name"] == "max_oversubscription.spine")
     assert spine["measured"] is None and "no spine switch has uplinks" in spine["examined"]
+
+
+def test_survive_naming_nothing_is_an_error(tmp_path):
+    # survive: {min_bisection_fraction: 0.9} removed nothing and reported ok.
+    path = fat_tree_spec(tmp_path, 8, 32, tiers=2, extra="requirements:\n  survive: {min_bisection_fraction: 0.9}\n")
+    r = cli_in_process("check", str(path))
+    assert r.returncode == 2 and "requirements.survive" in r.stderr and "names no switch and no link" in r.stderr

@@ -49,6 +49,11 @@ def check_named_parts(loaded: LoadedSpec, plan: Plan) -> None:
         if errors:
             raise SpecInvalid(errors)
         return
+    if not survive.link and not any(getattr(survive, role) for role in switch_roles()):
+        errors.append(loaded.diagnostic(
+            "SPEC_SURVIVE_NOTHING", ("requirements", "survive"),
+            "survive names no switch and no link to lose, so it would pass without examining anything",
+            f"name what must be survived, e.g. {have[-1] if have else 'link'}: 1"))
     for role in switch_roles():
         if getattr(survive, role) and role not in have:
             errors.append(loaded.diagnostic(
