@@ -208,3 +208,15 @@ def test_survive_naming_nothing_is_an_error(tmp_path):
     path = fat_tree_spec(tmp_path, 8, 32, tiers=2, extra="requirements:\n  survive: {min_bisection_fraction: 0.9}\n")
     r = cli_in_process("check", str(path))
     assert r.returncode == 2 and "requirements.survive" in r.stderr and "names no switch and no link" in r.stderr
+
+
+def test_direct_torus_counts_edge_disjoint_paths_between_chips(tmp_path):
+    # A direct 3D torus has 6 links per chip, so 6 edge-disjoint paths between chips; the
+    # check looked for leaves, found none and reported 0 ("fewer than two leafs").
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  dims: [4, 4, 4]\n")
+    plan = build_plan(path)[1]
+    ctx = CheckContext(plan)
+    r = check_redundancy(ctx, check_bisection(ctx)[0])[0]
+    assert r.leaf_pair_edge_disjoint_paths_min == 6 and "chip" in r.leaf_pair_method
+    assert r.single_failures["link:chip-chip"].leaf_pair_paths_min == 5

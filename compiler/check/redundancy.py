@@ -93,7 +93,8 @@ def _switchless(ctx: CheckContext) -> bool:
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
-    if _switchless(ctx):
+    """The path ends: leaves, or every node of a direct network (chips; servers of a ring or mesh)."""
+    if ctx.plan.design_record.direct:
         return np.arange(ctx.graph.n)
     return np.nonzero((ctx.switch_tier == 1) & ~ctx.management)[0]  # management leaves carry no GPU
 
@@ -103,7 +104,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     """Min edge-disjoint paths between leaves. `quick`: from `source` to a few leaves only
     (first and last of its pod, first of each of two other pods), for failure scenarios."""
     leaves = _leaves(ctx)
-    noun = "server" if _switchless(ctx) else "leaf"
+    noun = ctx.plan.design_record.node_role if ctx.plan.design_record.direct else "leaf"
     if leaves.size < 2:
         return 0, f"fewer than two {noun}s"
     g = ctx.graph
@@ -271,7 +272,7 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
         if sc.switch is not None:
             # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
             # from a leaf that lost a path through this switch.
-            if sc.what != "leaf" and not _switchless(ctx):
+            if sc.what != "leaf" and not ctx.plan.design_record.direct:  # a lost chip is a path end too
                 keep = sc.keep_switch
                 imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], _leaf_near(ctx, sc.near),
                                                                        quick=True)[0])
@@ -378,7 +379,7 @@ def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple
 def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
     """A leaf among `switches`, else one below them (walking down one or two tiers)."""
     g = ctx.graph
-    if _switchless(ctx):
+    if ctx.plan.design_record.direct:
         return switches[0]
     frontier = list(switches)
     for _ in range(3):
