@@ -220,3 +220,14 @@ def test_direct_torus_counts_edge_disjoint_paths_between_chips(tmp_path):
     r = check_redundancy(ctx, check_bisection(ctx)[0])[0]
     assert r.leaf_pair_edge_disjoint_paths_min == 6 and "chip" in r.leaf_pair_method
     assert r.single_failures["link:chip-chip"].leaf_pair_paths_min == 5
+
+
+def test_monte_carlo_link_losses_see_the_cut_through_the_damage(tmp_path):
+    # 16-server ring, 4 links per edge: any lost link sits on a balanced arc cut (8 links),
+    # so the median sample loses one of them: 7 x 400. The intact tightest cuts alone gave 3,200.
+    path = tmp_path / "ring.yaml"
+    path.write_text("name: ring\nservers: 16\nserver: dgx-h100\nfabric:\n  topology: ring\n")
+    plan = build_plan(path)[1]
+    ctx = CheckContext(plan)
+    mc = check_redundancy(ctx, check_bisection(ctx)[0])[0].monte_carlo
+    assert mc.bisection_gbps_p50 == 7 * 400 and "through the first lost link" in mc.cuts
