@@ -120,3 +120,14 @@ def test_a_lost_link_reports_the_minimum_over_every_balanced_cut_of_the_damaged_
         k = sc.keep_link
         damaged = dataclasses.replace(g, a=g.a[k], b=g.b[k], cap_gbps=g.cap_gbps[k], link=g.link[k])
         assert single[sc.what].bisection_gbps == exhaustive_bisection_gbps(damaged, planes), (sc.what, single[sc.what])
+
+
+def test_check_prints_an_unproven_bisection_as_an_upper_bound(tmp_path):
+    from .conftest import cli_in_process
+    path = tmp_path / "t.yaml"
+    path.write_text(REAL.format(size="gpus: 144", server="tpu-v4", topo="torus", extra="  dims: [4, 4, 9]\n"))
+    r = cli_in_process("check", str(path))
+    assert "bisection 15,000 Gb/s (worst cut: torus-z, an upper bound;" in r.stdout, r.stdout
+    ring = tmp_path / "ring.yaml"
+    ring.write_text(REAL.format(size="servers: 16", server="dgx-h100", topo="ring", extra=""))
+    assert "bisection 3,200 Gb/s (worst cut: halves;" in cli_in_process("check", str(ring)).stdout
