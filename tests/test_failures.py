@@ -141,7 +141,7 @@ def test_losing_every_link_of_a_switched_torus_router_cuts_its_server_off(tmp_pa
     path = tmp_path / "t.yaml"
     path.write_text("name: t\ngpus: 216\nserver: dgx-h100\nfabric:\n  topology: torus\n  switch: qm9700\n"
                     "  dims: [3, 3, 3]\n  links_per_neighbor: 2\nrequirements:\n  survive: {link: 12}\n")
-    result, codes, rc = _survive_result(path)
+    result, _, rc = _survive_result(path)
     assert rc == 1 and result["servers_cut_off"] == 1 and result["gpu_ports_cut_off"] == 8
 
 

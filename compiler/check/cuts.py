@@ -55,7 +55,6 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
     # The GPU-carrying devices in plan order: servers, or the chips of a direct network.
     servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
     n = servers.size
-    half = n // 2
     cuts = [by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
     pods = sorted({d.pod for d in plan.devices if d.tier == 1 and d.pod is not None})
     if len(pods) >= 2:

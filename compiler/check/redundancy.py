@@ -28,9 +28,17 @@ from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
 from .bisection import BisectionFigures
-from .families import family_of
 from .context import LARGE_GRAPH_LINKS, CheckContext
-from .cuts import REFINE_MAX_LINKS, Cut, CutFlow, cuts_through, refined_cut, sweep_partition, switch_partition
+from .cuts import (
+    REFINE_MAX_LINKS,
+    Cut,
+    CutFlow,
+    cuts_through,
+    refined_cut,
+    sweep_partition,
+    switch_partition,
+)
+from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 from .flows import pair_paths, unit_graph

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .allowed import nos_result, switch_models_result
 from .bisection import BisectionFigures
 from .context import CheckContext

@@ -87,8 +87,8 @@ def _link_placements(ctx: CheckContext, k: int, kind: str | None) -> list[tuple[
     uniq, inverse, counts = np.unique(pair, return_inverse=True, return_counts=True)
     big = int(np.argmax(counts))
     bundle = ids[inverse == big]
-    out.append((f"{min(k, bundle.size)} of the {bundle.size} parallel {noun} between {_node(ctx, int(uniq[big] // g.n))} and "
-                f"{_node(ctx, int(uniq[big] % g.n))}, the largest bundle", bundle[:k]))
+    ends = f"{_node(ctx, int(uniq[big] // g.n))} and {_node(ctx, int(uniq[big] % g.n))}"
+    out.append((f"{min(k, bundle.size)} of the {bundle.size} parallel {noun} between {ends}, the largest bundle", bundle[:k]))
     if gpu_nodes.size:
         first = of_node(int(gpu_nodes[0]))[:k]
         out.append((f"{first.size} {noun} of {_node(ctx, int(gpu_nodes[0]))}, the first device with GPUs", first))
