@@ -215,7 +215,8 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
             errors = sum(f.severity == "error" for f in checks.findings)
             status = "ok" if checks.ok else f"FAILED ({errors} error(s))"
             print(f"{spec}: {status}")
-            print(f"  bisection {b.worst_cut_gbps:,} Gb/s (worst cut: {b.worst_cut}; {b.convention})")
+            bound = "" if b.worst_cut_is == "exact" else ", an upper bound"
+            print(f"  bisection {b.worst_cut_gbps:,} Gb/s (worst cut: {b.worst_cut}{bound}; {b.convention})")
             for r in checks.of(RequirementsFigures).results:
                 print(f"  requirement {r['name']}: {'ok' if r['ok'] else 'VIOLATED'}")
             _print_findings(checks, verbose)

@@ -189,7 +189,7 @@ def test_max_hops_requirement_counts_switches(tmp_path):
     r = cli_in_process("check", "--format", "json", path)
     assert r.returncode == 0, r.stdout
     req = json.loads(r.stdout)["reports"][0]["figures"]["requirements"]["results"]
-    assert req == [{"name": "max_hops", "ok": True, "required": 1, "measured": 0}]
+    assert req == [{"name": "max_hops", "ok": True, "required": 1, "measured": 0, "examined": "BFS from all 6 servers"}]
 
 
 def test_compile_outputs_degrade_cleanly(tmp_path):

@@ -7,7 +7,8 @@
 - Single-homing: servers whose NIC for a rail reaches one switch only.
 - One switch of each role, and one link of each kind, lost: bisection lost (percent,
   worst balanced cut), GPU NIC ports and servers cut off, leaf-pair path reduction.
-- Monte Carlo: k random switch-to-switch links lost, seeded; worst-cut bisection p50/p99.
+- Monte Carlo: k random switch-to-switch links lost, seeded; worst-cut bisection p50/p99
+  over the tightest intact cuts and those through the first lost link.
 
 Switchless rings and meshes of servers: the servers are the nodes and stand in for
 leaves (server-pair edge-disjoint paths); a lost server-server link is rerouted through
@@ -21,18 +22,32 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.sparse.csgraph import connected_components
 
+from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
 from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext
-from .cuts import Cut, CutFlow
+from .cuts import (
+    REFINE_MAX_LINKS,
+    Cut,
+    CutFlow,
+    cuts_through,
+    refined_cut,
+    sweep_partition,
+    switch_partition,
+)
+from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
 from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
+# Up to this many links a failure's worst cut is also refined from every structured cut
+# (a few ms each); above, from the sweep through the damage only.
+REFINE_FROM_EVERY_CUT_LINKS = 2_000
 MAX_SAMPLED_TARGETS_LARGE = 12  # graphs above LARGE_GRAPH_LINKS: each unit max-flow costs ~0.1 s
 
 
@@ -87,7 +102,8 @@ def _switchless(ctx: CheckContext) -> bool:
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
-    if _switchless(ctx):
+    """The path ends: leaves, or every node of a direct network (chips; servers of a ring or mesh)."""
+    if ctx.plan.design_record.direct:
         return np.arange(ctx.graph.n)
     return np.nonzero((ctx.switch_tier == 1) & ~ctx.management)[0]  # management leaves carry no GPU
 
@@ -97,7 +113,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     """Min edge-disjoint paths between leaves. `quick`: from `source` to a few leaves only
     (first and last of its pod, first of each of two other pods), for failure scenarios."""
     leaves = _leaves(ctx)
-    noun = "server" if _switchless(ctx) else "leaf"
+    noun = ctx.plan.design_record.node_role if ctx.plan.design_record.direct else "leaf"
     if leaves.size < 2:
         return 0, f"fewer than two {noun}s"
     g = ctx.graph
@@ -134,20 +150,95 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
-def _impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None) -> FailureImpact:
+def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]:
+    """GPU ports and servers cut off by a failure: a GPU port is cut off when its switch is
+    lost or no longer reaches the main part of the fabric it was in (of the pieces an intact
+    connected part falls into, the one holding the most GPU ports); a server when all its
+    GPU ports are. So lost links count too: all uplinks of a leaf isolate its servers.
+    Parts the design never joins (rail-only rails, planes) are judged each on its own."""
+    gpu = g.at_is_gpu_server
+    alive_sw = np.ones(g.n, dtype=bool) if keep_switch is None else keep_switch
+    keep = alive_sw[g.a] & alive_sw[g.b]
+    if keep_link is not None:
+        keep = keep & keep_link
+    _, intact = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64)), directed=False)
+    _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
+    live = gpu & alive_sw[g.at_switch]
+    # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)
+    weight = np.bincount(damaged[g.at_switch[live]], minlength=damaged.max(initial=0) + 1)
+    part_of_piece = np.zeros(weight.size, dtype=np.int64)
+    part_of_piece[damaged] = intact
+    order = np.lexsort((np.arange(weight.size), -weight, part_of_piece))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = part_of_piece[order][1:] != part_of_piece[order][:-1]
+    main = np.zeros(weight.size, dtype=bool)
+    main[order[first]] = True
+    reach = live & main[damaged[g.at_switch]]
+    servers_all = np.unique(g.at_device[gpu])
+    servers_alive = np.unique(g.at_device[reach])
+    return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
+
+
+def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep_link=None, keep_switch=None) -> list[Cut]:
+    """`cuts` and the balanced cuts through the damaged element (cuts.cuts_through: a link
+    u-v, or a switch and its first neighbour), and on graphs small enough a cut refined
+    switch by switch on the damaged fabric from the sweep through it and from the tightest
+    of `cuts` (cuts.refined_cut)."""
     g = ctx.graph
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts)
-    lost_at = np.zeros(g.at_switch.size, dtype=bool) if keep_switch is None else ~keep_switch[g.at_switch]
-    gpu_lost = lost_at & g.at_is_gpu_server
-    servers_all = np.unique(g.at_device[g.at_is_gpu_server])
-    alive = np.unique(g.at_device[g.at_is_gpu_server & ~lost_at])
+    if not near:
+        return cuts
+    u = near[0]
+    if len(near) > 1:
+        v = near[1]
+    else:
+        nbr = np.concatenate([g.b[g.a == u], g.a[g.b == u]])
+        if nbr.size == 0:
+            return cuts
+        v = int(nbr.min())
+    out = cuts + cuts_through(ctx.plan, g, int(u), int(v))
+    family = family_of(ctx.plan)
+    if hasattr(family, "cuts_through"):  # a family's own cuts through a damaged link (torus: half layers)
+        servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
+        out += family.cuts_through(ctx.plan, g, servers, first_at, int(u), int(v))
+    keep = np.ones(g.a.size, dtype=bool) if keep_link is None else keep_link.copy()
+    if keep_switch is not None:
+        keep &= keep_switch[g.a] & keep_switch[g.b]
+    if g.a.size > REFINE_MAX_LINKS or ctx.plan.design_record.planes:
+        return out  # refining moves ports one at a time; a multi-plane GPU's ports move together
+    starts = [("refined-sweep", sweep_partition(g, int(u), int(v)))]
+    if g.a.size <= REFINE_FROM_EVERY_CUT_LINKS:
+        starts += [(f"refined-{c.name}", switch_partition(g, c)) for c in out if not c.name.startswith("refined")]
+    for name, start in starts:
+        cut = refined_cut(g, start, keep, name, f"{name[len('refined-'):]}, improved switch by switch on the damaged fabric")
+        if cut is not None:
+            out.append(cut)
+    return out
+
+
+def failure_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link=None, keep_switch=None,
+                   near: tuple[int, ...] = ()) -> FailureImpact:
+    """What losing the elements outside keep_link / keep_switch costs: the worst of `cuts`
+    and the cuts through the damage (damaged_cuts), and what it cuts off. The loss is
+    measured against the intact fabric on the same cuts: where a cut through the damage is
+    already tighter intact than `base_gbps`, against that (the loss is the failure's alone)."""
+    return _measured(ctx, base_gbps, cuts, keep_link, keep_switch, near)[0]
+
+
+def _measured(ctx: CheckContext, base_gbps: int, cuts: list[Cut], keep_link, keep_switch,
+              near: tuple[int, ...]) -> tuple[FailureImpact, int]:
+    """failure_impact and the intact bisection it was measured against."""
+    g = ctx.graph
+    through = damaged_cuts(ctx, cuts, near, keep_link, keep_switch)[len(cuts):]
+    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts + through)
+    intact = min([base_gbps] + [ctx.cut_gbps(c) for c in through])
+    ports, servers = cut_off(g, keep_link, keep_switch)
     return FailureImpact(
         bisection_gbps=value,
         worst_cut=cut,
-        bisection_lost_percent=round(100.0 * (base_gbps - value) / base_gbps, 2) if base_gbps else 0.0,
-        gpu_ports_cut_off=int(gpu_lost.sum()),
-        servers_cut_off=int(servers_all.size - alive.size),
-    )
+        bisection_lost_percent=round(100.0 * (intact - value) / intact, 2) if intact else 0.0,
+        gpu_ports_cut_off=ports,
+        servers_cut_off=servers,
+    ), intact
 
 
 def _one_switch(ctx: CheckContext, role: str) -> int | None:
@@ -190,7 +281,7 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
         if sc.switch is not None:
             # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
             # from a leaf that lost a path through this switch.
-            if sc.what != "leaf" and not _switchless(ctx):
+            if sc.what != "leaf" and not ctx.plan.design_record.direct:  # a lost chip is a path end too
                 keep = sc.keep_switch
                 imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], _leaf_near(ctx, sc.near),
                                                                        quick=True)[0])
@@ -259,7 +350,7 @@ def failure_scenarios(ctx: CheckContext) -> list[FailureScenario]:
 
 
 def _scenario_impact(ctx: CheckContext, base_gbps: int, cuts: list[Cut], sc: FailureScenario) -> FailureImpact:
-    return replace(_impact(ctx, base_gbps, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch),
+    return replace(failure_impact(ctx, base_gbps, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch, near=sc.near),
                    switch=sc.switch, link=sc.link)
 
 
@@ -286,17 +377,18 @@ def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple
     for sc in scenarios:
         if sc.bound_gbps <= lost:
             continue  # cannot lose more than the worst so far (and a tie keeps the earlier)
-        imp = _scenario_impact(ctx, base, cuts, sc)
+        imp, intact = _measured(ctx, base, cuts, sc.keep_link, sc.keep_switch, sc.near)
+        imp = replace(imp, switch=sc.switch, link=sc.link)
         measured += 1
-        if base - imp.bisection_gbps > lost:
-            worst, worst_what, lost = imp, sc.what, base - imp.bisection_gbps
+        if intact - imp.bisection_gbps > lost:  # the failure's own loss, at most bound_gbps
+            worst, worst_what, lost = imp, sc.what, intact - imp.bisection_gbps
     return WorstFailureFigures(worst_what, worst, len(scenarios), measured), []
 
 
 def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
     """A leaf among `switches`, else one below them (walking down one or two tiers)."""
     g = ctx.graph
-    if _switchless(ctx):
+    if ctx.plan.design_record.direct:
         return switches[0]
     frontier = list(switches)
     for _ in range(3):
@@ -322,17 +414,21 @@ def _monte_carlo(ctx: CheckContext, base: int, intact: list[CutFlow], k: int = 2
         return None
     samples = samples or (32 if g.a.size < 50_000 else 12 if g.a.size <= LARGE_GRAPH_LINKS else 8)
     rng = np.random.default_rng(ctx.seed)
-    # The two tightest cuts of the intact fabric: k random link losses rarely change which cut binds.
+    # The two tightest cuts of the intact fabric, and (up to LARGE_GRAPH_LINKS) the cuts
+    # through the first lost link: a lost link can open a cut the intact fabric's do not cross.
     by_value = sorted(intact, key=lambda c: c.gbps)[:2]
     tight = [c for c in ctx.cuts if c.name in {x.name for x in by_value}]
     values = []
     for _ in range(samples):
         keep = np.ones(g.a.size, dtype=bool)
-        keep[rng.choice(g.a.size, size=k, replace=False)] = False
-        values.append(ctx.worst_cut_gbps(keep_link=keep, cuts=tight)[0])
+        lost = rng.choice(g.a.size, size=k, replace=False)
+        keep[lost] = False
+        through = cuts_through(ctx.plan, g, int(g.a[lost[0]]), int(g.b[lost[0]])) if g.a.size <= LARGE_GRAPH_LINKS else []
+        values.append(ctx.worst_cut_gbps(keep_link=keep, cuts=tight + through)[0])
     arr = np.array(values, dtype=np.float64)
     return MonteCarlo(
-        failed_links=k, samples=samples, seed=ctx.seed, cuts=[c.name for c in tight],
+        failed_links=k, samples=samples, seed=ctx.seed,
+        cuts=[c.name for c in tight] + (["through the first lost link"] if g.a.size <= LARGE_GRAPH_LINKS else []),
         bisection_gbps_p50=float(np.percentile(arr, 50)),
         bisection_gbps_p99=float(np.percentile(arr, 1)),
         bisection_gbps_min=float(arr.min()),

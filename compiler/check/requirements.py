@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .allowed import nos_result, switch_models_result
 from .bisection import BisectionFigures
 from .context import CheckContext
@@ -16,6 +14,8 @@ from .traffic import TrafficFigures, traffic_requirement_results
 from .hops import HopsFigures
 from .oversubscription import OversubscriptionFigures, ratio_text
 from .physical import rack_power_limit
+from .redundancy import failure_impact
+from .survive import survive_scenarios
 
 
 @dataclass(frozen=True)
@@ -31,49 +31,38 @@ def _ratio_value(text: str) -> float:
     return int(down) / int(up)
 
 
-def _clustered(ctx: CheckContext, role: str, k: int) -> np.ndarray:
-    """k switches of `role` from one group (pod/SU/core group): the clustered loss is the worst."""
-    g = ctx.graph
-    idx = np.nonzero(ctx.switch_role == role)[0]
-    keep = np.ones(g.n, dtype=bool)
-    keep[idx[:k]] = False
-    return keep
-
-
-def _survive(ctx: CheckContext, survive: dict, base: int) -> tuple[dict, list[Finding]]:
-    g = ctx.graph
-    keep_switch = np.ones(g.n, dtype=bool)
-    keep_link = np.ones(g.a.size, dtype=bool)
-    what = []
-    for role in ("leaf", "spine", "core"):
-        k = survive.get(role, 0)
-        if k:
-            keep_switch &= _clustered(ctx, role, k)
-            what.append(f"{k} {role}")
-    k = survive.get("link", 0)
-    if k:
-        # k uplinks of the same leaf: the leaf loses the most of its paths.
-        leaf = int(np.nonzero(ctx.switch_tier == 1)[0][0])
-        mine = np.nonzero((g.a == leaf) | (g.b == leaf))[0][:k]
-        keep_link[mine] = False
-        what.append(f"{k} link(s)")
-    value, cut = ctx.worst_cut_gbps(keep_link, keep_switch)
-    gpu = g.at_is_gpu_server
-    alive = np.unique(g.at_device[gpu & keep_switch[g.at_switch]])
-    servers = np.unique(g.at_device[gpu])
-    cut_off = int(servers.size - alive.size)
-    fraction = value / base if base else 0.0
+def _survive(ctx: CheckContext, survive: dict, bisection: BisectionFigures) -> tuple[dict, list[Finding]]:
+    """The worst of the survive scenarios (check/survive.py): most servers cut off, then the
+    least bisection; the result names what was examined and which elements the worst lost."""
+    scenarios = survive_scenarios(ctx, survive)
+    base = bisection.worst_cut_gbps
+    if not scenarios:  # an extra fabric without the named elements (the spec checks the compute one)
+        return {"failures": "", "examined": {"scenarios": [], "note": "this fabric has none of the switches or links named"}}, []
+    cuts = ctx.failure_cuts(bisection.cuts)
+    worst, worst_sc, worst_key = None, None, None
+    for sc in scenarios:
+        imp = failure_impact(ctx, base, cuts, keep_link=sc.keep_link, keep_switch=sc.keep_switch, near=sc.near)
+        key = (imp.servers_cut_off, -imp.bisection_gbps)
+        if worst_key is None or key > worst_key:
+            worst, worst_sc, worst_key = imp, sc, key
+    fraction = worst.bisection_gbps / base if base else 0.0
     need = survive.get("min_bisection_fraction", 0.5)
-    detail = {"failures": ", ".join(what), "bisection_gbps": value, "worst_cut": cut,
-              "bisection_fraction": round(fraction, 4), "servers_cut_off": cut_off}
+    what = worst_sc.what
+    detail = {"failures": what, "bisection_gbps": worst.bisection_gbps, "worst_cut": worst.worst_cut,
+              "bisection_fraction": round(fraction, 4), "servers_cut_off": worst.servers_cut_off,
+              "gpu_ports_cut_off": worst.gpu_ports_cut_off,
+              "examined": {"scenarios": [sc.placement for sc in scenarios], "worst": worst_sc.placement,
+                           "elements": list(worst_sc.elements),
+                           "cuts": f"{len(cuts)} balanced cuts of the intact fabric and those through the damage"}}
     findings = []
-    if cut_off:
+    if worst.servers_cut_off:
         findings.append(Finding("FAILURE_DISCONNECTS_SERVERS", "error",
-                                f"losing {detail['failures']} cuts {cut_off} servers off the fabric (requirement: survive it)", "fabric"))
+                                f"losing {what} ({worst_sc.placement}) cuts {worst.servers_cut_off} servers off the fabric "
+                                f"(requirement: survive it)", worst_sc.elements[0] if worst_sc.elements else "fabric"))
     if fraction < need:
         findings.append(Finding("FAILURE_BISECTION_BELOW_FRACTION", "error",
-                                f"losing {detail['failures']} leaves {value:,} Gb/s bisection = {fraction:.1%} of {base:,} Gb/s; "
-                                f"required at least {need:.0%}", "fabric"))
+                                f"losing {what} ({worst_sc.placement}) leaves {worst.bisection_gbps:,} Gb/s bisection "
+                                f"= {fraction:.1%} of {base:,} Gb/s; required at least {need:.0%}", "fabric"))
     return detail, findings
 
 
@@ -85,30 +74,35 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
     bis = bisection.worst_cut_gbps
     if "min_bisection_gbps" in req:
         ok = bis >= req["min_bisection_gbps"]
-        results.append({"name": "min_bisection_gbps", "ok": ok, "required": req["min_bisection_gbps"], "measured": bis})
+        results.append({"name": "min_bisection_gbps", "ok": ok, "required": req["min_bisection_gbps"], "measured": bis,
+                        "examined": f"{len(bisection.cuts)} balanced cuts, worst '{bisection.worst_cut}' "
+                                    f"({bisection.worst_cut_is})"})
         if not ok:
             findings.append(Finding("BISECTION_BELOW_REQUIREMENT", "error",
                                     f"worst-cut bisection {bis:,} Gb/s is below the required {req['min_bisection_gbps']:,} Gb/s "
                                     f"(cut '{bisection.worst_cut}')", "fabric"))
     for tier, limit in (req.get("max_oversubscription") or {}).items():
         measured = oversubscription.tiers.get(tier)
-        if measured is None:
-            results.append({"name": f"max_oversubscription.{tier}", "ok": True, "required": limit, "measured": None})
+        if measured is None:  # the role exists (expand/requirements.py) but has no uplinks: a top tier
+            results.append({"name": f"max_oversubscription.{tier}", "ok": True, "required": limit, "measured": None,
+                            "examined": f"no {tier} switch has uplinks: a top tier, nothing above it to oversubscribe"})
             continue
         ok = measured.max_ratio <= _ratio_value(limit) + 1e-9
-        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured.max})
+        results.append({"name": f"max_oversubscription.{tier}", "ok": ok, "required": limit, "measured": measured.max,
+                        "examined": f"every {tier} switch with uplinks (worst: {measured.worst_switch})"})
         if not ok:
             findings.append(Finding("OVERSUBSCRIPTION_ABOVE_LIMIT", "error",
                                     f"{tier} oversubscription {measured.max} (at {measured.worst_switch}) exceeds the limit {limit}",
                                     measured.worst_switch))
     if req.get("survive"):
-        detail, f = _survive(ctx, req["survive"], bis)
+        detail, f = _survive(ctx, req["survive"], bisection)
         results.append({"name": "survive", "ok": not f, **detail})
         findings.extend(f)
     if "max_hops" in req:
         measured = hops.max_switches if hops.max_switches is not None else hops.max
         ok = measured is not None and measured <= req["max_hops"]
-        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured})
+        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured,
+                        "examined": hops.method or "no GPU pair to measure"})
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
                                     f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))

@@ -5,13 +5,14 @@ from __future__ import annotations
 from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, fabrics, facts, layout, scale_up, sonic_platform
+from . import addressing, fabrics, facts, layout, requirements, scale_up, sonic_platform
 from .families import resolve_and_build
 from .resolve import ClosDesign
 
 
 def expand(loaded: LoadedSpec) -> Plan:
     design, plan = resolve_and_build(loaded)
+    requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
     extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = fabrics.attach(loaded, design, plan)

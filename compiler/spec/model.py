@@ -361,12 +361,18 @@ ExtraFabric.model_rebuild()  # its extra_endpoints refer to ExtraEndpoint, defin
 
 class Survive(_Strict):
     """Failures the design must survive: every server stays connected and the worst-cut
-    bisection stays at or above `min_bisection_fraction` of the intact design."""
+    bisection stays at or above `min_bisection_fraction` of the intact design. One key per
+    switch role some topology builds (compiler/topology/ switch_roles); a role the design
+    does not have is a spec error (expand/requirements.py)."""
 
     leaf: int = Field(0, ge=0, le=64)
     spine: int = Field(0, ge=0, le=64)
     core: int = Field(0, ge=0, le=64)
-    link: int = Field(0, ge=0, le=64, description="switch-to-switch links")
+    router: int = Field(0, ge=0, le=64, description="dragonfly and switched-torus routers")
+    link: int = Field(0, ge=0, le=64, description="fabric links (switch-switch, chip-chip, server-server), placed where they "
+                                                   "hurt most: all links of one device or of one bundle when the count allows")
+    link_kind: str | None = Field(None, max_length=32, description="only links of this kind, e.g. global (dragonfly), "
+                                                                    "leaf-spine; default: any")
     min_bisection_fraction: float = Field(0.5, gt=0, le=1)
 
 

@@ -53,13 +53,16 @@ class Topology:
     # joined by their global links; "servers" the few servers of a switchless fabric.
     diagram: Literal["tiers", "grid", "circle", "servers"] = "tiers"
     note: str = ""  # said after the name where the spec schema lists the topologies
+    # The switch roles its plans can hold (a design may build fewer: a two-tier Clos has no
+    # core, a direct torus no router): what `requirements.survive` may name.
+    switch_roles: tuple[str, ...] = ()
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch", "uplink_speed_gbps")
-_CLOS = dict(family="clos", record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
+_CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
              supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
 _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
-              needs_dims=True, diagram="grid")
+              needs_dims=True, diagram="grid", switch_roles=("router",))
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
                                             "global_ports_per_switch", "global_links_per_group_pair", "intra_group",
                                             "global_arrangement"),
@@ -72,10 +75,11 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("rail-optimized", keys=_CLOS_KEYS, host_group="su", **_CLOS),
     Topology("torus", **_TORUS),
     Topology("mesh", **_TORUS),
-    Topology("dragonfly", **_DRAGONFLY),
-    Topology("dragonfly+", **_DRAGONFLY),
-    Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False),
-    Topology("multi-plane", family="planes", record=PlanesRecord, keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps")),
+    Topology("dragonfly", **_DRAGONFLY, switch_roles=("router",)),
+    Topology("dragonfly+", **_DRAGONFLY, switch_roles=("leaf", "spine")),
+    Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False, switch_roles=("leaf", "spine")),
+    Topology("multi-plane", family="planes", record=PlanesRecord, keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps"),
+             switch_roles=("leaf", "spine")),
     Topology("ring", **_DIRECT),
     Topology("full-mesh", **_DIRECT, note="servers cabled to each other, no switch"),
 )}
@@ -96,6 +100,11 @@ def topology(name: str) -> Topology:
 def topologies_where(trait: str) -> tuple[str, ...]:
     """Names of the topologies whose boolean trait is set, in registry order."""
     return tuple(name for name, t in TOPOLOGIES.items() if getattr(t, trait))
+
+
+def switch_roles() -> tuple[str, ...]:
+    """Every switch role some topology builds, in registry order (the survive requirement's keys)."""
+    return tuple(dict.fromkeys(r for t in TOPOLOGIES.values() for r in t.switch_roles))
 
 
 def family_keys() -> dict[str, tuple[str, ...]]:

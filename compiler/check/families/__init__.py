@@ -2,7 +2,9 @@
 (compiler/topology/ maps each `fabric.topology` value to its family). A family module has
 `bisection_gbps(plan, graph) -> (Gb/s or None, formula)`, its closed form, and
 `cuts(plan, graph, servers, first_at) -> [Cut]`, the balanced cuts its structure suggests
-beyond the generic ones (check/cuts.py), and `max_hops(plan, edge_switches)`, the longest
+beyond the generic ones (check/cuts.py), optionally `cuts_through(plan, graph, servers, first_at, u, v)`, its cuts across a lost
+link u-v beyond the generic ones, `exhaustive(plan, graph)`, whether those cuts try
+every balanced split (the worst is then exact, not an upper bound), and `max_hops(plan, edge_switches)`, the longest
 GPU-to-GPU path in the hops check's unit from the structure (None where it has none)."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import numpy as np
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
 from ..cuts import Cut
+from .injection import half_injection_gbps
 
 
 def _tier(plan: Plan, g: FabricGraph) -> np.ndarray:
@@ -43,11 +44,16 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
         spine_up = np.bincount(pod_of_switch[spine], weights=up[spine], minlength=int(pods.max()) + 1)
         bounds.append(float(np.minimum(leaf_fig, spine_up)[pods].sum()))
         formula += ", sum over pods of min(pod leaf figure, pod spine uplinks)"
-    return int(min(bounds) // 2), formula + ")"
+    # the injection term as the smaller side of a balanced cut (an odd port count splits unevenly)
+    return int(min([2 * half_injection_gbps(g)] + bounds[1:]) // 2), formula + ")"
 
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
     return []
+
+
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:

@@ -104,6 +104,13 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     return out
 
 
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    """Every split of the servers is tried (cuts: `lightest`): up to EXHAUSTIVE_SERVERS, with
+    an even count (an odd one splits a server's ports, one way of many)."""
+    n = plan.design_record.servers
+    return 2 <= n <= EXHAUSTIVE_SERVERS and n % 2 == 0
+
+
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Server-to-server links between two servers: a ring's diameter floor(n/2), a full
     mesh's 1; only when every round carries a link (else a pair may not be cabled)."""

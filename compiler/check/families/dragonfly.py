@@ -8,8 +8,8 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
-from ..cuts import Cut
-from .injection import gpu_injection_gbps
+from ..cuts import Cut, by_server
+from .injection import half_injection_gbps
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
@@ -21,7 +21,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
     if d.endpoint_ports != groups * d.endpoint_ports_per_group:
         return None, "no closed form: the last group is partly populated (max-flow only)"
-    inj = gpu_injection_gbps(g)
+    inj = 2 * half_injection_gbps(g)  # doubled: the bounds below are halved at the end
     bounds = [inj]
     formula = "1/2 * min(GPU injection"
     if d.intra_group == "fat-tree":
@@ -43,7 +43,35 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
 
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
-    return []
+    """An odd number of groups: a balanced cut must split a group. Split the last group M in
+    two along its global links: side A is the (g-1)/2 groups that M's first switches reach
+    (in switch order), then M's switches by how many global links lead into A (most first),
+    then the rest; halved. At the balanced maximum (g = a*h + 1) M's first a/2 switches reach
+    exactly the A groups, so the split adds only M's local links: (g-1)^2/4 global + (a/2)^2
+    local links, where the generic pods cut (first groups in order) adds M's global links."""
+    d = plan.design_record
+    groups = d.groups
+    if groups < 3 or groups % 2 == 0:
+        return []
+    pod = np.array([plan.devices[int(x)].pod or 0 for x in g.device_of], dtype=np.int64)
+    last = int(pod.max())
+    a, b = np.concatenate([g.a, g.b]), np.concatenate([g.b, g.a])
+    out_of_last = (pod[a] == last) & (pod[b] != last)
+    targets = pod[b[out_of_last][np.lexsort((pod[b[out_of_last]], a[out_of_last]))]]
+    chosen = list(dict.fromkeys(targets.tolist()))[: groups // 2]
+    side_a = np.isin(pod, chosen)
+    into_a = np.zeros(g.n, dtype=np.int64)
+    np.add.at(into_a, a[out_of_last], np.where(side_a[b[out_of_last]], 1, -1))
+    node = g.at_switch[g.at_is_gpu_server][first_at]
+    rank = np.where(side_a[node], 0, np.where(pod[node] == last, 1, 2))
+    order = servers[np.lexsort((np.arange(servers.size), node, -into_a[node], rank))]
+    return [by_server(g, order, "groups-and-a-half",
+                      f"the {len(chosen)} groups group {last}'s first switches reach, then group {last}'s switches "
+                      f"by global links into them, halved")]
+
+
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:

@@ -10,7 +10,7 @@ from ...plan.model import Plan
 from ...topology import topology
 from ..cuts import Cut
 from . import clos
-from .injection import gpu_injection_gbps
+from .injection import half_injection_gbps
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
@@ -29,11 +29,15 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
         domain = f": {plan.scale_up.phrase()}" if plan.scale_up else ""
         return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain{domain}); "
                    f"per rail 1/2 * servers * link speed = {plan.design_record.per_rail_bisection_gbps:,} Gb/s")
-    return int(gpu_injection_gbps(g) // 2), "1/2 * GPU injection (one rail, one switch)"
+    return int(half_injection_gbps(g)), "1/2 * GPU injection (one rail, one switch)"
 
 
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
     return []
+
+
+def exhaustive(plan: Plan, g: FabricGraph) -> bool:
+    return False  # its cuts are a search, not every balanced split
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
