@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fabric import COMPUTE
+from .cables import PhysicalCables, physical_cables
 from .model import Plan
 from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
                     port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
@@ -94,18 +95,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
                                      "add one to the catalog"))
-        if plan.physical is not None and plan.physical.order_m is not None:
-            lines.extend(_cables_by_length(plan, cage_of_port))
-        else:
-            fibers = plan.memo("fibers_per_link", fibers_per_link)
-            for mi, media_id in enumerate(plan.media):
-                m = facts["media"][media_id]
-                in_medium = links.media == mi
-                if in_medium.any() and m.get("field_cable", True):  # board traces are not ordered
-                    lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
-                                         cable_count(plan, cage_of_port, in_medium, m), None,
-                                         "length per cable: set once a physical layout exists"
-                                         + _fiber_note(plan, fibers, in_medium) + _splitter_note(plan, in_medium, m)))
+        lines.extend(_cable_lines(plan))
     return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
 
 
@@ -168,32 +158,6 @@ def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
             f"twin-port modules at both ends)")
 
 
-def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, medium: dict) -> int:
-    """Physical cables behind the selected links (all of one medium, a plan.facts media
-    record): one per link for straight optics (per optical port a link fills: two fibers
-    for 800G between twin-port modules), one per cage pair for twin-port copper, one per
-    switch cage for a copper splitter, one per optical port of the grouped end for a
-    splitter fiber (views.splitter_heads: a 4 x 200G cage's four links take two)."""
-    links = plan.links
-    fit = medium["fit"]
-    if fit == "port":
-        return int(plan.memo("fibers_per_link", fibers_per_link)[sel].sum())
-    offsets = plan.port_offsets()
-    if fit == "cage":
-        return int(np.unique(cage_of_port[offsets[links.a_dev[sel]] + links.a_port[sel]]).size)
-    if medium["needs_transceivers"]:
-        return int(np.unique(_splitter_heads(plan, sel)).size)
-    return int(np.unique(cage_of_port[offsets[links.b_dev[sel]] + links.b_port[sel]]).size)
-
-
-def _splitter_heads(plan: Plan, sel: np.ndarray) -> np.ndarray:
-    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
-    offsets = plan.port_offsets()
-    links = plan.links
-    return splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"],
-                          offsets[links.a_dev[sel]] + links.a_port[sel], offsets[links.b_dev[sel]] + links.b_port[sel])
-
-
 def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
     """For splitter fibers: how many links (legs) the splitters carry, so the count reads right."""
     if medium["fit"] != "split" or not medium["needs_transceivers"] or not sel.any():
@@ -203,34 +167,67 @@ def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
             f"twin-port end, a leg to each of the {SPLIT_WAYS} ends it serves")
 
 
-def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
-    """Cables by exact orderable part: one line per (medium, length)."""
+def _cable_lines(plan: Plan) -> list[BomLine]:
+    """Cables by orderable part: one line per medium, or with a layout per (medium,
+    orderable length). Counted over plan.cables.physical_cables, the rows of cabling.csv."""
+    cables = physical_cables(plan)
+    if not len(cables):
+        return []
+    links = plan.links
+    first = cables.first_link
+    cable_media = links.media[first]
+    fibers = plan.memo("fibers_per_link", fibers_per_link)
     out: list[BomLine] = []
-    order = plan.physical.order_m
-    media = plan.links.media
     for mi, media_id in enumerate(plan.media):
         m = plan.facts["media"][media_id]
-        in_medium = media == mi
-        lengths = np.unique(order[in_medium & ~np.isnan(order)])
-        for length in lengths.tolist():
-            qty = cable_count(plan, cage_of_port, in_medium & (order == length), m)
+        mine = cable_media == mi
+        if not mine.any():
+            continue
+        in_medium = links.media == mi
+        if cables.order_m is None:
+            out.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
+                               int(mine.sum()), None,
+                               "length per cable: set once a physical layout exists"
+                               + _fiber_note(plan, fibers, in_medium) + _shared_note(plan, cables, mine, m)
+                               + _splitter_note(plan, in_medium, m)))
+            continue
+        order = cables.order_m
+        for length in np.unique(order[mine & ~np.isnan(order)]).tolist():
+            here = mine & (order == length)
             part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
             note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
                     "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
                     "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
                     "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
                     "no part for this length in the catalog")
-            fibers = plan.memo("fibers_per_link", fibers_per_link) if m["fit"] == "port" else np.ones(0)
-            extra = _fiber_note(plan, fibers, in_medium & (order == length)) if fibers.size else ""
-            extra += _splitter_note(plan, in_medium & (order == length), m)
-            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note + extra,
-                               length_m=length))
-        too_long = in_medium & np.isnan(order)
+            in_group = np.zeros(cables.indptr.size - 1, dtype=bool)
+            in_group[cables.group[here]] = True
+            carried = np.zeros(len(links), dtype=bool)  # the logical links these cables carry
+            carried[cables.links[np.repeat(in_group, np.diff(cables.indptr))]] = True
+            extra = _fiber_note(plan, fibers, carried) if m["fit"] == "port" else ""
+            extra += _shared_note(plan, cables, here, m) + _splitter_note(plan, carried, m)
+            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", int(here.sum()),
+                               m["cable_power_w"], note + extra, length_m=length))
+        too_long = mine & np.isnan(order)
         if too_long.any():
             out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
-                               m["cable_description"], cable_count(plan, cage_of_port, too_long, m), None,
+                               m["cable_description"], int(too_long.sum()), None,
                                "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
     return out
+
+
+def _shared_note(plan: Plan, cables: PhysicalCables, sel: np.ndarray, medium: dict) -> str:
+    """For straight fibers that carry several logical links (two 200G ports of one MPO to
+    one peer MPO): say how many links the fibers carry, so the count reads right."""
+    if medium["fit"] != "port":
+        return ""
+    many = sel & (cables.link_count > 1)
+    if not many.any():
+        return ""
+    carried = int(cables.link_count[many].sum())
+    per = "/".join(str(k) for k in np.unique(cables.link_count[many]).tolist())
+    return (f"; {int(many.sum()):,} fibers carry {carried:,} links, {per} each (logical ports that share an optical "
+            f"port (MPO) of their modules and go to one peer MPO)")
 
 
 def _scale_up_lines(plan: Plan) -> list[BomLine]:

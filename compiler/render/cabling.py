@@ -8,28 +8,31 @@ Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, cable_part, end_part_labels, fibers_per_link, per_port
+from ..plan.cables import joined, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.views import cable_ids, cable_part, end_part_labels, per_port, port_table
 from .csvtext import csv_field
 from .writer import OutputDir
 
 HEADER = [
-    "cable_id", "kind",
+    "cable_id", "links", "kind",
     "a_device", "a_role", "a_port", "a_cage", "a_lane", "a_transceiver", "a_row", "a_rack", "a_ru",
     "b_device", "b_role", "b_port", "b_cage", "b_lane", "b_transceiver", "b_row", "b_rack", "b_ru",
     "speed_gbps", "media", "connector", "part_number", "length_m", "jacket_color", "polarity",
     "label_a", "label_b", "modelled_m",
 ]
+END_COLUMNS = 9  # device, role, port, cage, lane, transceiver, row, rack, ru
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    """One row per physical cable (plan.cables): its id, the logical links it carries
+    (`links`, `;`-separated), and per column the links' values, once where they agree."""
     links = plan.links
+    cables = physical_cables(plan)
     offsets = plan.port_offsets()
     a_gid = offsets[links.a_dev] + links.a_port
     b_gid = offsets[links.b_dev] + links.b_port
@@ -41,33 +44,62 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     a_tr, b_tr = transceiver_columns(plan)
     place = physical_pieces(plan)
     tail = media_tail(plan)
-    label_a, label_b = plan.memo("cable_labels", cable_labels)
+    label_a, label_b = physical_cable_labels(plan)
     if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or _needs_quoting(plan):
         label_a, label_b = [csv_field(t) for t in label_a], [csv_field(t) for t in label_b]
-    rows = zip(plan.memo("cable_ids", cable_ids), kinds[links.kind].tolist(),
-               dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr, place[links.a_dev].tolist(),
-               dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr, place[links.b_dev].tolist(),
-               links.speed_gbps.tolist(), tail, label_a, label_b, modelled_lengths(plan))
-    # Board traces and backplanes are links of the plan but not cables anyone pulls.
-    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
-    if len(links) and not pulled[links.media].all():
-        rows = itertools.compress(rows, pulled[links.media].tolist())
-    fmt = "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
+    ids = [csv_field(c) for c in physical_cable_ids(plan)]
+    logical = plan.memo("cable_ids", cable_ids)
+    first = cables.first_link
+    a_end = (dev_piece[links.a_dev] + "," + port_piece[a_gid] + "," + np.array(a_tr, dtype=object) + ","
+             + place[links.a_dev]) if len(links) else np.zeros(0, dtype=object)
+    b_end = (dev_piece[links.b_dev] + "," + port_piece[b_gid] + "," + np.array(b_tr, dtype=object) + ","
+             + place[links.b_dev]) if len(links) else np.zeros(0, dtype=object)
+    carried = [csv_field(logical[i]) for i in first.tolist()]
+    a_col, b_col = a_end[first].tolist(), b_end[first].tolist()
+    for c in np.nonzero(cables.link_count > 1)[0].tolist():  # several links on one cable: merge per column
+        ls = cables.links_of(c)
+        carried[c] = csv_field(";".join(logical[i] for i in ls))
+        a_col[c], b_col[c] = (_merged_end(plan, dev, gid, tr, ls) for dev, gid, tr in
+                              zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
+    rows = zip(ids, carried, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
+               label_a, label_b, modelled_lengths(plan))
+    fmt = "%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
-        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)].tolist()
-        if len(links) and not pulled[links.media].all():
-            names = list(itertools.compress(names, pulled[links.media].tolist()))
+        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
         rows = (row + (f,) for row, f in zip(rows, names))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
     out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
 
 
-def modelled_lengths(plan: Plan) -> list[str]:
+def _merged_end(plan: Plan, dev: np.ndarray, gid: np.ndarray, tr: np.ndarray, ls: list[int]) -> str:
+    """One end's nine columns for a cable of several logical links (`ls`): each column its
+    links' values joined (plan.cables.joined), CSV-escaped."""
     phys = plan.physical
+    ports = plan.memo("port_table", port_table)
+    cols: list[list[str]] = [[] for _ in range(END_COLUMNS)]
+    for i in ls:
+        d, g = int(dev[i]), int(gid[i])
+        device = plan.devices[d]
+        if phys is None:
+            where = ("", "", "")
+        else:
+            rack = phys.racks[int(phys.dev_rack[d])]
+            where = (rack.row, rack.name, str(int(phys.dev_u[d])))
+        for col, value in zip(cols, (device.name, device.role, ports["name"][g], ports["cage"][g], str(ports["lane"][g]),
+                                     tr[i], *where)):
+            col.append(str(value))
+    return ",".join(csv_field(joined(col)) for col in cols)
+
+
+def modelled_lengths(plan: Plan) -> list[str]:
+    """Per physical cable, the modelled length of its longest logical link (what it must reach)."""
+    phys = plan.physical
+    cables = physical_cables(plan)
     if phys is None or phys.length_m is None:
-        return [""] * len(plan.links)
-    return [f"{x:.2f}" for x in phys.length_m.tolist()]
+        return [""] * len(cables)
+    longest = np.maximum.reduceat(phys.length_m[cables.links], cables.indptr[:-1])[cables.group] if len(cables) else []
+    return [f"{x:.2f}" for x in np.asarray(longest).tolist()]
 
 
 def _needs_quoting(plan: Plan) -> bool:
@@ -86,46 +118,29 @@ def physical_pieces(plan: Plan) -> np.ndarray:
 
 
 def media_tail(plan: Plan) -> list[str]:
-    """Per link the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
-    the exact part and orderable length with a layout. A link of two fibers (800G between
-    twin-port modules, views.fibers_per_link) says `2x MPO-12/APC`: one row, two fibers of
-    that part, both ends' MPO ports 1 to 1 and 2 to 2."""
-    links = plan.links
+    """Per physical cable the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
+    the exact part and orderable length with a layout. Every row is one cable: an 800G
+    link between twin-port modules (two fibers, views.fibers_per_link) is two rows, its
+    strands `.1` and `.2` (MPO port 1 to 1, 2 to 2)."""
+    cables = physical_cables(plan)
     pieces_by_media = []
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
         connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
-        pieces_by_media.append((rec["fiber"].upper(), connector,
-                                rec["cable_part_number"], rec["jacket"], "Type-B" if optical else ""))
-    fibers = plan.memo("fibers_per_link", fibers_per_link)
-
-    def connector(c: str, k: int) -> str:
-        return c if k == 1 else f"{k}x {c}"
-
-    phys = plan.physical
-    if phys is None or phys.order_m is None:
-        if (fibers == 1).all():
-            table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol in pieces_by_media],
-                             dtype=object)
-            return table[links.media].tolist()
-        keys, inverse = np.unique(np.stack([links.media.astype(np.int64), fibers]), axis=1, return_inverse=True)
-        pieces = []
-        for mi, k in zip(keys[0].tolist(), keys[1].tolist()):
-            f, c, part, j, pol = pieces_by_media[mi]
-            pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, "", j, pol)))
-        return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
-    # (medium, orderable length, fibers) triples are few: build each piece once, then index.
-    order = np.nan_to_num(phys.order_m, nan=-1.0)
-    triples, inverse = np.unique(np.stack([links.media.astype(np.float64), order, fibers.astype(np.float64)]), axis=1,
-                                 return_inverse=True)
+        pieces_by_media.append((rec["fiber"].upper(), connector, rec["jacket"], "Type-B" if optical else ""))
+    media = plan.links.media[cables.first_link].astype(np.float64)
+    # (medium, orderable length) pairs are few: build each piece once, then index.
+    order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
+    pairs, inverse = np.unique(np.stack([media, order]), axis=1, return_inverse=True)
     pieces = []
-    for mi, length, k in zip(triples[0].astype(int).tolist(), triples[1].tolist(), triples[2].astype(int).tolist()):
-        f, c, _, j, pol = pieces_by_media[mi]
-        part = cable_part(plan.facts["media"][plan.media[mi]], length if length >= 0 else None)
+    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
+        f, c, j, pol = pieces_by_media[mi]
+        rec = plan.facts["media"][plan.media[mi]]
+        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec["cable_part_number"]
         text = f"{length:g}" if length >= 0 else ""
-        pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, text, j, pol)))
-    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
+        pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
+    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist() if len(cables) else []
 
 
 def transceiver_columns(plan: Plan) -> tuple[list[str], list[str]]:
