@@ -192,3 +192,27 @@ def test_straight_fibers_are_mpo_pairs_on_every_server_and_switch(server, switch
         assert pair not in seen, r
         seen.add(pair)
     assert _bom_cables(_rows(folder.joinpath("bom.csv").read_text())) == _cable_rows_by_part(rows, _media_parts(plan))
+
+
+def test_verify_reads_a_physical_row_as_its_logical_links(tmp_path):
+    """The cabling sheet fed back as an as-built sheet: a twin-port copper row (two links,
+    `;`-separated ports) checks out as its two links; swapping its two B ports is found."""
+    from compiler.pipeline import load_plan
+    from compiler.verify import verify
+
+    from .verify_faults import reported
+
+    folder = ROOT / "out" / "b200-superpod-4su-hall"
+    clean = verify(load_plan(folder), [folder / "cabling.csv"])
+    assert reported(clean) == set()
+    rows = list(csv.reader(io.StringIO((folder / "cabling.csv").read_text())))
+    head = rows[0]
+    k = next(i for i, r in enumerate(rows) if r[head.index("media")] == "DAC")
+    c = head.index("b_port")
+    first, second = rows[k][c].split(";")
+    rows[k][c] = f"{second};{first}"
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    (tmp_path / "as-built.csv").write_text(out.getvalue())
+    assert reported(verify(load_plan(folder), [tmp_path / "as-built.csv"])) == {
+        ("swapped", frozenset(rows[k][head.index("links")].split(";")))}

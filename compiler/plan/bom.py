@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -29,6 +30,7 @@ class BomLine:
     unit_power_w: float | None
     notes: str = ""
     length_m: float | None = None  # cables with a layout: the orderable length this part is
+    spare_of: str = ""  # spares: the category of the part kept on the shelf
 
     @property
     def total_power_w(self) -> float | None:
@@ -96,55 +98,43 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
                                      "add one to the catalog"))
         lines.extend(_cable_lines(plan))
-    return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
+    return lines
 
 
 def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[BomLine]:
-    """Spares to order with the build: per part of a category with a percentage (spec
-    `bom.spares_percent`), that share of its quantity rounded up. A spare sits on a shelf:
-    it draws no power, so its power stays empty."""
-    out = []
+    """Spares to order with the build, the one rule everywhere (plan/order.py): per
+    orderable part of a category with a percentage (spec `bom.spares_percent`), that share
+    of the part's quantity over all `lines` (the whole order, every fabric), rounded up
+    once. A generic cable ordered by length ("<part> <length> m") is one part: its spares
+    are counted over every length and cut at the longest. A spare sits on a shelf: it
+    draws no power, so its power stays empty."""
+    groups: dict[tuple[str, str], list[BomLine]] = {}
     for line in lines:
         pct = spares_percent.get(line.category)
-        if not pct or line.part_number.startswith(NOT_IN_CATALOG) or not line.part_number:
+        if not pct or line.category == "spare" or not line.part_number or line.part_number.startswith(NOT_IN_CATALOG):
             continue
-        qty = math.ceil(line.quantity * pct / 100 - 1e-9)  # 2% of 50 is 1, not 2 by float noise
-        if qty:
-            out.append(BomLine("spare", line.part_number, f"spare {line.category}: {line.description}", qty, None,
-                               f"{pct:g}% of {line.quantity:,} rounded up; on the shelf, no power", line.length_m))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class CategoryTotal:
-    """One category of a bill: how many parts, their known power and, with a price file, cost."""
-
-    category: str
-    quantity: int
-    power_w: float  # of the lines with a published power
-    power_unknown_lines: int  # lines without one (the power above is a floor then)
-    cost: float | None  # None without a price file
-    unpriced: tuple[str, ...]  # part numbers the price file lacks (cost above is a floor then)
-
-
-def bom_totals(lines: list[BomLine], prices: dict | None) -> list[CategoryTotal]:
-    """Totals per category in first-appearance order, then 'all'. `prices`: the plan's
-    facts['bom']['prices'] (currency and unit price by part number), or None."""
-    order = list(dict.fromkeys(line.category for line in lines)) + ["all"]
+        groups.setdefault((line.category, _orderable(line)), []).append(line)
     out = []
-    for cat in order:
-        sel = [line for line in lines if cat in ("all", line.category)]
-        power = sum(line.total_power_w for line in sel if line.total_power_w is not None)
-        unknown = sum(1 for line in sel if line.unit_power_w is None and line.category != "spare"
-                      and line.notes != "part of the server")
-        cost, unpriced = None, ()
-        if prices is not None:
-            table = prices["parts"]
-            cost = sum(table[line.part_number] * line.quantity for line in sel if line.part_number in table)
-            unpriced = tuple(sorted({line.part_number or line.description for line in sel if line.part_number not in table
-                                     and "built in" not in line.part_number and not line.part_number.startswith("included")}))
-        out.append(CategoryTotal(cat, sum(line.quantity for line in sel), power, unknown, cost, unpriced))
+    for (category, _), same in groups.items():
+        pct = spares_percent[category]
+        total = sum(line.quantity for line in same)
+        qty = math.ceil(Fraction(total) * Fraction(str(pct)) / 100)  # exact: 2% of 50 is 1, not 2 by float noise
+        if not qty:
+            continue
+        longest = max(same, key=lambda line: line.length_m or 0.0)
+        lengths = sorted({line.length_m for line in same if line.length_m is not None})
+        over = f"{total:,}" + (f" over {len(lengths)} lengths, cut at the longest" if len(lengths) > 1 and
+                               _orderable(longest) != longest.part_number else "")
+        out.append(BomLine("spare", longest.part_number, f"spare {category}: {longest.description}", qty, None,
+                           f"{pct:g}% of {over} rounded up; on the shelf, no power", longest.length_m, spare_of=category))
     return out
+
+
+def _orderable(line: BomLine) -> str:
+    """The part a line orders: a generic cable's "<part> <length> m" is its part."""
+    if line.length_m is not None and line.part_number.endswith(suffix := f" {line.length_m:g} m"):
+        return line.part_number[: -len(suffix)]
+    return line.part_number
 
 
 def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
@@ -186,7 +176,7 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
         in_medium = links.media == mi
         if cables.order_m is None:
             out.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
-                               int(mine.sum()), None,
+                               int(mine.sum()), m["cable_power_w"],
                                "length per cable: set once a physical layout exists"
                                + _fiber_note(plan, fibers, in_medium) + _shared_note(plan, cables, mine, m)
                                + _splitter_note(plan, in_medium, m)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bom import bill_of_materials
+from .order import order_lines
 from .model import Plan
 from .views import cable_ids, link_physical, port_table
 
@@ -82,7 +82,7 @@ def _places(plan: Plan) -> dict[str, tuple]:
 
 def _bom(plan: Plan) -> dict[tuple, int]:
     out: dict[tuple, int] = {}
-    for line in plan.memo("bom", bill_of_materials):
+    for _, line in order_lines(plan):  # the whole order, spares by the one rule (plan/order.py)
         key = (line.category, line.part_number, line.length_m)
         out[key] = out.get(key, 0) + line.quantity
     return out

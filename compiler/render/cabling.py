@@ -1,4 +1,10 @@
-"""cabling.csv: one row per cable, both ends, for the people who pull them.
+"""cabling.csv: one row per physical cable, both ends, for the people who pull them.
+
+A cable carrying several logical links (twin-port copper, splitters, two 200G ports of one
+MPO on one fiber: plan/cables.py) is one row: `cable_id` is the physical cable's, `links`
+lists the logical cable ids it carries, and each end column holds one value where the
+links agree, else theirs `;`-separated in `links` order. An 800G link between twin-port
+modules is two fibers: two rows, ids `<link>.1` and `<link>.2`.
 
 Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 (row, rack, RU, length) stay empty unless the spec has a physical layout. With one,
@@ -19,18 +25,18 @@ from .csvtext import csv_field
 from .writer import OutputDir
 
 HEADER = [
-    "cable_id", "links", "kind",
+    "cable_id", "kind",
     "a_device", "a_role", "a_port", "a_cage", "a_lane", "a_transceiver", "a_row", "a_rack", "a_ru",
     "b_device", "b_role", "b_port", "b_cage", "b_lane", "b_transceiver", "b_row", "b_rack", "b_ru",
     "speed_gbps", "media", "connector", "part_number", "length_m", "jacket_color", "polarity",
-    "label_a", "label_b", "modelled_m",
+    "label_a", "label_b", "modelled_m", "links",
 ]
 END_COLUMNS = 9  # device, role, port, cage, lane, transceiver, row, rack, ru
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     """One row per physical cable (plan.cables): its id, the logical links it carries
-    (`links`, `;`-separated), and per column the links' values, once where they agree."""
+    (`links`, `;`-separated, the last column before `fabric`), and per column the links' values, once where they agree."""
     links = plan.links
     cables = physical_cables(plan)
     offsets = plan.port_offsets()
@@ -61,9 +67,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         carried[c] = csv_field(";".join(logical[i] for i in ls))
         a_col[c], b_col[c] = (_merged_end(plan, dev, gid, tr, ls) for dev, gid, tr in
                               zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
-    rows = zip(ids, carried, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
-               label_a, label_b, modelled_lengths(plan))
-    fmt = "%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
+    rows = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
+               label_a, label_b, modelled_lengths(plan), carried)
+    fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
         names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
