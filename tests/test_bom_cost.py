@@ -198,3 +198,26 @@ def test_spares_over_the_whole_order_agree_in_bom_csv_diff_compare_and_explore(t
     ev = measure(Candidate(0, "x", {}, {}, ()), new, run_checks(new, checks=SCAN_CHECKS))
     assert ev.scope == "network" and ev.cost == network
     assert f["scopes"]["cluster"]["cost"] is None and "DGX H100" in " ".join(f["scopes"]["cluster"]["cost_unpriced_parts"])
+
+
+def test_explore_never_ranks_an_unpriced_design_first_on_cost(tmp_path):
+    """QM9700 and QM9790 give the same design; only the QM9700 has a price. The QM9790 one
+    looks cheaper only because its switches cost nothing: its cost is unknown, it ranks after
+    the priced one, and says which part lacks a price."""
+    from compiler.explore import as_json, explore
+
+    (tmp_path / "prices.yaml").write_text(f"currency: USD\nparts: {{MQM9700-NS2F: 30000.00, MMA4Z00-NS: 1200.00, "
+                                          f"{ALL_PRICED}}}\n")
+    req = tmp_path / "req.yaml"
+    req.write_text("name: pick\ngpus: 1024\nserver: dgx-b200\nbom: {prices: prices.yaml}\n"
+                   "fabric: {topology: rail-optimized, switch: [qm9790, qm9700]}\n")
+    x = explore(req, "cost")
+    assert [e.candidate.choices["fabric.switch"] for e in x.ranking] == ["qm9700", "qm9790"]
+    priced, unpriced = x.ranking
+    assert priced.cost == 48 * Decimal("30000.00") + 1536 * Decimal("1200.00") and priced.scope == "network"
+    assert unpriced.cost is None and unpriced.cost_unpriced == ["MQM9790-NS2F"]
+    why = x.why(unpriced)
+    assert "cost unknown" in why and "MQM9790-NS2F" in why
+    assert any("cost unknown for 1 design(s)" in c and "MQM9790-NS2F" in c for c in x.caveats())
+    data = as_json(x)
+    assert data["best"]["cost"] == float(priced.cost) and data["best"]["scope"] == "network"
