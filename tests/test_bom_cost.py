@@ -221,3 +221,21 @@ def test_explore_never_ranks_an_unpriced_design_first_on_cost(tmp_path):
     assert any("cost unknown for 1 design(s)" in c and "MQM9790-NS2F" in c for c in x.caveats())
     data = as_json(x)
     assert data["best"]["cost"] == float(priced.cost) and data["best"]["scope"] == "network"
+
+
+def test_a_generic_cable_price_prices_every_length(tmp_path):
+    """Price keys are the part numbers as bom.csv prints them; a generic cable ordered by
+    length ("CAT6 patch cord (...) 3 m") takes its part's price at every length."""
+    from compiler.pipeline import build_plan
+
+    from .conftest import SPECS
+
+    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {'CAT6 patch cord (generic; PN per site)': 4.50}\n")
+    text = (SPECS / "h100-superpod-1su-multi-fabric-hall.yaml").read_text()
+    spec = tmp_path / "hall.yaml"
+    spec.write_text(text.replace("\nname: ", "\nbom: {prices: prices.yaml}\nname: ", 1))
+    lines = [line for _, line in order_lines(build_plan(spec)[1])]
+    cat6 = [line for line in lines if line.part_number.startswith("CAT6")]
+    prices = build_plan(spec)[1].facts["bom"]["prices"]
+    totals = dict(category_totals(cat6, prices))
+    assert len(cat6) > 1 and totals["all"].cost == Decimal("4.50") * 31 and not totals["all"].unpriced

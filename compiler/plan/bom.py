@@ -113,7 +113,7 @@ def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[
         pct = spares_percent.get(line.category)
         if not pct or line.category == "spare" or not line.part_number or line.part_number.startswith(NOT_IN_CATALOG):
             continue
-        groups.setdefault((line.category, _orderable(line)), []).append(line)
+        groups.setdefault((line.category, orderable_part(line)), []).append(line)
     out = []
     for (category, _), same in groups.items():
         pct = spares_percent[category]
@@ -124,14 +124,15 @@ def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[
         longest = max(same, key=lambda line: line.length_m or 0.0)
         lengths = sorted({line.length_m for line in same if line.length_m is not None})
         over = f"{total:,}" + (f" over {len(lengths)} lengths, cut at the longest" if len(lengths) > 1 and
-                               _orderable(longest) != longest.part_number else "")
+                               orderable_part(longest) != longest.part_number else "")
         out.append(BomLine("spare", longest.part_number, f"spare {category}: {longest.description}", qty, None,
                            f"{pct:g}% of {over} rounded up; on the shelf, no power", longest.length_m, spare_of=category))
     return out
 
 
-def _orderable(line: BomLine) -> str:
-    """The part a line orders: a generic cable's "<part> <length> m" is its part."""
+def orderable_part(line: BomLine) -> str:
+    """The part a line orders: a generic cable's "<part> <length> m" is its part (its
+    spares are counted over every length; a price for it prices every length)."""
     if line.length_m is not None and line.part_number.endswith(suffix := f" {line.length_m:g} m"):
         return line.part_number[: -len(suffix)]
     return line.part_number

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .bom import BomLine, bill_of_materials, spare_lines
+from .bom import BomLine, bill_of_materials, orderable_part, spare_lines
 from .fabrics import fabric_bom, is_multi_fabric
 from .model import Plan
 
@@ -59,10 +59,14 @@ def is_included(line: BomLine) -> bool:
 
 
 def unit_price(line: BomLine, prices: dict | None) -> Decimal | None:
-    """The line's unit price from the price file (plan.facts['bom']['prices']), None if unpriced."""
+    """The line's unit price from the price file (plan.facts['bom']['prices']), keyed by the
+    part number as bom.csv prints it (a generic cable ordered by length: that text, or its
+    part without the length); None if unpriced."""
     if prices is None:
         return None
-    value = prices["parts"].get(line.part_number)
+    value = prices["parts"].get(line.part_number)  # the part number as the BOM prints it
+    if value is None:
+        value = prices["parts"].get(orderable_part(line))  # a generic cable's price, whatever its length
     return None if value is None else Decimal(value)
 
 
