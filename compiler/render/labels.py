@@ -54,7 +54,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         place_col, dev_col, port_col = places[dev[first]].tolist(), dev_names[dev[first]].tolist(), port[first].tolist()
         for c in np.nonzero(cables.link_count > 1)[0].tolist():  # an end of several ports: each column joined
             ls = cables.links_of(c)
-            place_col[c], dev_col[c], port_col[c] = (joined(v[ls].tolist()) for v in (places[dev], dev_names[dev], port))
+            place_col[c], dev_col[c], port_col[c] = (joined(v.tolist()) for v in (places[dev[ls]], dev_names[dev[ls]], port[ls]))
         cols = [labels, place_col, dev_col, port_col]
         if quote:
             cols = [[csv_field(t) for t in col] for col in cols]
