@@ -117,16 +117,14 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
                 k1[sel] = np.where(mpo_a[sel] >= 0, mpo_a[sel], unique_base + ga[sel])
                 k2[sel] = np.where(mpo_b[sel] >= 0, mpo_b[sel], unique_base + gb[sel])
     kept = np.nonzero(pulled[links.media])[0] if n else np.zeros(0, dtype=np.int64)
-    keys = np.stack([links.media[kept].astype(np.int64), k1[kept], k2[kept]])
-    if kept.size:
-        _, group_of = np.unique(keys, axis=1, return_inverse=True)
-        group_of = group_of.reshape(-1)
-    else:
-        group_of = np.zeros(0, dtype=np.int64)
-    # Groups ranked by their first link: the sheet keeps the plan's link order.
-    order = np.lexsort((kept, group_of))
-    grouped_links, grouped = kept[order], group_of[order]
-    starts = np.r_[True, grouped[1:] != grouped[:-1]] if grouped.size else np.zeros(0, dtype=bool)
+    media_k, k1, k2 = links.media[kept].astype(np.int64), k1[kept], k2[kept]
+    # Sorted by key, each group's links ascending; a group starts where the key changes.
+    order = np.lexsort((kept, k2, k1, media_k))
+    grouped_links = kept[order]
+    m_s, a_s, b_s = media_k[order], k1[order], k2[order]
+    starts = np.r_[True, (m_s[1:] != m_s[:-1]) | (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])] if kept.size \
+        else np.zeros(0, dtype=bool)
+    grouped = np.cumsum(starts) - 1
     first = grouped_links[starts]
     rank = np.argsort(first, kind="stable")
     sizes = np.diff(np.r_[np.nonzero(starts)[0], grouped.size])
@@ -167,20 +165,44 @@ def _physical_cable_ids(plan: Plan) -> list[str]:
     return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist())]
 
 
-def joined(values: list[str]) -> str:
-    """Several logical links' values of one column on one physical cable's row: the value
-    once where they agree, else all of them in link order, `;`-separated (position i of
-    each column is the cable's i-th logical link)."""
-    return values[0] if all(v == values[0] for v in values) else ";".join(values)
+def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The cables that carry several logical links, by how many: (cable indices, their links
+    as an (n, k) matrix in link order) per k > 1. For column-wise joins without a Python
+    loop per cable."""
+    count = cables.link_count
+    out = []
+    for k in np.unique(count[count > 1]).tolist():
+        idx = np.nonzero(count == k)[0]
+        start = cables.indptr[cables.group[idx]]
+        out.append((idx, cables.links[start[:, None] + np.arange(k)]))
+    return out
 
 
-def _end_text(places: list[str], ports: list[str]) -> str:
-    """A label's view of one end: `<place>:<port>`, or where one end holds several ports,
-    `<place>:<port>+<port>` per place, places `;`-separated."""
-    by_place: dict[str, list[str]] = {}
-    for place, port in zip(places, ports):
-        by_place.setdefault(place, []).append(port)
-    return ";".join(f"{p}:{'+'.join(dict.fromkeys(q))}" for p, q in by_place.items())
+def joined(values: np.ndarray) -> np.ndarray:
+    """Several logical links' values of one column on physical cables' rows, an (n, k)
+    object array of str: per row the value once where they agree, else all of them in link
+    order, `;`-separated (position i of each column is the cable's i-th logical link)."""
+    out = values[:, 0].copy()
+    differ = ~(values == values[:, :1]).all(axis=1)
+    if differ.any():
+        rows = values[differ]
+        text = rows[:, 0]
+        for j in range(1, rows.shape[1]):
+            text = text + ";" + rows[:, j]
+        out[differ] = text
+    return out
+
+
+def _end_text(places: np.ndarray, ports: np.ndarray) -> np.ndarray:
+    """A label's view of one end of several ports, (n, k) arrays: `<place>:<port>+<port>`
+    where they are at one place (a twin-port cage), else `<place>:<port>;<place>:<port>`
+    (a splitter's legs)."""
+    one_place = (places == places[:, :1]).all(axis=1)
+    together, apart = places[:, 0] + ":" + ports[:, 0], places[:, 0] + ":" + ports[:, 0]
+    for j in range(1, ports.shape[1]):
+        together = together + "+" + ports[:, j]
+        apart = apart + ";" + places[:, j] + ":" + ports[:, j]
+    return np.where(one_place, together, apart)
 
 
 def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
@@ -195,12 +217,16 @@ def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     place = np.array(plan.memo("device_places", device_places), dtype=object)
     names = per_port(plan, {lid: np.array([p.name for p in lay.ports], dtype=object) for lid, lay in plan.layouts.items()})
     offsets = plan.port_offsets()
-    ids = physical_cable_ids(plan)
+    ids = np.array(physical_cable_ids(plan), dtype=object)
     first = cables.first_link
-    a = (place[links.a_dev[first]] + ":" + names[offsets[links.a_dev[first]] + links.a_port[first]]).tolist()
-    b = (place[links.b_dev[first]] + ":" + names[offsets[links.b_dev[first]] + links.b_port[first]]).tolist()
-    for c in np.nonzero(cables.link_count > 1)[0].tolist():
-        ls = cables.links_of(c)
-        a[c] = _end_text(place[links.a_dev[ls]].tolist(), names[offsets[links.a_dev[ls]] + links.a_port[ls]].tolist())
-        b[c] = _end_text(place[links.b_dev[ls]].tolist(), names[offsets[links.b_dev[ls]] + links.b_port[ls]].tolist())
-    return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b)])
+    ends = []
+    for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
+        here_place, here_port = place[dev], names[offsets[dev] + port]  # per link
+        text = here_place[first] + ":" + here_port[first]
+        for idx, matrix in multi_link_cables(cables):
+            text[idx] = _end_text(here_place[matrix], here_port[matrix])
+        ends.append(text)
+    a, b = ends
+    if not len(cables):
+        return [], []
+    return (ids + " " + a + " / " + b).tolist(), (ids + " " + b + " / " + a).tolist()

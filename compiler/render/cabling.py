@@ -19,7 +19,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.cables import joined, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
 from ..plan.views import cable_ids, cable_part, end_part_labels, per_port, port_table
 from .csvtext import csv_field
 from .writer import OutputDir
@@ -51,22 +51,41 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     place = physical_pieces(plan)
     tail = media_tail(plan)
     label_a, label_b = physical_cable_labels(plan)
-    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or _needs_quoting(plan):
+    quote_names = _needs_quoting(plan)
+    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or quote_names:
         label_a, label_b = [csv_field(t) for t in label_a], [csv_field(t) for t in label_b]
-    ids = [csv_field(c) for c in physical_cable_ids(plan)]
+    ids = physical_cable_ids(plan)
     logical = plan.memo("cable_ids", cable_ids)
     first = cables.first_link
     a_end = (dev_piece[links.a_dev] + "," + port_piece[a_gid] + "," + np.array(a_tr, dtype=object) + ","
              + place[links.a_dev]) if len(links) else np.zeros(0, dtype=object)
     b_end = (dev_piece[links.b_dev] + "," + port_piece[b_gid] + "," + np.array(b_tr, dtype=object) + ","
              + place[links.b_dev]) if len(links) else np.zeros(0, dtype=object)
-    carried = [csv_field(logical[i]) for i in first.tolist()]
-    a_col, b_col = a_end[first].tolist(), b_end[first].tolist()
-    for c in np.nonzero(cables.link_count > 1)[0].tolist():  # several links on one cable: merge per column
-        ls = cables.links_of(c)
-        carried[c] = csv_field(";".join(logical[i] for i in ls))
-        a_col[c], b_col[c] = (_merged_end(plan, dev, gid, tr, ls) for dev, gid, tr in
-                              zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
+    logical_arr = np.array(logical, dtype=object)
+    carried = logical_arr[first]
+    a_col, b_col = a_end[first], b_end[first]
+    multi = multi_link_cables(cables)
+    if multi:  # several links on one cable: each column its links' values joined
+        per_device = _device_columns(plan)
+        ends = list(zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
+        for idx, matrix in multi:
+            text = logical_arr[matrix[:, 0]]
+            for j in range(1, matrix.shape[1]):
+                text = text + ";" + logical_arr[matrix[:, j]]
+            carried[idx] = text
+            for col, (dev, gid, tr) in zip((a_col, b_col), ends):
+                columns = _raw_end(plan, per_device, dev[matrix], gid[matrix], tr[matrix])
+                escape = np.frompyfunc(csv_field, 1, 1) if _raw_needs_quoting(columns) else None
+                pieces = [joined(c) for c in columns]
+                if escape is not None:
+                    pieces = [escape(piece) for piece in pieces]
+                merged = pieces[0]
+                for piece in pieces[1:]:
+                    merged = merged + "," + piece
+                col[idx] = merged
+    a_col, b_col, carried = a_col.tolist(), b_col.tolist(), carried.tolist()
+    if quote_names:  # cable ids are device names and port numbers
+        ids, carried = [csv_field(c) for c in ids], [csv_field(c) for c in carried]
     rows = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
                label_a, label_b, modelled_lengths(plan), carried)
     fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
@@ -78,24 +97,34 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
 
 
-def _merged_end(plan: Plan, dev: np.ndarray, gid: np.ndarray, tr: np.ndarray, ls: list[int]) -> str:
-    """One end's nine columns for a cable of several logical links (`ls`): each column its
-    links' values joined (plan.cables.joined), CSV-escaped."""
+def _device_columns(plan: Plan) -> list[np.ndarray]:
+    """Per device, unescaped: name, role, row, rack, ru (object arrays of str)."""
+    names = np.array([d.name for d in plan.devices], dtype=object)
+    roles = np.array([d.role for d in plan.devices], dtype=object)
     phys = plan.physical
+    if phys is None:
+        row = rack = ru = np.full(len(plan.devices), "", dtype=object)
+    else:
+        row = np.array([r.row for r in phys.racks] or [""], dtype=object)[phys.dev_rack]
+        rack = np.array([r.name for r in phys.racks] or [""], dtype=object)[phys.dev_rack]
+        ru = np.array([str(u) for u in phys.dev_u.tolist()], dtype=object)
+    return [names, roles, row, rack, ru]
+
+
+def _raw_end(plan: Plan, per_device: list[np.ndarray], dev: np.ndarray, gid: np.ndarray, tr: np.ndarray) -> list[np.ndarray]:
+    """One end's END_COLUMNS for (n, k) matrices of links' devices, ports and transceivers,
+    unescaped: device, role, port, cage, lane, transceiver, row, rack, ru."""
     ports = plan.memo("port_table", port_table)
-    cols: list[list[str]] = [[] for _ in range(END_COLUMNS)]
-    for i in ls:
-        d, g = int(dev[i]), int(gid[i])
-        device = plan.devices[d]
-        if phys is None:
-            where = ("", "", "")
-        else:
-            rack = phys.racks[int(phys.dev_rack[d])]
-            where = (rack.row, rack.name, str(int(phys.dev_u[d])))
-        for col, value in zip(cols, (device.name, device.role, ports["name"][g], ports["cage"][g], str(ports["lane"][g]),
-                                     tr[i], *where)):
-            col.append(str(value))
-    return ",".join(csv_field(joined(col)) for col in cols)
+    names, roles, row, rack, ru = per_device
+    as_text = np.frompyfunc(str, 1, 1)
+    return [names[dev], roles[dev], ports["name"][gid], as_text(ports["cage"][gid]), as_text(ports["lane"][gid]),
+            as_text(tr), row[dev], rack[dev], ru[dev]]
+
+
+def _raw_needs_quoting(columns: list[np.ndarray]) -> bool:
+    """Whether any value of the end columns needs CSV quoting (checked once per distinct value)."""
+    values = {v for col in columns for v in set(col.ravel().tolist())}
+    return any(ch in v for v in values for ch in ',"\n\r')
 
 
 def modelled_lengths(plan: Plan) -> list[str]:

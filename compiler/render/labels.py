@@ -22,7 +22,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.cables import joined, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
 from ..plan.views import device_places, port_table
 from .csvtext import csv_field
 from .rack_rows import rack_order
@@ -51,11 +51,10 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     for end, labels in (("A", label_a), ("B", label_b)):
         dev = links.a_dev if end == "A" else links.b_dev
         port = names[offsets[dev] + (links.a_port if end == "A" else links.b_port)]
-        place_col, dev_col, port_col = places[dev[first]].tolist(), dev_names[dev[first]].tolist(), port[first].tolist()
-        for c in np.nonzero(cables.link_count > 1)[0].tolist():  # an end of several ports: each column joined
-            ls = cables.links_of(c)
-            place_col[c], dev_col[c], port_col[c] = (joined(v.tolist()) for v in (places[dev[ls]], dev_names[dev[ls]], port[ls]))
-        cols = [labels, place_col, dev_col, port_col]
+        place_col, dev_col, port_col = places[dev[first]], dev_names[dev[first]], port[first]
+        for idx, matrix in multi_link_cables(cables):  # an end of several ports: each column joined
+            place_col[idx], dev_col[idx], port_col[idx] = (joined(v[matrix]) for v in (places[dev], dev_names[dev], port))
+        cols = [labels, place_col.tolist(), dev_col.tolist(), port_col.tolist()]
         if quote:
             cols = [[csv_field(t) for t in col] for col in cols]
         text, place_col, dev_col, port_col = (np.array(col, dtype=object) for col in cols)
