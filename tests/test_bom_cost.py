@@ -239,3 +239,22 @@ def test_a_generic_cable_price_prices_every_length(tmp_path):
     prices = build_plan(spec)[1].facts["bom"]["prices"]
     totals = dict(category_totals(cat6, prices))
     assert len(cat6) > 1 and totals["all"].cost == Decimal("4.50") * 31 and not totals["all"].unpriced
+
+
+def test_cluster_power_counts_server_modules_once_as_the_rack_draw_does():
+    """A server's maximum power holds its own NIC modules (plan/power.py): the cluster scope
+    equals the racks' draw (devices plus switch-side optics) plus the cables' draw, where a
+    sum of bill lines counted the 512 server-side modules (7.7 kW) twice. The network scope
+    keeps every module."""
+    from compiler.pipeline import build_plan
+    from compiler.plan.power import rack_draw
+
+    from .conftest import SPECS
+
+    plan = build_plan(SPECS / "b200-superpod-4su-hall.yaml")[1]
+    lines = [line for _, line in order_lines(plan)]
+    cables_w = sum(line.total_power_w or 0 for line in lines if line.category == "cable")
+    assert order_totals(plan, "cluster").power_w == pytest.approx(rack_draw(plan).known_w.sum() + cables_w)
+    modules_w = sum(line.total_power_w for line in lines if line.category == "transceiver")
+    switches_w = sum(line.total_power_w or 0 for line in lines if line.category == "switch")
+    assert order_totals(plan, "network").power_w == pytest.approx(modules_w + switches_w + cables_w)

@@ -31,6 +31,9 @@ class BomLine:
     notes: str = ""
     length_m: float | None = None  # cables with a layout: the orderable length this part is
     spare_of: str = ""  # spares: the category of the part kept on the shelf
+    # transceivers: how many of `quantity` sit in server cages, whose draw is within the
+    # server's maximum power (plan/power.py), so a total holding the servers counts it once
+    in_servers: int = 0
 
     @property
     def total_power_w(self) -> float | None:
@@ -74,29 +77,37 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
         cage_type[cage_of_port] = type_of_port
         cages, media_idx = np.divmod(in_use, n_media)
-        combo, qty = np.unique(cage_type[cages] * n_media + media_idx, return_counts=True)
+        combo, inverse, qty = np.unique(cage_type[cages] * n_media + media_idx, return_inverse=True, return_counts=True)
+        tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+        cage_at_server = np.zeros(cage_type.size, dtype=bool)
+        cage_at_server[cage_of_port[ends]] = tiers[np.concatenate([links.a_dev, links.b_dev])] == 0
+        at_server = np.bincount(inverse.reshape(-1), weights=cage_at_server[cages], minlength=combo.size).astype(np.int64)
         # Tallied per transceiver; a straight and a splitter medium of one fiber kind share
         # their modules (a switch cage runs one or the other: media.optical_variant).
         tally: dict[str, int] = {}
-        for c, q in zip(combo.tolist(), qty.tolist()):
+        hosted: dict[str, int] = {}
+        for c, q, h in zip(combo.tolist(), qty.tolist(), at_server.tolist()):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             part = transceiver_part(facts, media_id, key)
             if part is None:
                 continue
             tally[part] = tally.get(part, 0) + q
+            hosted[part] = hosted.get(part, 0) + h
         for part, qty in sorted(tally.items(), key=lambda item: part_label(facts, item[0])):
             t = facts["transceivers"].get(part)
             label = part_label(facts, part)
             if t and label.startswith(NOT_PUBLISHED):
                 lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
                                      "part number not published: ask the vendor for the ordering code"
-                                     + ("" if t["power_w"] is not None else "; power not published")))
+                                     + ("" if t["power_w"] is not None else "; power not published"),
+                                     in_servers=hosted[part]))
             elif t:
                 lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
-                                     "" if t["confidence"] == "vendor" else f"part number {t['confidence']}"))
+                                     "" if t["confidence"] == "vendor" else f"part number {t['confidence']}",
+                                     in_servers=hosted[part]))
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
-                                     "add one to the catalog"))
+                                     "add one to the catalog", in_servers=hosted[part]))
         lines.extend(_cable_lines(plan))
     return lines
 

@@ -8,7 +8,8 @@ fabric together), rounded up once.
 Scopes say what a cost or power figure covers, and every output that shows one names it:
 - `network`: switches, transceivers and cables (and their spares): what the fabric design
   decides. explore ranks on it and compare shows it first: the default.
-- `cluster`: everything ordered: servers, NICs, scale-up parts and endpoints as well.
+- `cluster`: everything ordered: servers, NICs, scale-up parts and endpoints as well. Its
+  power counts the modules in server cages once, within the server's maximum (plan/power.py).
 
 Money is decimal (catalog/prices.py): never a float, so 30000.00 x 12 is 360000.00.
 A part without a price makes the cost unknown (None), never a silent 0: `priced` keeps
@@ -92,6 +93,8 @@ def line_totals(lines: list[BomLine], prices: dict | None, scope: str | None = N
     """Totals of `lines` (all of them with scope None, else those in the scope)."""
     sel = [line for line in lines if scope is None or in_scope(line, scope)]
     power = sum(line.total_power_w for line in sel if line.total_power_w is not None)
+    if any(line.category == "server" for line in sel):  # a server's maximum holds its own modules: count them once
+        power -= sum(line.unit_power_w * line.in_servers for line in sel if line.unit_power_w is not None)
     unknown = tuple(sorted({line.part_number or line.description for line in sel
                             if line.unit_power_w is None and line.category in POWERED and not is_included(line)}))
     priced, unpriced = None, ()
