@@ -8,8 +8,8 @@ from .check import CheckResults
 from .check.bisection import BisectionFigures
 from .check.hops import HopsFigures
 from .check.traffic import TrafficFigures
-from .plan.bom import bom_totals
-from .plan.fabrics import COMPUTE, fabric_bom
+from .plan.fabrics import COMPUTE
+from .plan.order import DEFAULT_SCOPE, SCOPES, Totals, order_totals
 from .plan.model import Plan
 from .render.summary import summarize
 from .traffic.text import seconds_text
@@ -18,26 +18,22 @@ from .traffic.text import seconds_text
 def design_figures(plan: Plan, checks: CheckResults) -> dict:
     """The figures compared for one plan and its check results (plain JSON values)."""
     s = summarize(plan, checks)
-    bom = [line for _, line in fabric_bom(plan)]  # every fabric's parts (the compute bill alone for one)
-    known = [line.total_power_w for line in bom if line.total_power_w is not None]
-    unknown = sorted({line.category for line in bom if line.total_power_w is None and line.category in ("switch", "server", "transceiver")})
+    scoped = {scope: order_totals(plan, scope) for scope in SCOPES}  # the whole order, every fabric
+    default = scoped[DEFAULT_SCOPE]
     worst = None
     for what, f in s["failures"].items():
         if worst is None or f["bisection_lost_percent"] > worst["bisection_lost_percent"]:
             worst = {"what": what, **f}
     hops = checks.of(HopsFigures)
-    prices = plan.facts.get("bom", {}).get("prices")
-    everything = bom_totals(bom, prices)[-1]
     return {
         "name": s["name"], "topology": s["topology"], "gpus": s["gpus"], "servers": s["servers"],
         "switches": s["switches"], "switches_total": sum(s["switches"].values()),
         "cables": s["cables"], "cables_total": sum(s["cables"].values()),
         "transceivers": s["transceivers"],
-        "power_w": round(sum(known)), "power_unknown_for": unknown,
-        # cost only from the user's price file (spec bom.prices); None without one, never guessed
-        "cost": None if prices is None else round(everything.cost, 2),
-        "currency": None if prices is None else prices["currency"],
-        "cost_unpriced_parts": list(everything.unpriced),
+        # cost and power in the default scope (plan/order.py, the same as explore's), and in every scope;
+        # cost only from the user's price file (spec bom.prices), None without one or while a part is unpriced
+        "scope": DEFAULT_SCOPE, **scope_figures(default),
+        "scopes": {scope: scope_figures(t) for scope, t in scoped.items()},
         "bisection_gbps": s["bisection_gbps"]["worst_cut"],
         "bisection_per_gpu_gbps": checks.of(BisectionFigures).per_gpu_gbps,
         "oversubscription": s["oversubscription"],
@@ -54,6 +50,23 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
                                  "transceivers": f["transceivers"]}
                           for name, f in (s.get("fabrics") or {}).items() if name != COMPUTE},
     }
+
+
+def scope_figures(t: Totals) -> dict:
+    """Cost and power of one scope as plain JSON values (cost a number of the currency,
+    exact to the cent: the sum is decimal, only this last step is a float)."""
+    return {"power_w": round(t.power_w), "power_unknown_for": list(t.power_unknown_for),
+            "cost": None if t.cost is None else float(t.cost),
+            "priced_cost": None if t.priced is None else float(t.priced),
+            "currency": t.currency, "cost_unpriced_parts": list(t.unpriced)}
+
+
+def _cost_text(f: dict) -> str:
+    if f["currency"] is None:
+        return "no price file"
+    if f["cost"] is None:
+        return f"unknown: {len(f['cost_unpriced_parts'])} part(s) unpriced"
+    return f"{f['cost']:,.0f} {f['currency']}"
 
 
 def _fmt(n) -> str:
@@ -95,11 +108,11 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     rows.append(("scale-up domain", [_scale_up(f["scale_up"]) for f in figures]))
     if any(f["scale_up"] and f["scale_up"]["switch_trays"] for f in figures):
         rows.append(("scale-up switch trays", [_fmt(f["scale_up"]["switch_trays"] if f["scale_up"] else None) for f in figures]))
-    rows.append(("power (kW, known parts)", [f"{f['power_w'] / 1000:,.1f}" + (" +?" if f["power_unknown_for"] else "")
-                                             for f in figures]))
-    rows.append(("cost (price file)", [("no price file" if f["cost"] is None else
-                                        f"{f['cost']:,.0f} {f['currency']}" + (" +?" if f["cost_unpriced_parts"] else ""))
-                                       for f in figures]))
+    for scope in [DEFAULT_SCOPE] + [x for x in SCOPES if x != DEFAULT_SCOPE]:
+        rows.append((f"power, {scope} (kW, known parts)", [
+            f"{f['scopes'][scope]['power_w'] / 1000:,.1f}" + (" +?" if f["scopes"][scope]["power_unknown_for"] else "")
+            for f in figures]))
+        rows.append((f"cost, {scope} (price file)", [_cost_text(f["scopes"][scope]) for f in figures]))
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))
     rows.append(("bisection per GPU (Gb/s)", [_fmt(f["bisection_per_gpu_gbps"]) for f in figures]))
     rows += [(f"oversubscription {t}", [f["oversubscription"].get(t, "-") for f in figures]) for t in union("oversubscription")]

@@ -147,8 +147,9 @@ def test_hpn_200g_hosts_take_one_splitter_per_twin_port_mpo(hpn):
 
 
 def test_hpn_each_splitter_joins_two_ports_of_one_mpo_to_two_hosts(hpn, tmp_path):
-    """From cabling.csv: the MFP7E20 rows pair up by ToR MPO (lanes 1-2, 3-4 of a cage), each
-    pair's legs at two distinct host cages; straight rows are the 400G uplinks only."""
+    """From cabling.csv: one row per MFP7E20 splitter (one physical cable), its two legs (the
+    `links` it carries) on one ToR MPO (lanes 1-2 or 3-4 of one cage) and at two distinct
+    host cages; straight rows are the 400G uplinks only."""
     target = write_outputs(hpn, tmp_path, ["cabling"])
     legs = collections.defaultdict(list)
     kinds = collections.Counter()
@@ -156,8 +157,12 @@ def test_hpn_each_splitter_joins_two_ports_of_one_mpo_to_two_hosts(hpn, tmp_path
         for r in csv.DictReader(f):
             kinds[(r["kind"], r["part_number"], r["speed_gbps"])] += 1
             if r["part_number"] == "MFP7E20-N0xx":
-                legs[(r["b_device"], r["b_cage"], (int(r["b_lane"]) - 1) // 2)].append((r["a_device"], r["a_cage"]))
-    assert kinds == {("server-leaf", "MFP7E20-N0xx", "200"): 30720, ("leaf-spine", "MFP7E10-N0xx", "400"): 14400}
+                lanes = [int(x) for x in r["b_lane"].split(";")]
+                hosts = list(zip(r["a_device"].split(";"), r["a_cage"].split(";") * 2))
+                assert len(r["links"].split(";")) == len(lanes) == 2 and ";" not in r["b_device"] + r["b_cage"]
+                assert len({(lane - 1) // 2 for lane in lanes}) == 1, r  # one MPO of the ToR cage
+                legs[(r["b_device"], r["b_cage"], (lanes[0] - 1) // 2)].extend(hosts[:2])
+    assert kinds == {("server-leaf", "MFP7E20-N0xx", "200"): 15360, ("leaf-spine", "MFP7E10-N0xx", "400"): 14400}
     assert len(legs) == 15360
     assert all(len(pair) == 2 and len(set(pair)) == 2 for pair in legs.values())
 

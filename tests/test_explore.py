@@ -23,6 +23,11 @@ fabric: {{topology: [rail-optimized, fat-tree], switch: qm9700, tiers: [2, 3], o
 """
 
 
+# the rest of a B200 network's parts, priced 0 so that the costs asserted stay those of the
+# switches and switch-side optics (an unpriced part would make a cost unknown)
+FREE = "MMA4Z00-NS-FLT: 0, MFP7E10-N0xx: 0"
+
+
 def _req(tmp_path, text, name="req.yaml") -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -72,7 +77,7 @@ def test_requirement_drops_candidates_with_the_reason(tmp_path):
 
 
 def test_written_specs_compile_to_exactly_the_figures_shown(tmp_path):
-    (tmp_path / "prices.yaml").write_text("currency: EUR\nparts: {MQM9700-NS2F: 100, MMA4Z00-NS: 1}\n")
+    (tmp_path / "prices.yaml").write_text("currency: EUR\nparts: {MQM9700-NS2F: 100, MMA4Z00-NS: 1, " + FREE + "}\n")
     req = _req(tmp_path, B200.format(name="b200-4su", gpus=1024) + "bom: {prices: prices.yaml}\n")
     x = explore(req, "cost")
     files = write_specs(x, tmp_path / "chosen", top=3)
@@ -129,7 +134,7 @@ def test_json_contract_validates_and_cli_exit_codes(tmp_path):
 
 
 def test_growth_costs_day_one_and_the_final_size(tmp_path):
-    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 100}\n")
+    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 100, MMA4Z00-NS: 0, " + FREE + "}\n")
     req = _req(tmp_path, "name: grow\ngpus: 512\nserver: dgx-b200\ngrowth: {max_servers: 512}\nbom: {prices: prices.yaml}\n"
                          "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: ['1:1', '2:1']}\n")
     x = explore(req, "cost")
@@ -264,7 +269,7 @@ def test_explore_html_loads_in_headless_chromium(tmp_path):
     import re
     import subprocess
 
-    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000, MMA4Z00-NS: 1200}\n")
+    (tmp_path / "prices.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000, MMA4Z00-NS: 1200, " + FREE + "}\n")
     req = _req(tmp_path, "name: grow\ngpus: 1024\nserver: dgx-b200\ngrowth: {max_servers: 256}\nbom: {prices: prices.yaml}\n"
                          "fabric: {topology: [rail-optimized, fat-tree], switch: qm9700, tiers: [2, 3], "
                          "oversubscription: ['1:1', '2:1']}\n")

@@ -619,6 +619,16 @@ def _fits(plan) -> dict[str, str]:
     return {m: plan.facts["media"][m]["fit"] for m in plan.media}
 
 
+def _logical_ends(row: dict, side: str) -> list[tuple[str, str, str]]:
+    """A cabling.csv row's (device, cage, transceiver) per logical link at one end: a
+    column with several links holds their values `;`-separated, or one value for all."""
+    n = len(row["links"].split(";"))
+    cols = [row[f"{side}_{c}"].split(";") if ";" in row[f"{side}_{c}"] else [row[f"{side}_{c}"]] * n
+            for c in ("device", "cage", "transceiver")]
+    assert all(len(c) == n for c in cols), row
+    return list(zip(*cols))
+
+
 def assert_counts_agree(plan, spec: dict) -> None:
     files = outputs(plan, ["cabling", "bom", "summary"])
     summary = json.loads(files["summary.json"])
@@ -627,44 +637,40 @@ def assert_counts_agree(plan, spec: dict) -> None:
     fabrics = summary.get("fabrics") or {"compute": summary}
     what = f"{plan.name}: {plan.design['topology']} {plan.design['server']} x {plan.design['servers']}"
 
-    # cables: summary per kind == cabling.csv rows per kind
-    by_kind = collections.Counter(r["kind"] for r in rows)
+    # cables: summary per kind == the logical links the cabling.csv rows carry, per kind
+    links_of_kind = collections.defaultdict(set)  # (the two fiber rows of an 800G link carry it once)
+    for r in rows:
+        links_of_kind[r["kind"]].update(r["links"].split(";"))
+    by_kind = {k: len(v) for k, v in links_of_kind.items()}
     summary_kinds = {k: n for f in fabrics.values() for k, n in f["cables"].items()}
     assert dict(by_kind) == summary_kinds, f"{what}: cabling.csv {dict(by_kind)} vs summary {summary_kinds}"
-    # cables: bom quantity per part == cables behind the cabling.csv rows of that part
-    # (a twin-port copper cable serves both ports of a cage: one cable, two rows; a row
-    # whose length has no part of its own is ordered as "<part> <length> m"; a row whose
-    # connector reads "2x MPO-12/APC", 800G between twin-port modules, is two fibers; a
-    # 1:2 splitter fiber serves the two ports of one MPO at the switch end: lanes 1-2, 3-4)
+    # every logical link is carried by a cable (800G between twin-port modules: two strands)
+    carried = collections.Counter(link for r in rows for link in r["links"].split(";"))
+    assert len(carried) == sum(summary_kinds.values()), what
+    # cables: bom quantity per part == cabling.csv rows of that part (one row per physical
+    # cable; a row whose length has no part of its own is ordered as "<part> <length> m")
     medium_of = {}
     for m in plan.media:
         f = plan.facts["media"][m]
         medium_of.update({p: m for p in f["parts"].values()})
         medium_of.setdefault(f["cable_part_number"] or "", m)
-    behind: dict[tuple, set] = collections.defaultdict(set)
-    for i, r in enumerate(rows):
+    cable_rows = collections.Counter()
+    for r in rows:
         part, length = r["part_number"], r["length_m"]
-        fit = plan.facts["media"][medium_of[part]]["fit"]
-        fibers = int(r["connector"].split("x ")[0]) if re.match(r"^\d+x ", r["connector"]) else 1
-        optical = plan.facts["media"][medium_of[part]]["needs_transceivers"]
-        keys = [(i, f) for f in range(fibers)] if fit == "port" else \
-            [(r["a_device"], r["a_cage"])] if fit == "cage" else \
-            [(r["b_device"], r["b_cage"], (int(r["b_lane"]) - 1) // 2)] if optical else [(r["b_device"], r["b_cage"])]
         exact = not length or part in plan.facts["media"][medium_of[part]]["parts"].values()
-        behind[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")].update(keys)
-    cable_rows = {k: len(v) for k, v in behind.items()}
+        cable_rows[(r.get("fabric", "compute"), (part or NOT_IN_CATALOG) if exact else f"{part} {length} m")] += 1
     bom_cables = collections.Counter()
     for line in bom:
         if line["category"] == "cable":
             bom_cables[(line.get("fabric", "compute"), line["part_number"])] += int(line["quantity"])
-    assert dict(bom_cables) == cable_rows, f"{what}: bom.csv cables {dict(bom_cables)} vs cabling.csv {cable_rows}"
+    assert dict(bom_cables) == dict(cable_rows), f"{what}: bom.csv cables {dict(bom_cables)} vs cabling.csv {dict(cable_rows)}"
     # transceivers: summary == bom == distinct (device, cage) ends with a module in cabling.csv
     ends = collections.defaultdict(set)
     for r in rows:
         for side in "ab":
-            part = r[f"{side}_transceiver"]
-            if part:
-                ends[(r.get("fabric", "compute"), part)].add((r[f"{side}_device"], r[f"{side}_cage"]))
+            for dev, cage, part in _logical_ends(r, side):
+                if part:
+                    ends[(r.get("fabric", "compute"), part)].add((dev, cage))
     bom_optics = collections.Counter()
     for line in bom:
         if line["category"] == "transceiver":

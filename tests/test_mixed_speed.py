@@ -106,11 +106,14 @@ def test_example_leaf_panel(example):
     spine = next(d for d in plan.devices if d.name == "spine-01")
     assert {p.speed_gbps for p in plan.layouts[spine.layout].ports} == {800}
     rows = list(csv.DictReader(io.StringIO((write_outputs(plan, _tmp(), ["cabling"]) / "cabling.csv").read_text())))
-    ups = [r for r in rows if r["a_device"] == "su1-leaf-r1" and r["kind"] == "leaf-spine"]
+    # one row per fiber: an 800G uplink between twin-port modules is two, `<link>.1` and `.2`
+    both = [r for r in rows if r["a_device"] == "su1-leaf-r1" and r["kind"] == "leaf-spine"]
+    ups = [r for r in both if r["cable_id"].endswith(".1")]
+    assert [r["cable_id"] for r in both] == [f"{r['links']}.{k}" for r in ups for k in (1, 2)]
     assert [r["a_port"] for r in ups] == [f"swp{c}" for c in range(33, 65)]
     # uplink t -> spine t // 4: the first four to spine-01, its ports 1-4
     assert [(r["b_device"], r["b_port"]) for r in ups[:5]] == [("spine-01", f"swp{i}") for i in range(1, 5)] + [("spine-02", "swp1")]
-    assert {r["connector"] for r in ups} == {"2x MPO-12/APC"}
+    assert {r["connector"] for r in both} == {"MPO-12/APC"}
     assert {r["connector"] for r in rows if r["kind"] == "server-leaf"} == {"MPO-12/APC"}
     assert {(r["a_transceiver"], r["b_transceiver"]) for r in ups} == {("MMA4Z00-NS", "MMA4Z00-NS")}
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import yaml
 
+from compiler.plan.cables import physical_cables
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render.diagrams import scopes
 
@@ -86,16 +87,17 @@ def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter
 def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name):
     plan, target = compiled[name]
     rows = _rows(target / "cabling.csv")
-    assert len(rows) == len(plan.links)
+    cables = len(physical_cables(plan))  # one row per physical cable, a twin-port copper cable is one
+    assert len(rows) == cables and sum(len(r["links"].split(";")) for r in rows) == len(plan.links)
     for r in rows[:50] + rows[-50:]:
         assert r["a_rack"] and r["b_rack"] and int(r["a_ru"]) >= 1 and float(r["length_m"]) >= float(r["modelled_m"])
         assert r["label_a"].startswith(r["cable_id"] + " " + r["a_rack"]) and r["label_b"].startswith(r["cable_id"] + " " + r["b_rack"])
         assert r["part_number"] and "xx" not in r["part_number"]
     labels = _rows(target / "labels.csv")
-    assert len(labels) == 2 * len(plan.links)
+    assert len(labels) == 2 * cables
     assert [x["end"] for x in labels[:2]] == ["A", "B"]
     page = (target / "labels.html").read_text()
-    assert page.count('class="l"') == 2 * len(plan.links)
+    assert page.count('class="l"') == 2 * cables
 
 
 class _LabelSheet(HTMLParser):
@@ -152,7 +154,8 @@ def test_labels_html_pages_every_label_beyond_50000(tmp_path):
     assert all(" of " not in h for s in sheets for h in s.headings), "no rack is split: each fits a page"
     racks = [h.split(":")[0] for s in sheets for h in s.headings]
     assert len(racks) == len(set(racks)) == len(plan.physical.racks)
-    assert "83,968 labels on 2 pages" in (folder / "labels.html").read_text()
+    total = 2 * len(physical_cables(plan))  # twin-port copper: one pair per cable
+    assert len(want) == total and f"{total:,} labels on 2 pages" in (folder / "labels.html").read_text()
 
 
 def test_labels_pages_split_a_rack_larger_than_a_page(compiled, tmp_path, monkeypatch):

@@ -17,6 +17,7 @@ import yaml
 
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.yaml_source import load_yaml_file
+from ..plan.order import DEFAULT_SCOPE
 from .choices import candidates, design_space
 from .evaluate import Evaluated, evaluate
 from .front import AT, METRICS, OBJECTIVES, at_step, pareto_front, ranked, value, why_loses
@@ -66,11 +67,14 @@ class Exploration:
         if unknown:
             out.append("power is a floor: no published power for " + ", ".join(unknown)
                        + (" (so the power objective ranks on optics and cables only)" if self.objective == "power" else ""))
-        if any(e.cost is None for e in self.feasible):
+        if any(e.currency is None for e in self.feasible):
             out.append("no cost: the spec has no bom.prices file")
         elif any(e.cost_unpriced for e in self.feasible):
             parts = sorted({p for e in self.feasible for p in e.cost_unpriced})
-            out.append("cost is a floor: the price file lacks " + ", ".join(parts))
+            unknown = [e.candidate.name for e in self.feasible if e.cost is None]
+            out.append(f"{DEFAULT_SCOPE} cost unknown for {len(unknown)} design(s) ({', '.join(unknown[:5])}"
+                       + (", ..." if len(unknown) > 5 else "") + "), ranked after every priced one on cost: "
+                       "the price file lacks " + ", ".join(parts))
         return out
 
 
@@ -89,7 +93,7 @@ def explore(path: str | Path, objective: str = "switches", max_candidates: int =
     evaluated = [evaluate(c, path, source) for c in cands]
     _same_mistake_everywhere(evaluated)
     feasible = [e for e in evaluated if e.rejected is None]
-    if objective == "cost" and feasible and any(at_step(e, at).cost is None for e in feasible):
+    if objective == "cost" and feasible and any(at_step(e, at).currency is None for e in feasible):
         raise SpecInvalid([Diagnostic("EXPLORE_NO_PRICES", "--objective cost needs a price file", file=str(path),
                                       line=1, column=1, hint="add bom: {prices: prices.yaml} (currency and unit price "
                                                              "by part number); clusterc ships no prices")])
@@ -112,14 +116,20 @@ def _same_mistake_everywhere(evaluated: list[Evaluated]) -> None:
         raise SpecInvalid(list(evaluated[0].invalid))
 
 
+def _number(value):
+    """A decimal amount as a JSON number (exact to the cent; the sum itself is decimal)."""
+    return None if value is None else float(value)
+
+
 def candidate_json(ev: Evaluated, front: set[int]) -> dict:
     return {
         "name": ev.candidate.name, "choices": ev.candidate.choices, "left_out": list(ev.candidate.left_out),
         "spec": ev.candidate.spec,
         "switches": ev.switches_total, "switches_by_role": ev.switches, "switch_models": ev.switch_models,
         "tiers": ev.tiers, "cables": ev.cables, "transceivers": ev.transceivers,
-        "power_w": ev.power_w, "power_unknown_for": ev.power_unknown_for,
-        "cost": ev.cost, "currency": ev.currency, "cost_unpriced_parts": ev.cost_unpriced,
+        "scope": ev.scope, "power_w": ev.power_w, "power_unknown_for": ev.power_unknown_for,
+        "cost": _number(ev.cost), "priced_cost": _number(ev.priced_cost), "currency": ev.currency,
+        "cost_unpriced_parts": ev.cost_unpriced,
         "bisection_gbps": ev.bisection_gbps, "bisection_per_gpu_gbps": ev.bisection_per_gpu_gbps,
         "oversubscription": ev.oversubscription, "max_hops": ev.max_hops,
         "collective_time_s": ev.collective_time_s, "collective_bytes": ev.collective_bytes,
@@ -135,13 +145,14 @@ def _growth_json(ev: Evaluated) -> dict:
 
     def step(e: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
-                "transceivers": e.transceivers, "power_w": e.power_w, "cost": e.cost,
+                "transceivers": e.transceivers, "power_w": e.power_w, "cost": _number(e.cost),
                 "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s,
                 "worst_single_failure": e.worst_single_failure}
 
     day_one, final = step(ev), step(f)
     added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)
-             for k in ("gpus", "switches", "cables", "transceivers", "power_w", "cost")}
+             for k in ("gpus", "switches", "cables", "transceivers", "power_w")}
+    added["cost"] = None if ev.cost is None or f.cost is None else _number(f.cost - ev.cost)  # decimal difference
     return {"day_one": day_one, "final": final, "added_by_growth": added}
 
 
@@ -172,7 +183,7 @@ def write_specs(x: Exploration, out_dir: str | Path, top: int) -> list[Path]:
                   "# chosen: " + ", ".join(f"{k}={v}" for k, v in ev.candidate.choices.items())]
         steps = [("", ev)] if ev.final is None else [("day one: ", ev), (f"at the growth target ({ev.final.gpus:,} GPUs): ", ev.final)]
         header += [f"# {label}switches {e.switches_total:,}, cables {e.cables:,}, transceivers {e.transceivers:,}, "
-                   f"bisection {e.bisection_gbps:,} Gb/s" + (f", cost {e.cost:,.2f} {e.currency}" if e.cost is not None else "")
+                   f"bisection {e.bisection_gbps:,} Gb/s" + (f", {e.scope} cost {e.cost:,.2f} {e.currency}" if e.cost is not None else "")
                    for label, e in steps]
         path = out / f"{ev.candidate.name}.yaml"
         path.write_text("\n".join(header) + "\n" + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import time
+from decimal import Decimal
 from fractions import Fraction
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from ..check.redundancy import WorstFailureFigures, check_worst_failure
 from ..check.traffic import TrafficFigures, check_traffic_required
 from ..diagnostics import SpecInvalid
 from ..pipeline import plan_from_source
-from ..plan.bom import bill_of_materials, bom_totals
+from ..plan.order import DEFAULT_SCOPE, in_scope, order_lines, order_totals
 from ..plan.model import Plan
 from ..render.summary import cables_by_kind
 from ..spec.yaml_source import Source
@@ -49,10 +50,13 @@ class Evaluated:
     tiers: int | None = None
     cables: int | None = None
     transceivers: int | None = None
-    power_w: float | None = None  # the network's known parts: switches, transceivers, cables
+    # cost and power in one named scope (plan/order.py: `network` by default, as compare's)
+    scope: str = DEFAULT_SCOPE
+    power_w: float | None = None  # the scope's known parts
     power_unknown_for: list[str] = field(default_factory=list)  # parts without a published power
-    cost: float | None = None  # network parts from the price file; None without one
-    currency: str | None = None
+    cost: Decimal | None = None  # None: no price file, or unknown (a part unpriced: cost_unpriced names it)
+    priced_cost: Decimal | None = None  # the priced parts' sum (a floor where some are unpriced)
+    currency: str | None = None  # None: no price file
     cost_unpriced: list[str] = field(default_factory=list)
     bisection_gbps: int | None = None
     bisection_per_gpu_gbps: float | None = None
@@ -74,7 +78,6 @@ class Evaluated:
         return sum(self.switches.values()) if self.switches or self.rejected is None else None
 
 
-NETWORK_CATEGORIES = ("switch", "transceiver", "cable", "spare")
 # warnings that leave a requirement neither met nor failed: shown with the candidate
 UNCONFIRMED = ("RACK_POWER_UNKNOWN_AGAINST_LIMIT",)
 
@@ -113,11 +116,8 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
     design = plan.design
     roles = list(dict.fromkeys(d.role for d in plan.devices if d.tier > 0))
     counts = plan.count_by_role()
-    lines = [line for line in plan.memo("bom", bill_of_materials) if line.category in NETWORK_CATEGORIES]
-    prices = plan.facts.get("bom", {}).get("prices")
-    total = bom_totals(lines, prices)[-1]
-    unknown = sorted({line.part_number for line in lines
-                      if line.unit_power_w is None and line.category in ("switch", "transceiver")})
+    lines = [line for _, line in order_lines(plan) if in_scope(line, DEFAULT_SCOPE)]
+    total = order_totals(plan, DEFAULT_SCOPE)
     largest = collective_headline(checks.of(CollectivesFigures))  # what check, compare and summary show
     errors = [f for f in checks.findings if f.severity == "error"]
     hops = checks.of(HopsFigures)
@@ -130,9 +130,8 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         tiers=design.get("tiers"),
         cables=sum(cables_by_kind(plan).values()),
         transceivers=sum(line.quantity for line in lines if line.category == "transceiver"),
-        power_w=round(total.power_w, 1), power_unknown_for=unknown,
-        cost=None if prices is None else round(total.cost, 2), currency=prices["currency"] if prices else None,
-        cost_unpriced=list(total.unpriced),
+        power_w=round(total.power_w, 1), power_unknown_for=list(total.power_unknown_for),
+        cost=total.cost, priced_cost=total.priced, currency=total.currency, cost_unpriced=list(total.unpriced),
         bisection_gbps=checks.of(BisectionFigures).worst_cut_gbps,
         bisection_per_gpu_gbps=checks.of(BisectionFigures).per_gpu_gbps,
         oversubscription={t: str(f.max) for t, f in checks.of(OversubscriptionFigures).tiers.items()},

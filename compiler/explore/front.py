@@ -9,6 +9,8 @@ the two are the same design).
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from .evaluate import Evaluated
 from ..traffic.text import seconds_text
 
@@ -65,7 +67,8 @@ def pareto_front(feasible: list[Evaluated], at: str = "day-one") -> tuple[list[E
 
 def ranked(feasible: list[Evaluated], objective: str, at: str = "day-one") -> list[Evaluated]:
     """Best first for the objective; ties broken by switches, cables, power, then the order
-    the choices were written (so a user's first-listed preference wins a tie)."""
+    the choices were written (so a user's first-listed preference wins a tie). A figure that
+    is unknown (no estimate; a cost with an unpriced part) ranks after every known one."""
     key = OBJECTIVES[objective]
 
     def order(candidate: Evaluated):
@@ -80,6 +83,8 @@ def _fmt(metric: str, v) -> str:
     unit = METRICS[metric][1]
     if metric == "collective_time_s":
         return seconds_text(v)
+    if isinstance(v, Decimal):  # money: to the unit, exact
+        return f"{v:,.0f}"
     if isinstance(v, float) and not v.is_integer():
         return f"{v:,.1f}{' ' + unit if unit else ''}"
     return f"{int(v):,}{' ' + unit if unit else ''}"
@@ -101,10 +106,12 @@ def why_loses(ev: Evaluated, best: Evaluated, objective: str, metrics: list[str]
         (gains if sense * delta > 0 else worse).append(text)
     key = OBJECTIVES[objective]
     parts = []
+    if key == "cost" and ev.cost is None and ev.currency is not None:  # unknown cost never wins on cost
+        parts.append(f"cost unknown, ranked after every priced design: the price file lacks {', '.join(ev.cost_unpriced)}")
     if worse:
         parts.append("worse: " + "; ".join(worse))
     if gains:
         parts.append("better: " + "; ".join(gains))
-    if value(ev, key) == value(best, key):
+    if value(ev, key) == value(best, key) and value(ev, key) is not None:
         parts.insert(0, f"ties on {METRICS[key][0]}; loses the tie-break (switches, cables, power, then listed order)")
     return ". ".join(parts) if parts else "identical figures; listed later"

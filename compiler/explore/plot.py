@@ -47,10 +47,10 @@ def _y_axis(x: Exploration) -> tuple[str, str, str]:
     steps = [at_step(e, x.ranked_at) for e in x.feasible]
     if steps and all(e.cost is not None for e in steps):
         floor = "a floor: some parts are unpriced" if any(e.cost_unpriced for e in steps) else ""
-        return "cost", f"network cost, {steps[0].currency}", floor
+        return "cost", f"{steps[0].scope} cost, {steps[0].currency}", floor
     floor = ("a floor: no published power for " + ", ".join(sorted({p for e in steps for p in e.power_unknown_for}))
              if any(e.power_unknown_for for e in steps) else "")
-    return "power_w", "network power, kW", floor
+    return "power_w", f"{steps[0].scope if steps else 'network'} power, kW", floor
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> tuple[list[float], float]:
@@ -93,7 +93,7 @@ def front_plot(x: Exploration) -> dict:
             "caption": f"{label}{where} ({floor})" if floor else f"{label}{where}",
             "dots": [], "line": "", "x_ticks": [], "y_ticks": []}
     steps = [(at_step(e, x.ranked_at), e) for e in x.feasible]
-    pts = [(s.bisection_per_gpu_gbps or 0.0, getattr(s, key) / (1000 if key == "power_w" else 1), e) for s, e in steps]
+    pts = [(s.bisection_per_gpu_gbps or 0.0, float(getattr(s, key)) / (1000 if key == "power_w" else 1), e) for s, e in steps]
     if not pts:
         return plot
     xs, ys = [p[0] for p in pts], [p[1] for p in pts]

@@ -13,13 +13,15 @@ from dataclasses import dataclass
 from ..render.templates import render_template
 from . import Exploration
 from .evaluate import Evaluated
+from ..plan.order import DEFAULT_SCOPE
 from .front import METRICS, at_step
 from ..traffic.text import seconds_text
 
-COLUMNS = ("rank", "name", "choices", "GPUs", "switches", "cables", "transceivers", "power kW", "cost", "bisection Gb/s",
-           "all-reduce s", "worst single failure", "front")
+COLUMNS = ("rank", "name", "choices", "GPUs", "switches", "cables", "transceivers", f"{DEFAULT_SCOPE} power kW",
+           f"{DEFAULT_SCOPE} cost", "bisection Gb/s", "all-reduce s", "worst single failure", "front")
 TEXT_COLUMNS = {1, 2, 11}  # left-aligned; the rest are numbers or short flags
-GROWTH_COLUMNS = ("name", "step", "GPUs", "switches", "cables", "transceivers", "power kW", "cost", "bisection Gb/s")
+GROWTH_COLUMNS = ("name", "step", "GPUs", "switches", "cables", "transceivers", f"{DEFAULT_SCOPE} power kW",
+                  f"{DEFAULT_SCOPE} cost", "bisection Gb/s")
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,11 @@ def _choices(ev: Evaluated) -> str:
 
 
 def _money(e: Evaluated) -> str:
-    return "-" if e.cost is None else f"{e.cost:,.0f} {e.currency}" + (" +?" if e.cost_unpriced else "")
+    if e.currency is None:
+        return "-"
+    if e.cost is None:  # unknown: a part is unpriced (never shown as a price)
+        return f"unknown ({len(e.cost_unpriced)} unpriced)"
+    return f"{e.cost:,.0f} {e.currency}"
 
 
 def _power(e: Evaluated) -> str:
@@ -103,7 +109,7 @@ def _growth_rows(shown: list[Evaluated]) -> list[list[str]]:
                      more(ev.switches_total, f.switches_total, lambda d: f"+{d:,}"),
                      more(ev.cables, f.cables, lambda d: f"+{d:,}"), more(ev.transceivers, f.transceivers, lambda d: f"+{d:,}"),
                      more(ev.power_w, f.power_w, lambda d: f"+{d / 1000:,.1f}" + (" +?" if f.power_unknown_for else "")),
-                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}" + (" +?" if f.cost_unpriced else "")),
+                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}"),
                      more(ev.bisection_gbps, f.bisection_gbps, lambda d: f"{d:+,}")])
     return rows
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from .fabric import COMPUTE
+from .cables import PhysicalCables, physical_cables
 from .model import Plan
 from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
                     port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
@@ -28,6 +30,10 @@ class BomLine:
     unit_power_w: float | None
     notes: str = ""
     length_m: float | None = None  # cables with a layout: the orderable length this part is
+    spare_of: str = ""  # spares: the category of the part kept on the shelf
+    # transceivers: how many of `quantity` sit in server cages, whose draw is within the
+    # server's maximum power (plan/power.py), so a total holding the servers counts it once
+    in_servers: int = 0
 
     @property
     def total_power_w(self) -> float | None:
@@ -71,90 +77,76 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
         cage_type[cage_of_port] = type_of_port
         cages, media_idx = np.divmod(in_use, n_media)
-        combo, qty = np.unique(cage_type[cages] * n_media + media_idx, return_counts=True)
+        combo, inverse, qty = np.unique(cage_type[cages] * n_media + media_idx, return_inverse=True, return_counts=True)
+        tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+        cage_at_server = np.zeros(cage_type.size, dtype=bool)
+        cage_at_server[cage_of_port[ends]] = tiers[np.concatenate([links.a_dev, links.b_dev])] == 0
+        at_server = np.bincount(inverse.reshape(-1), weights=cage_at_server[cages], minlength=combo.size).astype(np.int64)
         # Tallied per transceiver; a straight and a splitter medium of one fiber kind share
         # their modules (a switch cage runs one or the other: media.optical_variant).
         tally: dict[str, int] = {}
-        for c, q in zip(combo.tolist(), qty.tolist()):
+        hosted: dict[str, int] = {}
+        for c, q, h in zip(combo.tolist(), qty.tolist(), at_server.tolist()):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             part = transceiver_part(facts, media_id, key)
             if part is None:
                 continue
             tally[part] = tally.get(part, 0) + q
+            hosted[part] = hosted.get(part, 0) + h
         for part, qty in sorted(tally.items(), key=lambda item: part_label(facts, item[0])):
             t = facts["transceivers"].get(part)
             label = part_label(facts, part)
             if t and label.startswith(NOT_PUBLISHED):
                 lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
                                      "part number not published: ask the vendor for the ordering code"
-                                     + ("" if t["power_w"] is not None else "; power not published")))
+                                     + ("" if t["power_w"] is not None else "; power not published"),
+                                     in_servers=hosted[part]))
             elif t:
                 lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
-                                     "" if t["confidence"] == "vendor" else f"part number {t['confidence']}"))
+                                     "" if t["confidence"] == "vendor" else f"part number {t['confidence']}",
+                                     in_servers=hosted[part]))
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
-                                     "add one to the catalog"))
-        if plan.physical is not None and plan.physical.order_m is not None:
-            lines.extend(_cables_by_length(plan, cage_of_port))
-        else:
-            fibers = plan.memo("fibers_per_link", fibers_per_link)
-            for mi, media_id in enumerate(plan.media):
-                m = facts["media"][media_id]
-                in_medium = links.media == mi
-                if in_medium.any() and m.get("field_cable", True):  # board traces are not ordered
-                    lines.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
-                                         cable_count(plan, cage_of_port, in_medium, m), None,
-                                         "length per cable: set once a physical layout exists"
-                                         + _fiber_note(plan, fibers, in_medium) + _splitter_note(plan, in_medium, m)))
-    return lines + spare_lines(lines, plan.facts.get("bom", {}).get("spares_percent", {}))
+                                     "add one to the catalog", in_servers=hosted[part]))
+        lines.extend(_cable_lines(plan))
+    return lines
 
 
 def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[BomLine]:
-    """Spares to order with the build: per part of a category with a percentage (spec
-    `bom.spares_percent`), that share of its quantity rounded up. A spare sits on a shelf:
-    it draws no power, so its power stays empty."""
-    out = []
+    """Spares to order with the build, the one rule everywhere (plan/order.py): per
+    orderable part of a category with a percentage (spec `bom.spares_percent`), that share
+    of the part's quantity over all `lines` (the whole order, every fabric), rounded up
+    once. A generic cable ordered by length ("<part> <length> m") is one part: its spares
+    are counted over every length and cut at the longest. A spare sits on a shelf: it
+    draws no power, so its power stays empty."""
+    groups: dict[tuple[str, str], list[BomLine]] = {}
     for line in lines:
         pct = spares_percent.get(line.category)
-        if not pct or line.part_number.startswith(NOT_IN_CATALOG) or not line.part_number:
+        if not pct or line.category == "spare" or not line.part_number or line.part_number.startswith(NOT_IN_CATALOG):
             continue
-        qty = math.ceil(line.quantity * pct / 100 - 1e-9)  # 2% of 50 is 1, not 2 by float noise
-        if qty:
-            out.append(BomLine("spare", line.part_number, f"spare {line.category}: {line.description}", qty, None,
-                               f"{pct:g}% of {line.quantity:,} rounded up; on the shelf, no power", line.length_m))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class CategoryTotal:
-    """One category of a bill: how many parts, their known power and, with a price file, cost."""
-
-    category: str
-    quantity: int
-    power_w: float  # of the lines with a published power
-    power_unknown_lines: int  # lines without one (the power above is a floor then)
-    cost: float | None  # None without a price file
-    unpriced: tuple[str, ...]  # part numbers the price file lacks (cost above is a floor then)
-
-
-def bom_totals(lines: list[BomLine], prices: dict | None) -> list[CategoryTotal]:
-    """Totals per category in first-appearance order, then 'all'. `prices`: the plan's
-    facts['bom']['prices'] (currency and unit price by part number), or None."""
-    order = list(dict.fromkeys(line.category for line in lines)) + ["all"]
+        groups.setdefault((line.category, orderable_part(line)), []).append(line)
     out = []
-    for cat in order:
-        sel = [line for line in lines if cat in ("all", line.category)]
-        power = sum(line.total_power_w for line in sel if line.total_power_w is not None)
-        unknown = sum(1 for line in sel if line.unit_power_w is None and line.category != "spare"
-                      and line.notes != "part of the server")
-        cost, unpriced = None, ()
-        if prices is not None:
-            table = prices["parts"]
-            cost = sum(table[line.part_number] * line.quantity for line in sel if line.part_number in table)
-            unpriced = tuple(sorted({line.part_number or line.description for line in sel if line.part_number not in table
-                                     and "built in" not in line.part_number and not line.part_number.startswith("included")}))
-        out.append(CategoryTotal(cat, sum(line.quantity for line in sel), power, unknown, cost, unpriced))
+    for (category, _), same in groups.items():
+        pct = spares_percent[category]
+        total = sum(line.quantity for line in same)
+        qty = math.ceil(Fraction(total) * Fraction(str(pct)) / 100)  # exact: 2% of 50 is 1, not 2 by float noise
+        if not qty:
+            continue
+        longest = max(same, key=lambda line: line.length_m or 0.0)
+        lengths = sorted({line.length_m for line in same if line.length_m is not None})
+        over = f"{total:,}" + (f" over {len(lengths)} lengths, cut at the longest" if len(lengths) > 1 and
+                               orderable_part(longest) != longest.part_number else "")
+        out.append(BomLine("spare", longest.part_number, f"spare {category}: {longest.description}", qty, None,
+                           f"{pct:g}% of {over} rounded up; on the shelf, no power", longest.length_m, spare_of=category))
     return out
+
+
+def orderable_part(line: BomLine) -> str:
+    """The part a line orders: a generic cable's "<part> <length> m" is its part (its
+    spares are counted over every length; a price for it prices every length)."""
+    if line.length_m is not None and line.part_number.endswith(suffix := f" {line.length_m:g} m"):
+        return line.part_number[: -len(suffix)]
+    return line.part_number
 
 
 def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
@@ -168,32 +160,6 @@ def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
             f"twin-port modules at both ends)")
 
 
-def cable_count(plan: Plan, cage_of_port: np.ndarray, sel: np.ndarray, medium: dict) -> int:
-    """Physical cables behind the selected links (all of one medium, a plan.facts media
-    record): one per link for straight optics (per optical port a link fills: two fibers
-    for 800G between twin-port modules), one per cage pair for twin-port copper, one per
-    switch cage for a copper splitter, one per optical port of the grouped end for a
-    splitter fiber (views.splitter_heads: a 4 x 200G cage's four links take two)."""
-    links = plan.links
-    fit = medium["fit"]
-    if fit == "port":
-        return int(plan.memo("fibers_per_link", fibers_per_link)[sel].sum())
-    offsets = plan.port_offsets()
-    if fit == "cage":
-        return int(np.unique(cage_of_port[offsets[links.a_dev[sel]] + links.a_port[sel]]).size)
-    if medium["needs_transceivers"]:
-        return int(np.unique(_splitter_heads(plan, sel)).size)
-    return int(np.unique(cage_of_port[offsets[links.b_dev[sel]] + links.b_port[sel]]).size)
-
-
-def _splitter_heads(plan: Plan, sel: np.ndarray) -> np.ndarray:
-    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
-    offsets = plan.port_offsets()
-    links = plan.links
-    return splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"],
-                          offsets[links.a_dev[sel]] + links.a_port[sel], offsets[links.b_dev[sel]] + links.b_port[sel])
-
-
 def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
     """For splitter fibers: how many links (legs) the splitters carry, so the count reads right."""
     if medium["fit"] != "split" or not medium["needs_transceivers"] or not sel.any():
@@ -203,34 +169,67 @@ def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
             f"twin-port end, a leg to each of the {SPLIT_WAYS} ends it serves")
 
 
-def _cables_by_length(plan: Plan, cage_of_port: np.ndarray) -> list[BomLine]:
-    """Cables by exact orderable part: one line per (medium, length)."""
+def _cable_lines(plan: Plan) -> list[BomLine]:
+    """Cables by orderable part: one line per medium, or with a layout per (medium,
+    orderable length). Counted over plan.cables.physical_cables, the rows of cabling.csv."""
+    cables = physical_cables(plan)
+    if not len(cables):
+        return []
+    links = plan.links
+    first = cables.first_link
+    cable_media = links.media[first]
+    fibers = plan.memo("fibers_per_link", fibers_per_link)
     out: list[BomLine] = []
-    order = plan.physical.order_m
-    media = plan.links.media
     for mi, media_id in enumerate(plan.media):
         m = plan.facts["media"][media_id]
-        in_medium = media == mi
-        lengths = np.unique(order[in_medium & ~np.isnan(order)])
-        for length in lengths.tolist():
-            qty = cable_count(plan, cage_of_port, in_medium & (order == length), m)
+        mine = cable_media == mi
+        if not mine.any():
+            continue
+        in_medium = links.media == mi
+        if cables.order_m is None:
+            out.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
+                               int(mine.sum()), m["cable_power_w"],
+                               "length per cable: set once a physical layout exists"
+                               + _fiber_note(plan, fibers, in_medium) + _shared_note(plan, cables, mine, m)
+                               + _splitter_note(plan, in_medium, m)))
+            continue
+        order = cables.order_m
+        for length in np.unique(order[mine & ~np.isnan(order)]).tolist():
+            here = mine & (order == length)
             part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
             note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
                     "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
                     "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
                     "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
                     "no part for this length in the catalog")
-            fibers = plan.memo("fibers_per_link", fibers_per_link) if m["fit"] == "port" else np.ones(0)
-            extra = _fiber_note(plan, fibers, in_medium & (order == length)) if fibers.size else ""
-            extra += _splitter_note(plan, in_medium & (order == length), m)
-            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", qty, m["cable_power_w"], note + extra,
-                               length_m=length))
-        too_long = in_medium & np.isnan(order)
+            in_group = np.zeros(cables.indptr.size - 1, dtype=bool)
+            in_group[cables.group[here]] = True
+            carried = np.zeros(len(links), dtype=bool)  # the logical links these cables carry
+            carried[cables.links[np.repeat(in_group, np.diff(cables.indptr))]] = True
+            extra = _fiber_note(plan, fibers, carried) if m["fit"] == "port" else ""
+            extra += _shared_note(plan, cables, here, m) + _splitter_note(plan, carried, m)
+            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", int(here.sum()),
+                               m["cable_power_w"], note + extra, length_m=length))
+        too_long = mine & np.isnan(order)
         if too_long.any():
             out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
-                               m["cable_description"], cable_count(plan, cage_of_port, too_long, m), None,
+                               m["cable_description"], int(too_long.sum()), None,
                                "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
     return out
+
+
+def _shared_note(plan: Plan, cables: PhysicalCables, sel: np.ndarray, medium: dict) -> str:
+    """For straight fibers that carry several logical links (two 200G ports of one MPO to
+    one peer MPO): say how many links the fibers carry, so the count reads right."""
+    if medium["fit"] != "port":
+        return ""
+    many = sel & (cables.link_count > 1)
+    if not many.any():
+        return ""
+    carried = int(cables.link_count[many].sum())
+    per = "/".join(str(k) for k in np.unique(cables.link_count[many]).tolist())
+    return (f"; {int(many.sum()):,} fibers carry {carried:,} links, {per} each (logical ports that share an optical "
+            f"port (MPO) of their modules and go to one peer MPO)")
 
 
 def _scale_up_lines(plan: Plan) -> list[BomLine]:

@@ -22,7 +22,7 @@ cable part, both labels). A cable whose ports all stay but an end's device was r
 (and nothing else physical changed but the labels) is `relabeled`: new labels, no work
 on the cable. Devices likewise: a device in another rack or U has *moved*; another role
 or model (a switch swapped for another product) has *changed*. The BOM delta is by exact
-part and orderable length; with a price file on either side, the cost change (bom_totals).
+part and orderable length; with a price file on either side, the cost change (order_totals).
 
 Cost: O(devices + links) Python dict work over both plans.
 """
@@ -33,8 +33,8 @@ from decimal import Decimal
 
 import numpy as np
 
-from .bom import bill_of_materials, bom_totals
 from .model import Device, Plan
+from .order import order_lines, order_totals
 from .views import cable_ids, link_physical, port_table
 
 # What a cable end or cable physically is, beyond its two ends (device, port) and speed.
@@ -110,7 +110,7 @@ def _places(plan: Plan) -> dict[str, tuple]:
 
 def _bom(plan: Plan) -> dict[tuple, int]:
     out: dict[tuple, int] = {}
-    for line in plan.memo("bom", bill_of_materials):
+    for _, line in order_lines(plan):  # the whole order, spares by the one rule (plan/order.py)
         key = (line.category, line.part_number, line.length_m)
         out[key] = out.get(key, 0) + line.quantity
     return out
@@ -156,9 +156,10 @@ def cost_delta(old: Plan, new: Plan) -> dict | None:
     priced = [p.facts.get("bom", {}).get("prices") for p in (old, new)]
     if priced == [None, None]:
         return None
-    totals = [bom_totals(p.memo("bom", bill_of_materials), prices)[-1] if prices else None
-              for p, prices in zip((old, new), priced)]
-    costs = [t.cost if t is not None else None for t in totals]
+    # The whole order (cluster scope, spares by the one rule); where parts are unpriced the
+    # priced parts' sum, with the unpriced ones named beside it.
+    totals = [order_totals(p, "cluster") if prices else None for p, prices in zip((old, new), priced)]
+    costs = [t.priced if t is not None else None for t in totals]
     currencies = [p["currency"] if p else None for p in priced]
     same = currencies[0] == currencies[1] and None not in costs
     return {"currency": currencies[1] or currencies[0], "old_currency": currencies[0], "new_currency": currencies[1],

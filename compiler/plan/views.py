@@ -236,7 +236,7 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
     link ... require ordering two fibers"). Copper is counted per cable by its fit (bom.py).
 
     Where the two ends' modules have optical ports of different rates the wider decides.
-    A splitter-fiber link is one leg: one here (bom.cable_count counts the splitters)."""
+    A splitter-fiber link is one leg: one here (plan/cables.py groups legs and MPO-sharing links)."""
     links = plan.links
     if not len(links):
         return np.ones(0, dtype=np.int64)

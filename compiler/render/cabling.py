@@ -1,7 +1,10 @@
-"""cabling.csv: one row per cable, both ends, for the people who pull them.
+"""cabling.csv: one row per physical cable, both ends, for the people who pull them.
 
-A switch port is named as the design's NOS names it (the name in its config), with the
-cage number printed on the panel beside it (a_cage, b_cage): plan.views.floor_port_names.
+A cable carrying several logical links (twin-port copper, splitters, two 200G ports of one
+MPO on one fiber: plan/cables.py) is one row: `cable_id` is the physical cable's, `links`
+lists the logical cable ids it carries, and each end column holds one value where the
+links agree, else theirs `;`-separated in `links` order. An 800G link between twin-port
+modules is two fibers: two rows, ids `<link>.1` and `<link>.2`.
 
 Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 (row, rack, RU, length) stay empty unless the spec has a physical layout. With one,
@@ -11,14 +14,13 @@ Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, cable_part, device_nos, end_part_labels, fibers_per_link, floor_port_names
+from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.views import cable_ids, cable_part, device_nos, end_part_labels, floor_port_names, port_table
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -27,12 +29,16 @@ HEADER = [
     "a_device", "a_role", "a_port", "a_cage", "a_lane", "a_transceiver", "a_row", "a_rack", "a_ru",
     "b_device", "b_role", "b_port", "b_cage", "b_lane", "b_transceiver", "b_row", "b_rack", "b_ru",
     "speed_gbps", "media", "connector", "part_number", "length_m", "jacket_color", "polarity",
-    "label_a", "label_b", "modelled_m",
+    "label_a", "label_b", "modelled_m", "links",
 ]
+END_COLUMNS = 9  # device, role, port, cage, lane, transceiver, row, rack, ru
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    """One row per physical cable (plan.cables): its id, the logical links it carries
+    (`links`, `;`-separated, the last column before `fabric`), and per column the links' values, once where they agree."""
     links = plan.links
+    cables = physical_cables(plan)
     offsets = plan.port_offsets()
     a_gid = offsets[links.a_dev] + links.a_port
     b_gid = offsets[links.b_dev] + links.b_port
@@ -43,23 +49,48 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     a_tr, b_tr = transceiver_columns(plan)
     place = physical_pieces(plan)
     tail = media_tail(plan)
-    label_a, label_b = plan.memo("cable_labels", cable_labels)
-    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or _needs_quoting(plan):
+    label_a, label_b = physical_cable_labels(plan)
+    quote_names = _needs_quoting(plan)
+    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or quote_names:
         label_a, label_b = [csv_field(t) for t in label_a], [csv_field(t) for t in label_b]
-    rows = zip(plan.memo("cable_ids", cable_ids), kinds[links.kind].tolist(),
-               dev_piece[links.a_dev].tolist(), port_piece[a_gid].tolist(), a_tr, place[links.a_dev].tolist(),
-               dev_piece[links.b_dev].tolist(), port_piece[b_gid].tolist(), b_tr, place[links.b_dev].tolist(),
-               links.speed_gbps.tolist(), tail, label_a, label_b, modelled_lengths(plan))
-    # Board traces and backplanes are links of the plan but not cables anyone pulls.
-    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
-    if len(links) and not pulled[links.media].all():
-        rows = itertools.compress(rows, pulled[links.media].tolist())
-    fmt = "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s,%s,%s\n"
+    ids = physical_cable_ids(plan)
+    logical = plan.memo("cable_ids", cable_ids)
+    first = cables.first_link
+    a_end = (dev_piece[links.a_dev] + "," + port_piece[a_gid] + "," + np.array(a_tr, dtype=object) + ","
+             + place[links.a_dev]) if len(links) else np.zeros(0, dtype=object)
+    b_end = (dev_piece[links.b_dev] + "," + port_piece[b_gid] + "," + np.array(b_tr, dtype=object) + ","
+             + place[links.b_dev]) if len(links) else np.zeros(0, dtype=object)
+    logical_arr = np.array(logical, dtype=object)
+    carried = logical_arr[first]
+    a_col, b_col = a_end[first], b_end[first]
+    multi = multi_link_cables(cables)
+    if multi:  # several links on one cable: each column its links' values joined
+        per_device = _device_columns(plan)
+        ends = list(zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
+        for idx, matrix in multi:
+            text = logical_arr[matrix[:, 0]]
+            for j in range(1, matrix.shape[1]):
+                text = text + ";" + logical_arr[matrix[:, j]]
+            carried[idx] = text
+            for col, (dev, gid, tr) in zip((a_col, b_col), ends):
+                columns = _raw_end(plan, per_device, dev[matrix], gid[matrix], tr[matrix])
+                escape = np.frompyfunc(csv_field, 1, 1) if _raw_needs_quoting(columns) else None
+                pieces = [joined(c) for c in columns]
+                if escape is not None:
+                    pieces = [escape(piece) for piece in pieces]
+                merged = pieces[0]
+                for piece in pieces[1:]:
+                    merged = merged + "," + piece
+                col[idx] = merged
+    a_col, b_col, carried = a_col.tolist(), b_col.tolist(), carried.tolist()
+    if quote_names:  # cable ids are device names and port numbers
+        ids, carried = [csv_field(c) for c in ids], [csv_field(c) for c in carried]
+    rows = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
+               label_a, label_b, modelled_lengths(plan), carried)
+    fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
-        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)].tolist()
-        if len(links) and not pulled[links.media].all():
-            names = list(itertools.compress(names, pulled[links.media].tolist()))
+        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
         rows = (row + (f,) for row, f in zip(rows, names))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
     out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
@@ -83,11 +114,45 @@ def port_pieces(plan: Plan) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
 
 
-def modelled_lengths(plan: Plan) -> list[str]:
+def _device_columns(plan: Plan) -> list[np.ndarray]:
+    """Per device, unescaped: name, role, row, rack, ru (object arrays of str)."""
+    names = np.array([d.name for d in plan.devices], dtype=object)
+    roles = np.array([d.role for d in plan.devices], dtype=object)
     phys = plan.physical
+    if phys is None:
+        row = rack = ru = np.full(len(plan.devices), "", dtype=object)
+    else:
+        row = np.array([r.row for r in phys.racks] or [""], dtype=object)[phys.dev_rack]
+        rack = np.array([r.name for r in phys.racks] or [""], dtype=object)[phys.dev_rack]
+        ru = np.array([str(u) for u in phys.dev_u.tolist()], dtype=object)
+    return [names, roles, row, rack, ru]
+
+
+def _raw_end(plan: Plan, per_device: list[np.ndarray], dev: np.ndarray, gid: np.ndarray, tr: np.ndarray) -> list[np.ndarray]:
+    """One end's END_COLUMNS for (n, k) matrices of links' devices, ports and transceivers,
+    unescaped: device, role, port, cage, lane, transceiver, row, rack, ru."""
+    ports = plan.memo("port_table", port_table)
+    floor = plan.memo("floor_port_names", floor_port_names)  # as the switch's NOS names it, like its config
+    names, roles, row, rack, ru = per_device
+    as_text = np.frompyfunc(str, 1, 1)
+    return [names[dev], roles[dev], floor[gid], as_text(ports["cage"][gid]), as_text(ports["lane"][gid]),
+            as_text(tr), row[dev], rack[dev], ru[dev]]
+
+
+def _raw_needs_quoting(columns: list[np.ndarray]) -> bool:
+    """Whether any value of the end columns needs CSV quoting (checked once per distinct value)."""
+    values = {v for col in columns for v in set(col.ravel().tolist())}
+    return any(ch in v for v in values for ch in ',"\n\r')
+
+
+def modelled_lengths(plan: Plan) -> list[str]:
+    """Per physical cable, the modelled length of its longest logical link (what it must reach)."""
+    phys = plan.physical
+    cables = physical_cables(plan)
     if phys is None or phys.length_m is None:
-        return [""] * len(plan.links)
-    return [f"{x:.2f}" for x in phys.length_m.tolist()]
+        return [""] * len(cables)
+    longest = np.maximum.reduceat(phys.length_m[cables.links], cables.indptr[:-1])[cables.group] if len(cables) else []
+    return [f"{x:.2f}" for x in np.asarray(longest).tolist()]
 
 
 def _needs_quoting(plan: Plan) -> bool:
@@ -106,46 +171,29 @@ def physical_pieces(plan: Plan) -> np.ndarray:
 
 
 def media_tail(plan: Plan) -> list[str]:
-    """Per link the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
-    the exact part and orderable length with a layout. A link of two fibers (800G between
-    twin-port modules, views.fibers_per_link) says `2x MPO-12/APC`: one row, two fibers of
-    that part, both ends' MPO ports 1 to 1 and 2 to 2."""
-    links = plan.links
+    """Per physical cable the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
+    the exact part and orderable length with a layout. Every row is one cable: an 800G
+    link between twin-port modules (two fibers, views.fibers_per_link) is two rows, its
+    strands `.1` and `.2` (MPO port 1 to 1, 2 to 2)."""
+    cables = physical_cables(plan)
     pieces_by_media = []
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
         connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
-        pieces_by_media.append((rec["fiber"].upper(), connector,
-                                rec["cable_part_number"], rec["jacket"], "Type-B" if optical else ""))
-    fibers = plan.memo("fibers_per_link", fibers_per_link)
-
-    def connector(c: str, k: int) -> str:
-        return c if k == 1 else f"{k}x {c}"
-
-    phys = plan.physical
-    if phys is None or phys.order_m is None:
-        if (fibers == 1).all():
-            table = np.array([",".join(csv_field(v) for v in (f, c, part, "", j, pol)) for f, c, part, j, pol in pieces_by_media],
-                             dtype=object)
-            return table[links.media].tolist()
-        keys, inverse = np.unique(np.stack([links.media.astype(np.int64), fibers]), axis=1, return_inverse=True)
-        pieces = []
-        for mi, k in zip(keys[0].tolist(), keys[1].tolist()):
-            f, c, part, j, pol = pieces_by_media[mi]
-            pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, "", j, pol)))
-        return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
-    # (medium, orderable length, fibers) triples are few: build each piece once, then index.
-    order = np.nan_to_num(phys.order_m, nan=-1.0)
-    triples, inverse = np.unique(np.stack([links.media.astype(np.float64), order, fibers.astype(np.float64)]), axis=1,
-                                 return_inverse=True)
+        pieces_by_media.append((rec["fiber"].upper(), connector, rec["jacket"], "Type-B" if optical else ""))
+    media = plan.links.media[cables.first_link].astype(np.float64)
+    # (medium, orderable length) pairs are few: build each piece once, then index.
+    order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
+    pairs, inverse = np.unique(np.stack([media, order]), axis=1, return_inverse=True)
     pieces = []
-    for mi, length, k in zip(triples[0].astype(int).tolist(), triples[1].tolist(), triples[2].astype(int).tolist()):
-        f, c, _, j, pol = pieces_by_media[mi]
-        part = cable_part(plan.facts["media"][plan.media[mi]], length if length >= 0 else None)
+    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
+        f, c, j, pol = pieces_by_media[mi]
+        rec = plan.facts["media"][plan.media[mi]]
+        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec["cable_part_number"]
         text = f"{length:g}" if length >= 0 else ""
-        pieces.append(",".join(csv_field(v) for v in (f, connector(c, k), part, text, j, pol)))
-    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist()
+        pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
+    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist() if len(cables) else []
 
 
 def transceiver_columns(plan: Plan) -> tuple[list[str], list[str]]:

@@ -1,4 +1,5 @@
-"""labels.csv and labels.html: one label per cable end (TIA-606 style, both ends).
+"""labels.csv and labels.html: one label per end of each physical cable (TIA-606 style,
+both ends; plan.cables: a twin-port copper cable or a splitter is one cable, one pair).
 
 The label reads `<cable id> <near> / <far>` where a place is `<rack>-<U>:<port>` with a
 physical layout; the B end swaps near and far. Written only with a layout: without
@@ -21,7 +22,8 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, device_places, floor_port_names
+from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.views import device_places, floor_port_names
 from .csvtext import csv_field
 from .rack_rows import rack_order
 from .templates import render_template, row_format
@@ -35,27 +37,30 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None:
         return
     links = plan.links
-    ids = plan.memo("cable_ids", cable_ids)
-    label_a, label_b = plan.memo("cable_labels", cable_labels)
+    cables = physical_cables(plan)
+    first = cables.first_link
+    ids = np.array(physical_cable_ids(plan), dtype=object)
+    label_a, label_b = physical_cable_labels(plan)
     places = np.array(plan.memo("device_places", device_places), dtype=object)
     names = plan.memo("floor_port_names", floor_port_names)  # as the switch's NOS names it, like its config
     dev_names = np.array([d.name for d in plan.devices], dtype=object)
     offsets = plan.port_offsets()
-    media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media]
-    # Pre-escaped pieces: per device "place,device", per port "port"; labels quoted only if some name needs it.
-    dev_piece = np.array([f"{csv_field(p)},{csv_field(d)}" for p, d in zip(places.tolist(), dev_names.tolist())], dtype=object)
-    port_esc = np.array([csv_field(n) for n in names.tolist()], dtype=object) if any(
-        any(ch in n for ch in ',"\n\r') for n in names.tolist()) else names
-    quote = any(any(ch in t for ch in ',"\n\r') for t in dev_piece.tolist()) or port_esc is not names
+    media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media[first]]
+    quote = any(any(ch in t for ch in ',"\n\r') for t in dev_names.tolist() + places.tolist() + names.tolist())
     parts = []
     for end, labels in (("A", label_a), ("B", label_b)):
         dev = links.a_dev if end == "A" else links.b_dev
-        port = port_esc[offsets[dev] + (links.a_port if end == "A" else links.b_port)]
-        text = [csv_field(t) for t in labels] if quote else labels
-        parts.append((np.array(ids, dtype=object) + f",{end},") + np.array(text, dtype=object) + ","
-                     + dev_piece[dev] + "," + port + "," + media + "\n")
+        port = names[offsets[dev] + (links.a_port if end == "A" else links.b_port)]
+        place_col, dev_col, port_col = places[dev[first]], dev_names[dev[first]], port[first]
+        for idx, matrix in multi_link_cables(cables):  # an end of several ports: each column joined
+            place_col[idx], dev_col[idx], port_col[idx] = (joined(v[matrix]) for v in (places[dev], dev_names[dev], port))
+        cols = [labels, place_col.tolist(), dev_col.tolist(), port_col.tolist()]
+        if quote:
+            cols = [[csv_field(t) for t in col] for col in cols]
+        text, place_col, dev_col, port_col = (np.array(col, dtype=object) for col in cols)
+        parts.append(ids + f",{end}," + text + "," + place_col + "," + dev_col + "," + port_col + "," + media + "\n")
     # One cable's two labels next to each other: the person cutting them pairs them.
-    both = np.empty(2 * len(links), dtype=object)
+    both = np.empty(2 * len(cables), dtype=object)
     both[0::2], both[1::2] = parts[0], parts[1]
     body = "".join(both.tolist())
     out.write_text("labels.csv", ",".join(HEADER) + "\n" + body)
@@ -90,13 +95,29 @@ def _page_bounds(rack: np.ndarray, count: np.ndarray, page_labels: int) -> list[
     return bounds or [(0, 0)]  # no cables: one empty sheet
 
 
+def cable_rack_order(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rack, cable, end) in sheet order (render.rack_rows): each physical cable where its
+    first logical link ends; the strands of one link next to each other."""
+    rack, link, end = rack_order(plan)
+    cables = physical_cables(plan)
+    n = len(plan.links)
+    strands = np.zeros(n, dtype=np.int64)  # per first link: how many cables are named after it
+    np.add.at(strands, cables.first_link, 1)
+    reps = strands[link]
+    first_cable = np.searchsorted(cables.first_link, link)  # cables are in first-link order
+    rack, end, base = np.repeat(rack, reps), np.repeat(end, reps), np.repeat(first_cable, reps)
+    within = np.arange(base.size) - np.repeat(np.r_[0, np.cumsum(reps)[:-1]].astype(np.int64), reps)
+    return rack, base + within, end
+
+
 def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tuple[dict, str]]:
     """The printable sheets: (summary, HTML) per page; one page when every label fits."""
-    rack, link, end = rack_order(plan)
+    rack, link, end = cable_rack_order(plan)
     phys = plan.physical
+    cables = physical_cables(plan)
     racks = phys.racks
     # In-rack cables are listed once: both ends' labels are printed there.
-    both = (end == 0) & (phys.dev_rack[plan.links.b_dev[link]] == rack)
+    both = (end == 0) & (phys.dev_rack[plan.links.b_dev[cables.first_link[link]]] == rack)
     count = 1 + both.astype(np.int64)
     bounds = _page_bounds(rack, count, PAGE_LABELS)
     rack_lo = np.searchsorted(rack, np.arange(len(racks) + 1))

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..check import CheckResults
 from ..check.findings import Finding
-from ..plan.bom import bill_of_materials
-from ..plan.fabrics import COMPUTE, fabric_bom, fabric_names, fabric_plan, is_multi_fabric
+from ..plan.order import order_totals
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from ..plan.power import rack_draw
 from .bom import bom_table
@@ -124,11 +124,10 @@ def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
     rows += [(f"oversubscription {t}", r) for t, r in s["oversubscription"].items()]
     if plan.physical is not None:
         rows += [("racks", len(plan.physical.racks))]
-    power = sum(line.total_power_w or 0 for line in compute.memo("bom", bill_of_materials))
-    rows += [("known power", f"{power / 1000:,.1f} kW (items without a figure excluded)")]
-    if is_multi_fabric(plan):  # the bill below holds every fabric: so does this figure
-        power = sum(line.total_power_w or 0 for _, line in fabric_bom(plan))
-        rows += [("known power, every fabric", f"{power / 1000:,.1f} kW")]
+    for scope, what in (("network", "switches, optics, cables"), ("cluster", "everything ordered")):  # plan/order.py
+        t = order_totals(plan, scope)  # every fabric, as the bill below
+        rows += [(f"known power, {scope}", f"{t.power_w / 1000:,.1f} kW ({what}; "
+                  + (f"no figure for {', '.join(t.power_unknown_for)})" if t.power_unknown_for else "every part has a figure)"))]
     return [(k, fmt(v)) for k, v in rows]
 
 

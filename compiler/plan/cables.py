@@ -1,0 +1,232 @@
+"""Physical cables: what is pulled, as a grouping of the plan's logical links.
+
+The plan's link table is logical (one row per port pair); plan.json, verify and the
+checks work on it. A physical cable can carry several logical links, or one logical link
+can take several cables:
+
+- twin-port copper (fit `cage`, e.g. MCP4Y10): one cable joins two cages, both ports;
+- copper splitters (fit `split`, no modules): one cable per switch cage, a leg per port;
+- splitter fibers (fit `split`, optics): one per optical port (MPO) of the grouped end
+  (views.splitter_heads), a leg to each end it serves;
+- straight fibers (fit `port`): one per MPO pair; where a module carries several logical
+  ports on one MPO (a 4 x 200G cage on a twin-port 2 x 400G module) and they all go to
+  one peer MPO, one fiber carries them (Gaudi 3: lanes 1-2 of an OSFP on one MPO); where
+  they go to different peers they cannot share a fiber (check/physical.py warns) and each
+  is counted on its own. A link whose speed fills several MPOs (800G between twin-port
+  modules, views.fibers_per_link) is that many fibers, each its own cable ("strand").
+
+The cabling sheet writes one row per physical cable, the labels one pair per physical
+cable, and the BOM counts the same cables: all three read this one grouping.
+O(links log links) numpy; memoised on the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import Plan
+from .views import (cable_ids, cage_table, device_places, end_transceivers, fibers_per_link, floor_port_labels, port_table,
+                    splitter_heads)
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicalCables:
+    """Cables in sheet order (by their first logical link). A cable is one strand of a
+    group of logical links: groups of several links are one strand; a single link that
+    takes k fibers is k strands of its own group."""
+
+    group: np.ndarray  # int64 per cable: its group (index into indptr)
+    strand: np.ndarray  # int64 per cable: 0 where the group is one cable, else 1..k
+    indptr: np.ndarray  # int64 per group + 1: the group's links are links[indptr[g]:indptr[g + 1]]
+    links: np.ndarray  # int64: logical link indices, grouped, each group ascending
+    order_m: np.ndarray | None  # float64 per cable: orderable length (the longest link's); NaN: none reaches
+
+    def __len__(self) -> int:
+        return int(self.group.size)
+
+    @property
+    def first_link(self) -> np.ndarray:
+        """Per cable, its first logical link (the one it is named after)."""
+        return self.links[self.indptr[self.group]]
+
+    @property
+    def link_count(self) -> np.ndarray:
+        """Per cable, how many logical links it carries."""
+        return (self.indptr[self.group + 1] - self.indptr[self.group]).astype(np.int64)
+
+    def links_of(self, cable: int) -> list[int]:
+        g = int(self.group[cable])
+        return self.links[self.indptr[g]:self.indptr[g + 1]].tolist()
+
+
+def physical_cables(plan: Plan) -> PhysicalCables:
+    """The plan's physical cables (module doc), memoised."""
+    return plan.memo("physical_cables", _physical_cables)
+
+
+def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link and end (a, b): an id of the optical port (MPO) the end uses where its
+    module carries several logical ports per MPO (global cage * 8 + MPO index), else -1:
+    the end is its own optical port (or copper)."""
+    links = plan.links
+    ports_of = {t: rec["ports"] for t, rec in plan.facts.get("transceivers", {}).items()}
+    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
+    lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
+    offsets = plan.port_offsets()
+    out = []
+    for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
+                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
+        module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        shared = (module > 0) & (cage_ports[cage[gid]] > module)
+        mpo = cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]]
+        out.append(np.where(shared, mpo, -1))
+    return out[0], out[1]
+
+
+def _physical_cables(plan: Plan) -> PhysicalCables:
+    links = plan.links
+    n = len(links)
+    media = plan.facts["media"]
+    pulled = np.array([media[m].get("field_cable", True) for m in plan.media], dtype=bool)
+    fit = [media[m].get("fit", "port") for m in plan.media]
+    optical = [bool(media[m].get("needs_transceivers", False)) for m in plan.media]
+    # A grouping key per link: (medium, k1, k2); links of one key are one cable.
+    k1 = np.arange(n, dtype=np.int64)
+    k2 = np.full(n, -1, dtype=np.int64)
+    if n:
+        cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
+        offsets = plan.port_offsets()
+        ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+        mpo_a, mpo_b = optical_port_ids(plan)
+        unique_base = int(cage.max(initial=0) + 1) * 8  # above every MPO id: an end that is its own port
+        for mi in range(len(plan.media)):
+            sel = links.media == mi
+            if not sel.any():
+                continue
+            if fit[mi] == "cage":  # twin-port copper: one cable per cage pair
+                k1[sel], k2[sel] = cage[ga[sel]], cage[gb[sel]]
+            elif fit[mi] == "split" and optical[mi]:  # one splitter fiber per MPO of the grouped end
+                k1[sel] = splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"], ga[sel], gb[sel])
+            elif fit[mi] == "split":  # copper splitter: one per cage of the grouped end
+                grouped_b = cage_ports[cage[gb[sel]]] > cage_ports[cage[ga[sel]]]
+                k1[sel] = cage[np.where(grouped_b, gb[sel], ga[sel])]
+            else:  # straight: one per MPO pair (an end that is its own MPO keys on its port)
+                k1[sel] = np.where(mpo_a[sel] >= 0, mpo_a[sel], unique_base + ga[sel])
+                k2[sel] = np.where(mpo_b[sel] >= 0, mpo_b[sel], unique_base + gb[sel])
+    kept = np.nonzero(pulled[links.media])[0] if n else np.zeros(0, dtype=np.int64)
+    media_k, k1, k2 = links.media[kept].astype(np.int64), k1[kept], k2[kept]
+    # Sorted by key, each group's links ascending; a group starts where the key changes.
+    order = np.lexsort((kept, k2, k1, media_k))
+    grouped_links = kept[order]
+    m_s, a_s, b_s = media_k[order], k1[order], k2[order]
+    starts = np.r_[True, (m_s[1:] != m_s[:-1]) | (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])] if kept.size \
+        else np.zeros(0, dtype=bool)
+    grouped = np.cumsum(starts) - 1
+    first = grouped_links[starts]
+    rank = np.argsort(first, kind="stable")
+    sizes = np.diff(np.r_[np.nonzero(starts)[0], grouped.size])
+    # The CSR in rank order: each group's entries moved to its new place.
+    start_idx = np.nonzero(starts)[0]
+    new_sizes = sizes[rank]
+    indptr = np.r_[0, np.cumsum(new_sizes)].astype(np.int64)
+    within = np.arange(grouped.size) - np.repeat(indptr[:-1], new_sizes)
+    members = grouped_links[np.repeat(start_idx[rank], new_sizes) + within].astype(np.int64)
+    n_groups = indptr.size - 1
+    # A group of one link that fills k fibers is k cables.
+    fibers = plan.memo("fibers_per_link", fibers_per_link) if n else np.ones(0, dtype=np.int64)
+    group_first = members[indptr[:-1]] if n_groups else np.zeros(0, dtype=np.int64)
+    single = np.diff(indptr) == 1
+    strands = np.where(single, fibers[group_first] if n_groups else 1, 1).astype(np.int64)
+    group = np.repeat(np.arange(n_groups, dtype=np.int64), strands)
+    within = np.arange(group.size) - np.repeat(np.r_[0, np.cumsum(strands)[:-1]].astype(np.int64), strands)
+    strand = np.where(np.repeat(strands, strands) > 1, within + 1, 0).astype(np.int64)
+    order_m = None
+    phys = plan.physical
+    if phys is not None and phys.order_m is not None and n_groups:
+        per_group = np.maximum.reduceat(phys.order_m[members], indptr[:-1])  # NaN (none reaches) wins
+        order_m = per_group[group]
+    elif phys is not None and phys.order_m is not None:
+        order_m = np.zeros(0)
+    return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m)
+
+
+def physical_cable_ids(plan: Plan) -> list[str]:
+    """Per physical cable, its id: the id of its first logical link (naming.cable_id), with
+    `.1`, `.2`, ... where one link takes several fibers."""
+    return plan.memo("physical_cable_ids", _physical_cable_ids)
+
+
+def _physical_cable_ids(plan: Plan) -> list[str]:
+    cables = physical_cables(plan)
+    ids = plan.memo("cable_ids", cable_ids)
+    return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist())]
+
+
+def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The cables that carry several logical links, by how many: (cable indices, their links
+    as an (n, k) matrix in link order) per k > 1. For column-wise joins without a Python
+    loop per cable."""
+    count = cables.link_count
+    out = []
+    for k in np.unique(count[count > 1]).tolist():
+        idx = np.nonzero(count == k)[0]
+        start = cables.indptr[cables.group[idx]]
+        out.append((idx, cables.links[start[:, None] + np.arange(k)]))
+    return out
+
+
+def joined(values: np.ndarray) -> np.ndarray:
+    """Several logical links' values of one column on physical cables' rows, an (n, k)
+    object array of str: per row the value once where they agree, else all of them in link
+    order, `;`-separated (position i of each column is the cable's i-th logical link)."""
+    out = values[:, 0].copy()
+    differ = ~(values == values[:, :1]).all(axis=1)
+    if differ.any():
+        rows = values[differ]
+        text = rows[:, 0]
+        for j in range(1, rows.shape[1]):
+            text = text + ";" + rows[:, j]
+        out[differ] = text
+    return out
+
+
+def _end_text(places: np.ndarray, ports: np.ndarray) -> np.ndarray:
+    """A label's view of one end of several ports, (n, k) arrays: `<place>:<port>+<port>`
+    where they are at one place (a twin-port cage), else `<place>:<port>;<place>:<port>`
+    (a splitter's legs)."""
+    one_place = (places == places[:, :1]).all(axis=1)
+    together, apart = places[:, 0] + ":" + ports[:, 0], places[:, 0] + ":" + ports[:, 0]
+    for j in range(1, ports.shape[1]):
+        together = together + "+" + ports[:, j]
+        apart = apart + ";" + places[:, j] + ":" + ports[:, j]
+    return np.where(one_place, together, apart)
+
+
+def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    """Per physical cable, the label text of its A and B ends: `<id> <near> / <far>` as
+    views.cable_labels, the id the physical cable's, an end of several ports naming them all."""
+    return plan.memo("physical_cable_labels", _physical_cable_labels)
+
+
+def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    cables = physical_cables(plan)
+    links = plan.links
+    place = np.array(plan.memo("device_places", device_places), dtype=object)
+    names = plan.memo("floor_port_labels", floor_port_labels)  # NOS name, panel cage beside it (views.cable_labels)
+    offsets = plan.port_offsets()
+    ids = np.array(physical_cable_ids(plan), dtype=object)
+    first = cables.first_link
+    ends = []
+    for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
+        here_place, here_port = place[dev], names[offsets[dev] + port]  # per link
+        text = here_place[first] + ":" + here_port[first]
+        for idx, matrix in multi_link_cables(cables):
+            text[idx] = _end_text(here_place[matrix], here_port[matrix])
+        ends.append(text)
+    a, b = ends
+    if not len(cables):
+        return [], []
+    return (ids + " " + a + " / " + b).tolist(), (ids + " " + b + " / " + a).tolist()
