@@ -116,6 +116,12 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
 
     given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
              if k in fab.model_fields_set}
+    rails = len(group.ports)
+    # Dual-homed: NIC r of every server on leaf r of its unit, which is the rail-optimized
+    # wiring rule; a fat-tree leaf would take all of a server's NICs on adjacent ports
+    # (often one twin-port cage), so one leaf or one transceiver would cut it off.
+    dual = fab.homing == "dual" and rails > 1
+    topology = "rail-optimized" if dual else fab.topology
     one_switch = fab.tiers in (1, "auto") and fab.topology == "fat-tree" and fab.scalable_unit is None
     if one_switch:
         given.pop("tiers", None)  # sized as two tiers first, then the spine tier is dropped below
@@ -124,7 +130,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
         growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
     view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
-        "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
+        "fabric": Fabric(topology=topology, switch=fab.switch, **given),
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
         design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
@@ -132,13 +138,19 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
-    server_ports = design.final_servers * len(group.ports) + sum(e.spec.count * e.spec.ports for e in targets)
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in targets)
+    # ports one switch must take: all of them, or with dual homing one NIC of each server
+    # (and its share of the endpoints' ports) on each of `rails` leaves
+    server_ports = design.final_servers + -(-endpoint_ports // rails) if dual else \
+        design.final_servers * rails + endpoint_ports
     radix = switch.radix(speed)
+    one = "one leaf per NIC" if dual else "one switch"
     if fab.tiers == 1 and (fab.topology != "fat-tree" or fab.scalable_unit is not None or server_ports > radix):
         raise SpecInvalid([loaded.diagnostic(
             "DESIGN_IMPOSSIBLE", where + ("tiers",),
-            f"fabric '{fab.name}': one switch takes {radix} ports at {speed}G, the fabric brings {server_ports} "
-            f"server and endpoint ports" if server_ports > radix else f"fabric '{fab.name}': tiers: 1 is a single fat-tree switch, without SUs",
+            f"fabric '{fab.name}': {one} takes {radix} ports at {speed}G, the fabric brings {server_ports} "
+            f"server and endpoint ports{' per leaf' if dual else ''}" if server_ports > radix
+            else f"fabric '{fab.name}': tiers: 1 is a single fat-tree tier, without SUs",
             "use tiers: 2 or auto" if server_ports > radix else "use topology: fat-tree without scalable_unit")])
     if one_switch and server_ports <= radix:
         off = [k for k, e in enumerate(targets) if e.spec.attach != "leaf"]
@@ -147,7 +159,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
                 "DESIGN_NO_FREE_PORTS", where + ("extra_endpoints", k, "attach"),
                 f"fabric '{fab.name}' is one switch: its endpoints attach to it (attach: leaf)",
                 "remove attach, or set tiers: 2 for spines") for k in off])
-        design = _one_switch(design, server_ports, radix)
+        design = _leaf_per_nic(design, server_ports, radix) if dual else _one_switch(design, server_ports, radix)
     else:
         problems = endpoints.problems(design, loaded.diagnostic, where + ("extra_endpoints",), ("scalable_unit",))
         if problems:
@@ -173,6 +185,26 @@ def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign
                  f"and its server cables move")
     return dataclasses.replace(design, sizing=sizing, servers_per_leaf=design.final_servers, su_size=None,
                                notes=tuple(notes))
+
+
+def _leaf_per_nic(design: ClosDesign, slots: int, radix: int) -> ClosDesign:
+    """Dual homing without a spine tier: one leaf per NIC of the group, leaf r holding NIC r
+    of every server (slot = server) and the endpoints' ports in the last slots, so a server
+    keeps the fabric through any one leaf, cable or transceiver. The leaves' uplinks to the
+    site network (and the storage behind them) are the site's, as for one switch."""
+    rails = design.rails
+    sizing = ClosSizing(1, rails, PortSplit(slots, 0), PortSplit(0, 0), rails, 1, 0, 0)
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
+    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded",
+                                                          "2 spines, not 1", "scalable_unit not given"))]
+    notes.append(f"dual-homed: {rails} {design.switch.id} leaves, leaf r takes NIC r of every server"
+                 f"{' and its share of the endpoint ports' if endpoint_ports else ''} ({slots} ports each): no spine "
+                 f"tier; their other {radix - slots} ports each stay spare, and their uplinks to the site network are "
+                 f"not in this plan")
+    notes.append(f"grows to {radix - (slots - design.final_servers):,} servers on these leaves; beyond that the fabric "
+                 f"needs a spine tier and its server cables move")
+    return dataclasses.replace(design, sizing=sizing, servers_per_leaf=slots, su_size=slots, unit_fill=None,
+                               final_leaves=rails, notes=tuple(notes))
 
 
 def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, list[tuple[int, ClosDesign]]]:

@@ -19,7 +19,7 @@ from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -67,8 +67,20 @@ def fabric_plan(plan: Plan, name: str = COMPUTE) -> Plan:
     return plan.memo(f"fabric_plan:{name}", lambda p: _materialise(p, p.fabrics[name]))
 
 
-def _materialise(plan: Plan, fab: Fabric) -> Plan:
+def fabric_check_plan(plan: Plan, name: str = COMPUTE) -> Plan:
+    """The plan a fabric is judged on: its fabric plan, in which the servers carry only that
+    fabric's NIC ports (port 0 = its first NIC), as the compute fabric's plan always does, so
+    an analysis that reads a server's ports as its NICs (the rail cut, homing per NIC) reads
+    this fabric's NICs and not the compute ports before them. The fabric plan itself for the
+    compute fabric and for a one-fabric plan. Memoised."""
+    if not is_multi_fabric(plan) or name == COMPUTE:
+        return fabric_plan(plan, name)
+    return plan.memo(f"fabric_check_plan:{name}", lambda p: _materialise(p, p.fabrics[name], own_ports=True))
+
+
+def _materialise(plan: Plan, fab: Fabric, own_ports: bool = False) -> Plan:
     compute = fab.name == COMPUTE
+    first_port = fab.server_ports[0] if own_ports and not compute else 0
     keep = fab.device_ids()
     n = len(fab.servers)
     layouts = dict(plan.layouts)
@@ -77,9 +89,9 @@ def _materialise(plan: Plan, fab: Fabric) -> Plan:
     fields = attrgetter(*Device.__dataclass_fields__)  # a plain copy; dataclasses.replace is 2x slower
     for i in keep.tolist():
         d = Device(*fields(plan.devices[i]))
-        if d.role == "server" and compute:
+        if d.role == "server" and (compute or own_ports):
             first, end = fab.server_ports
-            lid = d.layout.split("+")[0]
+            lid = d.layout.split("+")[0] if compute else f"{d.layout}[{first}:{end}]"
             if lid not in layouts:
                 layouts[lid] = PortLayout(lid, plan.layouts[d.layout].ports[first:end])
             d.layout = lid
@@ -96,14 +108,17 @@ def _materialise(plan: Plan, fab: Fabric) -> Plan:
         shift = np.int32(fab.devices.start - n)
         a_dev = np.where(lt.a_dev[sel] < n, lt.a_dev[sel], lt.a_dev[sel] - shift).astype(np.int32)
         b_dev = (lt.b_dev[sel] - shift).astype(np.int32)
-    links = LinkTable(a_dev, lt.a_port[sel], b_dev, lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
+    a_port = lt.a_port[sel]
+    if first_port:  # the servers' ports renumbered from this fabric's first NIC
+        a_port = np.where(lt.a_dev[sel] < n, a_port - first_port, a_port).astype(np.int32)
+    links = LinkTable(a_dev, a_port, b_dev, lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
     design = dict(plan.design) if compute else {**plan.design, **fab.design, "fabric": fab.name}
     kinds, media = plan.link_kinds, plan.media
     if compute:  # the compute fabric's kinds and media are a prefix of the plan's: indices hold
         kinds = [k for k in kinds if ":" not in k]
         media = media[:int(links.media.max()) + 1] if len(links) else []
     own = Fabric(fab.name, fab.kind, fab.nic_group, range(n), range(0 if compute else n, len(devices)), range(len(links)),
-                 fab.server_ports, design, fab.routing)
+                 (0, fab.server_ports[1] - first_port) if first_port else fab.server_ports, design, fab.routing)
     fabrics = {fab.name: own}
     if SCALE_UP in plan.fabrics:  # the servers' domains: the same in every fabric's plan (no links of a Clos)
         fabrics[SCALE_UP] = plan.fabrics[SCALE_UP]

@@ -26,6 +26,8 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     tier = _tier(plan, g)
     gpu = g.at_is_gpu_server
     down = np.bincount(g.at_switch[gpu], weights=g.at_cap_gbps[gpu], minlength=g.n)
+    if g.n == 1:  # one switch (an extra fabric's single leaf): a crossbar, half its injection
+        return int(down.sum() // 2), "1/2 * GPU injection (one switch)"
     up = np.zeros(g.n)
     lower = np.where(tier[g.a] < tier[g.b], g.a, g.b)
     np.add.at(up, lower, g.cap_gbps)
