@@ -99,7 +99,7 @@ def test_figures_only_some_designs_have_stay_out_of_the_json():
 def test_extra_fabrics_are_measured_on_their_own_switches(tmp_path):
     """Two-tier extra fabrics (tests/test_fabrics.py: test_two_tier_extra_fabric_by_hand),
     storage single-homed: storage leaf 62 server ports down : 62 uplinks = 1:1 (cut for its
-    servers' ports); OOB leaf 31 BMCs : 16 = 31:16. Every per-fabric check runs there
+    servers' ports); OOB leaf 31 x 1G BMCs : 2 x 100G uplinks = 31:200. Every per-fabric check runs there
     (budgets, physical, bisection, oversubscription, redundancy), not the GPU-path ones;
     the compute fabric keeps its own figures."""
     text = (SPECS / "h100-superpod-1su-multi-fabric.yaml").read_text()
@@ -112,7 +112,7 @@ def test_extra_fabrics_are_measured_on_their_own_switches(tmp_path):
     assert all(list(f) == ["budgets", "physical", "bisection", "oversubscription", "redundancy"]
                for f in checks.fabric_figures.values())
     assert checks.of(OversubscriptionFigures, fabric="storage").tiers["leaf"].max == "1:1"
-    assert checks.of(OversubscriptionFigures, fabric="oob").tiers["leaf"].max == "31:16"
+    assert checks.of(OversubscriptionFigures, fabric="oob").tiers["leaf"].max == "31:200"
     assert checks.of(OversubscriptionFigures).tiers["leaf"].max == "1:1"
     assert checks.of(OversubscriptionFigures, fabric="compute") is checks.figures["oversubscription"]
 

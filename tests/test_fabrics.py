@@ -374,16 +374,17 @@ def _cables(plan, prefix):
 
 
 def test_growth_keeps_extra_fabric_cables(tmp_path):
-    """growth (in compute SUs) sizes every fabric's upper tiers: growing moves no storage or OOB cable."""
+    """growth (in compute SUs) sizes every fabric's upper tiers: growing moves no storage or OOB cable
+    (the OOB's BMC blocks and its spines are built for the target's 96 servers from day one)."""
     plans = []
     for servers in (32, 96):
         path = tmp_path / f"g{servers}.yaml"
         path.write_text(BASE.replace("servers: 31", f"servers: {servers}")
                         + "  - {name: storage, switch: sn5600}\n  - {name: oob, switch: sn2201, oversubscription: \"2:1\"}\n"
-                        + "growth: {max_scalable_units: 4}\n")
+                        + "growth: {max_scalable_units: 3}\n")
         plans.append(build_plan(path)[1])
     small, big = plans
-    assert any("oob fabric: upper tiers built for 128 servers" in n for n in small.notes)
+    assert any("oob fabric: built for 96 servers (growth)" in n for n in small.notes)
     for prefix in ("storage:", "oob:"):
         assert _cables(small, prefix) <= _cables(big, prefix), prefix
         assert len(_cables(big, prefix)) > len(_cables(small, prefix))
@@ -417,7 +418,8 @@ def test_two_tier_extra_fabric_by_hand(tmp_path):
     """tiers: 2 keeps the Clos rules: SN5600 at 400G = 128 ports; 62 storage ports at 1:1 fit
     one leaf of 62 down / 62 up (a leaf cut for 32 servers would measure 31:32, not the 1:1
     asked), its uplinks spread over two spines (31 each: one spine would carry every path);
-    SN2201 48 x 1G at 2:1 = 32 down / 16 up over two spines."""
+    the SN2201 management leaf (31 BMCs + 14 switch management ports on its 48 x 1G RJ45)
+    links once to each of two spines on its 100G QSFP28 uplinks (swp49, swp50)."""
     text = MULTI.read_text()
     assert text.count("switch: sn5600") == 1 and text.count("switch: sn2201") == 1
     text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2\n    homing: single").replace(
@@ -425,7 +427,7 @@ def test_two_tier_extra_fabric_by_hand(tmp_path):
     path = tmp_path / "two.yaml"
     path.write_text(text)
     kinds = build_plan(path)[1].count_by_kind()
-    assert kinds["storage:leaf-spine"] == 62 and kinds["oob:leaf-spine"] == 16
+    assert kinds["storage:leaf-spine"] == 62 and kinds["oob:leaf-spine"] == 2
     plan = build_plan(path)[1]
     roles = {f: fabric_plan(plan, f).count_by_role() for f in ("storage", "oob")}
     assert [roles[f][r] for f in ("storage", "oob") for r in ("leaf", "spine")] == [1, 2, 1, 2]
@@ -436,7 +438,9 @@ def test_one_switch_that_cannot_hold_the_ports_is_an_error(tmp_path):
     path = tmp_path / "one.yaml"
     path.write_text(text)
     r = cli_in_process("validate", str(path))
-    assert r.returncode == 2 and "one switch takes 48 ports at 1G, the fabric brings 62 server and endpoint ports" in r.stderr, r.stderr
+    # 62 BMCs and the management ports of 16 rail leaves, 8 spines and 2 storage leaves
+    assert r.returncode == 2 and "one switch takes 48 ports at 1G, the fabric brings 88 BMC and switch management ports" \
+        in r.stderr, r.stderr
 
 
 def _with_storage_endpoints(tmp_path, extra: str, name: str = "ep.yaml"):

@@ -25,7 +25,7 @@ from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from ..plan import naming
-from . import addressing, clos, endpoints
+from . import addressing, clos, endpoints, management
 from .resolve import CLOS_LINK_KINDS, ClosDesign, Endpoints, _size, _Upper
 from .sizing import ClosSizing, PortSplit, SizingError
 
@@ -43,8 +43,11 @@ def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
     return out
 
 
-def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str]) -> ClosDesign:
-    """One extra fabric's Clos design. Raises SpecInvalid with every problem found."""
+def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str],
+                  managed: tuple[list, list] | None = None) -> ClosDesign:
+    """One extra fabric's Clos design. Raises SpecInvalid with every problem found.
+    `managed`: for the management network (kind oob), the switch management ports it
+    serves and the switch models without one (management.py)."""
     errors: list[Diagnostic] = []
     where = ("fabrics", i)
 
@@ -75,6 +78,10 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
     switch = catalog.switches.get(fab.switch)
     if switch is None:
         error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
+    spine = catalog.switches.get(fab.spine_switch or fab.switch)
+    if fab.spine_switch is not None and spine is None:
+        error("SPEC_UNKNOWN_SWITCH", ("spine_switch",), f"unknown switch '{fab.spine_switch}'",
+              nearest(fab.spine_switch, catalog.switches))
     requested = {}
     if isinstance(fab.media, str):
         requested = {k: fab.media for k in EXTRA_LINK_KINDS}
@@ -87,7 +94,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         if media_id not in catalog.media:
             error("SPEC_UNKNOWN_MEDIA", ("media",) if isinstance(fab.media, str) else ("media", kind),
                   f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
-    if errors or group is None or switch is None:
+    if errors or group is None or switch is None or spine is None:
         raise SpecInvalid(errors)
     if fab.nos is not None and switch.protocol != "ethernet":
         error("SPEC_NOS_NOT_ETHERNET", ("nos",), f"fabric '{fab.name}': {switch.id} is an {switch.protocol} switch: it takes no NOS",
@@ -113,6 +120,12 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         targets.append(Endpoints(ep, speed))
     if errors:
         raise SpecInvalid(errors)
+    if managed is not None:
+        return management.resolve_oob(loaded, compute, i, fab, group, switch, spine, speed, requested, *managed)
+    if spine.id != switch.id and speed not in spine.modes:
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_SPEED_UNSUPPORTED", where + ("spine_switch",), f"{spine.id} has no {speed}G port mode",
+            f"{spine.id} runs {', '.join(f'{s}G' for s in sorted(spine.modes))}; choose a spine with {speed}G ports")])
 
     given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
              if k in fab.model_fields_set}
@@ -134,7 +147,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
         design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
-                       _Upper(switch, switch, speed), ("scalable_unit",))  # an extra fabric is one switch model
+                       _Upper(spine, spine, speed), ("scalable_unit",))  # spines and cores of one model
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
@@ -214,18 +227,41 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, l
     if errors:
         raise SpecInvalid(errors)
     taken = {COMPUTE: COMPUTE}
-    built = []
-    for i, fab in enumerate(loaded.spec.fabrics):
+    built: dict[int, tuple] = {}
+    # the management network serves every other fabric's switches: built after them
+    order = sorted(range(len(loaded.spec.fabrics)), key=lambda i: kind_of(loaded.spec.fabrics[i].name) == "oob")
+    switches = compute.catalog.switches
+    managed, unserved = management.managed_ports(plan, switches, COMPUTE)
+    for i in order:
+        fab = loaded.spec.fabrics[i]
+        oob = kind_of(fab.name) == "oob"
         try:
-            design = resolve_extra(loaded, compute, i, fab, taken)
+            design = resolve_extra(loaded, compute, i, fab, taken, (managed, unserved) if oob else None)
         except SpecInvalid as exc:
             errors.extend(exc.diagnostics)
             continue
         taken[fab.nic_group or fab.name] = fab.name
-        built.append((fab, design, clos.build(design)))  # endpoints fit: resolve_extra checked (endpoints.problems)
+        extra = clos.build(design)  # endpoints fit: resolve_extra checked (endpoints.problems)
+        if oob:
+            extra.design["management_ports"] = _management_rows(design, extra, fab.name, managed)
+        else:
+            more, missing = management.managed_ports(extra, switches, fab.name,
+                                                     lambda name, f=fab.name: naming.fabric_device(f, name))
+            managed, unserved = managed + more, sorted(set(unserved) | set(missing))
+        built[i] = (fab, design, extra)
     if errors:
         raise SpecInvalid(errors)
-    return merge(plan, built), [(i, design) for i, (_, design, _) in enumerate(built)]
+    in_order = [built[i] for i in sorted(built)]
+    return merge(plan, in_order), [(i, design) for i, (_, design, _) in enumerate(in_order)]
+
+
+def _management_rows(design: ClosDesign, extra: Plan, name: str, managed: list) -> dict:
+    """The management network's record of the switch management ports it serves: where
+    each lands (management leaf and host port)."""
+    leaves = [d for d in extra.devices if d.role == "leaf"]
+    port_names = [p.name for p in extra.layouts[leaves[0].layout].ports]
+    rows = management.assign(design, managed, [naming.fabric_device(name, d.name) for d in leaves], port_names)
+    return {"columns": ["fabric", "switch", "port", "leaf", "leaf_port"], "rows": rows}
 
 
 def merge(plan: Plan, built: list) -> Plan:
@@ -285,8 +321,9 @@ def merge(plan: Plan, built: list) -> Plan:
 
 
 def design_record(extra: Plan) -> dict:
-    keep = ("topology", "tiers", "switch", "speed_gbps", "switch_radix", "scalable_unit", "rails", "leaf_ports",
-            "pods", "spines_per_pod", "leaf_spine_links_per_pair", "spine_ports", "cores_per_group")
+    keep = ("topology", "tiers", "switch", "speed_gbps", "uplink_speed_gbps", "switch_radix", "scalable_unit", "rails",
+            "leaf_ports", "pods", "spines_per_pod", "leaf_spine_links_per_pair", "spine_ports", "cores_per_group",
+            "management_ports")
     return {k: extra.design[k] for k in keep if k in extra.design}
 
 

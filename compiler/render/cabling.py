@@ -95,7 +95,8 @@ def media_tail(plan: Plan) -> list[str]:
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
-        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
+        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else
+                                                  f"{rec.get('end_form_factor', 'OSFP')} (integral)")
         pieces_by_media.append((rec["fiber"].upper(), connector,
                                 rec["cable_part_number"], rec["jacket"], "Type-B" if optical else ""))
     fibers = plan.memo("fibers_per_link", fibers_per_link)
