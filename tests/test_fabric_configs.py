@@ -103,8 +103,10 @@ def test_plan_json_records_each_fabric_routing(example):
     assert data["fabric_addressing"]["oob"]["nos"] is None
     st = data["fabric_addressing"]["storage"]
     assert st["nos"] == "sonic" and st["pools"]["loopbacks"] == "10.198.0.0/16"
-    assert st["devices"]["rows"] == [["storage-su1-leaf-r1", "10.198.0.1", 64512, "10.199.160.1"],
-                                     ["storage-su1-leaf-r2", "10.198.0.2", 64513, "10.199.160.2"]]
+    # management addresses from the OOB network: its leaf's subnet 10.207.0.0/26 (gateway .1),
+    # host port p at .(2 + p); BMCs hold swp1-32, then the 12 compute switches, then these two
+    assert st["devices"]["rows"] == [["storage-su1-leaf-r1", "10.198.0.1", 64512, "10.207.0.46"],
+                                     ["storage-su1-leaf-r2", "10.198.0.2", 64513, "10.207.0.47"]]
     cables = {row[0] for row in (folder / "cabling.csv").read_text().splitlines()[1:] for row in [row.split(",")]}
     assert len(st["links"]["rows"]) == 62 and {c for c, _ in st["links"]["rows"]} <= cables
     again = plan_from_json(data)  # round trip: the structure and each fabric's routing plan come back

@@ -579,3 +579,72 @@ def test_every_fabric_is_checked_and_its_findings_name_it(compiled):
         assert f["fabric"] == "compute" or f["message"].startswith(f"{f['fabric']} fabric: ")
     assert set(by_fabric) == {"compute", "storage", "oob"}
     assert any(f["code"] == "SINGLE_SWITCH_FAILURE" and "31 servers cut off" in f["message"] for f in by_fabric["oob"])
+
+
+# --- the management (OOB) network from the SN2201's real panel ------------------------------
+OOB96 = """name: oob96
+servers: 96
+server: dgx-h100
+fabric: {topology: rail-optimized, switch: qm9700, oversubscription: "1:1", scalable_unit: 32}
+fabrics:
+  - {name: oob, switch: sn2201}
+"""
+
+
+def test_oob_sized_by_bmcs_and_switch_management_ports_by_hand(tmp_path):
+    """96 DGX H100 on a 3-SU QM9700 SuperPOD: 24 rail leaves + 16 spines, each with a 1GbE
+    RJ45 management port (QM9700 manual), and 96 BMCs. An SN2201 has 48 x 1G RJ45 host ports
+    and 4 x 100G QSFP28 uplinks: BMCs of 32 servers per leaf (two thirds of its host ports)
+    make 3 leaves, whose 3 x 16 other host ports hold the 40 management ports. The leaves
+    uplink once to each of 2 SN2201 spines at 100G on swp49/swp50 (AOC), the spines taking
+    them on swp49-51. Before: 4 leaves + 2 spines joined by 96 links at 1G on RJ45 ports,
+    and no switch's management port counted."""
+    path = tmp_path / "oob96.yaml"
+    path.write_text(OOB96)
+    plan = build_plan(path)[1]
+    view = fabric_plan(plan, "oob")
+    assert view.count_by_role() == {"server": 96, "leaf": 3, "spine": 2}
+    kinds = plan.count_by_kind()
+    assert kinds["oob:server-leaf"] == 96 and kinds["oob:leaf-spine"] == 3 * 2
+    sel = plan.links.kind == plan.link_kinds.index("oob:leaf-spine")
+    assert set(plan.links.speed_gbps[sel].tolist()) == {100}
+    names = {d.name: d for d in plan.devices}
+    leaf_ports, spine_ports = set(), set()
+    for a, ap, b, bp in zip(plan.links.a_dev[sel].tolist(), plan.links.a_port[sel].tolist(),
+                            plan.links.b_dev[sel].tolist(), plan.links.b_port[sel].tolist()):
+        pa = plan.layouts[plan.devices[a].layout].ports[ap]
+        pb = plan.layouts[plan.devices[b].layout].ports[bp]
+        assert pa.form_factor == pb.form_factor == "QSFP28"
+        leaf_ports.add(pa.name)
+        spine_ports.add(pb.name)
+    assert leaf_ports == {"swp49", "swp50"} and spine_ports == {"swp49", "swp50", "swp51"}
+    assert {plan.media[int(m)] for m in plan.links.media[sel]} == {"aoc-100"}
+    layout = plan.layouts[names["oob-leaf-001"].layout]
+    assert len(layout.ports) == 52 and [p.form_factor for p in layout.ports].count("RJ45") == 48
+    rows = plan.fabrics["oob"].design["management_ports"]["rows"]
+    assert len(rows) == 24 + 16 and {r[0] for r in rows} == {"compute"}
+    # every management port on its own free host port (BMCs hold swp1-32 of each leaf)
+    assert len({(r[3], r[4]) for r in rows}) == 40
+    assert all(int(r[4].removeprefix("swp")) > 32 for r in rows)
+    where = {r[1]: r[3] for r in rows}
+    assert where["spine-01"] != where["spine-02"] and where["su1-leaf-r1"] != where["su1-leaf-r2"]
+
+    from compiler.plan.fabrics import fabric_bom
+    lines = {(f, line.category, line.part_number): line.quantity for f, line in fabric_bom(plan)}
+    assert lines[("oob", "switch", "MSN2201 (full ordering code per configuration)")] == 5
+    assert lines[("oob", "cable", "MFA1A00-C0xx")] == 6
+    assert lines[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 96
+
+
+def test_oob_beyond_four_leaves_needs_an_aggregation_spine(tmp_path):
+    """An SN2201 spine takes leaves on its 4 QSFP28 uplinks only: 5 leaves do not fit, and the
+    error says so and what to do; a spine with 100G ports (an SN5600 at 100G) takes them."""
+    path = tmp_path / "big.yaml"
+    path.write_text(OOB96.replace("servers: 96", "servers: 160"))
+    r = cli_in_process("validate", str(path))
+    assert r.returncode == 2 and "a sn2201 spine takes 4 at 100G" in r.stderr and "spine_switch" in r.stderr, r.stderr
+    path.write_text(OOB96.replace("servers: 96", "servers: 160").replace("switch: sn2201}", "switch: sn2201, spine_switch: sn5600}"))
+    plan = build_plan(path)[1]
+    view = fabric_plan(plan, "oob")
+    assert view.count_by_role()["leaf"] == 5 and view.count_by_role()["spine"] == 2
+    assert {d.model for d in view.devices if d.role == "spine"} == {"sn5600"}

@@ -47,7 +47,8 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
                   managed: tuple[list, list] | None = None) -> ClosDesign:
     """One extra fabric's Clos design. Raises SpecInvalid with every problem found.
     `managed`: for the management network (kind oob), the switch management ports it
-    serves and the switch models without one (management.py)."""
+    serves, the switch models without one, and how many it serves at the growth target
+    (management.py)."""
     errors: list[Diagnostic] = []
     where = ("fabrics", i)
 
@@ -232,11 +233,12 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, l
     order = sorted(range(len(loaded.spec.fabrics)), key=lambda i: kind_of(loaded.spec.fabrics[i].name) == "oob")
     switches = compute.catalog.switches
     managed, unserved = management.managed_ports(plan, switches, COMPUTE)
+    final_mgmt = management.final_managed(compute)
     for i in order:
         fab = loaded.spec.fabrics[i]
         oob = kind_of(fab.name) == "oob"
         try:
-            design = resolve_extra(loaded, compute, i, fab, taken, (managed, unserved) if oob else None)
+            design = resolve_extra(loaded, compute, i, fab, taken, (managed, unserved, final_mgmt) if oob else None)
         except SpecInvalid as exc:
             errors.extend(exc.diagnostics)
             continue
@@ -248,6 +250,7 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, l
             more, missing = management.managed_ports(extra, switches, fab.name,
                                                      lambda name, f=fab.name: naming.fabric_device(f, name))
             managed, unserved = managed + more, sorted(set(unserved) | set(missing))
+            final_mgmt += management.final_managed(design)
         built[i] = (fab, design, extra)
     if errors:
         raise SpecInvalid(errors)
@@ -341,11 +344,18 @@ def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]],
     must still be apart, as hosts and the site network see them side by side."""
     ethernet = [(i, d) for i, d in designs if d.switch.protocol == "ethernet"]
     check_pools(loaded, ([None] if compute_ethernet else []) + [i for i, _ in ethernet])
+    routings = {}  # fabric -> (routing plan, device name -> its index there): where OOB addresses land
+    if plan.routing is not None:
+        routings[COMPUTE] = (plan.routing, {d.name: k for k, d in enumerate(fabric_plan(plan).devices)})
     for i, design in ethernet:
         name = loaded.spec.fabrics[i].name
         view = fabric_plan(plan, name)
         view.routing = view.fabrics[name].routing = plan.fabrics[name].routing = \
             addressing.plan_routing(loaded, design, view, extra=i)
+        routings[name] = (view.routing, {d.name: k for k, d in enumerate(view.devices)})
+    for i, _ in ethernet:  # the management network addresses every switch management port it serves
+        if kind_of(loaded.spec.fabrics[i].name) == "oob":
+            management.address(loaded, i, plan, routings)
 
 
 def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:

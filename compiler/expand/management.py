@@ -20,18 +20,22 @@ of the same model, which take leaves on that group only: an SN2201 spine tier ho
 leaves (192 host ports). Without an uplink group, uplinks run on host ports at the host
 speed, one to each spine.
 
-O(servers + switches), numpy-free: a few hundred ports.
+O(servers + switches).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from ipaddress import IPv4Address, IPv4Network
+
+import numpy as np
 
 from ..catalog.models import NicGroup, Switch
 from ..diagnostics import SpecInvalid
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraFabric, Fabric
+from .addressing import REGIONS
 from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
@@ -62,9 +66,20 @@ def managed_ports(plan, switches: dict[str, Switch], fabric: str, rename=lambda 
     return out, sorted(missing)
 
 
+def final_managed(design: ClosDesign) -> int:
+    """Management ports of a Clos design's switches at its growth target (its final leaves,
+    its spines and cores, which are built for the target from day one), counting the models
+    that have one."""
+    s = design.sizing
+    spine = design.spine_switch or design.switch
+    core = design.core_switch or spine
+    return sum(count for count, model in ((max(design.final_leaves, s.leaves), design.switch), (s.spines, spine),
+                                          (s.cores, core)) if model.management_port is not None)
+
+
 def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, group: NicGroup, switch: Switch,
                 spine: Switch, speed: int, requested: dict[str, str], managed: list[ManagedPort],
-                unserved: list[str]) -> ClosDesign:
+                unserved: list[str], final_mgmt: int) -> ClosDesign:
     """The management network's design: leaves sized by BMCs and management ports, uplinks on
     the uplink cage group. Raises SpecInvalid when it cannot be built."""
     where = ("fabrics", i)
@@ -83,12 +98,11 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     bmc_ports, mgmt = n * per_server, len(managed)
     host = switch.radix(speed)
     # Growth: BMC blocks (servers per leaf) and the spine tier for the final size, so growing
-    # moves no cable; its switch count scales with the servers (an estimate: the compute
-    # fabric's final leaves and spines are not known here).
+    # moves no cable; `final_mgmt`: the other fabrics' switches at their growth targets.
     growth = loaded.spec.growth
     final = max(n, growth.max_servers if growth and growth.max_servers else
                 (growth.max_scalable_units * compute.su_size if growth and compute.su_size else n))
-    final_mgmt = math.ceil(mgmt * final / n) if n else mgmt
+    final_mgmt = max(final_mgmt, mgmt)
     # BMCs of consecutive servers take the first two thirds of a leaf's host ports (32 of an
     # SN2201's 48: one leaf per 32-DGX SU), the last third the switches' management ports:
     # a block that depends on nothing but the panel, so growing never moves a BMC cable.
@@ -158,10 +172,97 @@ def _leaves(servers: int, spl: int, per_server: int, mgmt: int, host: int) -> in
 
 def assign(design: ClosDesign, managed: list[ManagedPort], leaf_names: list[str], leaf_port_names: list[str]) -> list[list]:
     """Each management port's place: [fabric, switch, its port, management leaf, leaf port],
-    port-major over the leaves' free host ports (after each leaf's BMCs)."""
-    n, spl, per_server = design.servers, design.servers_per_leaf, design.rails
+    port-major over the leaves' free host ports: after each leaf's block of BMC ports (kept
+    whole where servers are still to come, up to the growth target), so a server added later
+    finds its BMC port free."""
+    spl, per_server = design.servers_per_leaf, design.rails
     host = design.switch.radix(design.speed_gbps)
-    used = [min(spl, max(0, n - k * spl)) * per_server for k in range(len(leaf_names))]
+    bmc_leaves = math.ceil(max(design.servers, design.final_servers) / spl)
+    used = [spl * per_server if k < bmc_leaves else 0 for k in range(len(leaf_names))]
     slots = [(leaf, port) for port in range(host) for leaf in range(len(leaf_names)) if port >= used[leaf]]
     return [[m.fabric, m.device, m.port, leaf_names[leaf], leaf_port_names[port]]
             for m, (leaf, port) in zip(managed, slots)]
+
+
+def subnet_prefix(host_ports: int) -> int:
+    """The longest prefix whose subnet holds a leaf's host ports, its gateway, and the network
+    and broadcast addresses (48 ports: /26)."""
+    return 32 - math.ceil(math.log2(host_ports + 3))
+
+
+def address(loaded: LoadedSpec, i: int, plan, routings: dict) -> None:
+    """The management network's addresses, as operators address one: a subnet per management
+    leaf, from the server share of the fabric's `addressing.management` pool (an extra fabric's
+    servers take no address from it), leaf k (its name's index) the k-th subnet, its gateway
+    the subnet's first address on that leaf (the leaf's management address); the device on
+    host port p (swp1 = 0) takes first + 2 + p. No /31 per BMC. Every switch management port
+    it serves gets its address there, and the switch's fabric routing plan (where it has one)
+    that address, the subnet's prefix and gateway, so its config says them. Records the
+    subnets, the BMCs' and the switch ports' addresses in the fabric's design (plan.json)."""
+    fab = loaded.spec.fabrics[i]
+    rec = plan.fabrics[fab.name]
+    view_routing = rec.routing
+    pool = fab.addressing.pools()["management"]
+    shares, denominator = REGIONS["management"]
+    first, count = shares["server"]
+    size = pool.num_addresses // denominator * count
+    base = int(pool.network_address) + pool.num_addresses // denominator * first
+    leaves = [d for d in (plan.devices[j] for j in rec.devices) if d.role == "leaf"]
+    layout = plan.layouts[leaves[0].layout]
+    host = sum(1 for p in layout.ports if p.speed_gbps == layout.ports[0].speed_gbps)
+    prefix = subnet_prefix(host)
+    block = 1 << (32 - prefix)
+    slot = {d.name: int(d.name.rsplit("-", 1)[1]) - 1 for d in leaves}
+    need = (max(slot.values()) + 1) * block
+    if need > size:
+        raise SpecInvalid([loaded.diagnostic(
+            "ADDRESS_POOL_EXHAUSTED", ("fabrics", i, "addressing", "management"),
+            f"management {pool}: its server share ({size:,} addresses) holds {size // block} management subnets "
+            f"of /{prefix}; {len(leaves)} leaves need {need // block}",
+            f"use a /{32 - math.ceil(math.log2(need * denominator / count))} or larger")])
+
+    def subnet(leaf: str) -> int:
+        return base + slot[leaf] * block
+
+    port_index = {p.name: k for k, p in enumerate(layout.ports)}
+    # the leaves' own management address: their subnet's gateway
+    n_servers = len(rec.servers)
+    for k, d in enumerate(plan.devices[j] for j in rec.devices):
+        if d.role == "leaf":
+            view_routing.management[n_servers + k] = subnet(d.name) + 1
+    # no /31 per BMC: a BMC is a host on its leaf's subnet
+    kinds = [k for k, name in enumerate(plan.link_kinds) if name == f"{fab.name}:server-leaf"]
+    lt = plan.links
+    own = slice(rec.links.start, rec.links.stop)
+    bmc = np.isin(lt.kind[own], kinds)
+    view_routing.link_net[bmc] = 0
+    names = [d.name for d in plan.devices]
+    server_ports = plan.layouts[plan.devices[0].layout].ports if n_servers else ()
+    bmc_rows = []
+    for a, ap, b, bp in zip(lt.a_dev[own][bmc].tolist(), lt.a_port[own][bmc].tolist(),
+                            lt.b_dev[own][bmc].tolist(), lt.b_port[own][bmc].tolist()):
+        bmc_rows.append([names[a], server_ports[ap].name, names[b], str(IPv4Address(subnet(names[b]) + 2 + bp))])
+    ports = rec.design.get("management_ports")
+    if ports:
+        ports["columns"] = ports["columns"][:5] + ["address"]
+        for row in ports["rows"]:
+            del row[5:]
+            row.append(str(IPv4Address(subnet(row[3]) + 2 + port_index[row[4]])))
+            routing = routings.get(row[0])
+            if routing is None:
+                continue
+            r, idx = routing
+            j = idx[row[1]]
+            if r.management_gateway is None:
+                r.management_gateway = np.zeros(len(r.management), dtype=np.uint32)
+            r.management[j] = int(IPv4Address(row[5]))
+            r.management_gateway[j] = subnet(row[3]) + 1
+            r.management_prefix = prefix
+    rec.design["management_network"] = {
+        "pool": str(pool), "prefix": prefix,
+        "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf; "
+                "the device on host port p (swp1 = 0) takes first + 2 + p",
+        "subnets": {"columns": ["leaf", "subnet", "gateway"],
+                    "rows": [[d.name, str(IPv4Network((subnet(d.name), prefix))), str(IPv4Address(subnet(d.name) + 1))]
+                             for d in leaves]},
+        "bmc": {"columns": ["server", "port", "leaf", "address"], "rows": bmc_rows}}
