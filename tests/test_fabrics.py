@@ -162,7 +162,8 @@ def test_outputs_labelled_by_fabric(compiled):
     assert line[("storage", "transceiver", "MMA1Z00-NS400")] == 62
     # SN5600 twin-port cages: 31 server ports on each of two leaves, 16 cages each (the last half used)
     assert line[("storage", "transceiver", "MMA4Z00-NS")] == 2 * 16
-    assert line[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 31
+    # 31 BMCs + the management ports of 8 rail leaves, 4 spines and 2 storage leaves
+    assert line[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 31 + 12 + 2
     assert line[("storage", "switch", "MSN5600 (full ordering code per configuration)")] == 2
 
     summary = json.loads((compiled / "summary.json").read_text())
@@ -633,7 +634,7 @@ def test_oob_sized_by_bmcs_and_switch_management_ports_by_hand(tmp_path):
     lines = {(f, line.category, line.part_number): line.quantity for f, line in fabric_bom(plan)}
     assert lines[("oob", "switch", "MSN2201 (full ordering code per configuration)")] == 5
     assert lines[("oob", "cable", "MFA1A00-C0xx")] == 6
-    assert lines[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 96
+    assert lines[("oob", "cable", "CAT6 patch cord (generic; PN per site)")] == 96 + 40
 
 
 def test_oob_beyond_four_leaves_needs_an_aggregation_spine(tmp_path):
@@ -648,3 +649,41 @@ def test_oob_beyond_four_leaves_needs_an_aggregation_spine(tmp_path):
     view = fabric_plan(plan, "oob")
     assert view.count_by_role()["leaf"] == 5 and view.count_by_role()["spine"] == 2
     assert {d.model for d in view.devices if d.role == "spine"} == {"sn5600"}
+
+
+def test_example_oob_serves_bmcs_and_every_switch_management_port_by_hand(multi):
+    """specs/h100-superpod-1su-multi-fabric.yaml: 31 BMCs and the management ports of the 8
+    rail leaves + 4 spines (QM9700 mgmt0) and the 2 storage SN5600s (eth0) = 45 of one
+    SN2201's 48 RJ45 host ports: one leaf, no spine. Addressed as operators address a
+    management network: the leaf's subnet 10.207.0.0/26 (the server share of the OOB's
+    default management pool 10.207.0.0/16), its gateway .1 on the leaf, host port p at
+    .(2 + p): BMCs swp1-31, the switches from swp33 (swp32 is the SU's 32nd server's)."""
+    rec = multi.fabrics["oob"].design
+    net = rec["management_network"]
+    assert net["prefix"] == 26 and net["subnets"]["rows"] == [["oob-leaf-001", "10.207.0.0/26", "10.207.0.1"]]
+    bmc = net["bmc"]["rows"]
+    assert len(bmc) == SERVERS and bmc[0] == ["dgx-su1-001", "bmc", "oob-leaf-001", "10.207.0.2"]
+    rows = rec["management_ports"]["rows"]
+    assert [r[:2] for r in rows] == [["compute", f"su1-leaf-r{r}"] for r in range(1, 9)] + \
+        [["compute", f"spine-{j:02d}"] for j in range(1, 5)] + [["storage", "storage-su1-leaf-r1"], ["storage", "storage-su1-leaf-r2"]]
+    assert rows[0][2:] == ["mgmt0", "oob-leaf-001", "swp33", "10.207.0.34"]
+    assert rows[-1][2:] == ["eth0", "oob-leaf-001", "swp46", "10.207.0.47"]
+    # no /31 per BMC: the OOB's routed links are none (one switch)
+    assert not multi.fabrics["oob"].routing.link_net.any()
+    # the storage switches' own management address and gateway come from it
+    storage = multi.fabrics["storage"].routing
+    view = fabric_plan(multi, "storage")
+    k = [d.name for d in view.devices].index("storage-su1-leaf-r2")
+    assert storage.ip(storage.management[k]) == "10.207.0.47" and storage.ip(storage.management_gateway[k]) == "10.207.0.1"
+    assert storage.management_prefix == 26
+
+
+def test_hall_example_oob_counts_by_hand(hall):
+    """The hall variant serves the same 31 BMCs and 14 switch management ports on one SN2201;
+    its BMC cords have lengths, the management cords are a line of their own."""
+    from compiler.plan.fabrics import fabric_bom
+
+    assert len(hall.fabrics["oob"].design["management_ports"]["rows"]) == 14
+    cat6 = [line for f, line in fabric_bom(hall) if f == "oob" and line.category == "cable"]
+    assert sum(line.quantity for line in cat6 if line.length_m is not None) == SERVERS
+    assert [line.quantity for line in cat6 if line.length_m is None] == [14]

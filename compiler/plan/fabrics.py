@@ -10,11 +10,12 @@ Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 
 from __future__ import annotations
 
+import dataclasses
 from operator import attrgetter
 
 import numpy as np
 
-from .bom import bill_of_materials
+from .bom import BomLine, bill_of_materials
 from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
@@ -147,7 +148,31 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     out = []
     for name in fabric_names(plan):
         view = fabric_plan(plan, name)
-        for line in view.memo("bom", bill_of_materials):
-            if name == COMPUTE or line.category not in ("server", "nic"):
-                out.append((name, line))
+        lines = [line for line in view.memo("bom", bill_of_materials)
+                 if name == COMPUTE or line.category not in ("server", "nic")]
+        for cord in _management_cords(plan, name):  # one line per part and length
+            same = next((k for k, line in enumerate(lines) if (line.category, line.part_number, line.length_m)
+                         == (cord.category, cord.part_number, cord.length_m)), None)
+            if same is None:
+                lines.append(cord)
+            else:
+                line = lines[same]
+                lines[same] = dataclasses.replace(line, quantity=line.quantity + cord.quantity,
+                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes}")
+        out += [(name, line) for line in lines]
     return out
+
+
+def _management_cords(plan: Plan, name: str) -> list:
+    """The management network's patch cords from every switch management port it serves (its
+    design's `management_ports`, expand/management.py) to its leaves: RJ45 at both ends, the
+    medium of its BMC cables. Those ports are not in the switches' port layouts, so they are
+    no links of the plan's tables and no rows of the cabling sheet; their places are in
+    plan.json (design.fabrics.<name>.management_ports)."""
+    rows = (plan.fabrics[name].design.get("management_ports") or {}).get("rows") if name in plan.fabrics else None
+    cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    if not rows or cat6 is None:
+        return []
+    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(rows), cat6.get("cable_power_w"),
+                    notes="switch management ports to the management leaves (plan.json management_ports); "
+                          "lengths not modelled")]
