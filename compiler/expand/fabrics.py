@@ -214,7 +214,8 @@ def _leaf_per_nic(design: ClosDesign, slots: int, radix: int) -> ClosDesign:
     notes.append(f"dual-homed: {rails} {design.switch.id} leaves, leaf r takes NIC r of every server"
                  f"{' and its share of the endpoint ports' if endpoint_ports else ''} ({slots} ports each): no spine "
                  f"tier; their other {radix - slots} ports each stay spare, and their uplinks to the site network are "
-                 f"not in this plan")
+                 f"not in this plan, so traffic from one server's NIC on one leaf to another's on the other crosses the "
+                 f"site network (the rail cut's bisection here is 0); set tiers: 2 for spines of its own")
     notes.append(f"grows to {radix - (slots - design.final_servers):,} servers on these leaves; beyond that the fabric "
                  f"needs a spine tier and its server cables move")
     return dataclasses.replace(design, sizing=sizing, servers_per_leaf=slots, su_size=slots, unit_fill=None,

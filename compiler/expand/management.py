@@ -194,7 +194,7 @@ def address(loaded: LoadedSpec, i: int, plan, routings: dict) -> None:
     """The management network's addresses, as operators address one: a subnet per management
     leaf, from the server share of the fabric's `addressing.management` pool (an extra fabric's
     servers take no address from it), leaf k (its name's index) the k-th subnet, its gateway
-    the subnet's first address on that leaf (the leaf's management address); the device on
+    the subnet's first address, on that leaf's interface in the subnet; the device on
     host port p (swp1 = 0) takes first + 2 + p. No /31 per BMC. Every switch management port
     it serves gets its address there, and the switch's fabric routing plan (where it has one)
     that address, the subnet's prefix and gateway, so its config says them. Records the
@@ -225,12 +225,10 @@ def address(loaded: LoadedSpec, i: int, plan, routings: dict) -> None:
         return base + slot[leaf] * block
 
     port_index = {p.name: k for k, p in enumerate(layout.ports)}
-    # the leaves' own management address: their subnet's gateway
     n_servers = len(rec.servers)
-    for k, d in enumerate(plan.devices[j] for j in rec.devices):
-        if d.role == "leaf":
-            view_routing.management[n_servers + k] = subnet(d.name) + 1
-    # no /31 per BMC: a BMC is a host on its leaf's subnet
+    # The gateway is the leaf's address on the subnet (the subnets table); the leaf's own
+    # management address (its eth0, not cabled: module doc) stays the pool's leaf share.
+    # No /31 per BMC: a BMC is a host on its leaf's subnet
     kinds = [k for k, name in enumerate(plan.link_kinds) if name == f"{fab.name}:server-leaf"]
     lt = plan.links
     own = slice(rec.links.start, rec.links.stop)
