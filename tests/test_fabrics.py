@@ -687,3 +687,12 @@ def test_hall_example_oob_counts_by_hand(hall):
     cat6 = [line for f, line in fabric_bom(hall) if f == "oob" and line.category == "cable"]
     assert sum(line.quantity for line in cat6 if line.length_m is not None) == SERVERS
     assert [line.quantity for line in cat6 if line.length_m is None] == [14]
+
+
+def test_served_switch_management_survives_plan_json(multi):
+    """plan.json gives the served switches' OOB address, prefix and gateway back (configs
+    rendered from a re-read plan say the same)."""
+    again = plan_from_json(json.loads(plan_json_text(multi)))
+    a, b = multi.fabrics["storage"].routing, again.fabrics["storage"].routing
+    assert (a.management == b.management).all() and (a.management_gateway == b.management_gateway).all()
+    assert a.management_prefix == b.management_prefix == 26

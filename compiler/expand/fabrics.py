@@ -19,7 +19,7 @@ import numpy as np
 
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from ..plan.fabrics import COMPUTE, fabric_plan, kind_of
+from ..plan.fabrics import COMPUTE, fabric_plan, kind_of, serve_management_ports
 from ..plan.fabric import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
@@ -345,18 +345,15 @@ def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]],
     must still be apart, as hosts and the site network see them side by side."""
     ethernet = [(i, d) for i, d in designs if d.switch.protocol == "ethernet"]
     check_pools(loaded, ([None] if compute_ethernet else []) + [i for i, _ in ethernet])
-    routings = {}  # fabric -> (routing plan, device name -> its index there): where OOB addresses land
-    if plan.routing is not None:
-        routings[COMPUTE] = (plan.routing, {d.name: k for k, d in enumerate(fabric_plan(plan).devices)})
     for i, design in ethernet:
         name = loaded.spec.fabrics[i].name
         view = fabric_plan(plan, name)
         view.routing = view.fabrics[name].routing = plan.fabrics[name].routing = \
             addressing.plan_routing(loaded, design, view, extra=i)
-        routings[name] = (view.routing, {d.name: k for k, d in enumerate(view.devices)})
     for i, _ in ethernet:  # the management network addresses every switch management port it serves
         if kind_of(loaded.spec.fabrics[i].name) == "oob":
-            management.address(loaded, i, plan, routings)
+            management.address(loaded, i, plan)
+    serve_management_ports(plan)
 
 
 def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:

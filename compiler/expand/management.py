@@ -190,15 +190,15 @@ def subnet_prefix(host_ports: int) -> int:
     return 32 - math.ceil(math.log2(host_ports + 3))
 
 
-def address(loaded: LoadedSpec, i: int, plan, routings: dict) -> None:
+def address(loaded: LoadedSpec, i: int, plan) -> None:
     """The management network's addresses, as operators address one: a subnet per management
     leaf, from the server share of the fabric's `addressing.management` pool (an extra fabric's
     servers take no address from it), leaf k (its name's index) the k-th subnet, its gateway
     the subnet's first address, on that leaf's interface in the subnet; the device on
     host port p (swp1 = 0) takes first + 2 + p. No /31 per BMC. Every switch management port
-    it serves gets its address there, and the switch's fabric routing plan (where it has one)
-    that address, the subnet's prefix and gateway, so its config says them. Records the
-    subnets, the BMCs' and the switch ports' addresses in the fabric's design (plan.json)."""
+    it serves gets its address there. Records the subnets, the BMCs' and the switch ports'
+    addresses in the fabric's design (plan.json); plan/fabrics.py serve_management_ports
+    puts them into the served switches' routing plans."""
     fab = loaded.spec.fabrics[i]
     rec = plan.fabrics[fab.name]
     view_routing = rec.routing
@@ -246,16 +246,6 @@ def address(loaded: LoadedSpec, i: int, plan, routings: dict) -> None:
         for row in ports["rows"]:
             del row[5:]
             row.append(str(IPv4Address(subnet(row[3]) + 2 + port_index[row[4]])))
-            routing = routings.get(row[0])
-            if routing is None:
-                continue
-            r, idx = routing
-            j = idx[row[1]]
-            if r.management_gateway is None:
-                r.management_gateway = np.zeros(len(r.management), dtype=np.uint32)
-            r.management[j] = int(IPv4Address(row[5]))
-            r.management_gateway[j] = subnet(row[3]) + 1
-            r.management_prefix = prefix
     rec.design["management_network"] = {
         "pool": str(pool), "prefix": prefix,
         "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf; "

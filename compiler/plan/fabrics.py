@@ -11,6 +11,7 @@ Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 from __future__ import annotations
 
 import dataclasses
+from ipaddress import IPv4Address
 from operator import attrgetter
 
 import numpy as np
@@ -20,7 +21,7 @@ from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -139,6 +140,33 @@ def _physical_view(phys: Physical | None, keep: np.ndarray, sel: slice) -> Physi
                     phys.rack_width_m, phys.row_pitch_m, phys.depth_mm,
                     length_m=None if phys.length_m is None else phys.length_m[sel],
                     order_m=None if phys.order_m is None else phys.order_m[sel], model=phys.model, whole=phys)
+
+
+def serve_management_ports(plan: Plan) -> None:
+    """Each switch the management network serves takes its address there: from that fabric's
+    record (`management_ports` rows [fabric, switch, port, leaf, leaf port, address] and the
+    leaves' `management_network` subnets), into the switch's fabric routing plan where it has
+    one (its management address, the subnet's prefix and gateway, which its config says).
+    Called once the routing plans exist: by expand and by plan.json's reader."""
+    for rec in plan.fabrics.values():
+        ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        if not ports or not network or len(ports["rows"][0]) < 6:
+            continue
+        gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
+        index: dict[str, tuple] = {}
+        for row in ports["rows"]:
+            fabric, switch, leaf, address = row[0], row[1], row[3], row[5]
+            routing = plan.fabrics[fabric].routing if fabric in plan.fabrics else None
+            if routing is None:
+                continue
+            if fabric not in index:
+                index[fabric] = {d.name: k for k, d in enumerate(fabric_plan(plan, fabric).devices)}
+                if routing.management_gateway is None:
+                    routing.management_gateway = np.zeros(len(routing.management), dtype=np.uint32)
+                routing.management_prefix = int(network["prefix"])
+            k = index[fabric][switch]
+            routing.management[k] = int(IPv4Address(address))
+            routing.management_gateway[k] = gateway[leaf]
 
 
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
