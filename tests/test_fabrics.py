@@ -696,3 +696,16 @@ def test_served_switch_management_survives_plan_json(multi):
     a, b = multi.fabrics["storage"].routing, again.fabrics["storage"].routing
     assert (a.management == b.management).all() and (a.management_gateway == b.management_gateway).all()
     assert a.management_prefix == b.management_prefix == 26
+
+
+def test_oob_with_no_switch_management_port_to_serve(tmp_path):
+    """A compute switch the catalog knows no management port of (QM9790, externally managed)
+    is named in a note and not served; the OOB still serves every BMC, and the plan reads
+    back from plan.json (a found case: the empty list of served ports broke the reader)."""
+    path = tmp_path / "q.yaml"
+    path.write_text(OOB96.replace("servers: 96", "servers: 1").replace("switch: qm9700", "switch: qm9790"))
+    plan = build_plan(path)[1]
+    assert plan.fabrics["oob"].design["management_ports"]["rows"] == []
+    assert any("no management port in the catalog for qm9790" in n for n in plan.notes)
+    again = plan_from_json(json.loads(plan_json_text(plan)))
+    assert plan_json_text(again) == plan_json_text(plan)

@@ -150,7 +150,7 @@ def serve_management_ports(plan: Plan) -> None:
     Called once the routing plans exist: by expand and by plan.json's reader."""
     for rec in plan.fabrics.values():
         ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
-        if not ports or not network or len(ports["rows"][0]) < 6:
+        if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
         index: dict[str, tuple] = {}
