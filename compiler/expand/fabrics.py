@@ -44,7 +44,7 @@ def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
 
 
 def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str],
-                  managed: tuple[list, list] | None = None) -> ClosDesign:
+                  managed: tuple[list, list, int] | None = None) -> ClosDesign:
     """One extra fabric's Clos design. Raises SpecInvalid with every problem found.
     `managed`: for the management network (kind oob), the switch management ports it
     serves, the switch models without one, and how many it serves at the growth target
