@@ -40,6 +40,8 @@ from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
 SPINES = 2  # two management spines: one lost leaves every leaf reachable
+# The extra fabric's default topology: leaves holding their hosts, at most a spine tier above.
+ONE_TIER = ExtraFabric.model_fields["topology"].default
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +92,7 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     if fab.extra_endpoints:
         raise impossible(("extra_endpoints",), "the management network serves BMCs and switch management ports, "
                          "not extra endpoints", "attach the devices' management ports in their own fabric, or remove them")
-    if fab.tiers == 3 or fab.scalable_unit is not None or fab.topology != "fat-tree":
+    if fab.tiers == 3 or fab.scalable_unit is not None or fab.topology != ONE_TIER:
         raise impossible(("tiers",) if fab.tiers == 3 else ("scalable_unit",) if fab.scalable_unit is not None
                          else ("topology",), "the management network is one leaf tier with at most a spine tier, "
                          "without SUs", "leave tiers, topology and scalable_unit out")
@@ -152,7 +154,7 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
         notes.append(f"each leaf links once to each of {SPINES} {spine.id} spines at {where_up}; a spine takes "
                      f"{uplink_ports} leaves at most")
     view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
-        "fabric": Fabric(topology="fat-tree", switch=fab.switch, oversubscription=fab.oversubscription),
+        "fabric": Fabric(topology=ONE_TIER, switch=fab.switch, oversubscription=fab.oversubscription),
         "extra_endpoints": [], "fabrics": [], "growth": None}))
     notes = tuple(f"{fab.name} fabric: {note}" for note in notes)
     return ClosDesign(view.spec, compute.catalog, compute.server, group, switch, speed, n, None, spl, sizing, (),
