@@ -709,3 +709,13 @@ def test_oob_with_no_switch_management_port_to_serve(tmp_path):
     assert any("no management port in the catalog for qm9790" in n for n in plan.notes)
     again = plan_from_json(json.loads(plan_json_text(plan)))
     assert plan_json_text(again) == plan_json_text(plan)
+
+
+def test_oob_leaves_keep_the_bmc_block_for_servers_to_come():
+    """31 DGX on a 48-port SN2201: the BMC block is 32 ports (the SU's 32nd server's port stays
+    free), so 16 management ports fit one leaf and a 17th takes a second leaf, never the
+    32nd server's port (a found case: counting only the 31 BMCs in use put it there)."""
+    from compiler.expand.management import _leaves
+
+    assert _leaves(31, 31, 32, 1, 16, 48) == 1 and _leaves(31, 31, 32, 1, 17, 48) == 2
+    assert _leaves(31, 64, 32, 1, 16, 48) == 1  # growth to 64: the second leaf's block is not needed yet

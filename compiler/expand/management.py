@@ -109,7 +109,8 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     # SN2201's 48: one leaf per 32-DGX SU), the last third the switches' management ports:
     # a block that depends on nothing but the panel, so growing never moves a BMC cable.
     spl = max(1, (2 * host // 3) // per_server)
-    leaves, final_leaves = _leaves(n, spl, per_server, mgmt, host), _leaves(final, spl, per_server, final_mgmt, host)
+    leaves, final_leaves = _leaves(n, final, spl, per_server, mgmt, host), _leaves(final, final, spl, per_server,
+                                                                                      final_mgmt, host)
     up_speeds = switch.uplink_speeds()
     up_gbps = max(up_speeds) if up_speeds else speed
     up_first = switch.radix(min(switch.modes)) if up_speeds else None
@@ -124,7 +125,8 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     served = ", ".join(f"{k} {v}" for k, v in by_fabric.items()) or "none"
     notes.append(f"{leaves} {switch.id} lea{'ves' if leaves > 1 else 'f'} of {host} x {speed}G host ports serve "
                  f"{bmc_ports} BMC port{'s' if bmc_ports != 1 else ''} and {mgmt} switch management ports ({served}); "
-                 f"{leaves * host - bmc_ports - mgmt} host ports stay spare")
+                 f"{leaves * host - bmc_ports - mgmt} host ports stay spare"
+                 + (", some held for the BMCs of servers still to come" if final > n else ""))
     if unserved:
         notes.append(f"no management port in the catalog for {', '.join(unserved)}: those switches are not served")
     notes.append("the management switches' own management ports are not cabled into the network they run: "
@@ -163,11 +165,12 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
                       uplink_speed_gbps=up_gbps if up_gbps != speed else None)
 
 
-def _leaves(servers: int, spl: int, per_server: int, mgmt: int, host: int) -> int:
+def _leaves(servers: int, final: int, spl: int, per_server: int, mgmt: int, host: int) -> int:
     """Leaves for the BMCs of `servers` (`spl` servers a leaf) and, on the host ports left,
-    `mgmt` management ports (more leaves where those do not fit)."""
+    `mgmt` management ports (more leaves where those do not fit). A leaf that holds BMCs now
+    or at the growth target (`final` servers) keeps its whole block of BMC ports for them."""
     leaves = max(1, math.ceil(servers / spl))
-    while leaves * host - servers * per_server < mgmt:
+    while leaves * host - min(leaves, math.ceil(final / spl)) * spl * per_server < mgmt:
         leaves += 1
     return leaves
 
@@ -182,6 +185,8 @@ def assign(design: ClosDesign, managed: list[ManagedPort], leaf_names: list[str]
     bmc_leaves = math.ceil(max(design.servers, design.final_servers) / spl)
     used = [spl * per_server if k < bmc_leaves else 0 for k in range(len(leaf_names))]
     slots = [(leaf, port) for port in range(host) for leaf in range(len(leaf_names)) if port >= used[leaf]]
+    if len(slots) < len(managed):  # resolve_oob sized the leaves for them: our bug
+        raise RuntimeError(f"{len(managed)} management ports, {len(slots)} free host ports on the management leaves")
     return [[m.fabric, m.device, m.port, leaf_names[leaf], leaf_port_names[port]]
             for m, (leaf, port) in zip(managed, slots)]
 
