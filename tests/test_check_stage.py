@@ -97,19 +97,22 @@ def test_figures_only_some_designs_have_stay_out_of_the_json():
 
 
 def test_extra_fabrics_are_measured_on_their_own_switches(tmp_path):
-    """Two-tier extra fabrics (tests/test_fabrics.py: test_two_tier_extra_fabric_by_hand):
-    storage leaf 62 server ports down : 62 uplinks = 1:1 (cut for its servers' ports); OOB
-    leaf 31 BMCs : 16 = 31:16.
-    Only the per-fabric check runs there; the compute fabric keeps its own figures."""
+    """Two-tier extra fabrics (tests/test_fabrics.py: test_two_tier_extra_fabric_by_hand),
+    storage single-homed: storage leaf 62 server ports down : 62 uplinks = 1:1 (cut for its
+    servers' ports); OOB leaf 31 x 1G BMCs : 2 x 100G uplinks = 31:200. Every per-fabric check runs there
+    (budgets, physical, bisection, oversubscription, redundancy), not the GPU-path ones;
+    the compute fabric keeps its own figures."""
     text = (SPECS / "h100-superpod-1su-multi-fabric.yaml").read_text()
-    text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2").replace("switch: sn2201", "switch: sn2201\n    tiers: 2")
+    text = text.replace("switch: sn5600", "switch: sn5600\n    tiers: 2\n    homing: single").replace(
+        "switch: sn2201", "switch: sn2201\n    tiers: 2")
     path = tmp_path / "two.yaml"
     path.write_text(text)
     checks = run_checks(build_plan(path)[1])
     assert set(checks.fabric_figures) == {"storage", "oob"}
-    assert all(list(f) == ["oversubscription"] for f in checks.fabric_figures.values())
+    assert all(list(f) == ["budgets", "physical", "bisection", "oversubscription", "redundancy"]
+               for f in checks.fabric_figures.values())
     assert checks.of(OversubscriptionFigures, fabric="storage").tiers["leaf"].max == "1:1"
-    assert checks.of(OversubscriptionFigures, fabric="oob").tiers["leaf"].max == "31:16"
+    assert checks.of(OversubscriptionFigures, fabric="oob").tiers["leaf"].max == "31:200"
     assert checks.of(OversubscriptionFigures).tiers["leaf"].max == "1:1"
     assert checks.of(OversubscriptionFigures, fabric="compute") is checks.figures["oversubscription"]
 

@@ -236,7 +236,7 @@ def test_dragonfly_overview_has_one_box_per_group_and_a_chord_per_pair(compiled_
 
 def test_extra_fabrics_get_diagrams_of_their_own(compiled_kinds):
     plan, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
-    for fabric, leaf in (("storage", "storage-leaf-001"), ("oob", "oob-leaf-001")):
+    for fabric, leaf in (("storage", "storage-su1-leaf-r1"), ("oob", "oob-leaf-001")):
         svg = (target / "diagrams" / fabric / "fabric.svg").read_text()
         titles = [n["title"] for n in _svg_nodes(svg)]
         assert leaf in titles and f"{fabric} fabric" in svg

@@ -54,7 +54,7 @@ def variants(tmp_path_factory):
     Clos, unnumbered FRR; oob on Cumulus (one switch)."""
     out = {}
     for key, storage, oob in (
-        ("frr1", "nos: frr", "tiers: auto"),
+        ("frr1", "nos: frr, homing: single", "tiers: auto"),
         ("frr2", "nos: frr, tiers: 2", "tiers: auto"),
         ("sonic2", "nos: sonic, tiers: 2", "tiers: auto"),
         ("unnumbered", "nos: frr, tiers: 2, addressing: {peering: unnumbered}", "tiers: auto"),
@@ -74,7 +74,7 @@ def _configs(folder, name):
 def test_example_writes_storage_configs_only(example):
     plan, folder = example
     folders = sorted(p.name for p in (folder / "configs").iterdir())
-    assert folders == ["storage-leaf-001"]  # compute is InfiniBand, oob names no NOS
+    assert folders == ["storage-su1-leaf-r1", "storage-su1-leaf-r2"]  # compute is InfiniBand, oob names no NOS
     r = plan.fabrics["storage"].routing
     view = fabric_plan(plan, "storage")
     assert view.routing is r and len(r.loopback) == len(view.devices) and len(r.link_net) == len(view.links) == 62
@@ -83,14 +83,15 @@ def test_example_writes_storage_configs_only(example):
 
 def test_example_storage_config_db(example, sonic_yang):
     _, folder = example
-    cfg = json.loads((folder / "configs/storage-leaf-001/config_db.json").read_text())
+    cfg = json.loads((folder / "configs/storage-su1-leaf-r1/config_db.json").read_text())
     assert sonic_yang.validate(cfg) == []
     assert cfg["DEVICE_METADATA"]["localhost"]["bgp_asn"] == "64512"
-    assert "BGP_NEIGHBOR" not in cfg  # one switch: no fabric peers (JSON holds no comment)
-    assert len(cfg["PORT"]) == 62 and all(p["speed"] == "400000" for p in cfg["PORT"].values())
+    assert "BGP_NEIGHBOR" not in cfg  # no spine tier: no fabric peers (JSON holds no comment)
+    # dual-homed: this leaf takes storage NIC 1 of each of the 31 DGX
+    assert len(cfg["PORT"]) == 31 and all(p["speed"] == "400000" for p in cfg["PORT"].values())
     assert list(cfg["LOOPBACK_INTERFACE"])[1] == "Loopback0|10.198.0.1/32"
     subnets = [k.split("|")[1] for k in cfg["INTERFACE"] if "|" in k]
-    assert len(subnets) == 62 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)
+    assert len(subnets) == 31 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)
 
 
 def test_plan_json_records_each_fabric_routing(example):
@@ -102,7 +103,10 @@ def test_plan_json_records_each_fabric_routing(example):
     assert data["fabric_addressing"]["oob"]["nos"] is None
     st = data["fabric_addressing"]["storage"]
     assert st["nos"] == "sonic" and st["pools"]["loopbacks"] == "10.198.0.0/16"
-    assert st["devices"]["rows"] == [["storage-leaf-001", "10.198.0.1", 64512, "10.199.160.1"]]
+    # management addresses from the OOB network: its leaf's subnet 10.207.0.0/26 (gateway .1),
+    # host port p at .(2 + p); BMCs hold swp1-32, then the 12 compute switches, then these two
+    assert st["devices"]["rows"] == [["storage-su1-leaf-r1", "10.198.0.1", 64512, "10.207.0.46"],
+                                     ["storage-su1-leaf-r2", "10.198.0.2", 64513, "10.207.0.47"]]
     cables = {row[0] for row in (folder / "cabling.csv").read_text().splitlines()[1:] for row in [row.split(",")]}
     assert len(st["links"]["rows"]) == 62 and {c for c, _ in st["links"]["rows"]} <= cables
     again = plan_from_json(data)  # round trip: the structure and each fabric's routing plan come back
@@ -184,7 +188,7 @@ def test_compute_configs_unchanged_beside_an_ethernet_storage_fabric(tmp_path):
     before = tree_bytes(a / "configs")
     after = tree_bytes(b / "configs")
     assert before and {k: v for k, v in after.items() if not k.startswith("storage-")} == before
-    assert any(k.startswith("storage-leaf-001") for k in after)
+    assert any(k.startswith("storage-su1-leaf-r1") for k in after)
 
 
 def _spec(tmp_path, storage="", oob="", compute="switch: qm9700"):
@@ -261,7 +265,7 @@ def test_eos_one_switch_storage(tmp_path):
     """EOS: the one-switch storage config keeps EOS structure (3-space indents, `end`) and
     says in a comment that it has no fabric peers, with no peer group or address family."""
     path = tmp_path / "eos.yaml"
-    path.write_text(IB_PLUS.format(name="mf-eos", storage="nos: eos", oob="tiers: auto")
+    path.write_text(IB_PLUS.format(name="mf-eos", storage="nos: eos, homing: single", oob="tiers: auto")
                     .replace("switch: sn5600", "switch: arista-7060x6-64pe"))
     folder = write_outputs(build_plan(path)[1], tmp_path / "out")
     [f] = _configs(folder, "startup-config")
@@ -282,8 +286,8 @@ def test_storage_targets_get_addressed_ports_that_pass_yang(tmp_path, sonic_yang
     spec.write_text(text)
     r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
-    cfg = json.loads((tmp_path / "out/h100-superpod-1su-multi-fabric/configs/storage-leaf-001/config_db.json").read_text())
+    cfg = json.loads((tmp_path / "out/h100-superpod-1su-multi-fabric/configs/storage-su1-leaf-r1/config_db.json").read_text())
     assert sonic_yang.validate(cfg) == []
-    assert len(cfg["PORT"]) == 62 + 8
+    assert len(cfg["PORT"]) == 31 + 4  # dual-homed: one NIC of each DGX, one port of each target
     subnets = [k.split("|")[1] for k in cfg["INTERFACE"] if "|" in k]
-    assert len(subnets) == 70 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)
+    assert len(subnets) == 35 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)

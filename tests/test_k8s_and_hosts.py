@@ -135,22 +135,19 @@ def test_hosts_csv_has_rack_u_and_management_address_of_a_laid_out_ethernet_plan
     assert hosts["dgx-su1-001"]["mgmt_address"] == "172.16.0.1" and hosts["dgx-su2-016"]["mgmt_address"] == "172.16.0.32"
 
 
-def test_hosts_csv_bmc_address_is_the_server_end_of_its_oob_cable(tmp_path):
-    from ipaddress import IPv4Network
-
+def test_hosts_csv_bmc_address_is_its_address_on_the_management_network(tmp_path):
     r, folder = compile_to(tmp_path, with_name("h100-superpod-1su-multi-fabric.yaml", "mf"), "mf")
     assert r.returncode in (0, 1), r.stderr
     hosts = {row["hostname"]: row for row in csv.DictReader(open(folder / "hosts.csv", newline=""))}
-    subnet = dict(_plan_json(folder)["fabric_addressing"]["oob"]["links"]["rows"])
-    bmc_cable = {c["a_device"]: c["cable_id"] for c in csv.DictReader(open(folder / "cabling.csv", newline=""))
-                 if c["a_port"] == "bmc"}
-    assert len(hosts) == 31 and len(bmc_cable) == 31
+    network = _plan_json(folder)["design"]["fabrics"]["oob"]["management_network"]
+    bmc = {server: address for server, _, _, address in network["bmc"]["rows"]}
+    assert len(hosts) == 31 and len(bmc) == 31
     for name, row in hosts.items():
-        net = IPv4Network(subnet[bmc_cable[name]])
-        assert net.prefixlen == 31 and row["bmc_address"] == str(net[1])  # the lower end takes the odd address
+        assert row["bmc_address"] == bmc[name]
         assert row["mgmt_address"] == ""  # the compute fabric is InfiniBand: no management pool in use
-    # oob is the second extra fabric: 10.200.0.0/13, server links its first /14; leaf port 1 -> 10.200.0.0/31.
-    assert hosts["dgx-su1-001"]["bmc_address"] == "10.200.0.1" and hosts["dgx-su1-031"]["bmc_address"] == "10.200.0.61"
+    # oob is the second extra fabric: management pool 10.207.0.0/16, its leaf's subnet 10.207.0.0/26
+    # (gateway .1 on the leaf), BMC on host port p (swp1 = 0) at .(2 + p).
+    assert hosts["dgx-su1-001"]["bmc_address"] == "10.207.0.2" and hosts["dgx-su1-031"]["bmc_address"] == "10.207.0.32"
 
 
 def test_default_names_unchanged_and_pattern_used_everywhere(tmp_path):

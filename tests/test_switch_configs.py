@@ -209,11 +209,11 @@ def test_sonic_cable_length_follows_the_cabling_sheet(tmp_path, sonic_yang):
     _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
     out = write_outputs(plan, tmp_path, ["configs", "cabling"])
     with open(out / "cabling.csv", newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["b_device"] == "storage-leaf-001"]
-    cfg = json.loads((out / "configs/storage-leaf-001/config_db.json").read_text())
+        rows = [r for r in csv.DictReader(fh) if r["b_device"] == "storage-su1-leaf-r1"]
+    cfg = json.loads((out / "configs/storage-su1-leaf-r1/config_db.json").read_text())
     assert sonic_yang.validate(cfg) == []
     by_peer = {p["description"]: name for name, p in cfg["PORT"].items()}  # "<server>:<its port>"
-    assert len(rows) == len(cfg["CABLE_LENGTH"]["AZURE"]) == len(by_peer) == 62
+    assert len(rows) == len(cfg["CABLE_LENGTH"]["AZURE"]) == len(by_peer) == 31  # dual-homed: one NIC of each DGX
     seen = set()
     for r in rows:
         want = next(c for c in (5, 40, 300) if float(r["length_m"]) <= c)

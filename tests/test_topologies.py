@@ -312,7 +312,8 @@ def test_compare_counts_every_fabric_and_the_scale_up_domain():
     nvl, multi = json.loads(j.stdout)["designs"]
     assert nvl["scale_up"]["gpus_per_domain"] == 72 and nvl["scale_up"]["switch_trays"] == 8 * 9
     assert multi["scale_up"]["gpus_per_domain"] == 8 and multi["scale_up"]["gbytes_per_s_per_gpu"] == 900
-    assert multi["extra_fabrics"] == {"storage": {"switches": 1, "cables": 62, "transceivers": 62 + 31},
+    # storage dual-homed: two SN5600, 31 ports each on 16 twin-port cages
+    assert multi["extra_fabrics"] == {"storage": {"switches": 2, "cables": 62, "transceivers": 62 + 2 * 16},
                                       "oob": {"switches": 1, "cables": 31, "transceivers": 0}}
     assert nvl["extra_fabrics"] == {}
     text = cli_in_process("compare", str(SPECS / "gb200-nvl72-su.yaml"), str(SPECS / "h100-superpod-1su-multi-fabric.yaml")).stdout

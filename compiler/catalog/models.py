@@ -148,6 +148,25 @@ class SonicPlatform(_Strict):
         return self
 
 
+class CageGroup(_Strict):
+    """A second group of cages of another type, numbered on after the switch's own (`cages`):
+    a management switch's uplinks (SN2201: 4 x 100GbE QSFP28, swp49-52, beside 48 x 1GbE
+    RJ45). Its speeds are its own: a speed names one group, so a port's speed says which."""
+
+    cages: int = Field(gt=0)
+    cage: Cage
+    modes: dict[SpeedKey, PortMode]
+
+
+class ManagementPort(_Strict):
+    """The switch's out-of-band management port (eth0 on Cumulus and SONiC): a separate
+    RJ45 beside the data ports, cabled into the management (OOB) network."""
+
+    name: PortName
+    cage: Cage
+    sources: list[str]
+
+
 class Switch(_Strict):
     id: str
     vendor: str
@@ -172,12 +191,30 @@ class Switch(_Strict):
     # the front-panel name (PortMode.name).
     nos_port_names: dict[str, str] = {}
     sonic: SonicPlatform | None = None  # DEVICE_METADATA platform/hwsku, where evidenced
+    uplink_cages: CageGroup | None = None  # a second cage type after `cages` (a management switch's uplinks)
+    # None where no source shows one (the OOB network then has no port to serve for it)
+    management_port: ManagementPort | None = None
     confidence: Confidence
     sources: list[str]
     notes: str = ""
 
     def radix(self, speed_gbps: int) -> int:
+        """Ports at `speed_gbps`: of the main cages, or of the uplink group at its speeds."""
+        if speed_gbps not in self.modes and self.uplink_cages is not None and speed_gbps in self.uplink_cages.modes:
+            return self.uplink_cages.cages * self.uplink_cages.modes[speed_gbps].ports_per_cage
         return self.cages * self.modes[speed_gbps].ports_per_cage
+
+    def uplink_speeds(self) -> list[int]:
+        """Speeds of the uplink cage group (none without one)."""
+        return sorted(self.uplink_cages.modes) if self.uplink_cages is not None else []
+
+    @model_validator(mode="after")
+    def _groups_have_their_own_speeds(self):
+        # a port's speed tells its group (layouts and port names are built from it)
+        if self.uplink_cages is not None and set(self.uplink_cages.modes) & set(self.modes):
+            raise ValueError(f"uplink_cages speeds {sorted(set(self.uplink_cages.modes) & set(self.modes))} are also "
+                             f"modes of the main cages: a speed must name one cage group")
+        return self
 
     @model_validator(mode="after")
     def _lanes_fill_the_cage(self):

@@ -10,9 +10,10 @@ on the plan.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
+from ..plan.fabrics import COMPUTE, fabric_check_plan, fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..progress import stage as progress_stage  # (check/stage.py, a submodule, would shadow `stage`)
 from .bisection import BisectionFigures, check_bisection
@@ -33,12 +34,12 @@ from .stage import Check, CheckOrderError, CheckResults, check_order, with_needs
 
 # check name -> check. Registry order is the order of figures in checks.json.
 CHECKS: dict[str, Check] = {
-    "budgets": Check(check_budgets, BudgetsFigures),
-    "physical": Check(check_physical, PhysicalFigures),  # rack power, reach (with a layout)
-    "bisection": Check(check_bisection, BisectionFigures),
+    "budgets": Check(check_budgets, BudgetsFigures, per_fabric=True),
+    "physical": Check(check_physical, PhysicalFigures, per_fabric=True),  # rack power, reach (with a layout)
+    "bisection": Check(check_bisection, BisectionFigures, per_fabric=True),
     "oversubscription": Check(check_oversubscription, OversubscriptionFigures, per_fabric=True),
     "unit_fill": Check(check_unit_fill, UnitFillFigures),  # a mostly empty last SU and what it costs
-    "redundancy": Check(check_redundancy, RedundancyFigures, needs=("bisection",)),
+    "redundancy": Check(check_redundancy, RedundancyFigures, needs=("bisection",), per_fabric=True),
     "hops": Check(check_hops, HopsFigures),
     "scale_up": Check(check_scale_up, ScaleUpFigures),
     "collectives": Check(check_collectives, CollectivesFigures),  # routed (compiler/traffic/estimate.py)
@@ -72,21 +73,30 @@ def _run(ctx: CheckContext, checks: dict[str, Check],
 
 
 def run_checks(plan: Plan, seed: int = 1, checks: dict[str, Check] = CHECKS) -> CheckResults:
-    """Every check once on the compute fabric (storage and management links are no GPU
-    paths); on a plan with extra fabrics, also the per-fabric checks on each of them.
-    `seed` draws the random cuts and failure samples."""
+    """Every check once on the compute fabric; on a plan with extra fabrics, also every
+    per-fabric check (budgets, physical, bisection, oversubscription, redundancy) on each
+    of them, their findings naming the fabric (GPU paths, collectives, traffic and the
+    spec's requirements are the compute fabric's). `seed` draws the random cuts and
+    failure samples."""
     order = check_order(checks)
     figures, found, seconds = _run(CheckContext(fabric_plan(plan, COMPUTE), seed=seed, whole=plan), checks, order)
     in_registry_order = [f for name in checks for f in found[name]]
-    findings = sorted(in_registry_order, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable
     per_fabric = with_needs(checks, {name for name, c in checks.items() if c.per_fabric})
     fabric_figures = {}
     for name in fabric_names(plan)[1:]:  # the extra network fabrics (storage, in-band, out-of-band)
-        extra, _, _ = _run(CheckContext(fabric_plan(plan, name), seed=seed, whole=plan), checks,
-                           [n for n in order if n in per_fabric])
+        extra, extra_found, _ = _run(CheckContext(fabric_check_plan(plan, name), seed=seed, whole=plan), checks,
+                                     [n for n in order if n in per_fabric])
         fabric_figures[name] = extra
+        in_registry_order += [of_fabric(f, name) for check in checks if check in extra_found
+                              for f in extra_found[check]]
+    findings = sorted(in_registry_order, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))  # stable
     return CheckResults(name=plan.name, figures={name: figures[name] for name in checks}, findings=tuple(findings),
                         seconds=seconds, fabric_figures=fabric_figures)
+
+
+def of_fabric(finding: Finding, fabric: str) -> Finding:
+    """An extra fabric's finding: its `fabric` set and its message saying which fabric."""
+    return dataclasses.replace(finding, fabric=fabric, message=f"{fabric} fabric: {finding.message}")
 
 
 __all__ = ["CHECKS", "Check", "CheckOrderError", "CheckResults", "check_order", "run_checks"]

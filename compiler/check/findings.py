@@ -11,6 +11,8 @@ class Finding:
     severity: str  # error | warning | info
     message: str  # human text with numbers and units
     where: str = ""  # device, device:port, or tier
+    fabric: str = "compute"  # the fabric judged: compute, or an extra fabric's name (storage, oob, ...)
 
     def as_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "message": self.message, "where": self.where}
+        return {"code": self.code, "severity": self.severity, "message": self.message, "where": self.where,
+                "fabric": self.fabric}

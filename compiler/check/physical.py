@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plan.fabrics import COMPUTE
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, switch_optics_w
 from ..plan.views import cable_ids, cage_table, end_transceivers, port_table
@@ -170,5 +171,8 @@ def physical_findings(plan: Plan) -> list[Finding]:
 
 
 def check_physical(ctx: CheckContext) -> tuple[PhysicalFigures, list[Finding]]:
-    # rack power and cable reach of every fabric: a storage switch draws from its rack too
-    return PhysicalFigures(), physical_findings(ctx.all_fabrics)
+    # Racks are shared: their power (a storage switch draws from its rack too) is judged once,
+    # with the compute fabric, over every fabric's devices; cable reach and MPO sharing are
+    # each fabric's own links, judged on that fabric so its findings name it.
+    racks = rack_power(ctx.all_fabrics) if ctx.fabric.name == COMPUTE else []
+    return PhysicalFigures(), racks + link_reach(ctx.plan) + fiber_mpo_sharing(ctx.plan)

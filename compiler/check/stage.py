@@ -26,9 +26,8 @@ class Check:
     run: Callable[..., tuple[Figures, list[Finding]]]
     figures: type[Figures]  # the record `run` returns
     needs: tuple[str, ...] = ()  # checks whose figures `run` reads, by registry name
-    # Also measured on each extra fabric (storage, in-band, out-of-band): summary.json
-    # reports those fabrics' figures; their findings are not reported (checks.json is the
-    # compute fabric's).
+    # Also run on each extra fabric (storage, in-band, out-of-band): its figures go under
+    # checks.json's `fabrics.<name>` (and summary.json), its findings name the fabric.
     per_fabric: bool = False
 
 
@@ -73,7 +72,7 @@ class CheckResults:
 
     name: str  # the plan's
     figures: dict[str, Figures]  # compute fabric, by check name in registry order
-    findings: tuple[Finding, ...]  # compute fabric, errors first, then warnings, then info
+    findings: tuple[Finding, ...]  # every fabric's (Finding.fabric), errors first, then warnings, then info
     seconds: dict[str, float] = field(default_factory=dict)  # per check, for benchmarks; never written to files
     # extra fabric name -> figures of the per-fabric checks measured on it
     fabric_figures: dict[str, dict[str, Figures]] = field(default_factory=dict)
@@ -92,11 +91,18 @@ class CheckResults:
         raise KeyError(f"no {kind.__name__} measured on the {fabric} fabric")
 
     def as_json(self) -> dict:
-        """report/checks.json (also what `clusterc check --format json` prints)."""
-        return {
+        """report/checks.json (also what `clusterc check --format json` prints): the compute
+        fabric's figures under `figures` (where they always were), each extra fabric's
+        under `fabrics.<name>.figures`, every fabric's findings in one list."""
+        out = {
             "name": self.name,
             "ok": self.ok,
             "convention": CONVENTION,
             "figures": {name: record.as_json() for name, record in self.figures.items()},
             "findings": [f.as_dict() for f in self.findings],
         }
+        if self.fabric_figures:
+            out["fabrics"] = {fabric: {"figures": {name: record.as_json() for name, record in figures.items()},
+                                       "ok": not any(f.severity == "error" for f in self.findings if f.fabric == fabric)}
+                              for fabric, figures in self.fabric_figures.items()}
+        return out

@@ -103,7 +103,8 @@ def build(design: ClosDesign) -> Plan:
     a_port = leaf_ports.first_uplink(s.leaf.down) + t
     if s.tiers == 2:
         b_dev = spine_first + t // m
-        b_port = leaf_idx * m + t % m
+        # a spine with an uplink cage group takes the leaves there (after its host ports)
+        b_port = leaf_idx * m + t % m + ports.first_port_at(spine_sw, d.up_gbps)
     else:
         pod, in_pod = np.divmod(leaf_idx, s.leaves_per_pod)
         b_dev = spine_first + pod * s.spines_per_pod + t

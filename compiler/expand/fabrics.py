@@ -19,13 +19,13 @@ import numpy as np
 
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from ..plan.fabrics import COMPUTE, fabric_plan, kind_of
+from ..plan.fabrics import COMPUTE, fabric_plan, kind_of, serve_management_ports
 from ..plan.fabric import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from ..plan import naming
-from . import addressing, clos, endpoints
+from . import addressing, clos, endpoints, management
 from .resolve import CLOS_LINK_KINDS, ClosDesign, Endpoints, _size, _Upper
 from .sizing import ClosSizing, PortSplit, SizingError
 
@@ -43,8 +43,12 @@ def unsupported(loaded: LoadedSpec, kind: str) -> list[Diagnostic]:
     return out
 
 
-def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str]) -> ClosDesign:
-    """One extra fabric's Clos design. Raises SpecInvalid with every problem found."""
+def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, taken: dict[str, str],
+                  managed: tuple[list, list, int] | None = None) -> ClosDesign:
+    """One extra fabric's Clos design. Raises SpecInvalid with every problem found.
+    `managed`: for the management network (kind oob), the switch management ports it
+    serves, the switch models without one, and how many it serves at the growth target
+    (management.py)."""
     errors: list[Diagnostic] = []
     where = ("fabrics", i)
 
@@ -75,6 +79,10 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
     switch = catalog.switches.get(fab.switch)
     if switch is None:
         error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
+    spine = catalog.switches.get(fab.spine_switch or fab.switch)
+    if fab.spine_switch is not None and spine is None:
+        error("SPEC_UNKNOWN_SWITCH", ("spine_switch",), f"unknown switch '{fab.spine_switch}'",
+              nearest(fab.spine_switch, catalog.switches))
     requested = {}
     if isinstance(fab.media, str):
         requested = {k: fab.media for k in EXTRA_LINK_KINDS}
@@ -87,7 +95,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         if media_id not in catalog.media:
             error("SPEC_UNKNOWN_MEDIA", ("media",) if isinstance(fab.media, str) else ("media", kind),
                   f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
-    if errors or group is None or switch is None:
+    if errors or group is None or switch is None or spine is None:
         raise SpecInvalid(errors)
     if fab.nos is not None and switch.protocol != "ethernet":
         error("SPEC_NOS_NOT_ETHERNET", ("nos",), f"fabric '{fab.name}': {switch.id} is an {switch.protocol} switch: it takes no NOS",
@@ -113,9 +121,21 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         targets.append(Endpoints(ep, speed))
     if errors:
         raise SpecInvalid(errors)
+    if managed is not None:
+        return management.resolve_oob(loaded, compute, i, fab, group, switch, spine, speed, requested, *managed)
+    if spine.id != switch.id and speed not in spine.modes:
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_SPEED_UNSUPPORTED", where + ("spine_switch",), f"{spine.id} has no {speed}G port mode",
+            f"{spine.id} runs {', '.join(f'{s}G' for s in sorted(spine.modes))}; choose a spine with {speed}G ports")])
 
     given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
              if k in fab.model_fields_set}
+    rails = len(group.ports)
+    # Dual-homed: NIC r of every server on leaf r of its unit, which is the rail-optimized
+    # wiring rule; a fat-tree leaf would take all of a server's NICs on adjacent ports
+    # (often one twin-port cage), so one leaf or one transceiver would cut it off.
+    dual = fab.homing == "dual" and rails > 1
+    topology = "rail-optimized" if dual else fab.topology
     one_switch = fab.tiers in (1, "auto") and fab.topology == "fat-tree" and fab.scalable_unit is None
     if one_switch:
         given.pop("tiers", None)  # sized as two tiers first, then the spine tier is dropped below
@@ -124,21 +144,27 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
         growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
     view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
-        "fabric": Fabric(topology=fab.topology, switch=fab.switch, **given),
+        "fabric": Fabric(topology=topology, switch=fab.switch, **given),
         "extra_endpoints": [], "fabrics": [], "growth": growth}))
     try:
         design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
-                       _Upper(switch, switch, speed), ("scalable_unit",))  # an extra fabric is one switch model
+                       _Upper(spine, spine, speed), ("scalable_unit",))  # spines and cores of one model
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
-    server_ports = design.final_servers * len(group.ports) + sum(e.spec.count * e.spec.ports for e in targets)
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in targets)
+    # ports one switch must take: all of them, or with dual homing one NIC of each server
+    # (and its share of the endpoints' ports) on each of `rails` leaves
+    server_ports = design.final_servers + -(-endpoint_ports // rails) if dual else \
+        design.final_servers * rails + endpoint_ports
     radix = switch.radix(speed)
+    one = "one leaf per NIC" if dual else "one switch"
     if fab.tiers == 1 and (fab.topology != "fat-tree" or fab.scalable_unit is not None or server_ports > radix):
         raise SpecInvalid([loaded.diagnostic(
             "DESIGN_IMPOSSIBLE", where + ("tiers",),
-            f"fabric '{fab.name}': one switch takes {radix} ports at {speed}G, the fabric brings {server_ports} "
-            f"server and endpoint ports" if server_ports > radix else f"fabric '{fab.name}': tiers: 1 is a single fat-tree switch, without SUs",
+            f"fabric '{fab.name}': {one} takes {radix} ports at {speed}G, the fabric brings {server_ports} "
+            f"server and endpoint ports{' per leaf' if dual else ''}" if server_ports > radix
+            else f"fabric '{fab.name}': tiers: 1 is a single fat-tree tier, without SUs",
             "use tiers: 2 or auto" if server_ports > radix else "use topology: fat-tree without scalable_unit")])
     if one_switch and server_ports <= radix:
         off = [k for k, e in enumerate(targets) if e.spec.attach != "leaf"]
@@ -147,7 +173,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
                 "DESIGN_NO_FREE_PORTS", where + ("extra_endpoints", k, "attach"),
                 f"fabric '{fab.name}' is one switch: its endpoints attach to it (attach: leaf)",
                 "remove attach, or set tiers: 2 for spines") for k in off])
-        design = _one_switch(design, server_ports, radix)
+        design = _leaf_per_nic(design, server_ports, radix) if dual else _one_switch(design, server_ports, radix)
     else:
         problems = endpoints.problems(design, loaded.diagnostic, where + ("extra_endpoints",), ("scalable_unit",))
         if problems:
@@ -175,6 +201,27 @@ def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign
                                notes=tuple(notes))
 
 
+def _leaf_per_nic(design: ClosDesign, slots: int, radix: int) -> ClosDesign:
+    """Dual homing without a spine tier: one leaf per NIC of the group, leaf r holding NIC r
+    of every server (slot = server) and the endpoints' ports in the last slots, so a server
+    keeps the fabric through any one leaf, cable or transceiver. The leaves' uplinks to the
+    site network (and the storage behind them) are the site's, as for one switch."""
+    rails = design.rails
+    sizing = ClosSizing(1, rails, PortSplit(slots, 0), PortSplit(0, 0), rails, 1, 0, 0)
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
+    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded",
+                                                          "2 spines, not 1", "scalable_unit not given"))]
+    notes.append(f"dual-homed: {rails} {design.switch.id} leaves, leaf r takes NIC r of every server"
+                 f"{' and its share of the endpoint ports' if endpoint_ports else ''} ({slots} ports each): no spine "
+                 f"tier; their other {radix - slots} ports each stay spare, and their uplinks to the site network are "
+                 f"not in this plan, so traffic from one server's NIC on one leaf to another's on the other crosses the "
+                 f"site network (the rail cut's bisection here is 0); set tiers: 2 for spines of its own")
+    notes.append(f"grows to {radix - (slots - design.final_servers):,} servers on these leaves; beyond that the fabric "
+                 f"needs a spine tier and its server cables move")
+    return dataclasses.replace(design, sizing=sizing, servers_per_leaf=slots, su_size=slots, unit_fill=None,
+                               final_leaves=rails, notes=tuple(notes))
+
+
 def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, list[tuple[int, ClosDesign]]]:
     """The compute plan with every extra fabric of the spec merged in, and each extra
     fabric's design by its index in `fabrics:` (route() plans their addresses)."""
@@ -182,18 +229,43 @@ def attach(loaded: LoadedSpec, compute: ClosDesign, plan: Plan) -> tuple[Plan, l
     if errors:
         raise SpecInvalid(errors)
     taken = {COMPUTE: COMPUTE}
-    built = []
-    for i, fab in enumerate(loaded.spec.fabrics):
+    built: dict[int, tuple] = {}
+    # the management network serves every other fabric's switches: built after them
+    order = sorted(range(len(loaded.spec.fabrics)), key=lambda i: kind_of(loaded.spec.fabrics[i].name) == "oob")
+    switches = compute.catalog.switches
+    managed, unserved = management.managed_ports(plan, switches, COMPUTE)
+    final_mgmt = management.final_managed(compute)
+    for i in order:
+        fab = loaded.spec.fabrics[i]
+        oob = kind_of(fab.name) == "oob"
         try:
-            design = resolve_extra(loaded, compute, i, fab, taken)
+            design = resolve_extra(loaded, compute, i, fab, taken, (managed, unserved, final_mgmt) if oob else None)
         except SpecInvalid as exc:
             errors.extend(exc.diagnostics)
             continue
         taken[fab.nic_group or fab.name] = fab.name
-        built.append((fab, design, clos.build(design)))  # endpoints fit: resolve_extra checked (endpoints.problems)
+        extra = clos.build(design)  # endpoints fit: resolve_extra checked (endpoints.problems)
+        if oob:
+            extra.design["management_ports"] = _management_rows(design, extra, fab.name, managed)
+        else:
+            more, missing = management.managed_ports(extra, switches, fab.name,
+                                                     lambda name, f=fab.name: naming.fabric_device(f, name))
+            managed, unserved = managed + more, sorted(set(unserved) | set(missing))
+            final_mgmt += management.final_managed(design)
+        built[i] = (fab, design, extra)
     if errors:
         raise SpecInvalid(errors)
-    return merge(plan, built), [(i, design) for i, (_, design, _) in enumerate(built)]
+    in_order = [built[i] for i in sorted(built)]
+    return merge(plan, in_order), [(i, design) for i, (_, design, _) in enumerate(in_order)]
+
+
+def _management_rows(design: ClosDesign, extra: Plan, name: str, managed: list) -> dict:
+    """The management network's record of the switch management ports it serves: where
+    each lands (management leaf and host port)."""
+    leaves = [d for d in extra.devices if d.role == "leaf"]
+    port_names = [p.name for p in extra.layouts[leaves[0].layout].ports]
+    rows = management.assign(design, managed, [naming.fabric_device(name, d.name) for d in leaves], port_names)
+    return {"columns": ["fabric", "switch", "port", "leaf", "leaf_port"], "rows": rows}
 
 
 def merge(plan: Plan, built: list) -> Plan:
@@ -253,8 +325,9 @@ def merge(plan: Plan, built: list) -> Plan:
 
 
 def design_record(extra: Plan) -> dict:
-    keep = ("topology", "tiers", "switch", "speed_gbps", "switch_radix", "scalable_unit", "rails", "leaf_ports",
-            "pods", "spines_per_pod", "leaf_spine_links_per_pair", "spine_ports", "cores_per_group")
+    keep = ("topology", "tiers", "switch", "speed_gbps", "uplink_speed_gbps", "switch_radix", "scalable_unit", "rails",
+            "leaf_ports", "pods", "spines_per_pod", "leaf_spine_links_per_pair", "spine_ports", "cores_per_group",
+            "management_ports")
     return {k: extra.design[k] for k in keep if k in extra.design}
 
 
@@ -277,6 +350,10 @@ def route(loaded: LoadedSpec, plan: Plan, designs: list[tuple[int, ClosDesign]],
         view = fabric_plan(plan, name)
         view.routing = view.fabrics[name].routing = plan.fabrics[name].routing = \
             addressing.plan_routing(loaded, design, view, extra=i)
+    for i, _ in ethernet:  # the management network addresses every switch management port it serves
+        if kind_of(loaded.spec.fabrics[i].name) == "oob":
+            management.address(loaded, i, plan)
+    serve_management_ports(plan)
 
 
 def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:

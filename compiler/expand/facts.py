@@ -79,6 +79,9 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                            "parts": dict(cable.parts), "cable_power_w": cable.power_w,
                            "cable_confidence": cable.confidence,
                            **({} if medium.field_cable else {"field_cable": False}),
+                           # a cable with its own connectors other than OSFP or RJ45 (QSFP28 AOC) names them
+                           **({"end_form_factor": cable.end_a.form_factor}
+                              if cable.end_a and cable.end_a.form_factor not in ("OSFP", "RJ45") else {}),
                            **({} if cable.lengths_published else {"lengths_published": False})}
     # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
     hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)

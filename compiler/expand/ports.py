@@ -14,13 +14,20 @@ def _port_fields(switch: Switch, ports_per_cage: int, cage: int, lane: int, inde
             "serdes0": (cage - 1) * serdes + (lane - 1) * per_port, "cage_serdes1": (lane - 1) * per_port + 1}
 
 
+def mode_of(switch: Switch, speed_gbps: int):
+    """The port mode of `speed_gbps`: of the main cages, or of the uplink cage group."""
+    if speed_gbps in switch.modes or switch.uplink_cages is None:
+        return switch.modes[speed_gbps]
+    return switch.uplink_cages.modes[speed_gbps]
+
+
 def port_lanes(switch: Switch, layout: PortLayout) -> list[list[int]]:
     """Per port of a switch layout (panel order), its 0-based SerDes lanes on the switch: each
     port's cage split as its own speed's mode says, so a layout of two speeds (400G cages of
     2 x 4 lanes beside 800G cages of 1 x 8) gets each port's own lanes."""
     out = []
     for port in layout.ports:
-        mode = switch.modes[port.speed_gbps]
+        mode = mode_of(switch, port.speed_gbps)
         per_port = (switch.serdes_per_cage or mode.ports_per_cage) // mode.ports_per_cage
         first = _port_fields(switch, mode.ports_per_cage, int(port.cage), port.lane, 0)["serdes0"]
         out.append(list(range(first, first + per_port)))
@@ -35,13 +42,45 @@ def nos_port_names(switch: Switch, layout: PortLayout, nos: str) -> tuple[str, .
     key = descriptor(nos).port_names
     out = []
     for index, port in enumerate(layout.ports, start=1):
-        mode = switch.modes[port.speed_gbps]
+        mode = mode_of(switch, port.speed_gbps)
         fmt = switch.nos_port_names.get(key, mode.name)
         out.append(fmt.format(**_port_fields(switch, mode.ports_per_cage, int(port.cage), port.lane, index)))
     return tuple(out)
 
 
-def switch_layout(switch: Switch, speed_gbps: int) -> PortLayout:
+def panel_layout(switch: Switch, host_gbps: int, uplink_gbps: int) -> PortLayout:
+    """A switch with an uplink cage group (a management switch: 48 x 1G RJ45, then 4 x 100G
+    QSFP28): every host cage at `host_gbps`, then every uplink cage at `uplink_gbps`, its
+    cages numbered on (49-52), in panel order."""
+    group = switch.uplink_cages
+    ports = list(switch_layout(switch, host_gbps, grouped=False).ports)
+    mode = group.modes[uplink_gbps]
+    for cage in range(switch.cages + 1, switch.cages + group.cages + 1):
+        for lane in range(1, mode.ports_per_cage + 1):
+            name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
+            ports.append(Port(name, str(cage), lane, uplink_gbps, group.cage.form_factor, group.cage.top, group.cage.gbps,
+                              group.cage.serdes_gbps))
+    return PortLayout(f"{switch.id}@{host_gbps}+{uplink_gbps}", tuple(ports))
+
+
+def first_port_at(switch: Switch, speed_gbps: int) -> int:
+    """0-based index of the first port of a switch's layout at `speed_gbps`: past every host
+    port for the speed of an uplink cage group, else 0."""
+    group = switch.uplink_cages
+    if group is not None and speed_gbps in group.modes and speed_gbps not in switch.modes:
+        return switch.radix(min(switch.modes))
+    return 0
+
+
+def switch_layout(switch: Switch, speed_gbps: int, grouped: bool = True) -> PortLayout:
+    """Every port of a switch model at one speed, in panel order; a switch with an uplink cage
+    group gets its whole panel (host ports at their lowest speed, uplinks at theirs) unless
+    `grouped` is False."""
+    group = switch.uplink_cages
+    if grouped and group is not None:
+        if speed_gbps in group.modes:
+            return panel_layout(switch, min(switch.modes), speed_gbps)
+        return panel_layout(switch, speed_gbps, min(group.modes))
     mode = switch.modes[speed_gbps]
     ports = []
     for cage in range(1, switch.cages + 1):
@@ -58,6 +97,8 @@ def leaf_layout(switch: Switch, down_gbps: int, up_gbps: int, down_cages: int) -
     (sizing.LeafPorts decides how many)."""
     if down_gbps == up_gbps:
         return switch_layout(switch, down_gbps)
+    if switch.uplink_cages is not None and up_gbps in switch.uplink_cages.modes:
+        return panel_layout(switch, down_gbps, up_gbps)
     return mixed_switch_layout(switch, [(down_cages, down_gbps), (switch.cages - down_cages, up_gbps)])
 
 

@@ -90,9 +90,16 @@ class LeafPorts:
     down_per_cage: int
     up_gbps: int
     up_per_cage: int
+    # Cages of a second group of another type that the uplinks take (a management switch's
+    # QSFP28 uplinks beside its RJ45 host ports); 0: uplinks share the `cages`.
+    up_group_cages: int = 0
 
     @classmethod
     def of(cls, switch, down_gbps: int, up_gbps: int) -> "LeafPorts":
+        group = switch.uplink_cages
+        if group is not None and up_gbps in group.modes:
+            return cls(switch.cages, down_gbps, switch.modes[down_gbps].ports_per_cage,
+                       up_gbps, group.modes[up_gbps].ports_per_cage, group.cages)
         return cls(switch.cages, down_gbps, switch.modes[down_gbps].ports_per_cage,
                    up_gbps, switch.modes[up_gbps].ports_per_cage)
 
@@ -122,18 +129,26 @@ class LeafPorts:
         return per // math.gcd(self.down_gbps * ratio.up, per)
 
     def fits(self, split: PortSplit) -> bool:
+        if self.up_group_cages:
+            return split.down <= self.radix and self.up_cages(split.up) <= self.up_group_cages
         if not self.mixed:
             return split.used <= self.radix
         return self.down_cages(split.down) + self.up_cages(split.up) <= self.cages
 
     def first_uplink(self, down: int) -> int:
         """0-based port of the first uplink: right after the downlinks, or at two speeds
-        the first port of the cage after the downlinks' cages."""
+        the first port of the cage after the downlinks' cages, or with an uplink cage group
+        its first port (after every host port)."""
+        if self.up_group_cages:
+            return self.radix
         return self.down_cages(down) * self.down_per_cage if self.mixed else down
 
     def ports(self, down: int) -> int:
         """Logical ports of the leaf's layout: at two speeds the downlinks' cages split for
-        the downlink speed and every other cage for the uplink speed."""
+        the downlink speed and every other cage for the uplink speed; with an uplink cage
+        group, every host port and every uplink port."""
+        if self.up_group_cages:
+            return self.radix + self.up_group_cages * self.up_per_cage
         if not self.mixed:
             return self.radix
         dc = self.down_cages(down)

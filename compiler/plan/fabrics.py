@@ -10,16 +10,18 @@ Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 
 from __future__ import annotations
 
+import dataclasses
+from ipaddress import IPv4Address
 from operator import attrgetter
 
 import numpy as np
 
-from .bom import bill_of_materials
+from .bom import BomLine, bill_of_materials
 from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -67,8 +69,20 @@ def fabric_plan(plan: Plan, name: str = COMPUTE) -> Plan:
     return plan.memo(f"fabric_plan:{name}", lambda p: _materialise(p, p.fabrics[name]))
 
 
-def _materialise(plan: Plan, fab: Fabric) -> Plan:
+def fabric_check_plan(plan: Plan, name: str = COMPUTE) -> Plan:
+    """The plan a fabric is judged on: its fabric plan, in which the servers carry only that
+    fabric's NIC ports (port 0 = its first NIC), as the compute fabric's plan always does, so
+    an analysis that reads a server's ports as its NICs (the rail cut, homing per NIC) reads
+    this fabric's NICs and not the compute ports before them. The fabric plan itself for the
+    compute fabric and for a one-fabric plan. Memoised."""
+    if not is_multi_fabric(plan) or name == COMPUTE:
+        return fabric_plan(plan, name)
+    return plan.memo(f"fabric_check_plan:{name}", lambda p: _materialise(p, p.fabrics[name], own_ports=True))
+
+
+def _materialise(plan: Plan, fab: Fabric, own_ports: bool = False) -> Plan:
     compute = fab.name == COMPUTE
+    first_port = fab.server_ports[0] if own_ports and not compute else 0
     keep = fab.device_ids()
     n = len(fab.servers)
     layouts = dict(plan.layouts)
@@ -77,9 +91,9 @@ def _materialise(plan: Plan, fab: Fabric) -> Plan:
     fields = attrgetter(*Device.__dataclass_fields__)  # a plain copy; dataclasses.replace is 2x slower
     for i in keep.tolist():
         d = Device(*fields(plan.devices[i]))
-        if d.role == "server" and compute:
+        if d.role == "server" and (compute or own_ports):
             first, end = fab.server_ports
-            lid = d.layout.split("+")[0]
+            lid = d.layout.split("+")[0] if compute else f"{d.layout}[{first}:{end}]"
             if lid not in layouts:
                 layouts[lid] = PortLayout(lid, plan.layouts[d.layout].ports[first:end])
             d.layout = lid
@@ -96,14 +110,17 @@ def _materialise(plan: Plan, fab: Fabric) -> Plan:
         shift = np.int32(fab.devices.start - n)
         a_dev = np.where(lt.a_dev[sel] < n, lt.a_dev[sel], lt.a_dev[sel] - shift).astype(np.int32)
         b_dev = (lt.b_dev[sel] - shift).astype(np.int32)
-    links = LinkTable(a_dev, lt.a_port[sel], b_dev, lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
+    a_port = lt.a_port[sel]
+    if first_port:  # the servers' ports renumbered from this fabric's first NIC
+        a_port = np.where(lt.a_dev[sel] < n, a_port - first_port, a_port).astype(np.int32)
+    links = LinkTable(a_dev, a_port, b_dev, lt.b_port[sel], lt.kind[sel], lt.media[sel], lt.speed_gbps[sel])
     design = dict(plan.design) if compute else {**plan.design, **fab.design, "fabric": fab.name}
     kinds, media = plan.link_kinds, plan.media
     if compute:  # the compute fabric's kinds and media are a prefix of the plan's: indices hold
         kinds = [k for k in kinds if ":" not in k]
         media = media[:int(links.media.max()) + 1] if len(links) else []
     own = Fabric(fab.name, fab.kind, fab.nic_group, range(n), range(0 if compute else n, len(devices)), range(len(links)),
-                 fab.server_ports, design, fab.routing)
+                 (0, fab.server_ports[1] - first_port) if first_port else fab.server_ports, design, fab.routing)
     fabrics = {fab.name: own}
     if SCALE_UP in plan.fabrics:  # the servers' domains: the same in every fabric's plan (no links of a Clos)
         fabrics[SCALE_UP] = plan.fabrics[SCALE_UP]
@@ -125,6 +142,33 @@ def _physical_view(phys: Physical | None, keep: np.ndarray, sel: slice) -> Physi
                     order_m=None if phys.order_m is None else phys.order_m[sel], model=phys.model, whole=phys)
 
 
+def serve_management_ports(plan: Plan) -> None:
+    """Each switch the management network serves takes its address there: from that fabric's
+    record (`management_ports` rows [fabric, switch, port, leaf, leaf port, address] and the
+    leaves' `management_network` subnets), into the switch's fabric routing plan where it has
+    one (its management address, the subnet's prefix and gateway, which its config says).
+    Called once the routing plans exist: by expand and by plan.json's reader."""
+    for rec in plan.fabrics.values():
+        ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
+            continue
+        gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
+        index: dict[str, tuple] = {}
+        for row in ports["rows"]:
+            fabric, switch, leaf, address = row[0], row[1], row[3], row[5]
+            routing = plan.fabrics[fabric].routing if fabric in plan.fabrics else None
+            if routing is None:
+                continue
+            if fabric not in index:
+                index[fabric] = {d.name: k for k, d in enumerate(fabric_plan(plan, fabric).devices)}
+                if routing.management_gateway is None:
+                    routing.management_gateway = np.zeros(len(routing.management), dtype=np.uint32)
+                routing.management_prefix = int(network["prefix"])
+            k = index[fabric][switch]
+            routing.management[k] = int(IPv4Address(address))
+            routing.management_gateway[k] = gateway[leaf]
+
+
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
     switches, optics, cables), then each extra fabric's switches, optics and cables
@@ -132,7 +176,31 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     out = []
     for name in fabric_names(plan):
         view = fabric_plan(plan, name)
-        for line in view.memo("bom", bill_of_materials):
-            if name == COMPUTE or line.category not in ("server", "nic"):
-                out.append((name, line))
+        lines = [line for line in view.memo("bom", bill_of_materials)
+                 if name == COMPUTE or line.category not in ("server", "nic")]
+        for cord in _management_cords(plan, name):  # one line per part and length
+            same = next((k for k, line in enumerate(lines) if (line.category, line.part_number, line.length_m)
+                         == (cord.category, cord.part_number, cord.length_m)), None)
+            if same is None:
+                lines.append(cord)
+            else:
+                line = lines[same]
+                lines[same] = dataclasses.replace(line, quantity=line.quantity + cord.quantity,
+                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes}")
+        out += [(name, line) for line in lines]
     return out
+
+
+def _management_cords(plan: Plan, name: str) -> list:
+    """The management network's patch cords from every switch management port it serves (its
+    design's `management_ports`, expand/management.py) to its leaves: RJ45 at both ends, the
+    medium of its BMC cables. Those ports are not in the switches' port layouts, so they are
+    no links of the plan's tables and no rows of the cabling sheet; their places are in
+    plan.json (design.fabrics.<name>.management_ports)."""
+    rows = (plan.fabrics[name].design.get("management_ports") or {}).get("rows") if name in plan.fabrics else None
+    cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    if not rows or cat6 is None:
+        return []
+    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(rows), cat6.get("cable_power_w"),
+                    notes="switch management ports to the management leaves (plan.json management_ports); "
+                          "lengths not modelled")]

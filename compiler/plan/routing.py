@@ -36,6 +36,11 @@ class RoutingPlan:
     regions: dict[str, dict[str, str]] = field(default_factory=dict)  # pool -> role -> sub-prefix (documentation)
     # management_gateway, gateway_is_default, dns_servers, ntp_servers, syslog_servers (spec `site`)
     site: dict = field(default_factory=dict)
+    # Where a management (OOB) network serves the switches' management ports: per device the
+    # gateway of the management subnet its port lands on (uint32, 0: the site's gateway) and
+    # that subnet's prefix length (expand/management.py); None without one.
+    management_gateway: np.ndarray | None = None
+    management_prefix: int | None = None
 
     def ip(self, value: int) -> str:
         return str(IPv4Address(int(value)))

@@ -14,7 +14,7 @@ from ipaddress import IPv4Address
 import numpy as np
 
 from .fabric import COMPUTE, Fabric, kind_of
-from .fabrics import fabric_names, fabric_plan, is_multi_fabric, single_fabric
+from .fabrics import fabric_names, fabric_plan, is_multi_fabric, serve_management_ports, single_fabric
 from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
 from .routing import RoutingPlan, dotted
@@ -254,6 +254,7 @@ def plan_from_json(data: dict) -> Plan:
         plan.routing = plan.fabrics[COMPUTE].routing = routing
     for name, rec in (data.get("fabric_addressing") or {}).items():
         plan.fabrics[name].routing = _routing_from_json(rec, fabric_plan(plan, name))
+    serve_management_ports(plan)  # the served switches' gateways and prefix (their addresses are in the rows)
     plan._memo.clear()  # fabric plans made above hold no routing yet; the next ones will
     return plan
 

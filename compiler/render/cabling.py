@@ -180,7 +180,8 @@ def media_tail(plan: Plan) -> list[str]:
     for media_id in plan.media:
         rec = plan.facts["media"][media_id]
         optical = rec["fiber"] in ("mmf", "smf")
-        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else "OSFP (integral)")
+        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else
+                                                  f"{rec.get('end_form_factor', 'OSFP')} (integral)")
         pieces_by_media.append((rec["fiber"].upper(), connector, rec["jacket"], "Type-B" if optical else ""))
     media = plan.links.media[cables.first_link].astype(np.float64)
     # (medium, orderable length) pairs are few: build each piece once, then index.

@@ -71,6 +71,14 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
     bmc = np.zeros(n, dtype=np.uint32)
     if not names:
         return [""] * n
+    network = plan.fabrics[names[0]].design.get("management_network")
+    if network is not None:  # the management network: a BMC is a host on its leaf's subnet (expand/management.py)
+        index = {d.name: k for k, d in enumerate(plan.devices[:n])}
+        out = [""] * n
+        for server, _port, _leaf, address in network["bmc"]["rows"]:
+            if not out[index[server]]:
+                out[index[server]] = address
+        return out
     view = fabric_plan(plan, names[0])
     first, end = plan.fabrics[names[0]].server_ports
     links, net = view.links, view.routing.link_net

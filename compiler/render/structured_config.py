@@ -208,9 +208,13 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
                 for lid, model in switch_layouts.items()}
     cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
     speeds = speed.tolist()
+    oob_gateway = r.management_gateway
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
         lo, hi = bounds[i], bounds[i + 1]
+        # a management port the OOB network serves: its subnet's prefix and gateway (on the management leaf)
+        served = oob_gateway is not None and bool(oob_gateway[i])
+        site = {**r.site, "management_gateway": r.ip(oob_gateway[i]), "gateway_is_default": False} if served else r.site
         ifaces = rows[lo:hi]
         sonic = models.get(d.model, {}).get("sonic")
         used_speeds = set(speeds[lo:hi])
@@ -218,13 +222,14 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
             device_type=nos_facts.role_types.get(d.role), asn=int(r.asn[i]),
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
-            management_prefix=int(pools["management"].split("/")[1]), peering=r.peering,
+            management_prefix=r.management_prefix if served else int(pools["management"].split("/")[1]),
+            peering=r.peering,
             interfaces=ifaces, local_prefixes=local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
             port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
             adaptive_routing=nos_facts.capabilities.adaptive_routing,
             cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
-            site=r.site,
+            site=site,
             sonic_platform=sonic["platform"] if sonic else None,
             sonic_hwsku=sonic_hwsku(sonic, used_speeds),
             sonic_ports=port_ids[d.layout],

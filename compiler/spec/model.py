@@ -204,6 +204,15 @@ class ExtraFabric(_Strict):
     nic_group: Role | None = Field(None, description="the server's catalog NIC group that feeds this fabric (default: name)")
     topology: str = Field("fat-tree", description="fat-tree | rail-optimized (Clos families only)")
     switch: CatalogId = Field(description="catalog id of the switch model")
+    spine_switch: CatalogId | None = Field(
+        None, description="catalog id of the spine switch model (default: `switch`); for the management network (oob), "
+                          "a switch with ports at the leaves' uplink speed (100G for an SN2201 leaf) when more leaves "
+                          "are needed than a spine of the leaf model takes")
+    homing: Literal["dual", "single"] = Field(
+        "dual", description="dual: each NIC of a server's group on a different leaf (so on different cages), as NVIDIA's "
+                            "storage and in-band fabrics are cabled, so one lost leaf or transceiver leaves every server "
+                            "reachable; single: all of a server's NICs of the group on one leaf (a group of one NIC is "
+                            "single-homed either way)")
     tiers: Literal["auto", 1, 2, 3] = Field(
         "auto", description="1 (one switch, its uplinks to the site network outside the plan), 2, 3 or auto: "
                             "one switch when it holds every server port of the fabric, else the fewest tiers that fit")

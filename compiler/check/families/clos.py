@@ -27,7 +27,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     tier = _tier(plan, g)
     gpu = g.at_is_gpu_server
     down = np.bincount(g.at_switch[gpu], weights=g.at_cap_gbps[gpu], minlength=g.n)
-    if plan.design_record.tiers == 1:  # one switch, non-blocking: any halving of the GPUs gets half their ports
+    if plan.design_record.tiers == 1 or g.n == 1:  # one switch (a one-switch fabric, an extra fabric's single leaf): a crossbar
         return int(down.sum() // 2), "1/2 * GPU injection (one switch)"
     up = np.zeros(g.n)
     lower = np.where(tier[g.a] < tier[g.b], g.a, g.b)
