@@ -47,3 +47,81 @@ def test_dual_plane_nic_cage_takes_a_twin_port_module_and_two_straight_fibers(tm
     assert host.sum() == 32 * 16
     media = {plan.media[m] for m in plan.links.media[host].tolist()}
     assert media == {"mmf"}  # straight fiber, not mmf-split
+
+
+HGX = "name: t\nserver: hgx-b300\nservers: {n}\nfabric: {{topology: multi-plane, switch: sn5600, speed_gbps: 400}}\n"
+GB300 = ("name: t\nserver: gb300-nvl72\nservers: {n}\n"
+         "fabric: {{topology: multi-plane, switch: sn5600, speed_gbps: 400, scalable_unit: 36}}\n")
+
+
+def _counts(plan):
+    kinds = np.array(plan.link_kinds)[plan.links.kind]
+    roles = Counter(d.role for d in plan.devices)
+    return roles["leaf"], roles["spine"], int((kinds == "server-leaf").sum()), int((kinds == "leaf-spine").sum())
+
+
+# designs.md, HGX B300 Enterprise RA Table 6 (both planes): nodes -> leaves, spines, uplinks
+# from a leaf to each spine (400G); node-leaf and leaf-spine links 512 / 1,024 / 2,048 of 400G.
+@pytest.mark.parametrize("nodes,leaves,spines,per_pair,links", [
+    (32, 8, 4, 32, 512), (64, 16, 8, 16, 1024), (128, 32, 16, 8, 2048)])
+def test_hgx_b300_enterprise_ra_rows(tmp_path, nodes, leaves, spines, per_pair, links):
+    plan = _plan(tmp_path, HGX.format(n=nodes))
+    assert _counts(plan) == (leaves, spines, 2 * nodes * 8, links)
+    assert links == nodes * 8 * 2  # 400G endpoints = node-leaf links = leaf-spine links at 1:1
+    d = plan.design
+    assert d["planes"] == 2 and d["tiers"] == 2 and d["leaf_spine_links_per_pair"] == per_pair
+    assert d["leaf_ports"] == {"down": 64, "up": 64}  # a leaf is 64 down / 64 up at 400G
+    # Every spine uses all 128 ports; half the leaves and spines in each plane.
+    spine_use = Counter(plan.links.b_dev[np.array(plan.link_kinds)[plan.links.kind] == "leaf-spine"].tolist())
+    assert set(spine_use.values()) == {128}
+    assert Counter(x.group for x in plan.devices if x.role in ("leaf", "spine")) == {1: (leaves + spines) // 2,
+                                                                                    2: (leaves + spines) // 2}
+
+
+def test_hgx_b300_32_nodes_leaf_serves_a_rail_pair(tmp_path):
+    """The RA at 32 nodes: 4 leaves per plane, each serving 2 rails (1+5, 2+6, 3+7, 4+8)."""
+    plan = _plan(tmp_path, HGX.format(n=32))
+    kinds = np.array(plan.link_kinds)[plan.links.kind]
+    host = kinds == "server-leaf"
+    nic = plan.links.a_port[host] // 2  # ports NIC-major: nicN-p1, nicN-p2
+    leaf = plan.links.b_dev[host]
+    rails_of_leaf = {}
+    for lf, n in zip(leaf.tolist(), nic.tolist()):
+        rails_of_leaf.setdefault(lf, set()).add(n + 1)
+    assert sorted(map(sorted, rails_of_leaf.values())) == [[1, 5]] * 2 + [[2, 6]] * 2 + [[3, 7]] * 2 + [[4, 8]] * 2
+    assert plan.design["rails_per_leaf"] == 2
+    assert any("1+5, 2+6, 3+7, 4+8" in n for n in plan.notes)
+
+
+# designs.md, GB300 NVL72 Enterprise RA (units of two racks, 36 trays): racks -> leaves, spines
+# over both planes; 36 down per leaf.
+@pytest.mark.parametrize("racks,leaves,spines", [(2, 8, 4), (8, 32, 12)])
+def test_gb300_nvl72_enterprise_ra_rows(tmp_path, racks, leaves, spines):
+    plan = _plan(tmp_path, GB300.format(n=18 * racks))
+    endpoints = 2 * 4 * 18 * racks
+    assert _counts(plan) == (leaves, spines, endpoints, endpoints)
+    assert plan.design["leaf_ports"] == {"down": 36, "up": 36}
+    assert leaves + spines == {2: 12, 8: 44}[racks]  # the appendix's SN5600 count per size
+
+
+def test_gb300_nvl72_four_racks_is_cheaper_than_the_ra(tmp_path):
+    """The RA builds 4 racks (72 trays) with 16 leaves + 8 spines: 4 spines per plane, 9 links
+    from each leaf to each spine, spines 72 ports down. The default is cheaper: 3 spines per
+    plane carry the 8 x 36 = 288 uplinks of a plane at 12 per leaf-spine pair (96 of 128 ports),
+    16 leaves + 6 spines, 22 switches against the RA's 24, the same 1,152 leaf-spine links."""
+    plan = _plan(tmp_path, GB300.format(n=72))
+    assert _counts(plan) == (16, 6, 576, 576)
+    assert plan.design["leaf_spine_links_per_pair"] == 12
+    ra_spines_per_plane = 4
+    assert 8 * 36 == ra_spines_per_plane * 72 == 3 * 96  # both designs take every leaf uplink
+
+
+def test_dual_plane_checks_pass_per_plane(tmp_path):
+    from compiler.check import run_checks
+    plan = _plan(tmp_path, HGX.format(n=64))
+    report = run_checks(plan).as_json()
+    codes = {f["code"] for f in report["findings"] if f["severity"] in ("error", "warning")}
+    assert "FABRIC_PARTITIONED" not in codes and "BISECTION_METHODS_DISAGREE" not in codes, codes
+    # Each plane non-blocking: half the 400G GPU injection over both planes crosses the halves.
+    assert report["figures"]["bisection"]["analytic_gbps"] == 64 * 16 * 400 // 2
+    assert report["figures"]["oversubscription"]["leaf"]["max"] == "1:1"
