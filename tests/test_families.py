@@ -40,8 +40,8 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
     clos, torus, dfly = ("fat-tree", "rail-optimized"), ("torus", "mesh"), ("dragonfly", "dragonfly+")
     # The table spec/model.py spelled out by hand before the descriptors: same keys, same order.
     assert FAMILY_KEYS == {
-        "tiers": clos, "oversubscription": clos + ("multi-plane",), "scalable_unit": clos + ("multi-plane",),
-        "servers_per_leaf": ("fat-tree",), "spine_switch": clos, "core_switch": clos,
+        "tiers": clos + ("multi-plane",), "oversubscription": clos + ("multi-plane",), "scalable_unit": clos + ("multi-plane",),
+        "servers_per_leaf": ("fat-tree",), "spine_switch": clos + ("multi-plane",), "core_switch": clos + ("multi-plane",),
         "planes": ("multi-plane",), "uplink_speed_gbps": clos + ("multi-plane",),
         "dims": torus, "wrap": torus, "twist": torus, "links_per_neighbor": torus,
         "groups": dfly, "switches_per_group": dfly, "endpoints_per_switch": dfly, "global_ports_per_switch": dfly,
@@ -52,7 +52,8 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
 
 def test_traits():
     assert topologies_where("tree") == ("fat-tree", "rail-optimized")
-    assert topologies_where("supports_layout") == topologies_where("supports_growth") == ("fat-tree", "rail-optimized")
+    assert topologies_where("supports_layout") == topologies_where("supports_growth") == ("fat-tree", "rail-optimized",
+                                                                                         "multi-plane")
     assert topologies_where("servers_as_nodes") == ("ring", "full-mesh")
     assert [n for n, t in DESCRIPTORS.items() if not t.rails_meet] == ["rail-only"]
     # The overview layouts of render/diagrams/ (rail-only and multi-plane draw as tiers).

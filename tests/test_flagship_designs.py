@@ -125,3 +125,36 @@ def test_dual_plane_checks_pass_per_plane(tmp_path):
     # Each plane non-blocking: half the 400G GPU injection over both planes crosses the halves.
     assert report["figures"]["bisection"]["analytic_gbps"] == 64 * 16 * 400 // 2
     assert report["figures"]["oversubscription"]["leaf"]["max"] == "1:1"
+
+
+def test_dual_plane_growth_builds_spines_for_the_target_without_recabling(tmp_path):
+    """32 HGX B300 today, 128 to come: the spines of the 128-node row (8 per plane, 8 links
+    from each leaf to each spine) from day one, so the leaves added later move no cable."""
+    plan = _plan(tmp_path, HGX.format(n=32) + "growth: {max_servers: 128}\n")
+    leaves, spines, host, up = _counts(plan)
+    assert (spines, plan.design["leaf_spine_links_per_pair"]) == (16, 8)
+    # The unit is chosen for 128 nodes (SUs of 64, a leaf per rail): today's 32 half-fill the
+    # first SU, whose 8 leaves per plane are bought whole with every uplink.
+    assert leaves == 16 and up == 16 * 64 and plan.design["rails_per_leaf"] == 1
+    assert plan.design["built_for_servers"] == 128
+    assert any("upper tiers built for 128 servers" in n for n in plan.notes)
+
+
+def test_dual_plane_three_tiers_per_plane(tmp_path):
+    """Past one plane's two-tier limit (128 leaves of 64 x 400G down: 1,024 HGX B300) each
+    plane grows a core tier of its own; the planes still never meet."""
+    plan = _plan(tmp_path, HGX.format(n=2048))
+    roles = Counter(d.role for d in plan.devices)
+    assert plan.design["tiers"] == 3 and roles["core"] > 0
+    kinds = np.array(plan.link_kinds)[plan.links.kind]
+    group = np.array([d.group or 0 for d in plan.devices])
+    sw = kinds != "server-leaf"
+    assert (group[plan.links.a_dev[sw]] == group[plan.links.b_dev[sw]]).all()
+    from compiler.check.invariants import plan_invariants
+    assert plan_invariants(plan) == []
+
+
+def test_dual_plane_layout_places_and_cables(tmp_path):
+    plan = _plan(tmp_path, GB300.format(n=36) + "layout:\n  hall: DH1\n  rows: 1\n  racks_per_row: 6\n"
+                                                "  rack: {height_u: 48, power_kw: 150}\n")
+    assert plan.physical is not None and np.isfinite(plan.physical.length_m).all()

@@ -66,6 +66,31 @@ class PlanesDesign(OnCommon):
     plane: ClosDesign | None = None  # multi-plane: one plane, over rail groups as servers (module doc)
     rails_per_leaf: int = 1  # multi-plane: g, the rails of a unit one leaf serves
 
+    # What placement (expand/placement.py, layout.py) reads of a design, as ClosDesign has it.
+    @property
+    def server(self):
+        return self.c.server
+
+    @property
+    def switch(self):
+        return self.c.switch
+
+    @property
+    def servers(self) -> int:
+        return self.c.servers
+
+    @property
+    def final_servers(self) -> int:
+        return self.plane.final_servers // self.rails_per_leaf if self.plane else self.c.servers
+
+    @property
+    def media_requested(self) -> dict:
+        return self.c.media_requested
+
+    @property
+    def servers_per_leaf(self) -> int:
+        return self.segment
+
 
 def resolve(loaded: LoadedSpec) -> PlanesDesign:
     spec, fabric = loaded.spec, loaded.spec.fabric
@@ -120,6 +145,10 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
               f"planes: {planes}, but each {c.server.id} NIC has {per_nic} ports and each port goes to its own plane",
               f"use planes: {per_nic}, or leave it out")
     if errors:
+        raise SpecInvalid(errors)
+    if spec.layout is not None and spec.growth is not None:
+        error("SPEC_UNSUPPORTED", ("layout",), "multi-plane: a physical layout together with growth is not supported yet",
+              "remove `growth:` to place today's fabric, or `layout:` to build ahead for the growth target")
         raise SpecInvalid(errors)
     plane, g = _size_plane(loaded, c)
     seg = plane.su_size // g
@@ -198,7 +227,10 @@ def build(d: PlanesDesign):
     # Device indices are unique per role (and SU for ToRs): planned IB GUIDs derive from them.
     server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
     for s in range(c.servers):
-        b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
+        # multi-plane: servers carry their scalable unit (placement racks a unit together)
+        su = s // d.segment + 1 if d.plane is not None else None
+        b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1,
+                     su=su))
     first_tor = len(b.devices)
     R, P, S = d.rails, d.planes, d.segment
     if d.rail_only:

@@ -78,7 +78,7 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("dragonfly", **_DRAGONFLY),
     Topology("dragonfly+", **_DRAGONFLY),
     Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False),
-    Topology("multi-plane", family="planes", record=PlanesRecord, supports_growth=True, supports_nos=True,
+    Topology("multi-plane", family="planes", record=PlanesRecord, supports_growth=True, supports_nos=True, supports_layout=True,
              keys=("tiers", "oversubscription", "scalable_unit", "planes", "uplink_speed_gbps", "spine_switch", "core_switch")),
     Topology("ring", **_DIRECT),
     Topology("full-mesh", **_DIRECT, note="servers cabled to each other, no switch"),
