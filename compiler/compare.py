@@ -11,6 +11,7 @@ from .check.traffic import TrafficFigures
 from .plan.bom import bom_totals
 from .plan.fabrics import COMPUTE, fabric_bom
 from .plan.model import Plan
+from .plan.power import secondary_power_models
 from .render.summary import summarize
 
 
@@ -33,6 +34,7 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         "cables": s["cables"], "cables_total": sum(s["cables"].values()),
         "transceivers": s["transceivers"],
         "power_w": round(sum(known)), "power_unknown_for": unknown,
+        "power_secondary_for": list(secondary_power_models(plan)),
         # cost only from the user's price file (spec bom.prices); None without one, never guessed
         "cost": None if prices is None else round(everything.cost, 2),
         "currency": None if prices is None else prices["currency"],
@@ -85,6 +87,8 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     if any(f["scale_up"] and f["scale_up"]["switch_trays"] for f in figures):
         rows.append(("scale-up switch trays", [_fmt(f["scale_up"]["switch_trays"] if f["scale_up"] else None) for f in figures]))
     rows.append(("power (kW, known parts)", [f"{f['power_w'] / 1000:,.1f}" + (" +?" if f["power_unknown_for"] else "")
+                                             + (" (secondary: " + ", ".join(f["power_secondary_for"]) + ")"
+                                                if f.get("power_secondary_for") else "")
                                              for f in figures]))
     rows.append(("cost (price file)", [("no price file" if f["cost"] is None else
                                         f"{f['cost']:,.0f} {f['currency']}" + (" +?" if f["cost_unpriced_parts"] else ""))

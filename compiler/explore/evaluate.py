@@ -27,6 +27,7 @@ from ..check.traffic import TrafficFigures, check_traffic_required
 from ..diagnostics import SpecInvalid
 from ..pipeline import plan_from_source
 from ..plan.bom import bill_of_materials, bom_totals
+from ..plan.power import secondary_power_models
 from ..plan.model import Plan
 from ..render.summary import cables_by_kind
 from ..spec.yaml_source import Source
@@ -51,6 +52,7 @@ class Evaluated:
     transceivers: int | None = None
     power_w: float | None = None  # the network's known parts: switches, transceivers, cables
     power_unknown_for: list[str] = field(default_factory=list)  # parts without a published power
+    power_secondary_for: list[str] = field(default_factory=list)  # switch models whose power is secondary (plan/power.py)
     cost: float | None = None  # network parts from the price file; None without one
     currency: str | None = None
     cost_unpriced: list[str] = field(default_factory=list)
@@ -132,6 +134,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         cables=sum(cables_by_kind(plan).values()),
         transceivers=sum(line.quantity for line in lines if line.category == "transceiver"),
         power_w=round(total.power_w, 1), power_unknown_for=unknown,
+        power_secondary_for=list(secondary_power_models(plan)),
         cost=None if prices is None else round(total.cost, 2), currency=prices["currency"] if prices else None,
         cost_unpriced=list(total.unpriced),
         bisection_gbps=checks.of(BisectionFigures).worst_cut_gbps,
