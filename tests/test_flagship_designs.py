@@ -158,3 +158,77 @@ def test_dual_plane_layout_places_and_cables(tmp_path):
     plan = _plan(tmp_path, GB300.format(n=36) + "layout:\n  hall: DH1\n  rows: 1\n  racks_per_row: 6\n"
                                                 "  rack: {height_u: 48, power_kw: 150}\n")
     assert plan.physical is not None and np.isfinite(plan.physical.length_m).all()
+
+
+# --- configs on a dual-plane fabric --------------------------------------------------------
+NOS_HGX = "name: dp-{nos}\nserver: hgx-b300\nservers: 32\nfabric: {{topology: multi-plane, switch: sn5600, speed_gbps: 400, nos: {nos}}}\n"
+
+
+@pytest.fixture(scope="module")
+def dual_plane_out(tmp_path_factory):
+    from compiler.pipeline import write_outputs
+    out = tmp_path_factory.mktemp("dp")
+    folders = {}
+    for nos in ("sonic", "cumulus", "frr"):
+        spec = out / f"{nos}.yaml"
+        spec.write_text(NOS_HGX.format(nos=nos))
+        folders[nos] = write_outputs(build_plan(spec)[1], out / nos, ["configs", "host_configs"])
+    return folders
+
+
+def test_dual_plane_sonic_configs_validate_against_yang(dual_plane_out, sonic_yang):
+    import json
+    files = sorted(dual_plane_out["sonic"].glob("configs/*/config_db.json"))
+    assert len(files) == 12  # 8 leaves + 4 spines over both planes
+    for f in files:
+        assert sonic_yang.validate(json.loads(f.read_text())) == [], f
+    # A plane-1 leaf peers only with its plane's spines.
+    leaf = json.loads((dual_plane_out["sonic"] / "configs/p1-seg01-tor-r1/config_db.json").read_text())
+    assert {n["name"] for n in leaf["BGP_NEIGHBOR"].values()} == {"p1-agg-01", "p1-agg-02"}
+    assert len(leaf["BGP_NEIGHBOR"]) == 64  # 32 links to each of the plane's 2 spines
+
+
+def test_dual_plane_nvue_and_frr_configs(dual_plane_out, tmp_path):
+    import shutil
+    import subprocess
+    import yaml
+    from .test_switch_configs import _nvue_shape, _OnOffLoader
+    files = sorted(dual_plane_out["cumulus"].glob("configs/*/startup.yaml"))
+    assert len(files) == 12
+    for f in files:
+        assert _nvue_shape(yaml.load(f.read_text(), Loader=_OnOffLoader)) == [], f
+    if shutil.which("vtysh"):
+        (tmp_path / "vtysh.conf").touch()
+        for f in sorted(dual_plane_out["frr"].glob("configs/*/frr.conf")):
+            r = subprocess.run(["vtysh", "--config_dir", str(tmp_path), "-C", "-f", str(f)], capture_output=True, text=True)
+            assert r.returncode == 0, f"{f}: {r.stdout}{r.stderr}"
+
+
+def test_dual_plane_hosts_address_all_16_plane_ports(dual_plane_out, tmp_path):
+    """Each of a server's 16 plane ports (8 NICs x 2 planes) gets its own /31, routing table
+    and rule, and netplan generate accepts the file; nccl.conf names the 16 interfaces."""
+    import os
+    import shutil
+    import subprocess
+    import yaml
+    folder = dual_plane_out["sonic"]
+    files = sorted((folder / "host-configs" / "netplan").glob("*.yaml"))
+    assert len(files) == 32
+    doc = yaml.safe_load(files[0].read_text())
+    eths = doc["network"]["ethernets"]
+    assert sorted(eths) == sorted(f"osfp{n}-p{p}" for n in range(1, 9) for p in (1, 2))
+    assert len({e["addresses"][0] for e in eths.values()}) == 16
+    assert len({e["routing-policy"][0]["table"] for e in eths.values()}) == 16
+    if shutil.which("netplan"):
+        for f in files[:3]:
+            root = tmp_path / f.stem
+            (root / "etc" / "netplan").mkdir(parents=True)
+            dst = root / "etc" / "netplan" / "60-fabric.yaml"
+            dst.write_bytes(f.read_bytes())
+            os.chmod(dst, 0o600)
+            r = subprocess.run(["netplan", "generate", "--root-dir", str(root)], capture_output=True, text=True)
+            assert r.returncode == 0, f"{f}: {r.stderr}"
+            assert len(list((root / "run" / "systemd" / "network").glob("*.network"))) == 16
+    nccl = (folder / "host-configs" / "hgx-b300" / "nccl.conf").read_text()
+    line = next(x for x in nccl.splitlines() if x.startswith("NCCL_SOCKET_IFNAME=="))
+    assert len(line.split("==")[1].split(",")) == 16

@@ -91,6 +91,25 @@ class PlanesDesign(OnCommon):
     def servers_per_leaf(self) -> int:
         return self.segment
 
+    # What addressing (expand/addressing.py) reads: the plane's tiers, and unique slots.
+    @property
+    def sizing(self):
+        return self.plane.sizing
+
+    def structural_slots(self, plan) -> np.ndarray:
+        """Per device its 0-based place within its role, plane-major (planes never share a
+        slot): servers by index, leaves (plane, unit, leaf of the unit), spines and cores by
+        their index, which _build_planes numbers plane-major."""
+        vr = self.rails // self.rails_per_leaf
+        L = self.plane.sizing.leaves
+        out = np.empty(len(plan.devices), dtype=np.int64)
+        for i, d in enumerate(plan.devices):
+            if d.role == "leaf":
+                out[i] = (d.group - 1) * L + (d.su - 1) * vr + d.rail - 1
+            else:
+                out[i] = d.index - 1
+        return out
+
 
 def resolve(loaded: LoadedSpec) -> PlanesDesign:
     spec, fabric = loaded.spec, loaded.spec.fabric
@@ -156,9 +175,9 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     notes = [f"each plane: {_translate(n, g)}" for n in plane.notes]
     R = c.nics.nics
     if g > 1:
-        groups = (f"all {R}" if g == R else
-                  f"{g}: " + ", ".join("+".join(str(r + 1 + k * (R // g)) for k in range(g)) for r in range(R // g)))
-        notes.insert(0, f"a leaf serves {groups} rails of the {seg} servers of its scalable unit: "
+        groups = (f"all {R} rails" if g == R else
+                  f"{g} rails (" + ", ".join("+".join(str(r + 1 + k * (R // g)) for k in range(g)) for r in range(R // g)) + ")")
+        notes.insert(0, f"a leaf serves {groups} of the {seg} servers of its scalable unit: "
                         f"{plane.sizing.leaf.down} downlinks, fewer leaves than one per rail")
     s_ = plane.sizing
     per_plane = s_.leaves + s_.spines + s_.cores
