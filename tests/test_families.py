@@ -46,6 +46,7 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
         "dims": torus, "wrap": torus, "twist": torus, "links_per_neighbor": torus,
         "groups": dfly, "switches_per_group": dfly, "endpoints_per_switch": dfly, "global_ports_per_switch": dfly,
         "global_links_per_group_pair": dfly, "intra_group": dfly, "global_arrangement": dfly,
+        "spine_leaf_group": ("rail-optimized",),
     }
     assert set(FAMILY_KEYS) <= set(Fabric.model_fields)  # a descriptor cannot own a key the spec lacks
 
@@ -99,7 +100,7 @@ TPU_TORUS = "name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  di
     # Every refused section at once, with the family's own problems (collected, not first-only).
     ("name: r\nservers: 2\nserver: dgx-h100\nfabric:\n  topology: ring\n  nos: sonic\nlayout: {rows: 1, racks_per_row: 2}\n"
      "extra_endpoints: [{role: vast, count: 2, ports: 1}]\n",
-     ["layout", "use a fat-tree or rail-optimized fabric", "extra_endpoints", "no switch OS to configure",
+     ["layout", "use a fat-tree or rail-optimized or multi-plane fabric", "extra_endpoints", "no switch OS to configure",
       "a ring needs 3 or more servers"]),
 ])
 def test_unsupported_sections_are_refused_by_trait(tmp_path, text, expected):

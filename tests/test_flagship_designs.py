@@ -232,3 +232,62 @@ def test_dual_plane_hosts_address_all_16_plane_ports(dual_plane_out, tmp_path):
     nccl = (folder / "host-configs" / "hgx-b300" / "nccl.conf").read_text()
     line = next(x for x in nccl.splitlines() if x.startswith("NCCL_SOCKET_IFNAME=="))
     assert len(line.split("==")[1].split(",")) == 16
+
+
+# --- GB200 NVL72 SuperPOD as NVIDIA builds it: spine-leaf groups and core groups ---------------
+GB200_SLG = ("name: t\nserver: gb200-nvl72\nservers: {n}\nfabric:\n  topology: rail-optimized\n  switch: qm9700\n"
+             "  scalable_unit: 18\n{extra}")
+SLG = "  spine_leaf_group: {scalable_units: 8, spines: 6}\n"
+
+
+# designs.md, DGX SuperPOD with DGX GB200 (SU = 8 racks of 18 trays): SU -> leaves, spines, cores.
+@pytest.mark.parametrize("sus,leaves,spines,cores", [(2, 64, 48, 18), (4, 128, 96, 36), (8, 256, 192, 72),
+                                                     (16, 512, 384, 144)])
+def test_gb200_superpod_spine_leaf_groups_reproduce_the_ra(tmp_path, sus, leaves, spines, cores):
+    plan = _plan(tmp_path, GB200_SLG.format(n=sus * 144, extra=SLG))
+    roles = Counter(d.role for d in plan.devices)
+    assert (roles["leaf"], roles["spine"], roles["core"]) == (leaves, spines, cores)
+    assert cores == sus * 576 // 64  # cores = GPUs / 64, every port used
+    kinds = np.array(plan.link_kinds)[plan.links.kind]
+    gpus = sus * 576
+    assert Counter(kinds.tolist()) == {"server-leaf": gpus, "leaf-spine": gpus, "spine-core": gpus}  # every layer = GPUs
+
+
+def test_gb200_spine_leaf_group_is_one_rail_of_eight_racks(tmp_path):
+    plan = _plan(tmp_path, GB200_SLG.format(n=288, extra=SLG))
+    kinds = np.array(plan.link_kinds)[plan.links.kind]
+    ls = kinds == "leaf-spine"
+    dev = plan.devices
+    pairs = Counter(zip(plan.links.a_dev[ls].tolist(), plan.links.b_dev[ls].tolist()))
+    assert set(pairs.values()) == {3}  # 3 links per leaf-spine pair
+    spines_of = {}
+    for (a, b) in pairs:
+        spines_of.setdefault(b, set()).add(a)
+    for spine, leaves in spines_of.items():
+        assert len(leaves) == 8 and len({dev[i].rail for i in leaves}) == 1  # one rail
+        assert len({dev[i].su for i in leaves}) == 8  # of 8 racks (SUs of 18 trays)
+    assert plan.design["leaf_ports"] == {"down": 18, "up": 18}
+    assert plan.design["spine_ports"] == {"down": 24, "up": 24}
+    sc = kinds == "spine-core"
+    core_pairs = Counter(zip(plan.links.a_dev[sc].tolist(), plan.links.b_dev[sc].tolist()))
+    assert set(core_pairs.values()) == {8} and set(Counter(plan.links.b_dev[sc].tolist()).values()) == {64}
+
+
+def test_gb200_default_stays_the_cheapest_and_the_note_compares(tmp_path):
+    """Without spine_leaf_group the default is the cheapest fabric: at 2 SU 64 leaves and 18
+    spines in two tiers (82 switches) against the RA's 130 (64 + 48 + 18); the SLG design's
+    note prices both."""
+    default = _plan(tmp_path, GB200_SLG.format(n=288, extra=""))
+    roles = Counter(d.role for d in default.devices)
+    assert (roles["leaf"], roles["spine"], roles["core"]) == (64, 18, 0)
+    slg = _plan(tmp_path, GB200_SLG.format(n=288, extra=SLG))
+    note = next(n for n in slg.notes if n.startswith("spine-leaf groups"))
+    assert "(130 switches" in note and "(82 switches" in note
+
+
+def test_spine_leaf_group_spines_must_divide_the_uplinks(tmp_path):
+    from compiler.diagnostics import SpecInvalid
+    with pytest.raises(SpecInvalid) as exc:
+        _plan(tmp_path, GB200_SLG.format(n=288, extra="  spine_leaf_group: {scalable_units: 8, spines: 5}\n"))
+    d = exc.value.diagnostics[0]
+    assert d.path == "fabric.spine_leaf_group.spines" and "do not divide a leaf's 18 uplinks" in d.message

@@ -72,7 +72,7 @@ _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_n
 # Order is the order the spec's error messages and schema list them in.
 TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("fat-tree", keys=_CLOS_KEYS + ("servers_per_leaf",), **_CLOS),
-    Topology("rail-optimized", keys=_CLOS_KEYS, host_group="su", **_CLOS),
+    Topology("rail-optimized", keys=_CLOS_KEYS + ("spine_leaf_group",), host_group="su", **_CLOS),
     Topology("torus", **_TORUS),
     Topology("mesh", **_TORUS),
     Topology("dragonfly", **_DRAGONFLY),
