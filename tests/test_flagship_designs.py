@@ -131,7 +131,7 @@ def test_dual_plane_growth_builds_spines_for_the_target_without_recabling(tmp_pa
     """32 HGX B300 today, 128 to come: the spines of the 128-node row (8 per plane, 8 links
     from each leaf to each spine) from day one, so the leaves added later move no cable."""
     plan = _plan(tmp_path, HGX.format(n=32) + "growth: {max_servers: 128}\n")
-    leaves, spines, host, up = _counts(plan)
+    leaves, spines, _, up = _counts(plan)
     assert (spines, plan.design["leaf_spine_links_per_pair"]) == (16, 8)
     # The unit is chosen for 128 nodes (SUs of 64, a leaf per rail): today's 32 half-fill the
     # first SU, whose 8 leaves per plane are bought whole with every uplink.
@@ -191,7 +191,9 @@ def test_dual_plane_sonic_configs_validate_against_yang(dual_plane_out, sonic_ya
 def test_dual_plane_nvue_and_frr_configs(dual_plane_out, tmp_path):
     import shutil
     import subprocess
+
     import yaml
+
     from .test_switch_configs import _nvue_shape, _OnOffLoader
     files = sorted(dual_plane_out["cumulus"].glob("configs/*/startup.yaml"))
     assert len(files) == 12
@@ -200,7 +202,7 @@ def test_dual_plane_nvue_and_frr_configs(dual_plane_out, tmp_path):
     if shutil.which("vtysh"):
         (tmp_path / "vtysh.conf").touch()
         for f in sorted(dual_plane_out["frr"].glob("configs/*/frr.conf")):
-            r = subprocess.run(["vtysh", "--config_dir", str(tmp_path), "-C", "-f", str(f)], capture_output=True, text=True)
+            r = subprocess.run(["vtysh", "--config_dir", str(tmp_path), "-C", "-f", str(f)], capture_output=True, text=True, check=False)
             assert r.returncode == 0, f"{f}: {r.stdout}{r.stderr}"
 
 
@@ -210,6 +212,7 @@ def test_dual_plane_hosts_address_all_16_plane_ports(dual_plane_out, tmp_path):
     import os
     import shutil
     import subprocess
+
     import yaml
     folder = dual_plane_out["sonic"]
     files = sorted((folder / "host-configs" / "netplan").glob("*.yaml"))
@@ -226,7 +229,7 @@ def test_dual_plane_hosts_address_all_16_plane_ports(dual_plane_out, tmp_path):
             dst = root / "etc" / "netplan" / "60-fabric.yaml"
             dst.write_bytes(f.read_bytes())
             os.chmod(dst, 0o600)
-            r = subprocess.run(["netplan", "generate", "--root-dir", str(root)], capture_output=True, text=True)
+            r = subprocess.run(["netplan", "generate", "--root-dir", str(root)], capture_output=True, text=True, check=False)
             assert r.returncode == 0, f"{f}: {r.stderr}"
             assert len(list((root / "run" / "systemd" / "network").glob("*.network"))) == 16
     nccl = (folder / "host-configs" / "hgx-b300" / "nccl.conf").read_text()
@@ -263,7 +266,7 @@ def test_gb200_spine_leaf_group_is_one_rail_of_eight_racks(tmp_path):
     spines_of = {}
     for (a, b) in pairs:
         spines_of.setdefault(b, set()).add(a)
-    for spine, leaves in spines_of.items():
+    for leaves in spines_of.values():
         assert len(leaves) == 8 and len({dev[i].rail for i in leaves}) == 1  # one rail
         assert len({dev[i].su for i in leaves}) == 8  # of 8 racks (SUs of 18 trays)
     assert plan.design["leaf_ports"] == {"down": 18, "up": 18}

@@ -37,15 +37,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..diagnostics import SpecInvalid
+from ..plan import naming
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
-from ..plan import naming
 from . import ports
+from . import resolve as clos_resolve
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .scale_up import scale_up_domains
-from . import resolve as clos_resolve
 from .resolve import ClosDesign, Common, OnCommon, resolve_common, size_field
+from .scale_up import scale_up_domains
 from .sizing import SizingError
 
 
@@ -251,7 +251,7 @@ def build(d: PlanesDesign):
         b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1,
                      su=su))
     first_tor = len(b.devices)
-    R, P, S = d.rails, d.planes, d.segment
+    R, S = d.rails, d.segment
     if d.rail_only:
         layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
         for r in range(R):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import copy
 import time
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from ..check import CHECKS, Check, CheckResults, run_checks
@@ -27,8 +27,8 @@ from ..check.traffic import TrafficFigures, check_traffic_required
 from ..diagnostics import SpecInvalid
 from ..pipeline import plan_from_source
 from ..plan.bom import bill_of_materials, bom_totals
-from ..plan.power import secondary_power_models
 from ..plan.model import Plan
+from ..plan.power import secondary_power_models
 from ..render.summary import cables_by_kind
 from ..spec.yaml_source import Source
 from .choices import Candidate
