@@ -23,7 +23,16 @@ from ..plan import naming
 from ..plan.model import Device, LinkTable, Plan
 from . import endpoints, ports
 from .assembly import PlanAssembly
-from .resolve import ClosDesign, resolve  # noqa: F401  (the family's resolver: expand/families.py)
+from .resolve import ClosDesign
+from .resolve import resolve as resolve_clos
+from .spine_leaf_groups import regroup
+
+
+def resolve(loaded) -> ClosDesign:
+    """The family's resolver (expand/families.py): the cheapest Clos, or its leaves regrouped
+    as NVIDIA's spine-leaf groups where the spec asks (spine_leaf_groups.py)."""
+    design = resolve_clos(loaded)
+    return design if loaded.spec.fabric.spine_leaf_group is None else regroup(loaded, design)
 
 TIER_SERVER, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
 

@@ -381,9 +381,6 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
                        upper)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
-    if loaded.spec.fabric.spine_leaf_group is not None:
-        from .spine_leaf_groups import regroup  # the module imports this one
-        design = regroup(loaded, design, upper)
     problems = endpoints.problems(design, loaded.diagnostic, ("extra_endpoints",))
     if problems:
         raise SpecInvalid(problems)

@@ -28,9 +28,12 @@ from . import sizing
 from .resolve import ClosDesign
 
 
-def regroup(loaded: LoadedSpec, design: ClosDesign, upper) -> ClosDesign:
+def regroup(loaded: LoadedSpec, design: ClosDesign) -> ClosDesign:
     """The design's leaves regrouped into spine-leaf groups with core groups above them."""
     spec, fabric = loaded.spec, loaded.spec.fabric
+    spine_sw = design.spine_switch or design.switch
+    core_sw = design.core_switch or spine_sw
+    spine_radix, core_radix = spine_sw.radix(design.up_gbps), core_sw.radix(design.up_gbps)
     g = fabric.spine_leaf_group
     where = ("fabric", "spine_leaf_group")
 
@@ -52,25 +55,25 @@ def regroup(loaded: LoadedSpec, design: ClosDesign, upper) -> ClosDesign:
     down = g.scalable_units * m
     ratio = fabric.oversubscription.spine
     spine = sizing.PortSplit(down, down * ratio.up // ratio.down) if (down * ratio.up) % ratio.down == 0 else None
-    if spine is None or spine.used > upper.spine_radix:
+    if spine is None or spine.used > spine_radix:
         fail(where + ("scalable_units",),
              f"a spine takes {g.scalable_units} units x {m} links = {down} downlinks and as many uplinks at "
-             f"{fabric.oversubscription.spine}; {upper.spine.id} has {upper.spine_radix} ports",
+             f"{fabric.oversubscription.spine}; {spine_sw.id} has {spine_radix} ports",
              "use fewer scalable_units per group or more spines")
     rails, sus = design.rails, design.sus
     leaves = sus * rails
     pods = math.ceil(sus / g.scalable_units) * rails
     if g.cores_per_group:
         cpg = g.cores_per_group
-        if spine.up % cpg or pods * (spine.up // cpg) > upper.core_radix:
+        if spine.up % cpg or pods * (spine.up // cpg) > core_radix:
             fail(where + ("cores_per_group",),
                  f"{cpg} cores per group cannot take {pods} groups' spines x {spine.up} uplinks evenly "
-                 f"({upper.core_radix} ports per core)", "leave cores_per_group out for the fewest that can")
+                 f"({core_radix} ports per core)", "leave cores_per_group out for the fewest that can")
         m_c = spine.up // cpg
     else:
-        spread = sizing.even_spread(pods, spine.up, upper.core_radix)
+        spread = sizing.even_spread(pods, spine.up, core_radix)
         if spread is None:
-            fail(where, f"{pods} spine-leaf groups exceed what a core group can join ({upper.core_radix} ports per core)",
+            fail(where, f"{pods} spine-leaf groups exceed what a core group can join ({core_radix} ports per core)",
                  "use more scalable_units per group or a larger-radix switch")
         cpg, m_c = spread
     s = sizing.ClosSizing(3, leaves, leaf, spine, g.scalable_units, pods, g.spines, m, cpg, m_c)
