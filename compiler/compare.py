@@ -11,6 +11,7 @@ from .check.traffic import TrafficFigures
 from .plan.fabrics import COMPUTE
 from .plan.order import DEFAULT_SCOPE, SCOPES, Totals, order_totals
 from .plan.model import Plan
+from .plan.power import secondary_power_models
 from .render.summary import summarize
 from .traffic.text import seconds_text
 
@@ -34,6 +35,7 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         # cost only from the user's price file (spec bom.prices), None without one or while a part is unpriced
         "scope": DEFAULT_SCOPE, **scope_figures(default),
         "scopes": {scope: scope_figures(t) for scope, t in scoped.items()},
+        "power_secondary_for": list(secondary_power_models(plan)),
         "bisection_gbps": s["bisection_gbps"]["worst_cut"],
         "bisection_per_gpu_gbps": checks.of(BisectionFigures).per_gpu_gbps,
         "oversubscription": s["oversubscription"],
@@ -111,6 +113,7 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     for scope in [DEFAULT_SCOPE] + [x for x in SCOPES if x != DEFAULT_SCOPE]:
         rows.append((f"power, {scope} (kW, known parts)", [
             f"{f['scopes'][scope]['power_w'] / 1000:,.1f}" + (" +?" if f["scopes"][scope]["power_unknown_for"] else "")
+            + (" (secondary: " + ", ".join(f["power_secondary_for"]) + ")" if f.get("power_secondary_for") else "")
             for f in figures]))
         rows.append((f"cost, {scope} (price file)", [_cost_text(f["scopes"][scope]) for f in figures]))
     rows.append(("bisection (Gb/s)", [_fmt(f["bisection_gbps"]) for f in figures]))

@@ -107,7 +107,7 @@ def test_json_contract_validates_and_cli_exit_codes(tmp_path):
     jsonschema.validate(data, SCHEMA)
     assert (data["evaluated"], data["feasible"]) == (4, 4)
     assert data["best"]["switches"] == 48 and sum(c["pareto"] for c in data["candidates"]) == 2
-    assert data["caveats"] == ["power is a floor: no published power for MQM9700-NS2F",
+    assert data["caveats"] == ["power of qm9700 is from a secondary source (a third party quoting the vendor page)",
                                "no cost: the spec has no bom.prices file"]
     md = run_cli("explore", str(req), "--format", "markdown", "--top", "2")
     assert md.returncode == 0 and "| rank | name |" in md.stdout
@@ -206,7 +206,9 @@ def test_rank_at_the_growth_target_or_day_one(tmp_path):
                                                              {"leaf": 128, "spine": 64, "core": 32}]
     assert day_one.best.candidate.choices == {"fabric.scalable_unit": 16} and "ties on switches" in day_one.why(day_one.ranking[1])
     assert target.best.candidate.choices == {"fabric.scalable_unit": 32}
-    assert target.why(target.ranking[1]) == "worse: switches 352 vs 224 (+57%)"
+    # QM9700 at its secondary 747 W: the 128 switches more draw 95,616 W more (the optics alike).
+    assert target.why(target.ranking[1]) == "worse: power 385,824 W vs 290,208 W (+33%); switches 352 vs 224 (+57%)"
+    assert 385_824 - 290_208 == 128 * 747
     assert [as_json(day_one)["ranked_at"], as_json(target)["ranked_at"]] == ["day-one", "target"]
     growth = as_json(target)["candidates"][0]["growth"]
     assert growth["added_by_growth"]["switches"] == 352 - 56 and growth["final"]["bisection_gbps"] == 409_600

@@ -113,9 +113,10 @@ def test_bad_limits_are_invalid_input_with_line_and_hint(tmp_path):
 
 def test_rack_power_limit_rejects_the_rack_over_it_and_reports_unknown_power(tmp_path):
     """4 DGX per rack: DGX B200 4 x 14.3 = 57.2 kW, over 45 kW in every one of the 8 compute
-    racks; DGX H100 4 x 10.2 = 40.8 kW fits. The three QM9700 network racks (each SU's
-    leaves, the spines) have no published switch power: unknown, said so, not passed as 0 W."""
-    req = _write(tmp_path, ROCE.format(name="rackp", switch="qm9700", fabric="", extra=HALL.format(per_rack=4)
+    racks; DGX H100 4 x 10.2 = 40.8 kW fits. The three SN5400 network racks (each SU's
+    leaves, the spines) have no published switch power, primary or secondary: unknown, said
+    so, not passed as 0 W."""
+    req = _write(tmp_path, ROCE.format(name="rackp", switch="sn5400", fabric="", extra=HALL.format(per_rack=4)
                                        + "requirements: {rack_power_kw: 45}\n")
                  .replace("server: dgx-h100", "server: [dgx-h100, dgx-b200]").replace("  speed_gbps: 400\n", ""))
     x = explore(req, "switches")
@@ -123,10 +124,10 @@ def test_rack_power_limit_rejects_the_rack_over_it_and_reports_unknown_power(tmp
     assert b200.rejected == "RACK_POWER_ABOVE_LIMIT: rack DH1.A02 draws 57.2 kW; the limit is 45 kW (8 racks over)"
     assert h100.rejected is None
     assert h100.unconfirmed and h100.unconfirmed[0].startswith(
-        "3 rack(s) hold parts without a published power (qm9700): whether they stay within 45 kW is unknown")
+        "3 rack(s) hold parts without a published power (sn5400): whether they stay within 45 kW is unknown")
     assert any(c.startswith("rack power not confirmed for 1 feasible design(s) (rackp-001)") for c in x.caveats())
 
-    spec = _write(tmp_path, ROCE.format(name="h100", switch="qm9700", fabric="", extra=HALL.format(per_rack=4)
+    spec = _write(tmp_path, ROCE.format(name="h100", switch="sn5400", fabric="", extra=HALL.format(per_rack=4)
                                         + "requirements: {rack_power_kw: 45}\n").replace("  speed_gbps: 400\n", ""),
                   "h100.yaml")
     r = cli_in_process("check", "--format", "json", str(spec))

@@ -52,19 +52,21 @@ def test_spec_values_and_family_keys_come_from_the_descriptors():
     clos, torus, dfly = ("fat-tree", "rail-optimized"), ("torus", "mesh"), ("dragonfly", "dragonfly+")
     # The table spec/model.py spelled out by hand before the descriptors: same keys, same order.
     assert FAMILY_KEYS == {
-        "tiers": clos, "oversubscription": clos + ("multi-plane",), "scalable_unit": clos + ("multi-plane",),
-        "servers_per_leaf": ("fat-tree",), "spine_switch": clos, "core_switch": clos,
+        "tiers": clos + ("multi-plane",), "oversubscription": clos + ("multi-plane",), "scalable_unit": clos + ("multi-plane",),
+        "servers_per_leaf": ("fat-tree",), "spine_switch": clos + ("multi-plane",), "core_switch": clos + ("multi-plane",),
         "planes": ("multi-plane",), "uplink_speed_gbps": clos + ("multi-plane",),
         "dims": torus, "wrap": torus, "twist": torus, "links_per_neighbor": torus,
         "groups": dfly, "switches_per_group": dfly, "endpoints_per_switch": dfly, "global_ports_per_switch": dfly,
         "global_links_per_group_pair": dfly, "intra_group": dfly, "global_arrangement": dfly,
+        "spine_leaf_group": ("rail-optimized",),
     }
     assert set(FAMILY_KEYS) <= set(Fabric.model_fields)  # a descriptor cannot own a key the spec lacks
 
 
 def test_traits():
     assert topologies_where("tree") == ("fat-tree", "rail-optimized")
-    assert topologies_where("supports_layout") == topologies_where("supports_growth") == ("fat-tree", "rail-optimized")
+    assert topologies_where("supports_layout") == topologies_where("supports_growth") == ("fat-tree", "rail-optimized",
+                                                                                         "multi-plane")
     assert topologies_where("servers_as_nodes") == ("ring", "full-mesh")
     assert [n for n, t in DESCRIPTORS.items() if not t.rails_meet] == ["rail-only"]
     # The overview layouts of render/diagrams/ (rail-only and multi-plane draw as tiers).
@@ -112,7 +114,7 @@ TPU_TORUS = "name: t\ngpus: 64\nserver: tpu-v4\nfabric:\n  topology: torus\n  di
     # Every refused section at once, with the family's own problems (collected, not first-only).
     ("name: r\nservers: 2\nserver: dgx-h100\nfabric:\n  topology: ring\n  nos: sonic\nlayout: {rows: 1, racks_per_row: 2}\n"
      "extra_endpoints: [{role: vast, count: 2, ports: 1}]\n",
-     ["layout", "use a fat-tree or rail-optimized fabric", "extra_endpoints", "no switch OS to configure",
+     ["layout", "use a fat-tree or rail-optimized or multi-plane fabric", "extra_endpoints", "no switch OS to configure",
       "a ring needs 3 or more servers"]),
 ])
 def test_unsupported_sections_are_refused_by_trait(tmp_path, text, expected):

@@ -116,8 +116,12 @@ def test_mixed_layout_arithmetic():
 def test_small_multi_plane_invariants_and_flow(tmp_path):
     plan = _plan(tmp_path, SMALL.format(servers=56, extra=""))  # last segment partial (8 of 16)
     assert plan_invariants(plan) == []
-    assert Counter(d.role for d in plan.devices) == {"server": 56, "leaf": 64, "spine": 16}
-    assert any("8 of 16" in n for n in plan.notes)
+    # Each plane a Clos sized like the Clos families: one leaf holds all 8 rails of a unit of
+    # 16 servers (128 x 200G down, 64 x 400G up: every cage), 4 leaves and 2 spines per plane,
+    # where one ToR per (plane, unit, rail) and an aggregation layer sized for the largest pod
+    # built 64 ToRs and 16 aggregation switches.
+    assert Counter(d.role for d in plan.devices) == {"server": 56, "leaf": 8, "spine": 4}
+    assert plan.design["rails_per_leaf"] == 8 and plan.design["unit_fill"]["last_unit_servers"] == 8
     report = run_checks(plan).as_json()
     assert "FABRIC_PARTITIONED" not in {f["code"] for f in report["findings"]}
     assert report["figures"]["hops"]["apart_by_design_pairs"] > 0
@@ -171,8 +175,9 @@ BAD = {
                          .replace("tomahawk5", "sn5600"), ["server", "multi-plane needs NICs with 2 or more ports"]),
     "planes not ports per NIC": (SMALL.format(servers=16, extra="  planes: 3\n"), ["fabric.planes", "planes: 3", "has 2 ports"]),
     "ToR cages": (SMALL.format(servers=16, extra="").replace("scalable_unit: 16", "scalable_unit: 200"),
-                  ["fabric.scalable_unit", "200 host ports", "tomahawk5 has 64"]),
-    "aggregation radix": (SMALL.format(servers=4096, extra=""), ["servers", "2048 ToRs per plane", "at most 256 servers"]),
+                  ["fabric.scalable_unit", "200 downlinks at 200G (50 cages)", "the switch has 64"]),
+    "two tiers too small": (SMALL.format(servers=4096, extra="  tiers: 2\n"),
+                            ["fabric.tiers", "do not fit two tiers of tomahawk5", "use tiers: 3"]),
     "uplink speed": (SMALL.format(servers=16, extra="").replace("uplink_speed_gbps: 400", "uplink_speed_gbps: 1600"),
                      ["fabric.uplink_speed_gbps", "no 1600G port mode"]),
 }

@@ -320,7 +320,8 @@ def test_compare_counts_every_fabric_and_the_scale_up_domain():
     assert "72 GPUs, 1,800 GB/s/GPU" in text and "storage fabric: cables" in text
 
 
-@pytest.mark.parametrize("spec", ["tpu-v4-pod", "dragonfly-2k", "rail-only-h100-64", "alibaba-hpn-pod"])
+# (multi-plane grows like a Clos: each plane is one; tests/test_flagship_designs.py)
+@pytest.mark.parametrize("spec", ["tpu-v4-pod", "dragonfly-2k", "rail-only-h100-64"])
 def test_growth_on_non_clos_topologies_is_refused_not_ignored(tmp_path, spec):
     path = tmp_path / f"{spec}.yaml"
     path.write_text((SPECS / f"{spec}.yaml").read_text() + "growth: {max_servers: 100000}\n")

@@ -122,6 +122,9 @@ class PublishedPower(_Strict):
     typical_w: float | None = None
     max_w: float | None = None
     source: str | None = None
+    # vendor: read on the maker's own page; secondary: a third party quoting it (the source
+    # names both). None with no figure.
+    confidence: Literal["vendor", "secondary"] | None = None
     note: str = ""
 
 

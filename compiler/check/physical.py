@@ -11,7 +11,7 @@ import numpy as np
 
 from ..plan.fabrics import COMPUTE
 from ..plan.model import Plan
-from ..plan.power import RackDraw, rack_draw, switch_optics_w
+from ..plan.power import RackDraw, rack_draw, secondary_note, secondary_power_models, switch_optics_w
 from ..plan.views import cable_ids, cage_table, end_transceivers, port_table
 from .context import CheckContext
 from .figures import Figures
@@ -48,6 +48,11 @@ def rack_power(plan: Plan) -> list[Finding]:
             what.append(f"{int(modules.sum())} switches hold modules without one")
         out.append(Finding("RACK_POWER_UNKNOWN", "warning",
                            f"{'; '.join(what)}; the power of {racks} rack(s) is counted without them", "catalog"))
+    secondary = secondary_power_models(plan)
+    if secondary:
+        out.append(Finding("RACK_POWER_SECONDARY", "info",
+                           f"rack power counts the {secondary_note(secondary)}: "
+                           + "; ".join(f"{m}: {src}" for m, src in secondary.items()), "catalog"))
     return out
 
 

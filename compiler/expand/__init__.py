@@ -10,6 +10,13 @@ from .families import resolve_and_build
 from .resolve import ClosDesign
 
 
+def _routed(design) -> bool:
+    """An Ethernet Clos gets an addressing and BGP plan: the Clos families, and multi-plane,
+    whose planes are Clos fabrics (expand/planes.py)."""
+    clos = isinstance(design, ClosDesign) or getattr(design, "plane", None) is not None
+    return clos and design.switch.protocol == "ethernet"
+
+
 def expand(loaded: LoadedSpec) -> Plan:
     design, plan = resolve_and_build(loaded)
     requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
@@ -28,12 +35,12 @@ def expand(loaded: LoadedSpec) -> Plan:
     if spec.requirements and spec.requirements.max_oversubscription:
         plan.requirements["max_oversubscription"] = {k: str(v) for k, v in spec.requirements.max_oversubscription.items()}
     plan.analysis = {"collectives": spec.collectives.model_dump(mode="json")}
-    if isinstance(design, ClosDesign) and design.switch.protocol == "ethernet":
+    if _routed(design):
         compute = fabric_plan(plan)  # the plan itself for one fabric
         # sized to the compute fabric, a prefix of the plan's devices and links: no padding
         plan.routing = compute.routing = plan.fabrics[COMPUTE].routing = compute.fabrics[COMPUTE].routing = \
             addressing.plan_routing(loaded, design, compute)
     if extra_designs:
-        fabrics.route(loaded, plan, extra_designs, isinstance(design, ClosDesign) and design.switch.protocol == "ethernet")
+        fabrics.route(loaded, plan, extra_designs, _routed(design))
     plan.notes += sonic_platform.notes(plan)
     return plan

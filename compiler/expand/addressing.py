@@ -63,6 +63,8 @@ def _region(pool: IPv4Network, role: str, name: str) -> tuple[int, int]:
 
 def structural_slots(plan: Plan, design: ClosDesign) -> np.ndarray:
     """Per device, its 0-based place within its role, from structure (SU, rail, pod, index)."""
+    if not isinstance(design, ClosDesign):  # a multi-plane fabric numbers its planes' switches itself
+        return design.structural_slots(plan)
     s = design.sizing
     leaves_per_su = (design.su_size // design.servers_per_leaf) if (design.su_size and not design.rail_optimized) else None
     endpoint_base: dict[str, int] = {}

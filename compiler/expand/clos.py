@@ -23,7 +23,16 @@ from ..plan import naming
 from ..plan.model import Device, LinkTable, Plan
 from . import endpoints, ports
 from .assembly import PlanAssembly
-from .resolve import ClosDesign, resolve  # noqa: F401  (the family's resolver: expand/families.py)
+from .resolve import ClosDesign
+from .resolve import resolve as resolve_clos
+from .spine_leaf_groups import regroup
+
+
+def resolve(loaded) -> ClosDesign:
+    """The family's resolver (expand/families.py): the cheapest Clos, or its leaves regrouped
+    as NVIDIA's spine-leaf groups where the spec asks (spine_leaf_groups.py)."""
+    design = resolve_clos(loaded)
+    return design if loaded.spec.fabric.spine_leaf_group is None else regroup(loaded, design)
 
 TIER_SERVER, TIER_LEAF, TIER_SPINE, TIER_CORE = 0, 1, 2, 3
 
@@ -61,8 +70,9 @@ def build(design: ClosDesign) -> Plan:
         for li in range(s.leaves):
             su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
             b.add(Device(naming.leaf(idx, su), "leaf", d.switch.id, switch_layout, TIER_LEAF, idx, su=su))
+    leaf_pod, leaf_in_pod = _leaf_pods(d)
     for li in range(s.leaves):
-        b.devices[leaf_first + li].pod = (li // s.leaves_per_pod + 1) if s.tiers == 3 else None
+        b.devices[leaf_first + li].pod = int(leaf_pod[li]) + 1 if s.tiers == 3 else None
 
     # --- spines and cores -----------------------------------------------------------
     spine_first = len(b.devices)
@@ -106,9 +116,9 @@ def build(design: ClosDesign) -> Plan:
         # a spine with an uplink cage group takes the leaves there (after its host ports)
         b_port = leaf_idx * m + t % m + ports.first_port_at(spine_sw, d.up_gbps)
     else:
-        pod, in_pod = np.divmod(leaf_idx, s.leaves_per_pod)
-        b_dev = spine_first + pod * s.spines_per_pod + t
-        b_port = in_pod
+        pod, in_pod = leaf_pod[leaf_idx], leaf_in_pod[leaf_idx]
+        b_dev = spine_first + pod * s.spines_per_pod + t // m
+        b_port = in_pod * m + t % m
     b.link_block("leaf-spine", a_dev, a_port, b_dev, b_port)
 
     # --- spine -> core --------------------------------------------------------------
@@ -134,6 +144,20 @@ def build(design: ClosDesign) -> Plan:
         notes=list(d.notes),
     )
     return plan
+
+
+def _leaf_pods(d: ClosDesign) -> tuple[np.ndarray, np.ndarray]:
+    """Per leaf (0-based, plan order): its pod and its place in the pod. Pods are runs of
+    leaves in leaf order, or with spine-leaf groups (spine_leaf_groups.py) one rail's leaves
+    of `slg_units` SUs: leaf (SU u, rail r) is in group (u // slg_units) * rails + r, place
+    u % slg_units."""
+    s = d.sizing
+    li = np.arange(s.leaves, dtype=np.int64)
+    if d.slg_units is None:
+        return np.divmod(li, s.leaves_per_pod)
+    su, rail = np.divmod(li, d.rails)
+    block, place = np.divmod(su, d.slg_units)
+    return block * d.rails + rail, place
 
 
 def _design_record(d: ClosDesign) -> dict:
@@ -174,6 +198,9 @@ def _design_record(d: ClosDesign) -> dict:
         if sw is not None and sw.id != d.switch.id:
             rec[key] = sw.id
             rec[key.replace("switch", "radix")] = sw.radix(d.up_gbps)
+    if d.slg_units is not None:
+        rec["spine_leaf_group"] = {"scalable_units": d.slg_units, "spines": s.spines_per_pod,
+                                   "cores_per_group": s.cores_per_group}
     if s.tiers == 3:
         rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}
         rec["core_groups"] = s.spines_per_pod

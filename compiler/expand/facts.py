@@ -23,6 +23,8 @@ def _model_record(catalog: Catalog, device) -> dict:
         sw = catalog.switches[device.model]
         return {"kind": "switch", "vendor": sw.vendor, "model": sw.model, "part_number": sw.part_number,
                 "power_w": sw.power_w, "rack_units": sw.rack_units, "confidence": sw.confidence,
+                # where power_w was read: the vendor's page, or a third party quoting it (secondary)
+                "power_confidence": sw.power.confidence, "power_source": sw.power.source,
                 "protocol": sw.protocol, "nos": list(sw.nos),  # what it runs: requirements.nos is judged on it
                 "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None,
                 **({"sonic": {"platform": sw.sonic.platform, "hwsku": {str(k): v for k, v in sorted(sw.sonic.hwsku.items())},

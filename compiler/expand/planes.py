@@ -4,36 +4,49 @@
   outgrows one switch, to that rail's own non-blocking leaf/spine sub-fabric); no switch
   joins two rails. Traffic between rails crosses the servers' scale-up domain (NVLink), never the
   network: the network's own bisection across rails is 0.
-- multi-plane (Alibaba HPN, SIGCOMM 2024): every NIC has P ports and port p goes to plane
-  p (dual-ToR when P = 2). Servers are cut into segments; a ToR serves one (plane, segment,
-  rail) and has one host port per server of its segment. Each ToR links once to every
-  aggregation switch of its plane; the planes never meet.
+- multi-plane (Alibaba HPN, SIGCOMM 2024; NVIDIA's dual-plane Spectrum-X): every NIC has P
+  ports and port p goes to plane p. Each plane is its own rail-optimized Clos, sized by the
+  same rules and code as the Clos families (resolve.py, sizing.py, unit_choice.py): fewest
+  ports, equal links per leaf-spine pair, the default unit and its notes, growth, two or
+  three tiers. The planes never meet.
 
-Wiring rule: server s, NIC n (0-based), port p -> ToR (plane p, segment s // S, rail n),
-host port s % S. ToR k of plane p (k = segment * rails + rail) uplink j -> aggregation
-switch j of plane p, port k. Links are numpy columns.
+A plane's leaf may serve g rails of its scalable unit (NVIDIA's HGX B300 RA at 32 nodes: a
+leaf per rail pair 1+5, 2+6, 3+7, 4+8, 64 x 400G down). That is a rail-optimized Clos whose
+"servers" are rail groups: server s is g virtual servers of R/g NIC ports, virtual server
+(s, k) holding NICs k*R/g .. (k+1)*R/g - 1, so leaf r of a unit takes rails r, r + R/g, ...
+Every g that divides R is sized; the cheapest (ports, switches, cables) wins, the fewest
+rails per leaf of equals (the most traffic stays on one leaf).
 
-A ToR runs its host ports and its uplinks at different speeds on one box (HPN: 128 x 200G
-down in 32 cages of 4 x 200G, 60 x 400G up in 30 cages of 2 x 400G: 62 of 64 OSFP cages
-of a 51.2T switch); see ports.mixed_switch_layout.
+Wiring (multi-plane): server s, NIC n, port p -> plane p, virtual server v = s*g + n // (R/g)
+of SU v // U (U virtual servers per SU), leaf (SU, n % (R/g)), port v % U; leaves, spines
+and cores of a plane then follow clos.py's rules (uplink t -> spine t // m, ...). Links are
+numpy columns.
+
+A leaf may run its host ports and its uplinks at different speeds on one box (HPN: 128 x
+200G down in 32 cages of 4 x 200G, 60 x 400G up in 30 cages of 2 x 400G); see
+sizing.LeafPorts.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..diagnostics import SpecInvalid
+from ..plan import naming
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
-from ..plan import naming
 from . import ports
+from . import resolve as clos_resolve
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
+from .resolve import ClosDesign, Common, OnCommon, resolve_common, size_field
 from .scale_up import scale_up_domains
-from .resolve import Common, OnCommon, resolve_common, size_field
+from .sizing import SizingError
 
 
 @dataclass(frozen=True)
@@ -50,11 +63,52 @@ class PlanesDesign(OnCommon):
     up_cages: int
     notes: tuple[str, ...]
     links_per_pair: int = 1  # rail-only sub-fabric: links from a leaf to each spine of its rail
+    plane: ClosDesign | None = None  # multi-plane: one plane, over rail groups as servers (module doc)
+    rails_per_leaf: int = 1  # multi-plane: g, the rails of a unit one leaf serves
 
+    # What placement (expand/placement.py, layout.py) reads of a design, as ClosDesign has it.
+    @property
+    def server(self):
+        return self.c.server
 
-def _uplinks(segment: int, speed: int, up_speed: int, ratio) -> int:
-    """Uplinks so that down:up bandwidth is at most the ratio."""
-    return math.ceil(segment * speed * ratio.up / (ratio.down * up_speed))
+    @property
+    def switch(self):
+        return self.c.switch
+
+    @property
+    def servers(self) -> int:
+        return self.c.servers
+
+    @property
+    def final_servers(self) -> int:
+        return self.plane.final_servers // self.rails_per_leaf if self.plane else self.c.servers
+
+    @property
+    def media_requested(self) -> dict:
+        return self.c.media_requested
+
+    @property
+    def servers_per_leaf(self) -> int:
+        return self.segment
+
+    # What addressing (expand/addressing.py) reads: the plane's tiers, and unique slots.
+    @property
+    def sizing(self):
+        return self.plane.sizing
+
+    def structural_slots(self, plan) -> np.ndarray:
+        """Per device its 0-based place within its role, plane-major (planes never share a
+        slot): servers by index, leaves (plane, unit, leaf of the unit), spines and cores by
+        their index, which _build_planes numbers plane-major."""
+        vr = self.rails // self.rails_per_leaf
+        L = self.plane.sizing.leaves
+        out = np.empty(len(plan.devices), dtype=np.int64)
+        for i, d in enumerate(plan.devices):
+            if d.role == "leaf":
+                out[i] = (d.group - 1) * L + (d.su - 1) * vr + d.rail - 1
+            else:
+                out[i] = d.index - 1
+        return out
 
 
 def resolve(loaded: LoadedSpec) -> PlanesDesign:
@@ -102,51 +156,88 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
     if rest or per_nic < 2:
         error("DESIGN_IMPOSSIBLE", ("server",),
               f"multi-plane needs NICs with 2 or more ports (one per plane); {c.server.id} has {nic_ports} ports on {c.nics.nics} NICs",
-              "use a server with dual-port NICs (e.g. hpn-8x2x200g), or rail-optimized")
+              "use a server with dual-port NICs (e.g. hpn-8x2x200g, hgx-b300), or rail-optimized")
         raise SpecInvalid(errors)
     planes = fabric.planes or per_nic
     if planes != per_nic:
         error("DESIGN_IMPOSSIBLE", ("fabric", "planes"),
               f"planes: {planes}, but each {c.server.id} NIC has {per_nic} ports and each port goes to its own plane",
               f"use planes: {per_nic}, or leave it out")
-    up_speed = fabric.uplink_speed_gbps or speed
-    if up_speed not in sw.modes:
-        modes = ", ".join(f"{s}G" for s in sorted(sw.modes))
-        error("SPEC_SPEED_UNSUPPORTED", ("fabric", "uplink_speed_gbps"), f"{sw.id} has no {up_speed}G port mode", f"{sw.id} runs {modes}")
     if errors:
         raise SpecInvalid(errors)
-    ratio = fabric.oversubscription.leaf
-    ppc_down, ppc_up = sw.modes[speed].ports_per_cage, sw.modes[up_speed].ports_per_cage
-
-    def cages(seg: int) -> tuple[int, int, int]:
-        u = _uplinks(seg, speed, up_speed, ratio)
-        return u, math.ceil(seg / ppc_down), math.ceil(u / ppc_up)
-
-    if fabric.scalable_unit:
-        segment = fabric.scalable_unit
-    else:
-        segment = max((s for s in range(1, sw.cages * ppc_down + 1) if sum(cages(s)[1:]) <= sw.cages), default=0)
-        notes.append(f"scalable_unit not given: {segment} servers per segment (the most a ToR holds at {ratio})")
-    uplinks, down_cages, up_cages = cages(segment)
-    if segment == 0 or down_cages + up_cages > sw.cages:
-        error("DESIGN_IMPOSSIBLE", ("fabric", "scalable_unit") if fabric.scalable_unit else ("fabric", "oversubscription"),
-              f"a ToR needs {segment} host ports at {speed}G ({down_cages} cages) + {uplinks} uplinks at {up_speed}G "
-              f"({up_cages} cages) = {down_cages + up_cages} cages; {sw.id} has {sw.cages}",
-              "use a smaller scalable_unit or a higher oversubscription")
+    if spec.layout is not None and spec.growth is not None:
+        error("SPEC_UNSUPPORTED", ("layout",), "multi-plane: a physical layout together with growth is not supported yet",
+              "remove `growth:` to place today's fabric, or `layout:` to build ahead for the growth target")
         raise SpecInvalid(errors)
-    segments = math.ceil(c.servers / segment)
-    tors_per_plane = segments * c.nics.nics
-    agg_radix = sw.radix(up_speed)
-    if tors_per_plane > agg_radix:
-        most = agg_radix // c.nics.nics * segment
-        error("DESIGN_IMPOSSIBLE", size_field(spec),
-              f"{segments} segments x {c.nics.nics} rails = {tors_per_plane} ToRs per plane, but an aggregation switch "
-              f"({sw.id}) has {agg_radix} ports at {up_speed}G: one per ToR of its plane",
-              f"use at most {most:,} servers ({most * c.server.gpus:,} GPUs) per pod")
-        raise SpecInvalid(errors)
-    if c.servers % segment:
-        notes.append(f"the last segment has {c.servers % segment} of {segment} servers")
-    return PlanesDesign(c, False, c.nics.nics, planes, segment, segments, up_speed, uplinks, down_cages, up_cages, tuple(notes))
+    plane, g = _size_plane(loaded, c)
+    seg = plane.su_size // g
+    # The plane's own notes count its switches and cables: one plane's.
+    notes = [f"each plane: {_translate(n, g)}" for n in plane.notes]
+    R = c.nics.nics
+    if g > 1:
+        groups = (f"all {R} rails" if g == R else
+                  f"{g} rails (" + ", ".join("+".join(str(r + 1 + k * (R // g)) for k in range(g)) for r in range(R // g)) + ")")
+        notes.insert(0, f"a leaf serves {groups} of the {seg} servers of its scalable unit: "
+                        f"{plane.sizing.leaf.down} downlinks, fewer leaves than one per rail")
+    s_ = plane.sizing
+    per_plane = s_.leaves + s_.spines + s_.cores
+    notes.append(f"{planes} planes that never meet, each a {s_.tiers}-tier rail-optimized Clos of {s_.leaves} leaves"
+                 + (f", {s_.spines} spines and {s_.cores} cores" if s_.tiers == 3 else f" and {s_.spines} spines")
+                 + f" ({per_plane * planes:,} switches over all planes); a GPU's bandwidth is its {planes} plane ports "
+                   f"together, and a plane lost takes 1/{planes} of it")
+    return PlanesDesign(c, False, R, planes, seg, plane.sus, plane.up_gbps, s_.spines,
+                        0, 0, tuple(notes), s_.leaf_spine_links, plane, g)
+
+
+def _divisors(n: int) -> list[int]:
+    return [k for k in range(1, n + 1) if n % k == 0]
+
+
+def _translate(note: str, g: int) -> str:
+    """A plane's notes count rail groups as servers (module doc): g per server. Say servers."""
+    if g == 1:
+        return note
+    note = re.sub(r"(\d[\d,]*) servers", lambda m: f"{int(m.group(1).replace(',', '')) // g:,} servers", note)
+    return re.sub(r"scalable_unit: (\d+)", lambda m: f"scalable_unit: {int(m.group(1)) // g}", note)
+
+
+def _size_plane(loaded: LoadedSpec, c: Common) -> tuple[ClosDesign, int]:
+    """One plane as a rail-optimized Clos over rail groups, for every g (rails per leaf)
+    that divides the NICs; the cheapest, and its g. The plane's Clos is sized by the Clos
+    families' own code (resolve._size), so every rule and note is theirs."""
+    spec, fabric = loaded.spec, loaded.spec.fabric
+    R = c.nics.nics
+    up_gbps = clos_resolve.uplink_speed(loaded, c)
+    upper = clos_resolve._upper_switches(loaded, c, up_gbps)
+    best, first_error = None, None
+    for g in _divisors(R):
+        if c.server.gpus % g:
+            continue
+        vfabric = fabric.model_copy(update={"topology": "rail-optimized",
+                                            "scalable_unit": fabric.scalable_unit * g if fabric.scalable_unit else None})
+        growth = spec.growth
+        if growth is not None and growth.max_servers:
+            growth = growth.model_copy(update={"max_servers": growth.max_servers * g})
+        vloaded = dataclasses.replace(loaded, spec=spec.model_copy(update={"fabric": vfabric, "growth": growth}))
+        vserver = c.server.model_copy(update={"gpus": c.server.gpus // g})
+        vnics = c.nics.model_copy(update={"nics": R // g, "ports": [c.nics.ports[n * (len(c.nics.ports) // R)]
+                                                                      for n in range(R // g)]})
+        try:
+            design = clos_resolve._size(vloaded, c.catalog, vserver, vnics, c.switch, c.speed_gbps, c.servers * g, (),
+                                        c.media_requested, upper, unit_keys=("scalable_unit",))
+        except SizingError as exc:
+            first_error = first_error or exc
+            continue
+        cost = design.unit_fill["cost"]
+        uppers = cost["switches"] - design.final_leaves
+        ports = design.final_leaves * c.switch.radix(c.speed_gbps) + uppers * upper.spine_radix + 2 * cost["cables"]
+        key = (ports, cost["switches"], cost["cables"], g)
+        if best is None or key < best[0]:
+            best = (key, design, g)
+    if best is None:
+        exc = first_error
+        raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)])
+    return best[1], best[2]
 
 
 def build(d: PlanesDesign):
@@ -155,9 +246,12 @@ def build(d: PlanesDesign):
     # Device indices are unique per role (and SU for ToRs): planned IB GUIDs derive from them.
     server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
     for s in range(c.servers):
-        b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
+        # multi-plane: servers carry their scalable unit (placement racks a unit together)
+        su = s // d.segment + 1 if d.plane is not None else None
+        b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1,
+                     su=su))
     first_tor = len(b.devices)
-    R, P, S = d.rails, d.planes, d.segment
+    R, S = d.rails, d.segment
     if d.rail_only:
         layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
         for r in range(R):
@@ -180,29 +274,69 @@ def build(d: PlanesDesign):
             r_of, i_of = np.divmod(leaf, d.segments)
             b.link_block("leaf-spine", first_tor + leaf, S + u, first_spine + r_of * d.uplinks + u // m, i_of * m + u % m)
         return b.plan(c.spec.name, _design_record(d), list(d.notes))
-    tor_layout = b.layout(ports.mixed_switch_layout(c.switch, [(d.down_cages, c.speed_gbps), (d.up_cages, d.uplink_speed_gbps)]))
+    return _build_planes(d, b)
+
+
+def _build_planes(d: PlanesDesign, b: PlanAssembly):
+    """P copies of the plane's Clos (module doc for the wiring); device index p-major so
+    planned ids stay unique per role."""
+    c, pd = d.c, d.plane
+    s = pd.sizing
+    P, R, g = d.planes, d.rails, d.rails_per_leaf
+    vr = R // g  # leaves per unit in a plane (virtual rails)
+    U = pd.su_size  # virtual servers per unit
+    lp = pd.leaf_ports
+    spine_sw = pd.spine_switch or c.switch
+    core_sw = pd.core_switch or spine_sw
+    leaf_layout = b.layout(ports.leaf_layout(c.switch, c.speed_gbps, pd.up_gbps, lp.down_cages(s.leaf.down)))
+    spine_layout = b.layout(ports.switch_layout(spine_sw, pd.up_gbps))
+    core_layout = b.layout(ports.switch_layout(core_sw, pd.up_gbps))
+    L, S, C = s.leaves, s.spines, s.cores
+    first_leaf = len(b.devices)
     for p in range(P):
-        for seg in range(d.segments):
-            for r in range(R):
-                b.add(Device(naming.plane_tor(p + 1, seg + 1, r + 1), "leaf", c.switch.id, tor_layout, 1,
-                             p * R + r + 1, su=seg + 1, rail=r + 1, group=p + 1))
-    # Server -> ToR. Port i of a server: NIC i // P, plane i % P.
+        for li in range(L):
+            su, r = divmod(li, vr)
+            pod = li // s.leaves_per_pod + 1 if s.tiers == 3 else None
+            b.add(Device(naming.plane_tor(p + 1, su + 1, r + 1), "leaf", c.switch.id, leaf_layout, 1,
+                         p * vr + r + 1, su=su + 1, rail=r + 1, group=p + 1, pod=pod))
+    first_spine = len(b.devices)
+    for p in range(P):
+        for k in range(S):
+            pod, j = divmod(k, s.spines_per_pod)
+            name = naming.plane_agg(p + 1, k + 1) if s.tiers == 2 else naming.plane_spine(p + 1, pod + 1, j + 1)
+            b.add(Device(name, "spine", spine_sw.id, spine_layout, 2, p * S + k + 1, group=p + 1,
+                         pod=pod + 1 if s.tiers == 3 else None))
+    first_core = len(b.devices)
+    for p in range(P):
+        for k in range(C):
+            b.add(Device(naming.plane_core(p + 1, k + 1), "core", core_sw.id, core_layout, 3, p * C + k + 1, group=p + 1))
+    # Server -> leaf. Port i of a server: NIC i // P, plane i % P.
     n_ports = R * P
     srv = np.repeat(np.arange(c.servers, dtype=np.int64), n_ports)
     port = np.tile(np.arange(n_ports, dtype=np.int64), c.servers)
     nic, plane = np.divmod(port, P)
-    tor = first_tor + (plane * d.segments + srv // S) * R + nic
-    b.link_block("server-leaf", srv, port, tor, srv % S)
-    first_agg = len(b.devices)
-    agg_layout = b.layout(ports.switch_layout(c.switch, d.uplink_speed_gbps))
-    for p in range(P):
-        for j in range(d.uplinks):
-            b.add(Device(naming.plane_agg(p + 1, j + 1), "spine", c.switch.id, agg_layout, 2, p * d.uplinks + j + 1, group=p + 1))
-    per_plane = d.segments * R
-    k = np.repeat(np.arange(P * per_plane, dtype=np.int64), d.uplinks)  # ToR, plane-major
-    j = np.tile(np.arange(d.uplinks, dtype=np.int64), P * per_plane)
-    up_base = d.down_cages * c.switch.modes[c.speed_gbps].ports_per_cage
-    b.link_block("leaf-spine", first_tor + k, up_base + j, first_agg + (k // per_plane) * d.uplinks + j, k % per_plane)
+    v = srv * g + nic // vr
+    unit, slot = np.divmod(v, U)
+    b.link_block("server-leaf", srv, port, first_leaf + plane * L + unit * vr + nic % vr, slot)
+    # Leaf -> spine, per plane as clos.py.
+    up, m = s.leaf.up, s.leaf_spine_links
+    leaf = np.repeat(np.arange(P * L, dtype=np.int64), up)
+    t = np.tile(np.arange(up, dtype=np.int64), P * L)
+    p_of, li = np.divmod(leaf, L)
+    if s.tiers == 2:
+        b_dev, b_port = first_spine + p_of * S + t // m, li * m + t % m
+    else:
+        pod, in_pod = np.divmod(li, s.leaves_per_pod)
+        b_dev, b_port = first_spine + p_of * S + pod * s.spines_per_pod + t, in_pod
+    b.link_block("leaf-spine", first_leaf + leaf, lp.first_uplink(s.leaf.down) + t, b_dev, b_port)
+    if s.tiers == 3:
+        us, mc = s.spine.up, s.spine_core_links
+        sp = np.repeat(np.arange(P * S, dtype=np.int64), us)
+        t = np.tile(np.arange(us, dtype=np.int64), P * S)
+        p_of, k = np.divmod(sp, S)
+        pod, j = np.divmod(k, s.spines_per_pod)
+        b.link_block("spine-core", first_spine + sp, s.spine.down + t,
+                     first_core + p_of * C + j * s.cores_per_group + t // mc, pod * mc + t % mc)
     return b.plan(c.spec.name, _design_record(d), list(d.notes))
 
 
@@ -232,10 +366,51 @@ def _design_record(d: PlanesDesign) -> dict:
             rec.update({"leaves_per_rail": d.segments, "spines_per_rail": d.uplinks,
                         "leaf_spine_links_per_pair": d.links_per_pair, "leaf_ports": {"down": d.segment, "up": d.segment}})
     else:
+        pd = d.plane
+        sz, lp = pd.sizing, pd.leaf_ports
+        leaf_ports = {"down": sz.leaf.down, "up": sz.leaf.up,
+                      **({"down_cages": lp.down_cages(sz.leaf.down), "up_cages": lp.up_cages(sz.leaf.up)} if lp.mixed else {})}
         rec.update({
+            "tiers": sz.tiers,
             "uplink_speed_gbps": d.uplink_speed_gbps,
-            "tor_ports": {"down": d.segment, "up": d.uplinks, "down_cages": d.down_cages, "up_cages": d.up_cages},
-            "tors": d.planes * d.segments * d.rails,
-            "aggregation_per_plane": d.uplinks,
+            "rails_per_leaf": d.rails_per_leaf,
+            "leaf_ports": leaf_ports,
+            "tor_ports": leaf_ports,
+            "tors": d.planes * sz.leaves,
+            "leaves_per_plane": sz.leaves,
+            "aggregation_per_plane": sz.spines,
+            "cores_per_plane": sz.cores,
+            "leaves_per_pod": sz.leaves_per_pod,
+            "pods": sz.pods,
+            "spines_per_pod": sz.spines_per_pod,
+            "leaf_spine_links_per_pair": sz.leaf_spine_links,
+            "built_for_servers": pd.final_servers // d.rails_per_leaf,
+            "oversubscription": {"leaf": str(c.spec.fabric.oversubscription.leaf),
+                                 **({"spine": str(c.spec.fabric.oversubscription.spine)} if sz.tiers == 3 else {})},
         })
+        if sz.tiers == 3:
+            rec.update({"spine_ports": {"down": sz.spine.down, "up": sz.spine.up}, "core_groups": sz.spines_per_pod,
+                        "cores_per_group": sz.cores_per_group, "spine_core_links_per_pair": sz.spine_core_links})
+        if pd.unit_fill is not None:
+            rec["unit_fill"] = _unit_fill(pd.unit_fill, d.rails_per_leaf, d.planes)
     return rec
+
+
+def _unit_fill(fill: dict, g: int, planes: int) -> dict:
+    """A plane's unit fill (unit_choice.fill_record) in servers (not rail groups) and over
+    every plane (switches and cables of all planes)."""
+    def cost(rec: dict | None) -> dict | None:
+        if rec is None:
+            return None
+        out = {**rec, "switches": rec["switches"] * planes, "cables": rec["cables"] * planes}
+        for k in ("size", "servers"):
+            if k in out:
+                out[k] //= g
+        return out
+    out = {**fill, "size": fill["size"] // g, "servers": fill["servers"] // g,
+           "last_unit_servers": fill["last_unit_servers"] // g,
+           "last_unit_leaves": fill["last_unit_leaves"] * planes, "last_unit_uplinks": fill["last_unit_uplinks"] * planes}
+    for k in ("cost", "cheapest", "whole_units", "with_room"):
+        if k in out:
+            out[k] = cost(out[k])
+    return out

@@ -52,6 +52,7 @@ class ClosDesign:
     unit_fill: dict | None = None  # the last unit's fill and the unit's cost (unit_choice.fill_record)
     final_leaves: int = 0  # leaves at the size the upper tiers are built for (growth), else today's
     uplink_speed_gbps: int | None = None  # fabric.uplink_speed_gbps: leaf-spine and spine-core; None: speed_gbps
+    slg_units: int | None = None  # fabric.spine_leaf_group: a pod is one rail of this many SUs (spine_leaf_groups.py)
 
     @property
     def up_gbps(self) -> int:

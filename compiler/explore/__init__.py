@@ -67,6 +67,9 @@ class Exploration:
         if unknown:
             out.append("power is a floor: no published power for " + ", ".join(unknown)
                        + (" (so the power objective ranks on optics and cables only)" if self.objective == "power" else ""))
+        secondary = sorted({m for e in self.feasible for m in e.power_secondary_for})
+        if secondary:
+            out.append(f"power of {', '.join(secondary)} is from a secondary source (a third party quoting the vendor page)")
         if any(e.currency is None for e in self.feasible):
             out.append("no cost: the spec has no bom.prices file")
         elif any(e.cost_unpriced for e in self.feasible):

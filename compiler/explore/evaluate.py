@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 import time
 from decimal import Decimal
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from ..check import CHECKS, Check, CheckResults, run_checks
@@ -29,6 +29,7 @@ from ..diagnostics import SpecInvalid
 from ..pipeline import plan_from_source
 from ..plan.order import DEFAULT_SCOPE, in_scope, order_lines, order_totals
 from ..plan.model import Plan
+from ..plan.power import secondary_power_models
 from ..render.summary import cables_by_kind
 from ..spec.yaml_source import Source
 from .choices import Candidate
@@ -57,6 +58,7 @@ class Evaluated:
     cost: Decimal | None = None  # None: no price file, or unknown (a part unpriced: cost_unpriced names it)
     priced_cost: Decimal | None = None  # the priced parts' sum (a floor where some are unpriced)
     currency: str | None = None  # None: no price file
+    power_secondary_for: list[str] = field(default_factory=list)  # switch models whose power is secondary (plan/power.py)
     cost_unpriced: list[str] = field(default_factory=list)
     bisection_gbps: int | None = None
     bisection_per_gpu_gbps: float | None = None
@@ -132,6 +134,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         transceivers=sum(line.quantity for line in lines if line.category == "transceiver"),
         power_w=round(total.power_w, 1), power_unknown_for=list(total.power_unknown_for),
         cost=total.cost, priced_cost=total.priced, currency=total.currency, cost_unpriced=list(total.unpriced),
+        power_secondary_for=list(secondary_power_models(plan)),
         bisection_gbps=checks.of(BisectionFigures).worst_cut_gbps,
         bisection_per_gpu_gbps=checks.of(BisectionFigures).per_gpu_gbps,
         oversubscription={t: str(f.max) for t, f in checks.of(OversubscriptionFigures).tiers.items()},

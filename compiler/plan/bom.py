@@ -50,7 +50,9 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         rec = facts["models"][model]
         if rec["kind"] == "switch":
             lines.append(BomLine("switch", rec["part_number"], f'{rec["vendor"]} {rec["model"]}', qty, rec["power_w"],
-                                 "" if rec["power_w"] is not None else "power not published"))
+                                 "power not published" if rec["power_w"] is None else
+                                 f'power secondary: {rec.get("power_source")}' if rec.get("power_confidence") == "secondary"
+                                 else ""))
         elif rec["kind"] == "server":
             lines.append(BomLine("server", rec["part_number"], f'{rec["vendor"]} {rec["model"]}, {rec["gpus"]} GPUs', qty,
                                  rec["power_w"], "maximum power" if rec["power_w"] else "power not published"))

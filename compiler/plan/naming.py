@@ -153,6 +153,16 @@ def plane_agg(plane: int, index: int) -> str:
     return f"p{plane}-agg-{index:02d}"
 
 
+def plane_spine(plane: int, pod: int, index: int) -> str:
+    """A spine of one plane's pod (three tiers): p1-pod3-spine-07."""
+    return f"p{plane}-pod{pod}-spine-{index:02d}"
+
+
+def plane_core(plane: int, index: int) -> str:
+    """A core switch of one plane: p2-core-012."""
+    return f"p{plane}-core-{index:03d}"
+
+
 def rail_leaf_of(rail: int, index: int) -> str:
     """A leaf of a rail's own 2-tier sub-fabric (rail-only, rail larger than one switch): rail-03-leaf-02."""
     return f"rail-{rail:02d}-leaf-{index:02d}"

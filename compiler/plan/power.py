@@ -34,6 +34,24 @@ class RackDraw:
         return sorted({plan.devices[i].model for i in dev.tolist()})
 
 
+def secondary_power_models(plan: Plan) -> dict[str, str]:
+    """Models in the plan whose power figure is secondary (a third party quoting the vendor
+    page, not the page itself) -> that source: budgets use them, and say so."""
+    models = plan.facts.get("models", {})
+    out = {}
+    for model in sorted({d.model for d in plan.devices}):
+        rec = models.get(model) or {}
+        if rec.get("power_confidence") == "secondary" and rec.get("power_w") is not None:
+            out[model] = rec.get("power_source") or ""
+    return out
+
+
+def secondary_note(models: dict[str, str]) -> str:
+    """One clause for reports: which figures are secondary."""
+    return (f"power of {', '.join(models)} from a secondary source (a third party quoting the vendor page)"
+            if models else "")
+
+
 def switch_optics_w(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per device: the published power of the modules in its cages (one per cage and
     medium in use, as the BOM counts them) and whether any of them has none. Servers and

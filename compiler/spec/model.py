@@ -104,6 +104,17 @@ _SIZES_SCHEMA = WithJsonSchema({"type": "array", "maxItems": 16, "items": {"anyO
     {"type": "integer", "minimum": 1}, {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$"}]}})
 
 
+class SpineLeafGroup(_Strict):
+    """NVIDIA's SuperPOD build (the RA's SLG / CG): a spine-leaf group is one rail's leaves
+    across `scalable_units` units and `spines` spines, every leaf joined to every spine; the
+    spines at one position of every group form a core group, whose cores join them."""
+
+    scalable_units: int = Field(ge=1, le=4096, description="units whose leaves of one rail form a group, e.g. 8 racks")
+    spines: int = Field(ge=1, le=4096, description="spines of a group; they divide a leaf's uplinks evenly")
+    cores_per_group: int | None = Field(
+        None, ge=1, le=4096, description="cores of a core group; default: the fewest that take every spine uplink evenly")
+
+
 class Fabric(_Strict):
     topology: str = Field(description=" | ".join(f"{t.name} ({t.note})" if t.note else t.name
                                                  for t in TOPOLOGY_DESCRIPTORS.values()))
@@ -125,6 +136,10 @@ class Fabric(_Strict):
         description="fat-tree: servers that share one leaf (ToR), e.g. 2; default: as many as the leaf's downlinks at "
                     "the leaf oversubscription hold. Uplinks follow the ratio; the leaf's other ports stay spare",
     )
+    spine_leaf_group: SpineLeafGroup | None = Field(
+        None, description="rail-optimized, three tiers as NVIDIA's SuperPOD RA builds them: {scalable_units: 8, spines: 6} "
+                          "groups one rail's leaves of 8 units with 6 spines (an SLG), and the spines at one position of "
+                          "every group with their cores (a CG). Default: none (the cheapest Clos)")
     spine_switch: CatalogId | None = Field(
         None, description="Clos: catalog id of the spine switch model (e.g. a modular chassis); default: `switch`")
     core_switch: CatalogId | None = Field(

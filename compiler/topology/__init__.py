@@ -72,14 +72,15 @@ _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_n
 # Order is the order the spec's error messages and schema list them in.
 TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("fat-tree", keys=_CLOS_KEYS + ("servers_per_leaf",), **_CLOS),
-    Topology("rail-optimized", keys=_CLOS_KEYS, host_group="su", **_CLOS),
+    Topology("rail-optimized", keys=_CLOS_KEYS + ("spine_leaf_group",), host_group="su", **_CLOS),
     Topology("torus", **_TORUS),
     Topology("mesh", **_TORUS),
     Topology("dragonfly", **_DRAGONFLY, switch_roles=("router",)),
     Topology("dragonfly+", **_DRAGONFLY, switch_roles=("leaf", "spine")),
     Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False, switch_roles=("leaf", "spine")),
-    Topology("multi-plane", family="planes", record=PlanesRecord, keys=("oversubscription", "scalable_unit", "planes", "uplink_speed_gbps"),
-             switch_roles=("leaf", "spine")),
+    Topology("multi-plane", family="planes", record=PlanesRecord, supports_growth=True, supports_nos=True, supports_layout=True,
+             keys=("tiers", "oversubscription", "scalable_unit", "planes", "uplink_speed_gbps", "spine_switch", "core_switch"),
+             switch_roles=("leaf", "spine", "core")),
     Topology("ring", **_DIRECT),
     Topology("full-mesh", **_DIRECT, note="servers cabled to each other, no switch"),
 )}

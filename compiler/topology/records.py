@@ -96,6 +96,18 @@ class PlanesRecord(DesignRecord):
     tor_ports: dict | None = None
     tors: int | None = None
     aggregation_per_plane: int | None = None
+    # multi-plane: each plane a Clos (expand/planes.py), keys as ClosRecord's, per plane
+    rails_per_leaf: int | None = None
+    leaves_per_plane: int | None = None
+    cores_per_plane: int | None = None
+    leaves_per_pod: int | None = None
+    pods: int = 1
+    spines_per_pod: int | None = None
+    built_for_servers: int | None = None
+    spine_ports: dict | None = None
+    core_groups: int | None = None
+    cores_per_group: int | None = None
+    spine_core_links_per_pair: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

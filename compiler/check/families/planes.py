@@ -41,4 +41,8 @@ def exhaustive(plan: Plan, g: FabricGraph) -> bool:
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
-    return None  # no closed form here yet: the BFS figure stands alone
+    """Multi-plane: each plane is a Clos, so its closed form holds within a plane (pairs the
+    planes keep apart are counted apart). Rail-only: no closed form; the BFS figure stands alone."""
+    if topology(plan.design_record.topology).rails_meet:
+        return clos.max_hops(plan, edge_switches)
+    return None
