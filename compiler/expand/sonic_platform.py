@@ -50,7 +50,9 @@ def notes(plan: Plan) -> list[str]:
             if not sonic:
                 # PORT index is what xcvrd maps to a transceiver cage: a wrong one is silent
                 out.append(f"sonic: {what}: the catalog names no SONiC platform for {model} (switches.yaml sonic:): "
-                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; the file's PORT alias is the "
+                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; it writes no buffer tables "
+                           f"(BUFFER_*: the platform's buffer templates are not in the catalog, catalog/data/sonic_buffers.yaml), "
+                           f"so the RoCE priority is lossless only once `config qos reload` has written the box's own; the file's PORT alias is the "
                            f"panel name and its PORT index the cage counted from 1, where a platform's port_config.ini may "
                            f"differ (UfiSpace S9321-64EO counts cages from 0): match both to the box's before loading")
             elif len(split) > 1:
