@@ -248,58 +248,7 @@ def test_report_loads_in_headless_chromium_and_shows_name_and_totals(compiled, n
     assert int(re.search(r'data-svgs="(\d+)"', dom).group(1)) >= fabrics + 2  # a diagram per fabric + plots as SVG
 
 
-# --- NetBox ----------------------------------------------------------------------------
-
-# Choice values from netbox/dcim/choices.py (formats.md 6.1).
-NB_DEVICE_STATUS = {"active", "planned", "staged", "failed", "inventory", "decommissioning", "offline"}
-NB_CABLE_STATUS = {"connected", "planned", "decommissioning"}
-NB_CABLE_TYPES = {"dac-passive", "dac-active", "aoc", "mmf-om3", "mmf-om4", "mmf-om5", "smf-os2", "cat6a", "power"}
-NB_IF_TYPES = {"400gbase-x-osfp", "800gbase-x-osfp", "400gbase-x-qsfpdd", "800gbase-x-qsfpdd", "400gbase-x-qsfp112",
-               "infiniband-ndr", "infiniband-xdr"}
-NB_UNITS = {"km", "m", "cm", "mi", "ft", "in"}
-
-
-@pytest.mark.parametrize("name", EXAMPLE_SPECS)
-def test_netbox_csvs_follow_the_bulk_import_rules(compiled, name):
-    plan, target = compiled[name]
-    nb = target / "netbox"
-    sites = {r["name"] for r in _rows(nb / "sites.csv")}
-    racks = {r["name"]: r for r in _rows(nb / "racks.csv")} if (nb / "racks.csv").exists() else {}
-    assert (plan.physical is not None) == bool(racks)
-    for r in racks.values():
-        assert r["site"] in sites and int(r["u_height"]) >= 1 and r["width"] in {"10", "19", "21", "23"}
-    devices = {}
-    for d in _rows(nb / "devices.csv"):
-        assert d["name"] not in devices and d["site"] in sites and d["status"] in NB_DEVICE_STATUS and d["device_type"]
-        if d["rack"]:
-            assert d["rack"] in racks and d["face"] in {"front", "rear"}
-            assert 1 <= int(d["position"]) <= int(racks[d["rack"]]["u_height"])
-        else:
-            assert not d["position"] and not d["face"]
-        devices[d["name"]] = d
-    assert len(devices) == len(plan.devices)
-    interfaces = set()
-    for i in _rows(nb / "interfaces.csv"):
-        assert i["device"] in devices and i["type"] in NB_IF_TYPES, i
-        assert int(i["speed"]) % 1_000_000 == 0 and int(i["speed"]) // 1_000_000 in (200, 400, 800)  # Kbps
-        key = (i["device"], i["name"])
-        assert key not in interfaces
-        interfaces.add(key)
-    cables = _rows(nb / "cables.csv")
-    assert len(cables) == len(plan.links)
-    used = set()
-    for c in cables:
-        for side in ("a", "b"):
-            key = (c[f"side_{side}_device"], c[f"side_{side}_name"])
-            assert c[f"side_{side}_type"] == "dcim.interface" and key in interfaces and key not in used
-            used.add(key)
-        assert c["type"] in NB_CABLE_TYPES and c["status"] in NB_CABLE_STATUS
-        assert re.fullmatch(r"[0-9a-f]{6}", c["color"]), c["color"]
-        if c["length"]:
-            assert float(c["length"]) > 0 and c["length_unit"] in NB_UNITS  # length needs length_unit
-        else:
-            assert not c["length_unit"]
-    assert bool(cables[0]["length"]) == (plan.physical is not None)
+# NetBox: tests/test_netbox.py (every fabric, imported into a model of NetBox's bulk import)
 
 
 # --- PTM / Air / containerlab (Ethernet designs) ------------------------------------------
