@@ -500,3 +500,27 @@ def test_forked_rendering_writes_what_one_process_writes(tmp_path, monkeypatch):
     assert len(files) == 20 + 1  # 20 switch configs, and manifest.json (forked writes listed as one process lists them)
     assert files == sorted(p.relative_to(forked) for p in forked.rglob("*") if p.is_file())
     assert all((serial / f).read_bytes() == (forked / f).read_bytes() for f in files)
+
+
+def test_a_cable_beyond_the_headroom_lookup_is_said_and_gets_no_lossless_pg():
+    """SONiC's lookup ends at 300 m: a longer cable has no headroom size, so its port gets no
+    lossless PG (never the 300 m row's, which would be too small) and the compile says so."""
+    import dataclasses
+
+    from compiler.expand.sonic_platform import _beyond_lookup
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.render.structured_config import switch_configs
+
+    _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
+    view = fabric_plan(plan, "storage")
+    assert _beyond_lookup(view, "storage") == []
+    order = view.physical.order_m.copy()
+    order[0] = 350.0
+    view.physical = dataclasses.replace(view.physical, order_m=order)
+    [note] = _beyond_lookup(view, "storage")
+    assert "1 cable(s) longer than 300 m" in note and "no lossless priority group" in note
+    leaf = next(c for c in switch_configs(view, "sonic") if c.hostname == "storage-leaf-001")
+    by_port = dict(zip((i.name for i in leaf.interfaces), leaf.sonic_buffers.pg_lossless))
+    lengths = dict(zip((i.name for i in leaf.interfaces), leaf.cable_lengths_m))
+    assert [p for p, m in lengths.items() if m > 300] == [p for p, prof in by_port.items() if prof is None]
+    assert sum(prof is None for prof in by_port.values()) == 1
