@@ -25,8 +25,8 @@ from .conftest import SPECS, plan_from_text
 NETBOX = json.loads((Path(__file__).parent / "data" / "netbox" / "netbox-4.6.8.json").read_text())
 CHOICES = {k: {str(v) for v in vals} for k, vals in NETBOX["choices"].items()}
 FIELDS = {k: set(v) for k, v in NETBOX["import_fields"].items()}
-FILES = {"sites.csv": "SiteImportForm", "racks.csv": "RackImportForm", "manufacturers.csv": "ManufacturerImportForm",
-         "device-roles.csv": "DeviceRoleImportForm", "devices.csv": "DeviceImportForm", "cables.csv": "CableImportForm"}
+FILES = {"sites.csv": "SiteImportForm", "racks.csv": "RackImportForm", "manufacturers/*.csv": "ManufacturerImportForm",
+         "device-roles/*.csv": "DeviceRoleImportForm", "devices.csv": "DeviceImportForm", "cables.csv": "CableImportForm"}
 # column -> the choice set its values must come from
 COLUMN_CHOICES = {("sites.csv", "status"): "SiteStatusChoices", ("racks.csv", "status"): "RackStatusChoices",
                   ("racks.csv", "width"): "RackWidthChoices", ("racks.csv", "outer_unit"): "RackDimensionUnitChoices",
@@ -50,13 +50,14 @@ class NetBox:
         self.sites, self.racks, self.manufacturers, self.roles = {}, {}, {}, {}
         self.types, self.devices, self.interfaces, self.cabled = {}, {}, {}, set()
         self.occupied: dict[tuple, set[int]] = {}
+        self.refused: list[str] = []  # files of shared records NetBox already had
 
     @staticmethod
     def _unique(table: dict, key, what: str):
         if key in table:
             raise ImportError_(f"{what} {key!r} is not a unique value")
 
-    def import_folder(self, nb: Path, skip_existing_shared: bool = False) -> None:
+    def import_folder(self, nb: Path) -> None:
         for r in _rows(nb / "sites.csv"):
             self._unique(self.sites, r["name"], "site")
             self.sites[r["name"]] = r
@@ -65,28 +66,32 @@ class NetBox:
                 assert r["site"] in self.sites, f"Object not found: {r['site']}"
                 self._unique(self.racks, (r["site"], r["name"]), "rack")
                 self.racks[(r["site"], r["name"])] = r
-        for r in _rows(nb / "manufacturers.csv"):
-            if skip_existing_shared and r["name"] in self.manufacturers:
+        # one record per file: a file whose record NetBox has is refused whole, and the flow goes on
+        for f in sorted((nb / "manufacturers").glob("*.csv")):
+            [r] = _rows(f)
+            if r["name"] in self.manufacturers:
+                self.refused.append(f.name)
                 continue
-            self._unique(self.manufacturers, r["name"], "manufacturer")
             self.manufacturers[r["name"]] = r
-        for r in _rows(nb / "device-roles.csv"):
-            if skip_existing_shared and r["name"] in self.roles:
-                continue
-            self._unique(self.roles, r["name"], "role")
+        for f in sorted((nb / "device-roles").glob("*.csv")):
+            [r] = _rows(f)
             assert len(r["color"]) == 6
+            if r["name"] in self.roles:
+                self.refused.append(f.name)
+                continue
             self.roles[r["name"]] = r
-        text = (nb / "device-types.yaml").read_text()
-        assert text.startswith("---")  # NetBox detects YAML by it
-        for t in yaml.safe_load_all(text):
+        for f in sorted((nb / "device-types").glob("*.yaml")):
+            text = f.read_text()
+            assert text.startswith("---")  # NetBox detects YAML by it
+            [t] = list(yaml.safe_load_all(text))
             assert set(t) - {"interfaces"} <= FIELDS["DeviceTypeImportForm"], set(t)
             assert "interfaces" in NETBOX["device_type_related_objects"]
             key = (t["manufacturer"], t["model"])
-            if skip_existing_shared and key in self.types:
-                assert self.types[key] == t  # the same hardware, the same record
-                continue
             assert t["manufacturer"] in self.manufacturers, f"Object not found: {t['manufacturer']}"
-            self._unique(self.types, key, "device type")
+            if key in self.types:
+                assert self.types[key] == t  # the same hardware, the same record
+                self.refused.append(f.name)
+                continue
             assert t["slug"] not in {x["slug"] for x in self.types.values()}
             names = [i["name"] for i in t["interfaces"]]
             assert len(names) == len(set(names)), t["model"]
@@ -126,15 +131,14 @@ class NetBox:
 
 def _check_fields(nb: Path) -> None:
     for name, form in FILES.items():
-        if not (nb / name).exists():
-            continue
-        rows = _rows(nb / name)
-        header = list(rows[0]) if rows else []
-        assert set(header) <= FIELDS[form], (name, set(header) - FIELDS[form])
-        for (file, col), choice in COLUMN_CHOICES.items():
-            if file == name:
-                for r in rows:
-                    assert r[col] == "" or r[col] in CHOICES[choice], (name, col, r[col])
+        for path in sorted(nb.glob(name)):
+            rows = _rows(path)
+            header = list(rows[0]) if rows else []
+            assert set(header) <= FIELDS[form], (name, set(header) - FIELDS[form])
+            for (file, col), choice in COLUMN_CHOICES.items():
+                if file == name:
+                    for r in rows:
+                        assert r[col] == "" or r[col] in CHOICES[choice], (name, col, r[col])
 
 
 DESIGNS = ["h100-superpod-1su-multi-fabric-hall", "roce-2spine-4leaf-sonic", "tpu-v4-pod", "b200-superpod-4su-hall",
@@ -194,7 +198,9 @@ def test_two_designs_in_one_netbox(designs):
     assert "name: second-hall" in text
     plan = plan_from_text(text)
     target = write_outputs(plan, tmp, ["netbox"])
-    box.import_folder(target / "netbox", skip_existing_shared=True)
+    box.import_folder(target / "netbox")
+    assert sorted(box.refused) == ["hgx-h100-compute.yaml", "leaf.csv", "nvidia.csv", "oem.csv", "server.csv", "sn5600-400.yaml",
+                                   "spine.csv"]  # all of the first design's, as the second runs the same hardware
     assert ("second-hall", "spine-01") in box.devices and ("roce-2spine-4leaf-sonic", "spine-01") in box.devices
     assert len(box.cabled) == 4 * len(plan.links)
 
@@ -206,18 +212,19 @@ def test_the_netbox_model_refuses_what_netbox_refuses(designs, tmp_path):
     box = NetBox()
     box.import_folder(src)
     with pytest.raises(AssertionError, match="not a unique value"):
-        box.import_folder(src, skip_existing_shared=True)  # the same site again
+        box.import_folder(src)  # the same site again
+    import shutil
+
     bad = tmp_path / "bad"
-    bad.mkdir()
-    for f in src.iterdir():
-        (bad / f.name).write_text(f.read_text())
-    (bad / "device-types.yaml").write_text((src / "device-types.yaml").read_text().replace("400gbase-x-osfp", "400gbase-x-osfp112", 1))
+    shutil.copytree(src, bad)
+    typ = bad / "device-types" / "sn5600-400.yaml"
+    typ.write_text(typ.read_text().replace("400gbase-x-osfp", "400gbase-x-osfp112", 1))
     with pytest.raises(AssertionError):
         NetBox().import_folder(bad)
     hall = designs["h100-superpod-1su-multi-fabric-hall"][1] / "netbox"
     rows = (hall / "devices.csv").read_text().splitlines()
-    for f in hall.iterdir():
-        (bad / f.name).write_text(f.read_text())
+    shutil.rmtree(bad)
+    shutil.copytree(hall, bad)
     first, second = rows[1].split(","), rows[2].split(",")
     second[6] = first[6]  # the second server into the first one's units
     (bad / "devices.csv").write_text("\n".join([rows[0], rows[1], ",".join(second), *rows[3:]]) + "\n")
@@ -233,7 +240,8 @@ def test_interface_types_are_netboxs_and_the_mapping_is_said(tmp_path, switch, s
     plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
                           f"speed_gbps: {speed}, oversubscription: '1:1'}}\n")
     nb = write_outputs(plan, tmp_path, ["netbox"]) / "netbox"
-    types = {i["type"] for t in yaml.safe_load_all((nb / "device-types.yaml").read_text()) for i in t["interfaces"]}
+    types = {i["type"] for f in (nb / "device-types").glob("*.yaml") for t in yaml.safe_load_all(f.read_text())
+             for i in t["interfaces"]}
     assert types <= CHOICES["InterfaceTypeChoices"] and "other" not in types
     readme = (nb / "README.md").read_text()
     for t in mapped:

@@ -1,7 +1,9 @@
 """netbox/: the design as NetBox's own bulk import takes it (formats.md 6.1), every fabric
 of the plan, imported in the order netbox/README.md gives: sites, racks, manufacturers,
 device roles, device types (YAML, with an interface template per port, so each device's
-interfaces are created with it), devices, cables.
+interfaces are created with it), devices, cables. Manufacturers, roles and types are shared
+by designs on the same hardware, so each is its own file (a NetBox that has one refuses
+that file, the rest import).
 
 Rules from NetBox's dcim/forms/bulk_import.py, object_import.py and choices.py at the
 release the tests pin (tests/data/netbox/): related objects are named, not numbered;
@@ -159,11 +161,17 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     types = device_types(plan)
     makers = sorted({t["manufacturer"] for t in types.values()})
     fmt = row("manufacturers", 2)
-    out.write_text("netbox/manufacturers.csv", _header("manufacturers") + "".join(fmt % (_csv(m), _csv(slug(m))) for m in makers))
+    # Records the same hardware shares between designs: one file each, so that on a NetBox
+    # holding an earlier design the files of records it has are refused whole ("already
+    # exists") and the others import, with no file edited by hand.
+    for m in makers:
+        out.write_text(f"netbox/manufacturers/{slug(m)}.csv", _header("manufacturers") + fmt % (_csv(m), _csv(slug(m))))
     roles = sorted({d.role for d in plan.devices})
     fmt = row("roles", 2)
-    out.write_text("netbox/device-roles.csv", _header("roles") + "".join(fmt % (_csv(r), _csv(slug(r))) for r in roles))
-    out.write_text("netbox/device-types.yaml", render_template("netbox/device-types.yaml.j2", types=list(types.values())))
+    for r in roles:
+        out.write_text(f"netbox/device-roles/{slug(r)}.csv", _header("roles") + fmt % (_csv(r), _csv(slug(r))))
+    for t in types.values():
+        out.write_text(f"netbox/device-types/{t['slug']}.yaml", render_template("netbox/device-types.yaml.j2", types=[t]))
 
     fmt = row("devices", 8)
     dev_rows = []
