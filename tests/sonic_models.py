@@ -2,10 +2,13 @@
 
 The models are not copied into the project (their licence is unclear: Apache-2.0 in
 sonic-yang-models/LICENSE, GPLv3 in its setup.py). They are read from
-../shared/reference/sonic/yang (the 32 modules of the PORT/QoS/BGP tables) and from every
-directory in CLUSTERC_SONIC_YANG_EXTRA (os.pathsep-separated; e.g. every yang-models/*.yang
-of the same sonic-buildimage commit, which model the management tables: MGMT_PORT,
-MGMT_INTERFACE, MGMT_VRF_CONFIG, NTP_SERVER, DNS_NAMESERVER, SYSLOG_SERVER, ...).
+../shared/reference/sonic/yang (every *.yang there: 44 modules, the PORT/QoS/BGP tables, the
+management ones MGMT_PORT, MGMT_INTERFACE, MGMT_VRF_CONFIG, NTP_SERVER, DNS_NAMESERVER,
+SYSLOG_SERVER, the PFC watchdog's PFC_WD and BUFFER_POOL/PROFILE/PG) and from every directory
+in CLUSTERC_SONIC_YANG_EXTRA (os.pathsep-separated; e.g. every yang-models/*.yang of the same
+sonic-buildimage commit, 086b03bd, which also models BUFFER_QUEUE and
+BUFFER_PORT_INGRESS/EGRESS_PROFILE_LIST: sonic-buffer-queue.yang and
+sonic-buffer-port-{ingress,egress}-profile-list.yang, not in the shared set).
 
 A table with no model among them cannot be validated: `ReferenceYang.validate` checks the
 modelled tables and remembers the others, and a test that passed while some table went

@@ -17,6 +17,8 @@ from compiler.catalog.models import Nos
 from compiler.catalog.nos import TWIN_NOS, descriptor, nos_ids, nos_registry
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan
+from compiler.pipeline import write_outputs
+from compiler.render.plan_json import schema_text
 from compiler.render.structured_config import SWITCH_ROLES, switch_configs
 from compiler.render.switch_configs import render_switch
 from compiler.render.templates import TEMPLATE_DIR, environment
@@ -46,10 +48,11 @@ def test_the_spec_schema_lists_exactly_the_registry():
 
 
 def test_the_plan_schema_lists_exactly_the_registry():
-    # plan.schema.json is a committed file (and an output): its enum cannot be generated
-    # without changing every committed plan.schema.json, so this keeps it honest.
-    schema = json.loads((resources.files("compiler.plan") / "plan.schema.json").read_text())
-    assert _nos_enums(schema) == [[*nos_ids(), None]], "add the NOS to addressing.nos in compiler/plan/plan.schema.json"
+    """The written plan.schema.json takes its NOS enum from the registry; the committed file
+    keeps no list of its own to fall out of step."""
+    assert _nos_enums(json.loads(schema_text())) == [[*nos_ids(), None]]
+    committed = json.loads((resources.files("compiler.plan") / "plan.schema.json").read_text())
+    assert _nos_enums(committed) == [[None]]
 
 
 def test_every_descriptor_is_complete():
@@ -146,6 +149,7 @@ FAKE = Nos.model_validate({
     "files": [{"path": "bgpd.conf", "template": "frr/frr.conf.j2"},
               {"path": "qos.yaml", "template": "nvue/startup.yaml.j2"}],
     "port_mtu_bytes": 9100, "capabilities": {"bgp_unnumbered": False}, "sources": ["test"],
+    "lab": {"containerlab_kind": "fake_kind", "containerlab_image": "fake/nos:1.0", "air_os": "fake-os-1"},
 })
 
 
@@ -192,3 +196,17 @@ def test_a_nos_without_unnumbered_bgp_refuses_unnumbered_peering(fake_nos):
     assert d.code == "SPEC_NOS_LACKS_CAPABILITY" and d.path == "addressing.peering" and d.line == 15
     assert "Fake NOS configs cannot spell BGP unnumbered" in d.message
     assert d.hint == "use peering: numbered, or a NOS that can: frr, sonic, cumulus, eos"
+
+
+def test_a_registered_nos_reaches_the_plan_schema_and_the_labs(fake_nos, tmp_path):
+    """The descriptor alone puts the fake NOS into the written plan schema (its plan.json
+    validates against it) and its kind, image and Air os into the labs."""
+    jsonschema = pytest.importorskip("jsonschema")
+    _, plan = build_plan(_spec(fake_nos))
+    out = write_outputs(plan, tmp_path / "out", ["plan", "interop"])
+    schema = json.loads((out / "plan.schema.json").read_text())
+    assert _nos_enums(schema) == [[*nos_ids(), None]] and FAKE.id in nos_ids()
+    jsonschema.validate(json.loads((out / "plan.json").read_text()), schema)
+    lab = yaml.safe_load((out / "containerlab" / f"{plan.name}.clab.yml").read_text())["topology"]["nodes"]
+    assert lab["leaf-001"] == {"kind": "fake_kind", "image": "fake/nos:1.0"}
+    assert 'os="fake-os-1"' in (out / "air/topology.dot").read_text()

@@ -109,7 +109,10 @@ def test_sonic_management_yang_gate_can_fail(compiled, sonic_yang):
 
 def test_sonic_config_db_content(compiled):
     cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
-    assert cfg["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
+    # SONiC's tiers: the server-facing switch is a ToRRouter (T0), which picks the t0 buffer templates
+    assert cfg["DEVICE_METADATA"]["localhost"]["type"] == "ToRRouter"
+    spine = json.loads((compiled["sonic"] / "configs/spine-01/config_db.json").read_text())
+    assert spine["DEVICE_METADATA"]["localhost"]["type"] == "LeafRouter"
     assert cfg["PORT"]["Ethernet0"]["lanes"] == "0,1,2,3" and cfg["PORT"]["Ethernet0"]["alias"] == "etp1a"
     assert cfg["PORT"]["Ethernet4"]["speed"] == "400000"
     assert len(cfg["BGP_NEIGHBOR"]) == 64
@@ -123,6 +126,73 @@ def test_sonic_config_db_content(compiled):
     assert [lengths[p] for p in cfg["PORT"] if cfg["PORT"][p]["description"].startswith("spine-")] == ["40m"] * 64
     unn = json.loads((compiled["sonic-unnumbered"] / "configs/leaf-001/config_db.json").read_text())
     assert "BGP_NEIGHBOR" not in unn  # config_db cannot express unnumbered; frr.conf carries it
+
+
+# Rows of sonic-buildimage 086b03bd device/mellanox/x86_64-nvidia_sn5600-r0/ACS-SN5600/pg_profile_lookup.ini
+# (Mellanox-SN5600-O128 links to it), copied by hand: (speed, cable) -> size, xon, xoff, threshold
+PG_LOOKUP_SN5600 = {("400000", "5m"): ("250880", "19456", "231424", "0"), ("400000", "40m"): ("303104", "19456", "283648", "0")}
+# ACS-SN5600/buffers_defaults_t0.j2 and _t1.j2: ingress_lossless_pool size for a ToRRouter and a LeafRouter
+POOL_T0, POOL_T1 = "67737959", "52161690"
+
+
+def test_sonic_config_db_is_lossless_after_config_reload(compiled):
+    """`config reload` loads config_db.json as it is: with buffer_model traditional every buffer
+    object must be in it (SONiC's buffer templates run only under load_minigraph / qos reload),
+    and the PFC watchdog as `pfcwd start_default` would set it. Each port's lossless PG on the
+    RoCE priority carries the lookup row of its speed and cable; queue 3 is lossless."""
+    for switch, pool, ports_by_cable in (("leaf-001", POOL_T0, {"5m": 64, "40m": 64}), ("spine-01", POOL_T1, {"40m": 128})):
+        cfg = json.loads((compiled["sonic"] / f"configs/{switch}/config_db.json").read_text())
+        assert cfg["BUFFER_POOL"]["ingress_lossless_pool"] == {"size": pool, "type": "ingress", "mode": "dynamic"}
+        assert cfg["BUFFER_POOL"]["egress_lossless_pool"]["size"] == "158229504"
+        profiles, pgs = cfg["BUFFER_PROFILE"], cfg["BUFFER_PG"]
+        seen = {}
+        for port in cfg["PORT"]:
+            cable = cfg["CABLE_LENGTH"]["AZURE"][port]
+            name = pgs[f"{port}|3"]["profile"]
+            assert name == f"pg_lossless_{cfg['PORT'][port]['speed']}_{cable}_profile"  # buffermgrd's own name
+            p = profiles[name]
+            assert (p["size"], p["xon"], p["xoff"], p["dynamic_th"]) == PG_LOOKUP_SN5600[(cfg["PORT"][port]["speed"], cable)]
+            assert p["pool"] == "ingress_lossless_pool"
+            assert pgs[f"{port}|0"] == {"profile": "ingress_lossy_profile"}
+            assert cfg["BUFFER_QUEUE"][f"{port}|3"] == {"profile": "egress_lossless_profile"}
+            assert cfg["BUFFER_QUEUE"][f"{port}|0-2"] == cfg["BUFFER_QUEUE"][f"{port}|4-6"] == {"profile": "q_lossy_profile"}
+            # start_default: 128 ports in PORT -> 200 ms x (127 // 32 + 1) = 800 ms
+            assert cfg["PFC_WD"][port] == {"action": "drop", "detection_time": "800", "restoration_time": "800",
+                                           "pfc_stat_history": "disable"}
+            seen[cable] = seen.get(cable, 0) + 1
+        assert seen == ports_by_cable
+        assert len(pgs) == 2 * len(cfg["PORT"]) and len(cfg["BUFFER_QUEUE"]) == 3 * len(cfg["PORT"])
+        assert cfg["PFC_WD"]["GLOBAL"] == {"POLL_INTERVAL": "800"}
+        # the RoCE class's priority group is the lossless one; CNP rides the lossy PG 0 as in SONiC's own map
+        assert cfg["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"]["3"] == "3" and cfg["TC_TO_PRIORITY_GROUP_MAP"]["ROCE"]["6"] == "0"
+        assert set(cfg["PORT_QOS_MAP"][next(iter(cfg["PORT"]))]["pfc_enable"].split(",")) == {"3"}
+
+
+def test_sonic_buffer_and_watchdog_yang_gate_can_fail(compiled, sonic_yang):
+    """The buffer and watchdog models catch a PG naming a missing profile, a profile in a missing
+    pool and a detection time below the poll interval."""
+    sonic_yang.require(("BUFFER_PG", "BUFFER_PROFILE", "BUFFER_POOL", "PFC_WD"))
+    cfg = json.loads((compiled["sonic"] / "configs/leaf-001/config_db.json").read_text())
+    cfg = {t: v for t, v in cfg.items() if t in sonic_yang.tables}
+    assert sonic_yang.validate(cfg) == []
+    bad_pg = {**cfg, "BUFFER_PG": {**cfg["BUFFER_PG"], "Ethernet0|3": {"profile": "no_such_profile"}}}
+    assert any("no_such_profile" in e for e in sonic_yang.validate(bad_pg))  # a leafref (or "NULL") union
+    bad_pool = {**cfg, "BUFFER_PROFILE": {**cfg["BUFFER_PROFILE"], "q_lossy_profile": {"pool": "no_pool", "size": "0", "dynamic_th": "3"}}}
+    assert any("no_pool" in e for e in sonic_yang.validate(bad_pool))
+    bad_wd = {**cfg, "PFC_WD": {**cfg["PFC_WD"], "Ethernet0": {**cfg["PFC_WD"]["Ethernet0"], "detection_time": "400"}}}
+    assert any("POLL_INTERVAL" in e for e in sonic_yang.validate(bad_wd))
+
+
+def test_sonic_buffers_only_where_the_platform_is_known(tmp_path):
+    """A switch with no SONiC platform in the catalog gets no guessed buffer objects; the watchdog
+    is the NOS's and written everywhere."""
+    plan = plan_from_text("name: t\nservers: 8\nserver: dgx-b300\nfabric: {topology: fat-tree, switch: tomahawk5, "
+                          "speed_gbps: 800, oversubscription: '1:1', nos: sonic}\n")
+    out = write_outputs(plan, tmp_path, ["configs"])
+    for f in _files(out, "config_db.json"):
+        cfg = json.loads(f.read_text())
+        assert not [t for t in cfg if t.startswith("BUFFER_")] and "PFC_WD" in cfg
+    assert any("no buffer tables" in n for n in plan.notes if n.startswith("sonic:"))
 
 
 # (switch, port speed, a server with NICs of that speed) -> DEVICE_METADATA platform and hwsku, and
@@ -430,3 +500,27 @@ def test_forked_rendering_writes_what_one_process_writes(tmp_path, monkeypatch):
     assert len(files) == 20 + 1  # 20 switch configs, and manifest.json (forked writes listed as one process lists them)
     assert files == sorted(p.relative_to(forked) for p in forked.rglob("*") if p.is_file())
     assert all((serial / f).read_bytes() == (forked / f).read_bytes() for f in files)
+
+
+def test_a_cable_beyond_the_headroom_lookup_is_said_and_gets_no_lossless_pg():
+    """SONiC's lookup ends at 300 m: a longer cable has no headroom size, so its port gets no
+    lossless PG (never the 300 m row's, which would be too small) and the compile says so."""
+    import dataclasses
+
+    from compiler.expand.sonic_platform import _beyond_lookup
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.render.structured_config import switch_configs
+
+    _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
+    view = fabric_plan(plan, "storage")
+    assert _beyond_lookup(view, "storage") == []
+    order = view.physical.order_m.copy()
+    order[0] = 350.0
+    view.physical = dataclasses.replace(view.physical, order_m=order)
+    [note] = _beyond_lookup(view, "storage")
+    assert "1 cable(s) longer than 300 m" in note and "no lossless priority group" in note
+    leaf = next(c for c in switch_configs(view, "sonic") if c.hostname == "storage-leaf-001")
+    by_port = dict(zip((i.name for i in leaf.interfaces), leaf.sonic_buffers.pg_lossless))
+    lengths = dict(zip((i.name for i in leaf.interfaces), leaf.cable_lengths_m))
+    assert [p for p, m in lengths.items() if m > 300] == [p for p, prof in by_port.items() if prof is None]
+    assert sum(prof is None for prof in by_port.values()) == 1

@@ -14,8 +14,8 @@ def test_real_row_macros_become_formats():
     assert row_format("ptm/elements.j2", "edge", 4) == "  %s:%s -- %s:%s\n"
     assert row_format("containerlab/elements.j2", "link", 4) % ("a", 1, "b", 2) == '    - endpoints: ["a:eth1", "b:eth2"]\n'
     header = str(templates.environment().get_template("netbox/tables.j2").module.cables_header())
-    row = row_format("netbox/tables.j2", "cables", 10)
-    assert header.count(",") == row.count(",") == 12  # header and row of a NetBox table have the same columns
+    row = row_format("netbox/tables.j2", "cables", 12)
+    assert header.count(",") == row.count(",") == 14  # header and row of a NetBox table have the same columns
 
 
 @pytest.fixture

@@ -87,6 +87,14 @@ class NosCapabilities(_Strict):
     roce_qos: bool = False
 
 
+class NosLab(_Strict):
+    """How lab tools run the NOS: containerlab's kind and image, NVIDIA Air's os (None: Air has no image of it)."""
+
+    containerlab_kind: str
+    containerlab_image: str
+    air_os: str | None = None
+
+
 class Nos(_Strict):
     """A network operating system clusterc writes switch configs for (data/nos.yaml)."""
 
@@ -107,6 +115,7 @@ class Nos(_Strict):
     # length by the role of the cable's upper end where the plan has no layout (so no lengths)
     cable_length_classes_m: list[int] = []
     default_cable_length_m: dict[str, int] = {}
+    lab: NosLab
     sources: list[str]
 
     def files_for(self, peering: str) -> tuple[tuple[str, str], ...]:

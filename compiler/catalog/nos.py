@@ -1,7 +1,8 @@
 """The NOS registry: every network operating system clusterc writes switch configs for,
 one descriptor each in data/nos.yaml (port naming key, files and their templates, port
-MTU, device types, capabilities). The spec's allowed `nos` values, its JSON Schema enum,
-the error hints, the switch-config file list and the NOS port names all come from here,
+MTU, device types, capabilities, lab kinds and images). The spec's allowed `nos` values, its
+JSON Schema enum, the plan schema's enum, the error hints, the switch-config file list, the
+lab files (render/interop.py) and the NOS port names all come from here,
 so a NOS is one entry, not a list copied into every stage.
 
 Built in only: a user catalog adds switch models (which list the NOSes they run), not
@@ -40,6 +41,20 @@ def nos_registry() -> dict[str, Nos]:
 
 def nos_ids() -> tuple[str, ...]:
     return tuple(nos_registry())
+
+
+# The plan schema's NOS field as the committed file holds it (null only: no NOS list kept by
+# hand); plan_schema_text() puts the registry's ids in front of the null.
+PLAN_SCHEMA_NOS = '"nos": {"enum": [null]}'
+
+
+def plan_schema_text(committed: str) -> str:
+    """plan.schema.json with the NOS enum the registry gives (its ids, then null for a plan
+    without switch configs), in the registry's order."""
+    if committed.count(PLAN_SCHEMA_NOS) != 1:
+        raise RuntimeError(f"plan.schema.json: expected one {PLAN_SCHEMA_NOS} to fill in")
+    ids = ", ".join(f'"{i}"' for i in nos_ids())
+    return committed.replace(PLAN_SCHEMA_NOS, '"nos": {"enum": [' + ids + ', null]}')
 
 
 def descriptor(nos_id: str) -> Nos:

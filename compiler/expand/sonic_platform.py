@@ -15,6 +15,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..catalog.nos import descriptor
 from ..catalog.sonic import hwsku
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
@@ -38,6 +39,7 @@ def notes(plan: Plan) -> list[str]:
         speeds: dict[int, list[int]] = {}
         for d, s in zip(*pairs.tolist()):
             speeds.setdefault(d, []).append(s)
+        out += _beyond_lookup(view, name)
         groups = Counter((devices[d].model, tuple(s)) for d, s in speeds.items())
         for (model, split), count in sorted(groups.items()):
             sonic = models.get(model, {}).get("sonic")
@@ -50,7 +52,9 @@ def notes(plan: Plan) -> list[str]:
             if not sonic:
                 # PORT index is what xcvrd maps to a transceiver cage: a wrong one is silent
                 out.append(f"sonic: {what}: the catalog names no SONiC platform for {model} (switches.yaml sonic:): "
-                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; the file's PORT alias is the "
+                           f"config_db.json leaves DEVICE_METADATA platform and hwsku out, {keeps}; it writes no buffer tables "
+                           f"(BUFFER_*: the platform's buffer templates are not in the catalog, catalog/data/sonic_buffers.yaml), "
+                           f"so the RoCE priority is lossless only once `config qos reload` has written the box's own; the file's PORT alias is the "
                            f"panel name and its PORT index the cage counted from 1, where a platform's port_config.ini may "
                            f"differ (UfiSpace S9321-64EO counts cages from 0): match both to the box's before loading")
             elif len(split) > 1:
@@ -60,3 +64,20 @@ def notes(plan: Plan) -> list[str]:
                 out.append(f"sonic: {what}: no hwsku of {sonic['platform']} is known with {split[0]}G ports "
                            f"(switches.yaml sonic.hwsku): config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")
     return out
+
+
+def _beyond_lookup(view: Plan, fabric: str) -> list[str]:
+    """A cable longer than the last row of SONiC's headroom lookup (pg_profile_lookup.ini) gets
+    no lossless PG: neither config_db.json nor buffermgrd has a size for it."""
+    phys = view.physical
+    classes = descriptor("sonic").cable_length_classes_m
+    if phys is None or phys.order_m is None or not classes or not len(view.links):
+        return []
+    longest = max(classes)
+    over = np.nan_to_num(phys.order_m, nan=0.0) > longest
+    if not over.any():
+        return []
+    return [f"sonic: {fabric} fabric: {int(over.sum())} cable(s) longer than {longest} m, the longest row of SONiC's "
+            f"lossless headroom lookup (pg_profile_lookup.ini): their switch ports get no lossless priority group in "
+            f"config_db.json (buffermgrd has no size for them either), so the RoCE priority is lossy there; "
+            f"shorten the run or size the headroom by hand"]

@@ -51,7 +51,7 @@ RENDERERS = {
     "diagrams": Renderer(diagrams.render, ALL),  # diagrams/*.svg|dot, each fabric's under diagrams/<fabric>/
     "racks": Renderer(elevations.render, ALL),  # racks/<rack>.svg (with a physical layout)
     "report": Renderer(report.render, ALL),  # report.html: every fabric's figures, BOM and overview
-    "netbox": Renderer(netbox.render, COMPUTE),  # netbox/*.csv bulk import
+    "netbox": Renderer(netbox.render, ALL),  # netbox/: NetBox bulk import of every fabric
     "interop": Renderer(interop.render, COMPUTE),  # ptm/, air/, containerlab/ (Ethernet designs)
     "configs": Renderer(switch_configs.render, ALL),  # each Ethernet fabric's switch configs
     "monitoring": Renderer(monitoring.render, COMPUTE),  # monitoring/: Prometheus scrape config, alert rules, the plan as series

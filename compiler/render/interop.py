@@ -5,10 +5,13 @@ designs whose switches run Ethernet:
   same file on every switch. Switch-to-switch links only: PTM matches each edge
   against LLDP's ifname, and a server's Linux interface names are not in the plan.
 - air/topology.dot: NVIDIA Air's DOT import, the switches as nodes with
-  function/os attributes and the same edges.
-- containerlab/<name>.clab.yml: switches as `sonic-vs`, servers as `linux`; links use
-  the container interface names (eth<n>, n = the port's index in panel order + 1),
-  not front-panel names, as containerlab requires.
+  function/os attributes and the same edges; only for a NOS Air has an image of.
+- containerlab/<name>.clab.yml: switches as the NOS's kind and image, servers as `linux`;
+  links use the container interface names (eth<n>, n = the port's index in panel order
+  + 1), not front-panel names, as containerlab requires.
+
+The labs (Air, containerlab) run the design's NOS, so they are written only where the spec
+names one (fabric.nos), with the kind, image and Air os of its descriptor (catalog/data/nos.yaml).
 
 The syntax of all three is in templates/ptm/, air/ and containerlab/; nodes and edges are
 spelled there once and filled in per row here (render/templates.py row_format).
@@ -18,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..catalog.models import NosLab
+from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
@@ -26,8 +31,6 @@ from .diagrams import q
 from .templates import render_template, row_format
 from .writer import OutputDir
 
-AIR_OS = "cumulus-vx-5.x"  # formats.md 5.2; Air picks the exact image at import
-SWITCH_KIND, SWITCH_IMAGE = "sonic-vs", "docker-sonic-vs:latest"
 SERVER_KIND, SERVER_IMAGE = "linux", "alpine:latest"
 
 
@@ -52,28 +55,37 @@ def ptm_dot(plan: Plan) -> str:
     return render_template("ptm/topology.dot.j2", edges=_switch_edges(plan))
 
 
-def air_dot(plan: Plan) -> str:
+def lab_of(plan: Plan) -> NosLab | None:
+    """The lab facts of the NOS the spec names; None where it names none."""
+    nos = plan.routing.nos if plan.routing is not None else None
+    return descriptor(nos).lab if nos else None
+
+
+def air_dot(plan: Plan, lab: NosLab) -> str:
     fmt = row_format("air/elements.j2", "node", 3)
-    nodes = [fmt % (q(d.name), q(d.role), q(AIR_OS)) for d in plan.devices if d.tier >= 1]
+    nodes = [fmt % (q(d.name), q(d.role), q(lab.air_os)) for d in plan.devices if d.tier >= 1]
     return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=_switch_edges(plan))
 
 
-def clab_yaml(plan: Plan) -> str:
+def clab_yaml(plan: Plan, lab: NosLab) -> str:
     links = plan.links
-    node = row_format("containerlab/elements.j2", "node", 2)
+    node = row_format("containerlab/elements.j2", "node", 3)
     link = row_format("containerlab/elements.j2", "link", 4)
-    nodes = [node % (d.name, SWITCH_KIND if d.tier >= 1 else SERVER_KIND) for d in plan.devices]
+    switch = (lab.containerlab_kind, lab.containerlab_image)
+    nodes = [node % ((d.name, *switch) if d.tier >= 1 else (d.name, SERVER_KIND, SERVER_IMAGE)) for d in plan.devices]
     names = np.array([d.name for d in plan.devices], dtype=object)
     edges = [link % row for row in zip(names[links.a_dev].tolist(), (links.a_port + 1).tolist(),
                                        names[links.b_dev].tolist(), (links.b_port + 1).tolist())]
-    return render_template("containerlab/topology.clab.yml.j2", name=plan.name, switch_kind=SWITCH_KIND,
-                           switch_image=SWITCH_IMAGE, server_kind=SERVER_KIND, server_image=SERVER_IMAGE,
-                           nodes=nodes, links=edges)
+    return render_template("containerlab/topology.clab.yml.j2", name=plan.name, nodes=nodes, links=edges)
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_ethernet(plan):
         return
     out.write_text("ptm/topology.dot", ptm_dot(plan))
-    out.write_text("air/topology.dot", air_dot(plan))
-    out.write_text(f"containerlab/{plan.name}.clab.yml", clab_yaml(plan))
+    lab = lab_of(plan)
+    if lab is None:
+        return
+    if lab.air_os:
+        out.write_text("air/topology.dot", air_dot(plan, lab))
+    out.write_text(f"containerlab/{plan.name}.clab.yml", clab_yaml(plan, lab))

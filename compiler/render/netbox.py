@@ -1,40 +1,67 @@
-"""netbox/*.csv: bulk-import files for NetBox (formats.md 6.1, rules from NetBox's
-dcim/forms/bulk_import.py and choices.py at 4.x).
+"""netbox/: the design as NetBox's own bulk import takes it (formats.md 6.1), every fabric
+of the plan, imported in the order netbox/README.md gives: sites, racks, manufacturers,
+device roles, device types (YAML, with an interface template per port, so each device's
+interfaces are created with it), devices, cables. Manufacturers, roles and types are shared
+by designs on the same hardware, so each is its own file (a NetBox that has one refuses
+that file, the rest import).
 
-Import order: sites, racks, devices, interfaces, cables. Related objects are named,
-not numbered; `device_type` is the device type's model; interface `speed` is in Kbps;
-a cable `length` always comes with `length_unit`; `color` is 6 hex digits without '#'.
-Version-sensitive columns (side_x_site, profile, bundle) are left out so older
-servers take the files. Interfaces: the logical (breakout) ports in use; device types
-should not define them too (NetBox auto-creates a type's interfaces).
+Rules from NetBox's dcim/forms/bulk_import.py, object_import.py and choices.py at the
+release the tests pin (tests/data/netbox/): related objects are named, not numbered;
+`device_type` is the device type's model; device names are unique per site, so the site is
+the design's name and every cable names the site of both ends (side_a_site, side_b_site)
+and two designs live in one NetBox; interface types are NetBox's choices (INTERFACE_TYPES:
+a speed and cage NetBox has no type for takes the closest one, and the folder's README says
+which); a cable `length` always comes with `length_unit`; `color` is 6 hex digits.
+Cables are the ones pulled on the floor, as in cabling.csv (board traces are not).
 
-Headers and row layouts are spelled in templates/netbox/tables.j2; each row macro is
+Headers, row layouts and the YAML are spelled in templates/netbox/; each row macro is
 rendered once and filled in per row here (render/templates.py row_format).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
-from ..plan.views import cable_ids, cable_labels, port_table
+from ..plan.views import cable_ids, cable_labels, fabric_protocol, port_table
 from .csvtext import csv_field
-from .templates import environment, row_format
+from .templates import environment, render_template, row_format
 from .writer import OutputDir
 
-CABLE_TYPE = {"mmf": "mmf-om4", "smf": "smf-os2", "dac": "dac-passive", "lacc": "dac-active", "aec": "dac-active", "aoc": "aoc"}
+CABLE_TYPE = {"mmf": "mmf-om4", "smf": "smf-os2", "dac": "dac-passive", "lacc": "dac-active", "aec": "dac-active",
+              "aoc": "aoc", "cat6": "cat6"}
 COLOR = {"aqua": "00ffff", "yellow": "ffeb3b", "black": "000000"}
+GENERIC_MANUFACTURER = "Generic"  # a catalog part without a vendor (a UFM appliance, a customer server)
+
+# (speed Gb/s, cage form factor) -> NetBox InterfaceTypeChoices value. NetBox names pluggable
+# types by speed and cage; where it has no type of that cage at that speed, the closest one of the
+# same speed (CLOSEST says so in the folder's README).
+INTERFACE_TYPES = {
+    (1, "RJ45"): "1000base-t",
+    (100, "QSFP28"): "100gbase-x-qsfp28", (100, "QSFP-DD"): "100gbase-x-qsfpdd",
+    (200, "QSFP-DD"): "200gbase-x-qsfpdd",
+    (400, "OSFP"): "400gbase-x-osfp", (400, "QSFP-DD"): "400gbase-x-qsfpdd", (400, "QSFP112"): "400gbase-x-qsfp112",
+    (800, "OSFP"): "800gbase-x-osfp", (800, "QSFP-DD"): "800gbase-x-qsfpdd",
+    (1600, "OSFP"): "1.6tbase-x-osfp1600",
+}
+# No NetBox type of the cage at that speed: the 100G and 200G QSFP-family pluggables
+# (QSFP28, QSFP56) are NetBox's nearest for a port of that speed in an OSFP or QSFP112 cage.
+CLOSEST = {
+    (100, "OSFP"): "100gbase-x-qsfp28", (100, "QSFP112"): "100gbase-x-qsfp28",
+    (200, "OSFP"): "200gbase-x-qsfp56", (200, "QSFP112"): "200gbase-x-qsfp56",
+}
+INFINIBAND_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
 
 
 def interface_type(protocol: str, speed_gbps: int, form_factor: str) -> str:
     if protocol == "infiniband":
-        return {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}.get(speed_gbps, "other")
-    suffix = {"OSFP": "osfp", "QSFP-DD": "qsfpdd", "QSFP112": "qsfp112"}.get(form_factor)
-    return f"{speed_gbps}gbase-x-{suffix}" if suffix and speed_gbps in (100, 200, 400, 800) else "other"
+        return INFINIBAND_TYPES.get(speed_gbps, "other")
+    key = (speed_gbps, form_factor)
+    return INTERFACE_TYPES.get(key) or CLOSEST.get(key) or "other"
 
 
 TABLES = "netbox/tables.j2"
@@ -49,50 +76,117 @@ def _csv(value) -> str:
     return "" if value is None else csv_field(value)
 
 
+def slug(text: str) -> str:
+    """NetBox's slug alphabet ([-a-zA-Z0-9_]), lower case."""
+    return re.sub(r"[^a-z0-9_]+", "-", text.lower()).strip("-")
+
+
+def pulled_links(plan: Plan) -> np.ndarray:
+    """Per link: a cable pulled on the floor (not a board trace or backplane), as cabling.csv counts them."""
+    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
+    return pulled[plan.links.media] if len(plan.links) else np.zeros(0, dtype=bool)
+
+
+def port_protocols(plan: Plan) -> dict[str, list[str]]:
+    """Per port layout, each port's protocol: a switch's own, a server's by the switch its cable
+    reaches in any device of the layout (a DGX's compute NICs InfiniBand, its storage NICs
+    Ethernet); RJ45 is Ethernet; a port no cable reaches takes its device's protocol, else the
+    compute fabric's, else "other" (a direct network: TPU ICI)."""
+    models = plan.facts["models"]
+    default = fabric_protocol(plan) or "other"
+    dev_proto = np.array([models[d.model].get("protocol") or "" for d in plan.devices], dtype=object)
+    lids = list(plan.layouts)
+    code = np.array([lids.index(d.layout) for d in plan.devices], dtype=np.int64)
+    out = {lid: [""] * len(lay.ports) for lid, lay in plan.layouts.items()}
+    width = max((len(lay.ports) for lay in plan.layouts.values()), default=1)
+    links = plan.links
+    for dev, port, peer in ((links.a_dev, links.a_port, links.b_dev), (links.b_dev, links.b_port, links.a_dev)):
+        proto = np.where(dev_proto[dev] != "", dev_proto[dev], dev_proto[peer])
+        # one (layout, port) at a time: its first end in link order
+        keys, at = np.unique(code[dev] * width + port.astype(np.int64), return_index=True)
+        for key, pr in zip(keys.tolist(), proto[at].tolist()):
+            row = out[lids[key // width]]
+            if not row[key % width] and pr:
+                row[key % width] = pr
+    model_of = {}
+    for d in plan.devices:
+        model_of.setdefault(d.layout, d.model)
+    for lid, model in model_of.items():
+        fallback = models[model].get("protocol") or default
+        row = out[lid]
+        for k, p in enumerate(plan.layouts[lid].ports):
+            if p.form_factor == "RJ45":
+                row[k] = "ethernet"
+            elif not row[k]:
+                row[k] = fallback
+    return out
+
+
+def device_types(plan: Plan) -> dict[str, dict]:
+    """Per port layout in use, its NetBox device type: manufacturer, model (the catalog model and
+    the layout, so each port split is its own type), slug, height and one interface per port."""
+    models = plan.facts["models"]
+    phys = plan.physical
+    first = {}
+    for i, d in enumerate(plan.devices):
+        first.setdefault(d.layout, i)
+    protocols = port_protocols(plan)
+    out = {}
+    for layout, i in sorted(first.items()):
+        d = plan.devices[i]
+        rec = models[d.model]
+        ports = plan.layouts[layout].ports
+        height = int(phys.dev_height_u[i]) if phys is not None else (rec.get("rack_units") or 1)
+        kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout])]
+        out[layout] = {
+            "manufacturer": rec["vendor"] or GENERIC_MANUFACTURER,
+            "model": f"{rec['model']} ({layout})", "slug": slug(layout), "part_number": rec.get("part_number") or "",
+            "u_height": height,
+            "interfaces": [(p.name, k) for p, k in zip(ports, kinds)],
+            "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds)
+                               if CLOSEST.get((p.speed_gbps, p.form_factor)) == k}),
+        }
+    return out
+
+
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     site = _csv(plan.name)
     phys = plan.physical
     row = functools.partial(row_format, TABLES)
-    out.write_text("netbox/sites.csv", _header("sites") + row("sites", 2) % (site, site))
+    out.write_text("netbox/sites.csv", _header("sites") + row("sites", 2) % (site, _csv(slug(plan.name))))
     if phys is not None:
         fmt = row("racks", 5)
         out.write_text("netbox/racks.csv", _header("racks") + "".join(
             fmt % (site, _csv(r.name), 19, r.height_u, phys.depth_mm) for r in phys.racks))
-    models = plan.facts["models"]
-    # Direct networks (TPU ICI) have no switch: their ports are NetBox type "other".
-    protocol = fabric_protocol(plan) or "other"
+    types = device_types(plan)
+    makers = sorted({t["manufacturer"] for t in types.values()})
+    fmt = row("manufacturers", 2)
+    # Records the same hardware shares between designs: one file each, so that on a NetBox
+    # holding an earlier design the files of records it has are refused whole ("already
+    # exists") and the others import, with no file edited by hand.
+    for m in makers:
+        out.write_text(f"netbox/manufacturers/{slug(m)}.csv", _header("manufacturers") + fmt % (_csv(m), _csv(slug(m))))
+    roles = sorted({d.role for d in plan.devices})
+    fmt = row("roles", 2)
+    for r in roles:
+        out.write_text(f"netbox/device-roles/{slug(r)}.csv", _header("roles") + fmt % (_csv(r), _csv(slug(r))))
+    for t in types.values():
+        out.write_text(f"netbox/device-types/{t['slug']}.yaml", render_template("netbox/device-types.yaml.j2", types=[t]))
+
     fmt = row("devices", 8)
     dev_rows = []
     for i, d in enumerate(plan.devices):
-        rec = models[d.model]
-        manufacturer = rec["vendor"] or "customer"
-        device_type = rec["model"] if rec["kind"] != "endpoint" else d.role
+        t = types[d.layout]
         place = ("", "", "")
         if phys is not None:
             place = (_csv(phys.racks[int(phys.dev_rack[i])].name), int(phys.dev_u[i]), "front")
-        dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(manufacturer), _csv(device_type), site, *place))
+        dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(t["manufacturer"]), _csv(t["model"]), site, *place))
     out.write_text("netbox/devices.csv", _header("devices") + "".join(dev_rows))
 
     links = plan.links
-    ports = plan.memo("port_table", port_table)
     offsets = plan.port_offsets()
+    names = plan.memo("port_table", port_table)["name"]
     dev_names = np.array([csv_field(d.name) for d in plan.devices], dtype=object)
-    # Per layout, each port's (name, type, speed) as a row's tail, escaped once.
-    port_piece = {lid: [(csv_field(p.name), interface_type(protocol, p.speed_gbps, p.form_factor), p.speed_gbps * 1_000_000)
-                        for p in lay.ports] for lid, lay in plan.layouts.items()}
-    ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
-    used = np.zeros(plan.port_count(), dtype=bool)
-    used[ends] = True
-    fmt = row("interfaces", 4)
-    rows = []
-    for i, d in enumerate(plan.devices):
-        lay = port_piece[d.layout]
-        name = (dev_names[i],)
-        for k in np.nonzero(used[d.port_offset:d.port_offset + len(lay)])[0].tolist():
-            rows.append(fmt % (name + lay[k]))
-    out.write_text("netbox/interfaces.csv", _header("interfaces") + "".join(rows))
-
-    names = ports["name"]
     media = [plan.facts["media"][m] for m in plan.media]
     cable_type = np.array([CABLE_TYPE.get(m["fiber"], "") for m in media], dtype=object)[links.media]
     color = np.array([COLOR.get(m["jacket"], "") for m in media], dtype=object)[links.media]
@@ -104,10 +198,16 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         lengths = [("", "")] * len(links)
     a_name = names[offsets[links.a_dev] + links.a_port]
     b_name = names[offsets[links.b_dev] + links.b_port]
-    fmt = row("cables", 10)
+    fmt = row("cables", 12)
+    pulled = pulled_links(plan).tolist()
     body = "".join(
-        fmt % (da, csv_field(pa), db, csv_field(pb), k, csv_field(cid), c, length, unit, csv_field(lab))
-        for da, pa, db, pb, k, cid, c, (length, unit), lab in zip(
+        fmt % (da, csv_field(pa), db, csv_field(pb), k, csv_field(cid), c, length, unit, csv_field(lab), site, site)
+        for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
             dev_names[links.a_dev].tolist(), a_name.tolist(), dev_names[links.b_dev].tolist(), b_name.tolist(),
-            cable_type.tolist(), ids, color.tolist(), lengths, label_a))
+            cable_type.tolist(), ids, color.tolist(), lengths, label_a, pulled) if keep)
     out.write_text("netbox/cables.csv", _header("cables") + body)
+    closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
+    out.write_text("netbox/README.md", render_template(
+        "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),
+        types=len(types), devices=len(plan.devices), interfaces=sum(len(types[d.layout]["interfaces"]) for d in plan.devices),
+        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled), closest=closest))

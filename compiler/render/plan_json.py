@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+from ..catalog.nos import plan_schema_text
 from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.serialize import plan_digest, plan_json_text
@@ -11,7 +12,8 @@ from .writer import OutputDir
 
 
 def schema_text() -> str:
-    return (resources.files("compiler.plan") / "plan.schema.json").read_text(encoding="utf-8")
+    """The plan's JSON Schema, its NOS enum filled from the NOS registry."""
+    return plan_schema_text((resources.files("compiler.plan") / "plan.schema.json").read_text(encoding="utf-8"))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import descriptor
-from ..catalog.sonic import SonicPorts, sonic_ports
+from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, buffers, pfc_watchdog, sonic_ports
 from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
@@ -114,6 +114,10 @@ class SwitchConfig:
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
     sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
     sonic_ports: SonicPorts  # PORT alias and index (the cage) per port of the model's layout (shared like cages)
+    # SONiC's traditional buffer tables for the platform hwsku (catalog/sonic.py), for a NOS that
+    # sizes buffers by cable length; None elsewhere or where the catalog has no buffer set
+    sonic_buffers: SonicBuffers | None
+    pfc_watchdog: PfcWatchdog  # what the NOS's own default watchdog start would set for this many ports
     site: dict  # management_gateway, gateway_is_default, dns/ntp/syslog_servers (plan/routing.py, spec `site`)
 
     @property
@@ -218,9 +222,12 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         ifaces = rows[lo:hi]
         sonic = models.get(d.model, {}).get("sonic")
         used_speeds = set(speeds[lo:hi])
+        sku = sonic_hwsku(sonic, used_speeds)
+        bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None
+        device_type = nos_facts.role_types.get(d.role)
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
-            device_type=nos_facts.role_types.get(d.role), asn=int(r.asn[i]),
+            device_type=device_type, asn=int(r.asn[i]),
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
             management_prefix=r.management_prefix if served else int(pools["management"].split("/")[1]),
             peering=r.peering,
@@ -231,8 +238,11 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
             site=site,
             sonic_platform=sonic["platform"] if sonic else None,
-            sonic_hwsku=sonic_hwsku(sonic, used_speeds),
+            sonic_hwsku=sku,
             sonic_ports=port_ids[d.layout],
+            sonic_buffers=buffers(bset, device_type, [x * 1000 for x in speeds[lo:hi]], cable_m[lo:hi],
+                                  roce.pfc_priorities) if bset else None,
+            pfc_watchdog=pfc_watchdog(hi - lo),
         )
 
 
