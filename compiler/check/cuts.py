@@ -55,7 +55,8 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
     # The GPU-carrying devices in plan order: servers, or the chips of a direct network.
     servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
     n = servers.size
-    cuts = [by_server(g, servers, "halves", f"first half vs second half of the servers in plan order (SU order), {n} servers")]
+    node = f"{plan.design_record.node_role}s" if plan.design_record.direct else "servers"  # a direct torus: its chips
+    cuts = [by_server(g, servers, "halves", f"first half vs second half of the {node} in plan order (SU order), {n:,} {node}")]
     pods = sorted({d.pod for d in plan.devices if d.tier == 1 and d.pod is not None})
     if len(pods) >= 2:
         # Pod (dragonfly group) halves: servers whose leaves sit in the first half of the pods.
@@ -69,7 +70,7 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
             rest = servers[~np.isin(servers, a_servers)]
             cuts.append(by_server(g, np.concatenate([a_servers, rest]), "pods",
                                   f"servers of pods {min(first)}-{max(first)} first, then the rest, halved"))
-    cuts.append(by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", "odd vs even servers"))
+    cuts.append(by_server(g, np.concatenate([servers[::2], servers[1::2]]), "interleaved", f"odd vs even {node}"))
     cuts += family_cuts(plan, g, servers, first_at)  # a torus's plane cuts, a few servers' lightest split
     rails = int(g.at_port[g.at_is_gpu_server].max()) + 1 if g.at_is_gpu_server.any() else 0
     if rails >= 2:

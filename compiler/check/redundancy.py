@@ -150,6 +150,12 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
 
 
+def _node_word(ctx: CheckContext) -> str:
+    """What holds the GPUs: a server, or on a direct network its nodes (chips, or servers)."""
+    d = ctx.plan.design_record
+    return d.node_role if d.direct else "server"
+
+
 def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]:
     """GPU ports and servers cut off by a failure: a GPU port is cut off when its switch is
     lost or no longer reaches the main part of the fabric it was in (of the pieces an intact
@@ -285,10 +291,12 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
                 keep = sc.keep_switch
                 imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], _leaf_near(ctx, sc.near),
                                                                        quick=True)[0])
+            node = _node_word(ctx)
+            ports, nodes = imp.gpu_ports_cut_off, imp.servers_cut_off
             findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
                                     f"losing {sc.what} {imp.switch}: bisection -{imp.bisection_lost_percent}% "
-                                    f"({imp.bisection_gbps:,} Gb/s), {imp.gpu_ports_cut_off} GPU NIC ports and "
-                                    f"{imp.servers_cut_off} servers cut off", imp.switch))
+                                    f"({imp.bisection_gbps:,} Gb/s), {ports:,} GPU NIC port{'s' if ports != 1 else ''} and "
+                                    f"{nodes:,} {node}{'s' if nodes != 1 else ''} cut off", imp.switch))
         else:
             imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, sc.keep_link, _leaf_near(ctx, sc.near), quick=True)[0])
         failures[sc.what] = imp
