@@ -42,7 +42,7 @@ requirements: {{survive: {{spine: 1}}}}
 def one_candidate(gpus: int, runs: int = 7) -> None:
     from compiler.explore.choices import candidates
     from compiler.explore.evaluate import evaluate
-    from compiler.spec.yaml_source import load_yaml_text
+    from compiler.yaml12 import load_yaml_text
 
     work = Path(tempfile.mkdtemp()) / "one.yaml"
     text = ONE.format(gpus=gpus)

@@ -34,7 +34,7 @@ from .plan.multigraph import to_capacity_graph, to_networkx
 from .render import RENDERERS
 from .render.summary import summarize
 from .spec.load import LoadedSpec
-from .spec.yaml_source import Source, load_yaml_file, load_yaml_text
+from .yaml12 import Source, load_yaml_file, load_yaml_text
 
 if TYPE_CHECKING:
     import networkx

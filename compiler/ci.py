@@ -26,7 +26,7 @@ from .pipeline import build_plan
 from .plan.diff import diff_plans, gate_hits, summary_deltas
 from .render.diff_report import diff_markdown
 from .render.summary import summarize
-from .spec.yaml_source import load_yaml_file
+from .yaml12 import load_yaml_file
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 # A spec has these keys (all required); a YAML file with none of them is something else.

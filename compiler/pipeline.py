@@ -22,7 +22,7 @@ from .diagnostics import SpecInvalid, in_file_order
 from .expand.hosts import raw_hosts_diagnostics
 from .expand.resolve import raw_catalog_diagnostics
 from .spec.load import LoadedSpec, spec_from_source
-from .spec.yaml_source import Source, load_yaml_file
+from .yaml12 import Source, load_yaml_file
 
 
 def build_plan(spec_path: str | Path) -> tuple[LoadedSpec, Plan]:

@@ -139,7 +139,8 @@ def test_an_unpriced_part_is_listed_as_unpriced_never_zero(tmp_path):
 
 
 def test_cat6_spares_are_rounded_once_over_every_length(tmp_path):
-    """31 Cat6 cords of a few lengths at 2 %: ceil(0.62) = 1 spare, not one per length line."""
+    """45 Cat6 cords of a few lengths (31 BMCs, 14 switch management ports) at 2 %: ceil(0.9) = 1
+    spare, not one per length line."""
     from compiler.pipeline import build_plan
 
     from .conftest import SPECS
@@ -150,7 +151,7 @@ def test_cat6_spares_are_rounded_once_over_every_length(tmp_path):
     plan = build_plan(spec)[1]
     lines = order_lines(plan)
     cat6 = [line for _, line in lines if line.category == "cable" and line.part_number.startswith("CAT6")]
-    assert len(cat6) > 1 and sum(line.quantity for line in cat6) == 31
+    assert len(cat6) > 1 and sum(line.quantity for line in cat6) == 31 + 14
     spares = [line for _, line in lines if line.category == "spare" and line.part_number.startswith("CAT6")]
     assert [line.quantity for line in spares] == [1]
     assert spares[0].length_m == max(line.length_m for line in cat6)  # cut at the longest
@@ -238,7 +239,7 @@ def test_a_generic_cable_price_prices_every_length(tmp_path):
     cat6 = [line for line in lines if line.part_number.startswith("CAT6")]
     prices = build_plan(spec)[1].facts["bom"]["prices"]
     totals = dict(category_totals(cat6, prices))
-    assert len(cat6) > 1 and totals["all"].cost == Decimal("4.50") * 31 and not totals["all"].unpriced
+    assert len(cat6) > 1 and totals["all"].cost == Decimal("4.50") * (31 + 14) and not totals["all"].unpriced
 
 
 def test_cluster_power_counts_server_modules_once_as_the_rack_draw_does():

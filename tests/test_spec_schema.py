@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from compiler.spec.yaml_source import load_yaml_file
+from compiler.yaml12 import load_yaml_file
 
 from .conftest import SPECS, cli_in_process
 

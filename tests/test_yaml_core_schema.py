@@ -14,7 +14,7 @@ from compiler.catalog.load import load_catalog
 from compiler.diagnostics import SpecInvalid
 from compiler.spec.load import load_spec_text
 from compiler.spec.model import Ratio
-from compiler.spec.yaml_source import load_yaml_text
+from compiler.yaml12 import load_yaml_text
 
 from .conftest import cli_in_process
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
-from ..spec.value_errors import describe
-from ..spec.yaml_source import Source, load_yaml_file, load_yaml_text
+from ..yaml12.value_errors import describe
+from ..yaml12 import Source, load_yaml_file, load_yaml_text
 from .models import Cable, HostTopology, Media, ScaleUpPart, Server, Switch, Transceiver
 from .nos import switch_nos_problems
 

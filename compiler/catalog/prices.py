@@ -22,8 +22,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import PydanticCustomError
 
 from ..diagnostics import Diagnostic, SpecInvalid
-from ..spec.value_errors import describe
-from ..spec.yaml_source import load_yaml_file
+from ..yaml12.value_errors import describe
+from ..yaml12 import load_yaml_file
 
 
 def _price(value) -> Decimal:

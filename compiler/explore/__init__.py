@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from ..diagnostics import Diagnostic, SpecInvalid
-from ..spec.yaml_source import load_yaml_file
+from ..yaml12 import load_yaml_file
 from ..plan.order import DEFAULT_SCOPE
 from .choices import candidates, design_space
 from .evaluate import Evaluated, evaluate

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, SpecInvalid
 from ..spec.model import FAMILY_KEYS
-from ..spec.yaml_source import Source
+from ..yaml12 import Source
 
 # fabric keys whose single value is itself a list: a choice among them is a list of lists
 LIST_VALUED = ("dims", "wrap")

@@ -31,7 +31,7 @@ from ..plan.order import DEFAULT_SCOPE, in_scope, order_lines, order_totals
 from ..plan.model import Plan
 from ..plan.power import secondary_power_models
 from ..render.summary import cables_by_kind
-from ..spec.yaml_source import Source
+from ..yaml12 import Source
 from .choices import Candidate
 
 SCAN_CHECKS = {name: c for name, c in CHECKS.items() if name != "redundancy"} | {

@@ -11,8 +11,8 @@ import re
 
 from ..diagnostics import Diagnostic, SpecInvalid, in_file_order, nearest
 from .model import TRAFFIC_PATTERNS, Spec
-from .value_errors import describe
-from .yaml_source import Source, load_yaml_file, load_yaml_text
+from ..yaml12.value_errors import describe
+from ..yaml12 import Source, load_yaml_file, load_yaml_text
 
 
 @dataclass(frozen=True)

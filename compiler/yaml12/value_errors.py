@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .yaml_source import Source
+from .source import Source
 
 _DIGITS_WITH_SEPARATORS = re.compile(r"[-+]?[0-9][0-9_]*")
 # A number written with its unit or thousands separators: "400G", "400 Gb/s", "1,024", "32 ports".

@@ -5,7 +5,7 @@ using its constructor so that (a) every value's (line, column) is kept, keyed by
 its path, (b) only plain types come out (no tags, no Python objects), and (c)
 anchors and aliases cannot blow up: every expanded node counts against a budget,
 so a "billion laughs" spec fails fast with a clear message, and (d) scalars mean what
-YAML 1.2's core schema says (yaml_core_schema), not what PyYAML's YAML 1.1 resolver
+YAML 1.2's core schema says (core_schema.py), not what PyYAML's YAML 1.1 resolver
 says: `oversubscription: 2:1` is the text "2:1", never the base-60 number 121.
 
 This is the one reader of YAML the compiler has: specs, user and built-in catalogs.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..diagnostics import Diagnostic, SpecInvalid
-from .yaml_core_schema import NotCoreScalar, resolve_plain, resolve_tagged
+from .core_schema import NotCoreScalar, resolve_plain, resolve_tagged
 
 MAX_NODES = 50_000  # a real spec has tens of nodes; a catalog a few thousand
 MAX_DEPTH = 32
