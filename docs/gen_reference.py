@@ -37,7 +37,8 @@ def _cell(text) -> str:
 
 def _type(node: dict, defs: dict) -> str:
     if "$ref" in node:
-        return node["$ref"].rsplit("/", 1)[-1]
+        name = node["$ref"].rsplit("/", 1)[-1]
+        return "object" if "properties" in defs.get(name, {}) else _type(defs.get(name, {}), defs)
     if "enum" in node:
         return " | ".join(f"`{v}`" for v in node["enum"])
     if "const" in node:
@@ -47,7 +48,8 @@ def _type(node: dict, defs: dict) -> str:
         return " or ".join(p for p in dict.fromkeys(parts) if p != "null") + (" or null" if "null" in parts else "")
     kind = node.get("type")
     if kind == "array":
-        return f"list of {_type(node.get('items', {}), defs)}"
+        item = _type(node.get("items", {}), defs)
+        return "list of objects" if item == "object" else f"list of {item}"
     if kind == "object" and "additionalProperties" in node and isinstance(node["additionalProperties"], dict):
         return f"map of {_type(node['additionalProperties'], defs)}"
     if isinstance(kind, list):
@@ -114,11 +116,27 @@ def spec_page() -> str:
     rows = spec_keys(schema)
     head = ["| key | type | default | meaning |", "|---|---|---|---|"]
 
+    def meaning(node: dict) -> str:
+        """The key's description, else that of the object it holds."""
+        if node.get("description"):
+            return node["description"]
+        for sub in [node] + node.get("anyOf", []) + [node.get("items", {})]:
+            ref = sub.get("$ref", "").rsplit("/", 1)[-1]
+            if defs.get(ref, {}).get("description"):
+                return defs[ref]["description"]
+        return ""
+
     def row(path: str, node: dict, required: bool) -> str:
         default = "required" if required else (f"`{json.dumps(node['default'])}`" if "default" in node else "")
-        return f"| `{path}` | {_cell(_type(node, defs))} | {_cell(default)} | {_cell(node.get('description', ''))} |"
+        return f"| `{path}` | {_cell(_type(node, defs))} | {_cell(default)} | {_cell(meaning(node))} |"
 
-    out += ["## Top level", ""] + head + [row(*r) for r in rows if "." not in r[0]]
+    sections = {p.split(".")[0].split("[")[0] for p, _, _ in rows if "." in p}
+
+    def top_row(path: str, node: dict, required: bool) -> str:
+        text = row(path, node, required)
+        return text[:-2] + f"keys in [`{path}`](#{path})" + " |" if path in sections and text.endswith("|  |") else text
+
+    out += ["## Top level", ""] + head + [top_row(*r) for r in rows if "." not in r[0]]
     section = None
     for path, node, required in rows:
         if "." not in path:
