@@ -294,6 +294,18 @@ def _constants(expr: ast.AST | None) -> list[str]:
     return []
 
 
+def _shape(expr: ast.AST) -> str:
+    """A message as the reader sees it, its computed parts as `…`: `rack … draws … kW`."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in expr.values)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        left, right = _shape(expr.left), _shape(expr.right)
+        return (left or "…") + (right or "…") if left or right else ""
+    return ""
+
+
 def finding_codes() -> dict[str, dict]:
     """code -> {severities, modules, kind}: every Finding the code under compiler/ constructs.
     A check's Finding takes (code, severity, ...); the NCCL linter's takes (severity, code, ...).
@@ -320,10 +332,14 @@ def finding_codes() -> dict[str, dict]:
                 arg = node.args[code_at]
                 names = _constants(arg) or (assigned.get(arg.id, []) if isinstance(arg, ast.Name) else [])
                 severity = _constants(node.args[severity_at]) if len(node.args) > severity_at else []
+                message_at = 3 if nccl else 2
+                message = _shape(node.args[message_at]) if len(node.args) > message_at else ""
                 module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
                 for code in names:
-                    entry = codes.setdefault(code, {"severities": set(), "modules": set(),
+                    entry = codes.setdefault(code, {"severities": set(), "modules": set(), "messages": set(),
                                                      "kind": "NCCL topology lint" if nccl else "check"})
+                    if message:
+                        entry["messages"].add(message)
                     entry["severities"].update(severity)
                     entry["modules"].add(module)
     return codes
@@ -331,24 +347,31 @@ def finding_codes() -> dict[str, dict]:
 
 def findings_page() -> str:
     import importlib
+
+    from compiler.check import CHECKS
     codes = finding_codes()
+    check_of = {check.run.__module__: name for name, check in CHECKS.items()}
     out = ["# Checks and finding codes", "",
-           "Every finding code the compiler can report, read from the source (each `Finding(...)` under "
-           "`compiler/`), with its severity and the check that reports it. `clusterc check` prints them; "
-           "`report/checks.json` holds them with their messages, which carry the numbers and units. "
-           "An `error` fails `clusterc check` and `clusterc compile` (exit 1); a `warning` is printed; an `info` "
-           "finding carries a figure (shown with `check -v`).", ""]
-    for kind, title in (("check", "Checks (`clusterc check`, `report/checks.json`)"),
-                        ("NCCL topology lint", "NCCL topology lint (`clusterc lint-nccl`)")):
-        out += [f"## {title}", "", "| code | severity | reported by |", "|---|---|---|"]
+           "Every check `clusterc check` and `clusterc compile` run (the registry `compiler.check.CHECKS`, in "
+           "the order of `report/checks.json`) and every finding code the compiler can report, read from the "
+           "source (each `Finding(...)` under `compiler/`). A finding's message carries the numbers and units; "
+           "here they show as `…`. An `error` fails `clusterc check` and `clusterc compile` (exit 1); a "
+           "`warning` is printed; an `info` finding carries a figure (`clusterc check -v` prints it).", "",
+           "## Checks", "", "| check | on every fabric | reads | what it measures |", "|---|---|---|---|"]
+    for name, check in CHECKS.items():
+        module = importlib.import_module(check.run.__module__)
+        out.append(f"| `{name}` | {'yes' if check.per_fabric else 'compute fabric'} | "
+                   f"{', '.join(f'`{n}`' for n in check.needs)} | {_cell(_doc_head(module))} |")
+    out += ["", "Structural invariants (`compiler.check.invariants`) hold for every plan whatever its topology: "
+            "a plan that breaks one is the compiler's bug, reported as an error.", ""]
+    for kind, title in (("check", "Finding codes"), ("NCCL topology lint", "NCCL topology lint (`clusterc lint-nccl`)")):
+        out += [f"## {title}", "", "| code | severity | reported by | message |", "|---|---|---|---|"]
         for code in sorted(c for c, e in codes.items() if e["kind"] == kind):
             entry = codes[code]
-            by = []
-            for module in sorted(entry["modules"]):
-                head = _doc_head(importlib.import_module(module))
-                by.append(f"`{module}`" + (f": {head}" if head else ""))
-            severity = ", ".join(sorted(entry["severities"])) or "depends"
-            out.append(f"| `{code}` | {severity} | {_cell('<br>'.join(by))} |")
+            by = ", ".join(f"`{check_of.get(m, m.rsplit('.', 1)[-1])}`" for m in sorted(entry["modules"]))
+            severity = ", ".join(sorted(entry["severities"])) or "varies"
+            message = "<br>".join(_cell(m) for m in sorted(entry["messages"])[:3])
+            out.append(f"| `{code}` | {severity} | {by} | {message} |")
         out.append("")
     return "\n".join(out) + "\n"
 
