@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -237,21 +238,39 @@ def output_files() -> dict[str, dict[str, str]]:
     return files
 
 
-def _collapse(names: list[str]) -> list[str]:
-    """Per-device and per-unit files (`racks/DH1.A01.svg`, `diagrams/su3.svg`) as one pattern
-    with a count, so a page lists kinds of file rather than every rack."""
-    by_dir: dict[tuple[str, str], list[str]] = {}
-    for name in names:
-        parent, _, leaf = name.rpartition("/")
-        suffix = leaf.rsplit(".", 1)[-1] if "." in leaf else ""
-        by_dir.setdefault((parent, suffix), []).append(name)
-    shown: list[str] = []
-    for (parent, suffix), group in sorted(by_dir.items()):
-        if len(group) > 4 and parent:
-            shown.append(f"{parent}/*{'.' + suffix if suffix else ''}` ({len(group)} in the examples, e.g. `{group[0]}`)")
-        else:
-            shown += [g + "`" for g in group]
-    return shown
+def _collapse(names: list[str]) -> list[tuple[str, str, int]]:
+    """(kind, an example file, how many files of that kind the examples hold), in name order.
+    Per-device and per-unit files (`configs/leaf-001/frr.conf`, `racks/DH1.A01.svg`,
+    `diagrams/su3.svg`) share one kind, so the page lists kinds of file, not every switch:
+    a folder level with several names becomes `<name>`, and file names that differ only in
+    their numbers become one with `<n>`."""
+    split = [name.split("/") for name in names]
+    # folder levels (not the top one) that hold several names under one top folder
+    varied: dict[tuple[str, int], set[str]] = {}
+    for parts in split:
+        for depth in range(1, len(parts) - 1):
+            varied.setdefault((parts[0], depth), set()).add(parts[depth])
+    generic = []
+    for parts in split:
+        generic.append([p if depth == 0 or depth == len(parts) - 1 or len(varied[(parts[0], depth)]) == 1 else "<name>"
+                        for depth, p in enumerate(parts)])
+    numbered: dict[str, set[str]] = {}
+    for parts in generic:
+        numbered.setdefault("/".join(parts[:-1] + [re.sub(r"\d+", "<n>", parts[-1])]), set()).add(parts[-1])
+    kinds: dict[str, list[str]] = {}
+    for name, parts in zip(names, generic):
+        key = "/".join(parts[:-1] + [re.sub(r"\d+", "<n>", parts[-1])])
+        kinds.setdefault(key if len(numbered[key]) > 1 else "/".join(parts), []).append(name)
+    # many kinds of one extension in one folder (a rack per row, a model per file): one kind
+    by_folder: dict[tuple[str, str], list[str]] = {}
+    for kind in kinds:
+        folder, _, leaf = kind.rpartition("/")
+        by_folder.setdefault((folder, leaf.rsplit(".", 1)[-1] if "." in leaf else ""), []).append(kind)
+    for (folder, suffix), group in by_folder.items():
+        if folder and len(group) > 3 and suffix != "csv":  # CSVs differ in their columns
+            merged = [f for kind in group for f in kinds.pop(kind)]
+            kinds[f"{folder}/<name>" + (f".{suffix}" if suffix else "")] = sorted(merged)
+    return [(kind, files[0], len(files)) for kind, files in sorted(kinds.items())]
 
 
 def outputs_page() -> str:
@@ -274,11 +293,10 @@ def outputs_page() -> str:
         if not written:
             out += ["No committed example writes this output.", ""]
             continue
-        for line in _collapse(sorted(written)):
-            out.append(f"- `{line}")
-            path = line.split("`")[0]
-            if path.endswith(".csv") and path in written:
-                header = (ROOT / "out" / written[path] / path).read_text().split("\n", 1)[0]
+        for kind, example, count in _collapse(sorted(written)):
+            out.append(f"- `{kind}`" + (f" ({count} in the examples, e.g. `{example}`)" if count > 1 else ""))
+            if example.endswith(".csv"):
+                header = (ROOT / "out" / written[example] / example).read_text().split("\n", 1)[0]
                 out.append(f"    - columns: `{header}`")
         out.append("")
     return "\n".join(out) + "\n"
