@@ -273,6 +273,28 @@ def _collapse(names: list[str]) -> list[tuple[str, str, int]]:
     return [(kind, files[0], len(files)) for kind, files in sorted(kinds.items())]
 
 
+def _sheets(path: Path) -> list[str]:
+    """A workbook's sheets, those with the same header row as one line (a sheet per rack)."""
+    import openpyxl
+    book = openpyxl.load_workbook(path, read_only=True)
+    groups: dict[tuple, list[str]] = {}
+    for sheet in book.worksheets:
+        rows = list(sheet.iter_rows(max_row=40, values_only=True))
+        first = tuple(v for v in (rows[0] if rows else ()) if v is not None)
+        if len(first) >= 3 and all(isinstance(v, str) for v in first):
+            key = ("columns", first)
+        else:  # a key/value sheet: its row names
+            key = ("rows", tuple(r[0] for r in rows if r and isinstance(r[0], str)))
+        groups.setdefault(key, []).append(sheet.title)
+    lines = []
+    for (kind, values), titles in groups.items():
+        name = f"sheet `{titles[0]}`" if len(titles) == 1 else f"{len(titles)} sheets (`{titles[0]}`, `{titles[1]}`, ...)"
+        shown = ",".join(map(str, values[:10])) + (",..." if len(values) > 10 else "")
+        lines.append(f"{name}, {kind}: `{shown}`")
+    book.close()
+    return lines
+
+
 def outputs_page() -> str:
     import importlib
 
@@ -298,6 +320,8 @@ def outputs_page() -> str:
             if example.endswith(".csv"):
                 header = (ROOT / "out" / written[example] / example).read_text().split("\n", 1)[0]
                 out.append(f"    - columns: `{header}`")
+            elif example.endswith(".xlsx"):
+                out += [f"    - {line}" for line in _sheets(ROOT / "out" / written[example] / example)]
         out.append("")
     return "\n".join(out) + "\n"
 
