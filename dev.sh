@@ -2,7 +2,7 @@
 # One script for the README's two commands, from a fresh clone on Debian with Python 3.11+:
 #   ./dev.sh example          set up, then compile specs/b200-superpod-4su.yaml into out/
 #   ./dev.sh test [ARGS...]   set up, then run the whole test suite (pytest ARGS)
-# Set-up: a virtualenv in .venv with the package (example), plus its test and sonic
+# Set-up: a virtualenv in .venv with the package (example), plus its test, docs and sonic
 # extras (test); as root, the Debian packages the real-tool tests drive (listed in
 # .ci/debian-packages).
 set -euo pipefail
@@ -93,7 +93,7 @@ case "$cmd" in
     ;;
   test)
     setup_system_packages   # first: the venv's sonic extra builds against libyang2-dev
-    setup_venv "test sonic"
+    setup_venv "test docs sonic"
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)

@@ -290,15 +290,15 @@ def test_capacity_graph_flows_are_the_tools_figures(spec):
 
 
 def test_readme_networkx_example_gives_the_tools_figures(superpod):
-    """The README's networkx lines, run as doctests on the plan they name: 32 edge-disjoint
+    """The Python guide's networkx lines (docs/how-to/python.md), run as doctests on the plan they name: 32 edge-disjoint
     paths (the checks' figure) and 12,800 Gb/s between the first and the last leaf."""
     import doctest
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "how-to" / "python.md").read_text()
     block = readme.split(">>> import compiler, networkx as nx", 1)[1].split("```", 1)[0]
     start = block.index(">>> c = plan.capacity_graph()")
     end = block.index(">>> compiler.build(")
-    test = doctest.DocTestParser().get_doctest(block[start:end], {"plan": superpod, "nx": nx}, "README", "README.md", 0)
+    test = doctest.DocTestParser().get_doctest(block[start:end], {"plan": superpod, "nx": nx}, "python.md", "docs/how-to/python.md", 0)
     assert len(test.examples) >= 3 and "32\n" in [e.want for e in test.examples]
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)

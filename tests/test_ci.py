@@ -1,4 +1,4 @@
-"""`clusterc ci` and the README's workflow and pre-commit commands, run on a scratch git repo."""
+"""`clusterc ci` and the CI guide's (docs/how-to/ci.md) workflow and pre-commit commands, run on a scratch git repo."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def _repo(tmp_path, servers=64, extra=""):
 
 
 def _workflow_commands() -> list[str]:
-    """The `run:` lines of the README's GitHub Actions workflow that call clusterc."""
-    readme = (ROOT / "README.md").read_text()
+    """The `run:` lines of the CI guide's GitHub Actions workflow that call clusterc."""
+    readme = (ROOT / "docs" / "how-to" / "ci.md").read_text()
     block = readme.split("name: clusterc\non: pull_request", 1)[1].split("```", 1)[0]
     return [m.group(1) for m in re.finditer(r"- run: (clusterc .*)", block)]
 
@@ -80,7 +80,7 @@ def test_ci_new_spec_and_invalid_spec(tmp_path):
 
 
 def test_readme_precommit_hook_entry(tmp_path):
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "how-to" / "ci.md").read_text()
     entry = re.search(r"entry: (clusterc \w+)", readme).group(1)
     good = tmp_path / "good.yaml"
     good.write_text(SPEC.format(servers=32, extra=""))
