@@ -66,8 +66,9 @@ class ClosDesign:
     @property
     def rail_optimized(self) -> bool:
         """Wired rail by rail: NIC r of every server of an SU on leaf r. A fabric that is one
-        switch (tiers 1) has every rail on that switch, and is wired as a fat-tree leaf."""
-        return self.spec.fabric.topology == "rail-optimized" and self.sizing.tiers > 1
+        switch has every rail on that switch, and is wired as a fat-tree leaf (a dual-homed
+        extra fabric of one leaf per NIC and no spine stays rail by rail)."""
+        return self.spec.fabric.topology == "rail-optimized" and not (self.sizing.tiers == 1 and self.sizing.leaves == 1)
 
     @property
     def rails(self) -> int:
