@@ -165,6 +165,7 @@ class OutputDir:
         self._files: dict[str, list[str]] = {}  # output -> files it wrote
         self._current: str | None = None
         self._touched: set[str] = set()  # top-level entries the current output wrote into (this process)
+        self._made: set[Path] = set()  # folders this process made (or found) below tmp
 
     # --- which plan, which files --------------------------------------------------------
     def _plan_digest(self) -> str:
@@ -332,7 +333,9 @@ class OutputDir:
         if self._current is not None:
             self._touched.add(rel.parts[0])
         full = self.tmp / rel
-        full.parent.mkdir(parents=True, exist_ok=True)
+        if full.parent not in self._made:  # one mkdir per folder, not per file (16k netplan files)
+            full.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(full.parent)
         return full
 
     def write_text(self, relative: str, text: str) -> None:
