@@ -57,23 +57,19 @@ CASES = {
 DEFAULT_CASES = ["131k", "eos512"]
 
 
-def _children_usage() -> tuple[float, float]:
-    """(CPU seconds, largest resident set in MB) of every child waited for so far."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
-
-
 def run_process(argv: list[str], env: dict | None = None) -> dict:
-    """One whole process: wall s, CPU s (it and its children), largest resident set (MB; a
-    maximum over processes, not a sum, as getrusage reports it)."""
-    cpu0, _ = _children_usage()
-    t0 = time.perf_counter()
-    r = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    cpu1, rss = _children_usage()
-    if r.returncode not in (0, 1):  # 1: an error finding, still a full compile
-        raise SystemExit(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": cpu1 - cpu0, "rss_mb": rss}
+    """One whole process: wall s, CPU s (user + sys of it and the children it waited for),
+    largest resident set (MB; of it or one of its children, a maximum, not a sum)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, ru = os.wait4(proc.pid, 0)  # this process's own usage, its descendants' included
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # 1: an error finding, still a full compile
+            err.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err.read().decode()[-3000:]}")
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
 
 
 def compile_process(spec: Path, out: Path) -> dict:
@@ -89,9 +85,9 @@ def stages_in_process(spec: Path, out: Path) -> dict:
     from compiler.render import ALL, RENDERERS
     from compiler.render.writer import OutputDir
 
-    def cpu() -> float:
-        me = resource.getrusage(resource.RUSAGE_SELF)
-        return me.ru_utime + me.ru_stime + _children_usage()[0]
+    def cpu() -> float:  # this process and the children it forked (switch configs)
+        return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
+                                                        resource.getrusage(resource.RUSAGE_CHILDREN)))
 
     c0 = cpu()
     _, plan = build_plan(spec)
@@ -180,8 +176,8 @@ def main() -> None:
                   f"{whole['rss_mb']:,.0f} MB largest process", flush=True)
             if stages:
                 print(f"  {stages['links']:,} links, {stages['switches']:,} switches; CPU s: spec -> plan "
-                      f"{stages['plan_s']:.2f}, checks {stages['checks_s']:.2f} "
-                      f"({', '.join(f'{k} {v:.2f}' for k, v in stages['check_seconds'].items())})")
+                      f"{stages['plan_s']:.2f}, checks {stages['checks_s']:.2f} (wall s each: "
+                      f"{', '.join(f'{k} {v:.2f}' for k, v in stages['check_seconds'].items() if v >= 0.05)})")
                 slow = sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])
                 print("  outputs: " + ", ".join(f"{k} {v:.2f}" for k, v in slow if v >= 0.05)
                       + f"; total {sum(stages['outputs_s'].values()):.2f}; peak {stages['rss_mb']:,.0f} MB", flush=True)
