@@ -41,15 +41,19 @@ def _ports(plan: Plan, ib: bool) -> np.ndarray:
     NOS names it, as the cabling sheet does (views.floor_port_names)."""
     ib_numbers = plan.memo("ib_view", ib_view) if ib else None
     out = plan.memo("floor_port_names", floor_port_names).copy()
+    numbers: dict[int, list[str]] = {}  # HCA port numbers "1".."n", per port count
     for d in plan.devices:
         if d.role not in SWITCH_ROLES:
             n = len(plan.layouts[d.layout])
-            out[d.port_offset:d.port_offset + n] = [str(i + 1) for i in range(n)]  # HCA port number
+            if n not in numbers:
+                numbers[n] = [str(i + 1) for i in range(n)]
+            out[d.port_offset:d.port_offset + n] = numbers[n]
     if ib:
         links = plan.links
         offsets = plan.port_offsets()
+        is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)
         for dev, port, number in ((links.a_dev, links.a_port, ib_numbers.a_port), (links.b_dev, links.b_port, ib_numbers.b_port)):
-            switch = np.array([plan.devices[i].role in SWITCH_ROLES for i in dev.tolist()], dtype=bool)
+            switch = is_switch[dev]
             out[(offsets[dev] + port)[switch]] = np.array([str(n) for n in number[switch].tolist()], dtype=object)
     return out
 
