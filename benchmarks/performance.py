@@ -5,6 +5,7 @@ switches where it is installed. Run by hand (not a test; timings never are):
     python benchmarks/performance.py                      # 131,072 GPUs and the 512-switch EOS fabric
     python benchmarks/performance.py --cases all          # and 524,288 GPUs (minutes, ~2.5 GB)
     python benchmarks/performance.py --pyavd-python /tmp/pyavd/bin/python   # with pyavd 6.4 beside it
+    python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
 
 Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
 a separate process: wall time, CPU time = user + sys of it and its worker processes, the
@@ -107,6 +108,25 @@ def stages_in_process(spec: Path, out: Path) -> dict:
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def render_by_workers(spec: Path, out: Path, counts: list[int]) -> dict[int, tuple[float, float]]:
+    """write_outputs with each number of render workers: (wall s, CPU s with the workers)."""
+    from compiler.check import run_checks
+    from compiler.pipeline import build_plan, write_outputs
+
+    def cpu() -> float:
+        return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
+                                                        resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    _, plan = build_plan(spec)
+    checks = run_checks(plan)
+    times = {}
+    for n in counts:
+        t, c = time.perf_counter(), cpu()
+        write_outputs(plan, out / str(n), checks=checks, workers=n)
+        times[n] = (time.perf_counter() - t, cpu() - c)
+    return times
+
+
 PYAVD_SCRIPT = textwrap.dedent('''
     """pyavd on an eBGP leaf-spine fabric of {leaves} leaves and {spines} spines, as its docs show."""
     import sys
@@ -158,6 +178,7 @@ def main() -> None:
     ap.add_argument("--pyavd-python", help="a Python with pyavd installed: also time pyavd on as many switches")
     ap.add_argument("--avd-spines", type=int, default=16, help="spines of the pyavd fabric (leaves: the rest)")
     ap.add_argument("--skip-stages", action="store_true", help="whole processes only")
+    ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
     args = ap.parse_args()
     names = list(CASES) if args.cases == "all" else args.cases.split(",")
     work = Path(tempfile.mkdtemp(prefix="clusterc-perf-"))
@@ -181,6 +202,11 @@ def main() -> None:
                 slow = sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])
                 print("  outputs: " + ", ".join(f"{k} {v:.2f}" for k, v in slow if v >= 0.05)
                       + f"; total {sum(stages['outputs_s'].values()):.2f}; peak {stages['rss_mb']:,.0f} MB", flush=True)
+            if args.workers:
+                by = render_by_workers(spec, work / "workers", [int(n) for n in args.workers.split(",")])
+                shutil.rmtree(work / "workers", ignore_errors=True)
+                print("  render stage by workers: " + ", ".join(f"{n}: {w:.1f} s wall, {c:.1f} s CPU"
+                                                               for n, (w, c) in by.items()), flush=True)
             if name == "eos512" and args.pyavd_python and stages:
                 leaves = stages["switches"] - args.avd_spines
                 avd = pyavd_process(args.pyavd_python, leaves, args.avd_spines, work)

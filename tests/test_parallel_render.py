@@ -14,7 +14,7 @@ from compiler.pipeline import build_plan, write_outputs
 from compiler.render import RENDERERS, Renderer
 from compiler.render.parallel import PARALLEL_FROM_LINKS, render_workers
 
-from .conftest import SPECS, tree_bytes
+from .conftest import ROOT, SPECS, run_cli, tree_bytes
 
 # physical layout (cabling.xlsx, racks), several fabrics, every Ethernet output; and SONiC configs
 SPECS_OF_MANY_OUTPUTS = ["h100-superpod-1su-multi-fabric-hall.yaml", "roce-2spine-4leaf-sonic.yaml"]
@@ -90,8 +90,19 @@ def test_small_plans_render_in_one_process_large_ones_on_the_cores(monkeypatch):
     _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
     assert len(plan.links) < PARALLEL_FROM_LINKS and render_workers(plan) == 1
     assert render_workers(plan, 3) == 3
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
+    assert render_workers(plan) == 2 and render_workers(plan, 1) == 1
+    monkeypatch.delenv("CLUSTERC_RENDER_WORKERS")
     monkeypatch.setattr("compiler.render.parallel.PARALLEL_FROM_LINKS", 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert render_workers(plan) == 2
     monkeypatch.setattr("compiler.render.parallel.multiprocessing.get_all_start_methods", lambda: ["spawn"])
     assert render_workers(plan, 2) == 1  # no fork: this process renders
+
+
+def test_cli_compile_with_two_workers_reproduces_the_committed_example(tmp_path):
+    name = "h100-roce-2su-hall"
+    r = run_cli("compile", str(SPECS / f"{name}.yaml"), "-o", str(tmp_path),
+                env={"PYTHONHASHSEED": "7", "CLUSTERC_RENDER_WORKERS": "2"})
+    assert r.returncode == 0, r.stderr
+    assert tree_bytes(tmp_path / name) == tree_bytes(ROOT / "out" / name)

@@ -27,6 +27,8 @@ from .writer import OutputDir
 
 # Below this many links every output takes milliseconds: forking workers would cost more.
 PARALLEL_FROM_LINKS = 20_000
+# Overrides the number of render workers for every compile (1: render in the compile's own process).
+WORKERS_ENV = "CLUSTERC_RENDER_WORKERS"
 # At most this many workers: the outputs are about twenty, a handful of them long.
 MAX_WORKERS = 8
 
@@ -42,10 +44,13 @@ _job: tuple[OutputDir, Callable[[str], Callable[[], None]]] | None = None
 
 
 def render_workers(plan: Plan, requested: int | None = None) -> int:
-    """How many processes render: `requested`, else the cores this process may use (for a
-    plan of at least PARALLEL_FROM_LINKS links); 1 where fork is not available."""
+    """How many processes render: `requested`, else $CLUSTERC_RENDER_WORKERS, else the cores
+    this process may use (for a plan of at least PARALLEL_FROM_LINKS links); 1 where fork
+    is not available."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
+    if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
+        requested = int(os.environ[WORKERS_ENV])
     if requested is not None:
         return max(1, requested)
     if len(plan.links) < PARALLEL_FROM_LINKS:
