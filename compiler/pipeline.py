@@ -16,6 +16,7 @@ from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
 from .progress import stage
 from .render import ALL, RENDERERS
+from .render.parallel import render_at_once, render_workers
 from .plan.serialize import plan_digest
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid, in_file_order
@@ -59,18 +60,28 @@ def load_plan(path: str | Path) -> Plan:
 
 
 def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
-                  checks: CheckResults | None = None) -> Path:
+                  checks: CheckResults | None = None, workers: int | None = None) -> Path:
     """Write `out_dir/<plan name>/` atomically: every output, or with `only` those outputs,
     keeping the folder's other outputs when they are of this same plan (else
     render.writer.OutputConflict, and nothing changes). `checks`: the plan's check results
-    (run_checks(plan)); run here when not given."""
+    (run_checks(plan)); run here when not given. `workers`: processes that render outputs
+    at once (render/parallel.py; default: the cores, for a large plan); the files are the
+    same whatever the number."""
     if checks is None:
         checks = run_checks(plan)
     target = Path(out_dir) / plan.name
     names = list(dict.fromkeys(only)) if only else list(RENDERERS)
+
+    def renderer_call(name: str):
+        renderer = RENDERERS[name]
+        return lambda: renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, out)
+
+    n_workers = render_workers(plan, workers)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
-        for name in names:
-            with stage(f"render {name}"), out.output(name):
-                renderer = RENDERERS[name]
-                renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, out)
+        if n_workers > 1 and len(names) > 1:
+            render_at_once(out, names, n_workers, renderer_call)
+        else:
+            for name in names:
+                with stage(f"render {name}"), out.output(name):
+                    renderer_call(name)()
     return target

@@ -39,6 +39,12 @@ def stage(name: str):
     reporter.end(ok=True)
 
 
+def quiet() -> None:
+    """No stage reporting in this process from now on: a worker forked from a compile that
+    shows progress must not draw on the parent's terminal."""
+    _reporter.set(None)
+
+
 class TerminalProgress:
     """Stages on a rich console: silent for `after_s` seconds, then a spinner with the running
     stage(s) and one line per finished stage (those finished while silent are printed when

@@ -6,7 +6,10 @@ other outputs (the ibnetdiscover topology, the switch configs' interface names).
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
+import pytest
 from openpyxl import load_workbook
 
 from compiler.pipeline import build_plan, write_outputs
@@ -73,3 +76,46 @@ def test_not_written_where_ib_port_numbering_is_unknown(tmp_path):
     folder = write_outputs(plan, tmp_path, ["cable-validation"]) / "cable-validation"
     assert sorted(p.name for p in folder.iterdir()) == ["README.md"]
     assert "port numbering is not in the catalog" in (folder / "README.md").read_text()
+
+
+def test_p2p_with_no_cables_still_has_its_header():
+    from io import BytesIO
+
+    from compiler.render.xlsx import table_xlsx
+
+    wb = load_workbook(BytesIO(table_xlsx("P2P", list(HEADER), [])), read_only=True)
+    assert list(wb["P2P"].iter_rows(values_only=True))[0] == HEADER
+
+
+def test_p2p_zip_is_sound_and_dated_at_the_fixed_time(tmp_path):
+    import zipfile
+
+    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
+    path = write_outputs(plan, tmp_path, ["cable-validation"]) / "cable-validation" / "p2p.xlsx"
+    with zipfile.ZipFile(path) as z:
+        assert z.testzip() is None  # every entry's CRC holds after the core.xml rewrite
+        assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}
+        core = z.read("docProps/core.xml").decode()
+    assert core.count("2000-01-01T00:00:00Z") == 2
+    # openpyxl's full (not read-only) reader too: cells, not just a row stream
+    ws = load_workbook(path)["P2P"]
+    assert ws.max_row == len(plan.links) + 1 and ws["A2"].value == "dgx-su1-001"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) is not installed")
+def test_spreadsheets_open_in_libreoffice(tmp_path):
+    """LibreOffice converts p2p.xlsx and cabling.xlsx to CSV with the same cells openpyxl reads."""
+    import csv
+
+    _, plan = build_plan(SPECS / "h100-roce-2su-hall.yaml")
+    folder = write_outputs(plan, tmp_path / "out", ["cable-validation", "workbook"])
+    want = [tuple(r) for r in [HEADER] + _rows(folder)]
+    r = subprocess.run(["soffice", f"-env:UserInstallation=file://{tmp_path}/lo", "--headless", "--convert-to", "csv",
+                        "--outdir", str(tmp_path / "csv"), str(folder / "cable-validation" / "p2p.xlsx"),
+                        str(folder / "cabling.xlsx")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = [tuple(row) for row in csv.reader((tmp_path / "csv" / "p2p.csv").open(newline=""))]
+    assert got == want and len(got) == len(plan.links) + 1
+    summary = list(csv.reader((tmp_path / "csv" / "cabling.csv").open(newline="")))  # the first sheet
+    assert summary[0][:2] == ["design", plan.name]

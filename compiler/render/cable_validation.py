@@ -19,10 +19,7 @@ that its column list does not define; they are not written.
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
-from openpyxl import Workbook
 
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
@@ -32,8 +29,8 @@ from .csvtext import csv_text
 from .infiniband import ib_view
 from ..plan.naming import SWITCH_ROLES
 from .templates import render_template
-from .workbook import _deterministic  # the one way to make an openpyxl file byte-identical across runs
 from .writer import OutputDir
+from .xlsx import table_xlsx
 
 FOLDER = "cable-validation"
 COLUMNS = ["A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port"]
@@ -44,15 +41,19 @@ def _ports(plan: Plan, ib: bool) -> np.ndarray:
     NOS names it, as the cabling sheet does (views.floor_port_names)."""
     ib_numbers = plan.memo("ib_view", ib_view) if ib else None
     out = plan.memo("floor_port_names", floor_port_names).copy()
+    numbers: dict[int, list[str]] = {}  # HCA port numbers "1".."n", per port count
     for d in plan.devices:
         if d.role not in SWITCH_ROLES:
             n = len(plan.layouts[d.layout])
-            out[d.port_offset:d.port_offset + n] = [str(i + 1) for i in range(n)]  # HCA port number
+            if n not in numbers:
+                numbers[n] = [str(i + 1) for i in range(n)]
+            out[d.port_offset:d.port_offset + n] = numbers[n]
     if ib:
         links = plan.links
         offsets = plan.port_offsets()
+        is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)
         for dev, port, number in ((links.a_dev, links.a_port, ib_numbers.a_port), (links.b_dev, links.b_port, ib_numbers.b_port)):
-            switch = np.array([plan.devices[i].role in SWITCH_ROLES for i in dev.tolist()], dtype=bool)
+            switch = is_switch[dev]
             out[(offsets[dev] + port)[switch]] = np.array([str(n) for n in number[switch].tolist()], dtype=object)
     return out
 
@@ -79,14 +80,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     a, b = links.a_dev, links.b_dev
     rows = zip(names[a].tolist(), kinds[a].tolist(), ports[offsets[a] + links.a_port].tolist(),
                names[b].tolist(), kinds[b].tolist(), ports[offsets[b] + links.b_port].tolist())
-    wb = Workbook(write_only=True)  # streams rows: a 400k-cable fabric stays in memory as XML, not cells
-    ws = wb.create_sheet("P2P")
-    ws.append(COLUMNS)
-    for row in rows:
-        ws.append(list(row))
-    buf = io.BytesIO()
-    wb.save(buf)
-    out.write_bytes(f"{FOLDER}/p2p.xlsx", _deterministic(buf.getvalue()))
+    out.write_bytes(f"{FOLDER}/p2p.xlsx", table_xlsx("P2P", COLUMNS, rows))
     if mapping:
         out.write_text(f"{FOLDER}/hca_mapping.csv", csv_text(["port", "hca-name"], mapping))
     out.write_text(f"{FOLDER}/README.md", render_template(

@@ -26,18 +26,19 @@ _MARK = "\x00{}\x00"  # a value's place while a shape renders (values themselves
 
 
 def _escaped(column: list) -> list:
-    """Strings escaped for XML (each distinct value once); numbers and None as they are."""
-    cache: dict[str, str] = {}
-    out = []
-    for v in column:
+    """Strings escaped for XML (each distinct value once); numbers and None as they are.
+    Most columns (names, kinds, numbers) hold nothing to escape: then the column itself."""
+    distinct = set(column)  # C speed; every value is hashable (str, int, float, None)
+    changed = {}
+    for v in distinct:
         if isinstance(v, str):
-            e = cache.get(v)
-            if e is None:
-                e = cache[v] = str(escape(v))
-            out.append(e)
-        else:
-            out.append(v)
-    return out
+            e = str(escape(v))
+            if e != v:
+                changed[v] = e
+    if not changed:
+        return column
+    get = changed.get
+    return [get(v, v) if isinstance(v, str) else v for v in column]
 
 
 def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> str:
@@ -58,15 +59,28 @@ def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> s
 
 
 def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[str, list]):
-    """Every row's XML element, in row order."""
-    formats: dict[tuple[bool, ...], str] = {}
+    """Every row's XML element, in row order. A row's shape is which attributes it has; only
+    the columns that are None in some rows and not in others make rows' shapes differ."""
     cols = [_escaped(c) for c in fixed_columns] + [_escaped(columns[n]) for n in names]
     fixed = len(fixed_columns)
-    for row in zip(*cols):
-        shape = tuple(v is not None for v in row[fixed:])
-        fmt = formats.get(shape)
+    n_rows = len(cols[0]) if cols else 0
+    absent = [c.count(None) for c in cols[fixed:]]  # C speed
+    base = tuple(a < n_rows for a in absent)  # present in every row, or (if absent from all) in none
+    mixed = [i for i, a in enumerate(absent) if 0 < a < n_rows]
+    rows = zip(*cols)
+    if not mixed:
+        fmt = _format(macro, fixed, names, base)
+        yield from map(fmt.__mod__, rows)
+        return
+    formats: dict[tuple[bool, ...], str] = {}
+    keys = zip(*[[v is not None for v in cols[fixed + i]] for i in mixed])
+    for row, key in zip(rows, keys):
+        fmt = formats.get(key)
         if fmt is None:
-            fmt = formats[shape] = _format(macro, fixed, names, shape)
+            shape = list(base)
+            for i, present in zip(mixed, key):
+                shape[i] = present
+            fmt = formats[key] = _format(macro, fixed, names, tuple(shape))
         yield fmt % row
 
 

@@ -1,4 +1,4 @@
-"""cabling.xlsx: the workbook the floor team works from (openpyxl).
+"""cabling.xlsx: the workbook the floor team works from (XlsxWriter, render/xlsx.py).
 
 A summary sheet (design, totals, the length model, cables by part and length, racks),
 then one sheet per rack listing every cable that ends in it, sorted by U and port,
@@ -6,20 +6,13 @@ both ends with row/rack/U/device/port, the medium, the exact part, the orderable
 length and the label text for each end. Frozen header, filters, landscape and fitted
 to the page width with the header repeated on every printed page.
 
-Written only for plans with a physical layout. Byte-identical across runs: openpyxl
-stamps the save time into docProps/core.xml and every zip entry, so the file is
-re-packed with fixed times.
+Written only for plans with a physical layout. Byte-identical across runs (a fixed
+created date: render/xlsx.py).
 """
 
 from __future__ import annotations
 
-import io
-import re
-import zipfile
-
 import numpy as np
-from openpyxl import Workbook
-from openpyxl.styles import Font
 
 from ..check import CheckResults
 from ..plan.bom import bill_of_materials
@@ -29,36 +22,24 @@ from .summary import speed_text, summarize
 from ..plan.views import cable_ids, cable_labels, cable_part, floor_port_names
 from .rack_rows import rack_order
 from .writer import OutputDir
+from .xlsx import workbook
 
 COLUMNS = ["cable_id", "a_row", "a_rack", "a_ru", "a_device", "a_port", "b_row", "b_rack", "b_ru", "b_device", "b_port",
            "media", "part_number", "length_m", "label_a", "label_b", "kind", "speed_gbps", "jacket_color"]
 WIDTHS = [10, 5, 10, 5, 16, 10, 5, 10, 5, 16, 10, 6, 16, 8, 42, 42, 12, 8, 8]
-FIXED_TIME = "2000-01-01T00:00:00Z"
 
 
-def _deterministic(data: bytes) -> bytes:
-    src = zipfile.ZipFile(io.BytesIO(data))
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            body = src.read(info.filename)
-            if info.filename == "docProps/core.xml":
-                body = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*(</dcterms:\2>)",
-                              lambda m: m.group(1) + FIXED_TIME.encode() + m.group(3), body)
-            dst.writestr(zipfile.ZipInfo(info.filename, date_time=(2000, 1, 1, 0, 0, 0)), body, zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
-
-
-def _sheet(wb: Workbook, title: str, widths: list[int]):
-    ws = wb.create_sheet(title)
+def _sheet(wb, title: str, widths: list[int], header: list, bold):
+    """A sheet with its columns' widths, the first row bold and frozen, landscape, fitted
+    to the page width with the first row repeated on every printed page."""
+    ws = wb.add_worksheet(title)
     for i, w in enumerate(widths):
-        ws.column_dimensions[chr(ord("A") + i)].width = w
-    ws.freeze_panes = "A2"
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.print_title_rows = "1:1"
+        ws.set_column(i, i, w)
+    ws.freeze_panes(1, 0)
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(0)
+    ws.write_row(0, 0, header, bold)
     return ws
 
 
@@ -96,12 +77,10 @@ def link_columns(plan: Plan) -> dict[str, list]:
     return cols
 
 
-def _summary(wb: Workbook, plan: Plan, checks: CheckResults) -> None:
+def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
     phys = plan.physical
     s = summarize(plan, checks)
-    ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10])
-    bold = Font(bold=True)
-    rows: list[list] = [["design", plan.name], ["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
+    rows: list[list] = [["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
                         ["topology", f"{s['topology']}, {s['tiers']} tiers, {speed_text(s)}"]]
     rows += [[f"{role} switches", n] for role, n in s["switches"].items()]
     rows += [[f"{kind} cables", n] for kind, n in s["cables"].items()]
@@ -118,33 +97,25 @@ def _summary(wb: Workbook, plan: Plan, checks: CheckResults) -> None:
     power = rack_draw(plan).known_w
     used = phys.rack_used_u()
     rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used)]
-    for row in rows:
-        ws.append(row)
-    for cell in ws[1]:
-        cell.font = bold
+    ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10], ["design", plan.name], bold)
+    for r, row in enumerate(rows, start=1):
+        ws.write_row(r, 0, row)
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None or plan.physical.order_m is None:
         return
-    wb = Workbook()
-    wb.remove(wb.active)
-    _summary(wb, plan, checks)
     cols = link_columns(plan)
     table = [cols[c] for c in COLUMNS]
     rack, link, _ = rack_order(plan)
     bounds = np.searchsorted(rack, np.arange(len(plan.physical.racks) + 1))
-    bold = Font(bold=True)
-    for r, rec in enumerate(plan.physical.racks):
-        ws = _sheet(wb, rec.name, WIDTHS)
-        ws.append(COLUMNS)
-        for cell in ws[1]:
-            cell.font = bold
-        chosen = link[bounds[r]:bounds[r + 1]].tolist()
-        for i in chosen:
-            ws.append([col[i] for col in table])
-        last = len(chosen) + 1
-        ws.auto_filter.ref = f"A1:{chr(ord('A') + len(COLUMNS) - 1)}{last}"
-    buf = io.BytesIO()
-    wb.save(buf)
-    out.write_bytes("cabling.xlsx", _deterministic(buf.getvalue()))
+    with workbook() as (wb, buf):
+        bold = wb.add_format({"bold": True})
+        _summary(wb, bold, plan, checks)
+        for r, rec in enumerate(plan.physical.racks):
+            ws = _sheet(wb, rec.name, WIDTHS, COLUMNS, bold)
+            chosen = link[bounds[r]:bounds[r + 1]].tolist()
+            for row, i in enumerate(chosen, start=1):
+                ws.write_row(row, 0, [col[i] for col in table])
+            ws.autofilter(0, 0, len(chosen), len(COLUMNS) - 1)
+    out.write_bytes("cabling.xlsx", buf.getvalue())

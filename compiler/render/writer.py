@@ -43,6 +43,7 @@ _AT_FDCWD = -100
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "clusterc-outputs"
 MANIFEST_VERSION = 1
+STAGING = ".staging"  # inside the temporary folder: outputs rendered by worker processes (staged())
 # flock errors that mean "this file system cannot lock that", not "someone holds it" (NFS on a directory).
 _NO_FLOCK = {errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}
 
@@ -164,6 +165,7 @@ class OutputDir:
         self._files: dict[str, list[str]] = {}  # output -> files it wrote
         self._current: str | None = None
         self._touched: set[str] = set()  # top-level entries the current output wrote into (this process)
+        self._made: set[Path] = set()  # folders this process made (or found) below tmp
 
     # --- which plan, which files --------------------------------------------------------
     def _plan_digest(self) -> str:
@@ -223,6 +225,43 @@ class OutputDir:
         if foreign or MANIFEST in new:
             raise AssertionError(f"output {name} wrote into {foreign or MANIFEST}, which is not its own")
         self._files[name] = self._files.get(name, []) + _files_under(self.tmp, new)
+
+    @contextmanager
+    def staged(self, name: str) -> Iterator[None]:
+        """Output `name` written into a folder of its own inside the temporary folder, for a
+        worker process that renders it while others render theirs (each sees only its own
+        entries, as output() requires); the parent then moves it in place with adopt(name)."""
+        assert self.tmp is not None
+        root = self.tmp
+        (root / STAGING).mkdir(exist_ok=True)
+        self.tmp = root / STAGING / name
+        self.tmp.mkdir()
+        try:
+            with self.output(name):
+                yield
+        finally:
+            self.tmp = root
+
+    def adopt(self, name: str) -> None:
+        """Move the entries a worker wrote for output `name` (staged()) into the folder and
+        attribute them to it, as output() does for what this process writes. The parent
+        adopts in output order, so folder and manifest are what a serial compile gives."""
+        assert self.tmp is not None
+        staging = self.tmp / STAGING / name
+        entries = sorted(os.listdir(staging))
+        taken = [e for e in entries if os.path.lexists(self.tmp / e) or e == MANIFEST]
+        if taken:
+            raise AssertionError(f"output {name} wrote into {taken}, which is not its own")
+        for entry in entries:
+            os.rename(staging / entry, self.tmp / entry)
+        staging.rmdir()
+        self._files[name] = self._files.get(name, []) + _files_under(self.tmp, entries)
+
+    def end_staging(self) -> None:
+        """After every staged output is adopted: the (empty) staging folder goes."""
+        assert self.tmp is not None
+        if (self.tmp / STAGING).is_dir():
+            (self.tmp / STAGING).rmdir()
 
     def _manifest_text(self, old: dict | None) -> str:
         outputs = dict(old["outputs"]) if old else {}
@@ -294,7 +333,9 @@ class OutputDir:
         if self._current is not None:
             self._touched.add(rel.parts[0])
         full = self.tmp / rel
-        full.parent.mkdir(parents=True, exist_ok=True)
+        if full.parent not in self._made:  # one mkdir per folder, not per file (16k netplan files)
+            full.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(full.parent)
         return full
 
     def write_text(self, relative: str, text: str) -> None:

@@ -1,0 +1,227 @@
+"""The README's performance table: whole `clusterc compile` processes on the benchmark
+fabrics, each compile's stages and outputs, peak memory, and pyavd on a fabric of as many
+switches where it is installed. Run by hand (not a test; timings never are):
+
+    python benchmarks/performance.py                      # 131,072 GPUs and the 512-switch EOS fabric
+    python benchmarks/performance.py --cases all          # and 524,288 GPUs (minutes, ~2.5 GB)
+    python benchmarks/performance.py --pyavd-python /tmp/pyavd/bin/python   # with pyavd 6.4 beside it
+    python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
+
+Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
+a separate process: wall time, CPU time = user + sys of it and its worker processes, the
+largest resident set of any of them), once in this process with the outputs rendered one
+after another (CPU seconds of each stage and output; a renderer's own forked children
+included; peak resident set). On a machine shared with other work, wall time is inflated
+by the wait for a core and CPU time is the steadier figure; take both on a quiet machine.
+The pyavd side (--pyavd-python: a Python with pyavd installed, kept apart from clusterc's
+environment) is one process doing what pyavd's documentation shows for a whole fabric:
+validate_inputs for each device, get_avd_facts, get_device_structured_config and
+get_device_config for each device, get_fabric_documentation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.scale import spec_text  # noqa: E402  (after the sys.path line, as a script)
+
+EOS_SPEC = """name: eos-{servers}
+gpus: {gpus}
+server: dgx-h100
+fabric:
+  topology: rail-optimized
+  switch: arista-7060x6-64pe
+  speed_gbps: 400
+  tiers: auto
+  oversubscription: "1:1"
+  nos: eos
+"""
+
+# name -> (what it is, spec text)
+CASES = {
+    "131k": ("131,072 GPUs (DGX H100, SN5600 400G, 3 tiers), every output + FRR configs", spec_text(131072, "frr")),
+    "524k": ("524,288 GPUs, every output", spec_text(524288)),
+    "eos512": ("1,536 DGX H100 on Arista 7060X6, EOS configs, 512 switches", EOS_SPEC.format(servers=1536, gpus=12288)),
+}
+DEFAULT_CASES = ["131k", "eos512"]
+
+
+def run_process(argv: list[str], env: dict | None = None) -> dict:
+    """One whole process: wall s, CPU s (user + sys of it and the children it waited for),
+    largest resident set (MB; of it or one of its children, a maximum, not a sum)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, ru = os.wait4(proc.pid, 0)  # this process's own usage, its descendants' included
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):  # 1: an error finding, still a full compile
+            err.seek(0)
+            raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err.read().decode()[-3000:]}")
+    return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
+
+
+def compile_process(spec: Path, out: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return run_process([sys.executable, "-m", "compiler.cli", "compile", str(spec), "-o", str(out)], env)
+
+
+def stages_in_process(spec: Path, out: Path) -> dict:
+    """CPU seconds of each stage and output, rendered one after another in this process."""
+    from compiler.check import run_checks
+    from compiler.pipeline import build_plan
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.render import ALL, RENDERERS
+    from compiler.render.writer import OutputDir
+
+    def cpu() -> float:  # this process and the children it forked (switch configs)
+        return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
+                                                        resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    c0 = cpu()
+    _, plan = build_plan(spec)
+    c1 = cpu()
+    checks = run_checks(plan)
+    c2 = cpu()
+    outputs = {}
+    with OutputDir(out / plan.name) as w:
+        for name, renderer in RENDERERS.items():
+            t = cpu()
+            with w.output(name):
+                renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, w)
+            outputs[name] = cpu() - t
+    switches = sum(1 for d in plan.devices if d.role in ("leaf", "spine", "core", "super-spine"))
+    return {"links": len(plan.links), "switches": switches, "plan_s": c1 - c0, "checks_s": c2 - c1,
+            "check_seconds": dict(checks.seconds), "outputs_s": outputs,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def render_by_workers(spec: Path, out: Path, counts: list[int]) -> dict[int, tuple[float, float]]:
+    """write_outputs with each number of render workers: (wall s, CPU s with the workers)."""
+    from compiler.check import run_checks
+    from compiler.pipeline import build_plan, write_outputs
+
+    def cpu() -> float:
+        return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
+                                                        resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    _, plan = build_plan(spec)
+    checks = run_checks(plan)
+    times = {}
+    for n in counts:
+        t, c = time.perf_counter(), cpu()
+        write_outputs(plan, out / str(n), checks=checks, workers=n)
+        times[n] = (time.perf_counter() - t, cpu() - c)
+    return times
+
+
+PYAVD_SCRIPT = textwrap.dedent('''
+    """pyavd on an eBGP leaf-spine fabric of {leaves} leaves and {spines} spines, as its docs show."""
+    import sys
+    from pyavd import (get_avd_facts, get_device_config, get_device_structured_config,
+                       get_fabric_documentation, validate_inputs)
+
+    LEAVES, SPINES = {leaves}, {spines}
+    spines = [f"spine{{s + 1}}" for s in range(SPINES)]
+    fabric = {{
+        "fabric_name": "FABRIC",
+        "underlay_routing_protocol": "ebgp",
+        "spine": {{"defaults": {{"platform": "7800R3", "loopback_ipv4_pool": "10.255.0.0/22", "bgp_as": "65000"}},
+                   "nodes": [{{"name": n, "id": s + 1, "mgmt_ip": f"172.16.0.{{s + 1}}/16"}} for s, n in enumerate(spines)]}},
+        "l3leaf": {{"defaults": {{"platform": "7060X6", "loopback_ipv4_pool": "10.254.0.0/22",
+                                  "vtep_loopback_ipv4_pool": "10.253.0.0/22", "uplink_switches": spines,
+                                  "uplink_interfaces": [f"Ethernet{{s + 1}}/1" for s in range(SPINES)],
+                                  "uplink_ipv4_pool": "10.0.0.0/14"}},
+                    "node_groups": [{{"group": f"leaf{{i + 1}}", "bgp_as": str(65001 + i),
+                                      "nodes": [{{"name": f"leaf{{i + 1}}", "id": i + 1, "mgmt_ip": f"172.17.{{i // 250}}.{{i % 250 + 1}}/16",
+                                                  "uplink_switch_interfaces": [f"Ethernet{{i + 1}}/1"] * SPINES}}]}}
+                                    for i in range(LEAVES)]}},
+    }}
+    inputs = {{n: dict(fabric, type="spine") for n in spines}}
+    inputs.update({{f"leaf{{i + 1}}": dict(fabric, type="l3leaf") for i in range(LEAVES)}})
+    validated = {{}}
+    for name, data in inputs.items():
+        result = validate_inputs(data)
+        if result.validation_result.violations:
+            sys.exit(f"{{name}}: {{result.validation_result.violations[:3]}}")
+        validated[name] = result.validated_data
+    inputs = validated
+    facts = get_avd_facts(inputs)
+    structured = {{name: get_device_structured_config(name, data, facts) for name, data in inputs.items()}}
+    configs = {{name: get_device_config(s) for name, s in structured.items()}}
+    docs = get_fabric_documentation(facts, structured, "FABRIC")
+    print(len(configs), sum(len(c) for c in configs.values()), len(docs.fabric_documentation))
+''')
+
+
+def pyavd_process(python: str, leaves: int, spines: int, work: Path) -> dict:
+    script = work / "pyavd_fabric.py"
+    script.write_text(PYAVD_SCRIPT.format(leaves=leaves, spines=spines))
+    return run_process([python, str(script)])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"comma-separated of {', '.join(CASES)}, or all")
+    ap.add_argument("--pyavd-python", help="a Python with pyavd installed: also time pyavd on as many switches")
+    ap.add_argument("--avd-spines", type=int, default=16, help="spines of the pyavd fabric (leaves: the rest)")
+    ap.add_argument("--skip-stages", action="store_true", help="whole processes only")
+    ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
+    args = ap.parse_args()
+    names = list(CASES) if args.cases == "all" else args.cases.split(",")
+    work = Path(tempfile.mkdtemp(prefix="clusterc-perf-"))
+    rows = []
+    try:
+        for name in names:
+            what, text = CASES[name]
+            spec = work / f"{name}.yaml"
+            spec.write_text(text)
+            whole = compile_process(spec, work / "cli")
+            shutil.rmtree(work / "cli", ignore_errors=True)
+            stages = None if args.skip_stages else stages_in_process(spec, work / "stages")
+            shutil.rmtree(work / "stages", ignore_errors=True)
+            rows.append((name, what, whole, stages))
+            print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
+                  f"{whole['rss_mb']:,.0f} MB largest process", flush=True)
+            if stages:
+                print(f"  {stages['links']:,} links, {stages['switches']:,} switches; CPU s: spec -> plan "
+                      f"{stages['plan_s']:.2f}, checks {stages['checks_s']:.2f} (wall s each: "
+                      f"{', '.join(f'{k} {v:.2f}' for k, v in stages['check_seconds'].items() if v >= 0.05)})")
+                slow = sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])
+                print("  outputs: " + ", ".join(f"{k} {v:.2f}" for k, v in slow if v >= 0.05)
+                      + f"; total {sum(stages['outputs_s'].values()):.2f}; peak {stages['rss_mb']:,.0f} MB", flush=True)
+            if args.workers:
+                by = render_by_workers(spec, work / "workers", [int(n) for n in args.workers.split(",")])
+                shutil.rmtree(work / "workers", ignore_errors=True)
+                print("  render stage by workers: " + ", ".join(f"{n}: {w:.1f} s wall, {c:.1f} s CPU"
+                                                               for n, (w, c) in by.items()), flush=True)
+            if name == "eos512" and args.pyavd_python and stages:
+                leaves = stages["switches"] - args.avd_spines
+                avd = pyavd_process(args.pyavd_python, leaves, args.avd_spines, work)
+                print(f"  pyavd ({leaves} leaves, {args.avd_spines} spines): {avd['wall_s']:.1f} s wall, "
+                      f"{avd['cpu_s']:.1f} s CPU, {avd['rss_mb']:,.0f} MB; clusterc {avd['wall_s'] / whole['wall_s']:.1f}x "
+                      f"faster (wall), {avd['cpu_s'] / whole['cpu_s']:.1f}x (CPU)", flush=True)
+        print("\n| fabric | clusterc compile (wall, CPU, largest process) | slowest outputs (CPU s) |")
+        print("|---|---|---|")
+        for name, what, whole, stages in rows:
+            slow = "" if stages is None else ", ".join(
+                f"{k} {v:.1f}" for k, v in sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])[:5])
+            print(f"| {what} | {whole['wall_s']:.1f} s, {whole['cpu_s']:.1f} s, {whole['rss_mb'] / 1024:.2f} GB | {slow} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Outputs rendered at once by worker processes (render/parallel.py): the same files and
+manifest as one process writes, every output rendered outside the parent, a worker's
+failure raised in the parent with the previous output left as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from compiler.check import run_checks
+from compiler.pipeline import build_plan, write_outputs
+from compiler.render import RENDERERS, Renderer
+from compiler.render.parallel import PARALLEL_FROM_LINKS, render_workers
+
+from .conftest import ROOT, SPECS, run_cli, tree_bytes
+
+# physical layout (cabling.xlsx, racks), several fabrics, every Ethernet output; and SONiC configs
+SPECS_OF_MANY_OUTPUTS = ["h100-superpod-1su-multi-fabric-hall.yaml", "roce-2spine-4leaf-sonic.yaml"]
+
+
+@pytest.mark.parametrize("spec", SPECS_OF_MANY_OUTPUTS)
+def test_one_and_two_workers_write_the_same_bytes(tmp_path, spec):
+    _, plan = build_plan(SPECS / spec)
+    checks = run_checks(plan)
+    one = tree_bytes(write_outputs(plan, tmp_path / "1", checks=checks, workers=1))
+    two = tree_bytes(write_outputs(plan, tmp_path / "2", checks=checks, workers=2))
+    assert sorted(one) == sorted(two) and one == two
+    manifest = json.loads(one["manifest.json"])
+    assert list(manifest["outputs"]) == sorted(RENDERERS)
+    assert not any(".staging" in f for f in two)
+
+
+def test_workers_render_every_output_outside_the_parent(tmp_path, monkeypatch):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    seen = tmp_path / "pids"
+    seen.mkdir()
+
+    def spy(name, render):
+        def wrapped(plan, checks, out):
+            (seen / name).write_text(str(os.getpid()))
+            render(plan, checks, out)
+        return wrapped
+
+    for name, r in list(RENDERERS.items()):
+        monkeypatch.setitem(RENDERERS, name, Renderer(spy(name, r.render), r.reads))
+    write_outputs(plan, tmp_path / "out", workers=2)
+    pids = {p.name: int(p.read_text()) for p in seen.iterdir()}
+    assert sorted(pids) == sorted(RENDERERS)
+    assert os.getpid() not in pids.values() and len(set(pids.values())) <= 2
+
+
+class _Broken(Exception):
+    pass
+
+
+class _NotPicklable(Exception):
+    def __init__(self, message, hint):  # two arguments: unpickling from args alone fails
+        super().__init__(message)
+        self.hint = hint
+
+
+@pytest.mark.parametrize("error", [_Broken("graphml broke"), _NotPicklable("graphml broke", "a hint")])
+def test_a_worker_failure_is_raised_and_the_previous_output_stays(tmp_path, monkeypatch, error):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    target = write_outputs(plan, tmp_path, ["summary", "cabling"], workers=1)
+    before = tree_bytes(target)
+
+    def broken(plan, checks, out):
+        out.write_text("graph.graphml", "half")
+        raise error
+
+    monkeypatch.setitem(RENDERERS, "graphml", Renderer(broken, "all"))
+    with pytest.raises((_Broken, RuntimeError), match="graphml broke"):
+        write_outputs(plan, tmp_path, workers=2)
+    assert tree_bytes(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]  # no temporary folder left
+
+
+def test_only_with_workers_keeps_the_other_outputs(tmp_path):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    full = tree_bytes(write_outputs(plan, tmp_path / "full", workers=1))
+    target = write_outputs(plan, tmp_path / "parts", ["summary", "cabling", "bom"], workers=2)
+    write_outputs(plan, tmp_path / "parts", [n for n in RENDERERS if n not in ("summary", "cabling", "bom")], workers=2)
+    assert tree_bytes(target) == full
+
+
+def test_small_plans_render_in_one_process_large_ones_on_the_cores(monkeypatch):
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    assert len(plan.links) < PARALLEL_FROM_LINKS and render_workers(plan) == 1
+    assert render_workers(plan, 3) == 3
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
+    assert render_workers(plan) == 2 and render_workers(plan, 1) == 1
+    monkeypatch.delenv("CLUSTERC_RENDER_WORKERS")
+    monkeypatch.setattr("compiler.render.parallel.PARALLEL_FROM_LINKS", 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert render_workers(plan) == 2
+    monkeypatch.setattr("compiler.render.parallel.multiprocessing.get_all_start_methods", lambda: ["spawn"])
+    assert render_workers(plan, 2) == 1  # no fork: this process renders
+
+
+def test_cli_compile_with_two_workers_reproduces_the_committed_example(tmp_path):
+    name = "h100-roce-2su-hall"
+    r = run_cli("compile", str(SPECS / f"{name}.yaml"), "-o", str(tmp_path),
+                env={"PYTHONHASHSEED": "7", "CLUSTERC_RENDER_WORKERS": "2"})
+    assert r.returncode == 0, r.stderr
+    assert tree_bytes(tmp_path / name) == tree_bytes(ROOT / "out" / name)
