@@ -186,7 +186,8 @@ def test_the_default_is_the_cheapest_of_every_unit_size():
 def test_two_spines_at_least():
     # 4 DGX H100 in one SU of 4: 8 leaves x 4 uplinks = 32 would fit one 64-port spine, the
     # single path between any two leaves. Two spines, 2 links per leaf-spine pair.
-    plan = plan_from_text("name: h4\nservers: 4\nserver: dgx-h100\nfabric: {topology: rail-optimized, switch: qm9700}\n")
+    # (tiers: 2: 32 ports would also fit one switch, which tiers: auto now takes; test_tiny_designs)
+    plan = plan_from_text("name: h4\nservers: 4\nserver: dgx-h100\nfabric: {topology: rail-optimized, switch: qm9700, tiers: 2}\n")
     s = summarize(plan)
     assert s["switches"] == {"leaf": 8, "spine": 2} and plan.design["leaf_spine_links_per_pair"] == 2
     assert any(n.startswith("2 spines, not 1") for n in plan.notes)
@@ -293,8 +294,8 @@ def test_one_dgx_h100_takes_one_spine_at_every_ratio():
     downlink and uplink are ports 1 and 2 of cage 1), 4 on the spine (8 ports). SU 2 with
     one uplink (2:1 exactly) costs the same switches and cables, but its uplink is port 3,
     in a second cage: 8 transceivers more, so SU 1 at 2:1 and above too."""
-    for ratio in ("1:1", "3:2", "5:3", "2:1", "3:1", "4:1", "7:1"):
-        plan = plan_from_text("name: h1\nservers: 1\nserver: dgx-h100\nfabric: {topology: rail-optimized, "
+    for ratio in ("1:1", "3:2", "5:3", "2:1", "3:1", "4:1", "7:1"):  # tiers: 2 (auto takes the one switch)
+        plan = plan_from_text("name: h1\nservers: 1\nserver: dgx-h100\nfabric: {topology: rail-optimized, tiers: 2, "
                               f"switch: sn5600, speed_gbps: 400, oversubscription: '{ratio}'}}\n")
         s = summarize(plan)
         assert plan.design["scalable_unit"] == 1 and plan.design["leaf_ports"] == {"down": 1, "up": 1}, ratio

@@ -446,7 +446,7 @@ def test_a_one_nic_storage_fabric_needs_no_table(tmp_path):
     (tmp_path / "lab.yaml").write_text(SINGLE_NIC_CATALOG)
     (tmp_path / "one.yaml").write_text(
         "name: one\nservers: 4\nserver: lab-2nic\ncatalog: lab.yaml\n"
-        "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1', nos: frr}\n"
+        "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1', nos: frr, tiers: 2}\n"
         "fabrics:\n  - {name: storage, switch: sn5600, oversubscription: '1:1'}\n")
     _, plan = build_plan(tmp_path / "one.yaml")
     folder = write_outputs(plan, tmp_path / "out", ["host_configs"])

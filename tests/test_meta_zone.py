@@ -196,7 +196,7 @@ BAD = {
                                            ["fabric.servers_per_leaf", "would need 2.66667 uplinks"]),
     "servers_per_leaf does not divide the SU": (BASE + "  servers_per_leaf: 2\n  scalable_unit: 5\n",
                                                 ["fabric.scalable_unit", "not a whole number of leaves (2 servers per leaf)"]),
-    "servers_per_leaf zero": (BASE + "  servers_per_leaf: 0\n", ["fabric.servers_per_leaf", "greater than or equal to 1"]),
+    "servers_per_leaf zero": (BASE + "  servers_per_leaf: 0\n", ["fabric.servers_per_leaf", "at least 1"]),
     "unknown spine switch": (BASE + "  spine_switch: arista-7808\n",
                              ["fabric.spine_switch", "unknown switch 'arista-7808'"]),
     "spine switch of another protocol": (BASE + "  spine_switch: qm9700\n",

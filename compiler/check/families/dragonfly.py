@@ -42,6 +42,9 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     return int(min(bounds) // 2), formula + "), Gb/s"
 
 
+SPLIT_EVERY_GROUP_UP_TO = 16  # groups; each split is one more max-flow
+
+
 def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) -> list[Cut]:
     """An odd number of groups: a balanced cut must split a group. Split the last group M in
     two along its global links: side A is the (g-1)/2 groups that M's first switches reach
@@ -54,20 +57,26 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     if groups < 3 or groups % 2 == 0:
         return []
     pod = np.array([plan.devices[int(x)].pod or 0 for x in g.device_of], dtype=np.int64)
-    last = int(pod.max())
     a, b = np.concatenate([g.a, g.b]), np.concatenate([g.b, g.a])
-    out_of_last = (pod[a] == last) & (pod[b] != last)
-    targets = pod[b[out_of_last][np.lexsort((pod[b[out_of_last]], a[out_of_last]))]]
-    chosen = list(dict.fromkeys(targets.tolist()))[: groups // 2]
-    side_a = np.isin(pod, chosen)
-    into_a = np.zeros(g.n, dtype=np.int64)
-    np.add.at(into_a, a[out_of_last], np.where(side_a[b[out_of_last]], 1, -1))
     node = g.at_switch[g.at_is_gpu_server][first_at]
-    rank = np.where(side_a[node], 0, np.where(pod[node] == last, 1, 2))
-    order = servers[np.lexsort((np.arange(servers.size), node, -into_a[node], rank))]
-    return [by_server(g, order, "groups-and-a-half",
-                      f"the {len(chosen)} groups group {last}'s first switches reach, then group {last}'s switches "
-                      f"by global links into them, halved")]
+    # Which group to split matters once the fabric is damaged (the worst cut then splits the
+    # group that lost a local link) and under arrangements where groups differ: every group
+    # takes its turn while there are few, the last alone beyond that.
+    splits = range(1, groups + 1) if groups <= SPLIT_EVERY_GROUP_UP_TO else [int(pod.max())]
+    out = []
+    for last in splits:
+        out_of_last = (pod[a] == last) & (pod[b] != last)
+        targets = pod[b[out_of_last][np.lexsort((pod[b[out_of_last]], a[out_of_last]))]]
+        chosen = list(dict.fromkeys(targets.tolist()))[: groups // 2]
+        side_a = np.isin(pod, chosen)
+        into_a = np.zeros(g.n, dtype=np.int64)
+        np.add.at(into_a, a[out_of_last], np.where(side_a[b[out_of_last]], 1, -1))
+        rank = np.where(side_a[node], 0, np.where(pod[node] == last, 1, 2))
+        order = servers[np.lexsort((np.arange(servers.size), node, -into_a[node], rank))]
+        out.append(by_server(g, order, "groups-and-a-half" if last == int(pod.max()) else f"groups-and-a-half-{last}",
+                             f"the {len(chosen)} groups group {last}'s first switches reach, then group {last}'s switches "
+                             f"by global links into them, halved"))
+    return out
 
 
 def exhaustive(plan: Plan, g: FabricGraph) -> bool:
