@@ -24,6 +24,7 @@ import pytest
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan, write_outputs
 from compiler.plan.bom import NOT_PUBLISHED, bill_of_materials
+from compiler.plan.fabrics import management_cords
 from compiler.plan.cables import physical_cables
 
 from .conftest import SPECS, plan_from_text
@@ -67,7 +68,8 @@ def test_bom_cable_quantities_equal_cabling_rows_on_committed_examples(name):
     cabling = _rows((OUT / name / "cabling.csv").read_text())
     bom = _rows((OUT / name / "bom.csv").read_text())
     assert _bom_cables(bom) == _cable_rows_by_part(cabling, _media_parts(plan))
-    assert len(cabling) == len(physical_cables(plan))
+    # the plan's cables, then the management cords (switch management ports are no plan links)
+    assert len(cabling) == len(physical_cables(plan)) + len(management_cords(plan))
     if (OUT / name / "labels.csv").exists():
         labels = _rows((OUT / name / "labels.csv").read_text())
         assert [(x["cable_id"], x["end"]) for x in labels] == [(r["cable_id"], e) for r in cabling for e in "AB"]

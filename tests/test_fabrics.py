@@ -146,7 +146,7 @@ def test_outputs_labelled_by_fabric(compiled):
     by = {}
     for r in rows:
         by[r["fabric"]] = by.get(r["fabric"], 0) + 1
-    assert by == {"compute": 508, "storage": 62, "oob": 31}
+    assert by == {"compute": 508, "storage": 62, "oob": 31 + 14}  # BMCs, and the switch management cords
     assert len({r["cable_id"] for r in rows}) == len(rows)
     oob = [r for r in rows if r["fabric"] == "oob"]
     assert {r["media"] for r in oob} == {"CAT6"} and {r["connector"] for r in oob} == {"RJ45"}

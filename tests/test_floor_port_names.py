@@ -57,6 +57,7 @@ def _configured_ends(folder: Path) -> set[tuple[str, str, str, str]]:
 
 def _sheet_ends(folder: Path) -> tuple[set[tuple[str, str, str, str]], list[dict]]:
     rows = list(csv.DictReader(io.StringIO((folder / "cabling.csv").read_text())))
+    rows = [r for r in rows if not r["kind"].endswith("management-leaf")]  # management ports: no config interfaces
     ends = set()
     for r in rows:
         ends.add((r["a_device"], r["a_port"], r["b_device"], r["b_port"]))

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import yaml
 
+from compiler.plan.fabrics import management_cords
 from compiler.plan.cables import physical_cables
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render.diagrams import scopes
@@ -87,6 +88,9 @@ def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter
 def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name):
     plan, target = compiled[name]
     rows = _rows(target / "cabling.csv")
+    cords = len(management_cords(plan))  # switch management cords, listed after the plan's cables
+    rows, mgmt = rows[: len(rows) - cords], rows[len(rows) - cords:]
+    assert all(r["kind"].endswith(":management-leaf") and r["media"] == "CAT6" for r in mgmt)
     cables = len(physical_cables(plan))  # one row per physical cable, a twin-port copper cable is one
     assert len(rows) == cables and sum(len(r["links"].split(";")) for r in rows) == len(plan.links)
     for r in rows[:50] + rows[-50:]:
@@ -94,7 +98,7 @@ def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name
         assert r["label_a"].startswith(r["cable_id"] + " " + r["a_rack"]) and r["label_b"].startswith(r["cable_id"] + " " + r["b_rack"])
         assert r["part_number"] and "xx" not in r["part_number"]
     labels = _rows(target / "labels.csv")
-    assert len(labels) == 2 * cables
+    assert len(labels) == 2 * (cables + cords)
     assert [x["end"] for x in labels[:2]] == ["A", "B"]
     page = (target / "labels.html").read_text()
     assert page.count('class="l"') == 2 * cables

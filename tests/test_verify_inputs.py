@@ -244,7 +244,7 @@ def test_as_built_row_between_devices_the_plan_does_not_have_is_unverified(tmp_p
 
     folder = ROOT / "out" / "roce-2spine-4leaf-sonic"
     text = (folder / "cabling.csv").read_text()
-    (tmp_path / "as-built.csv").write_text(text + "x:1,,lab-a,,swp1,,,,,,,lab-b,,swp2" + "," * 16 + "\n")
+    (tmp_path / "as-built.csv").write_text(text + "x:1,,lab-a,,swp1,,,,,,,lab-b,,swp2" + "," * 17 + "\n")
     result = verify(load_plan(folder), [tmp_path / "as-built.csv"])
     assert sorted(m["found"]["device"] for m in result["mismatches"] if m["kind"] == "unverified") == ["lab-a", "lab-b"]
     assert len(result["mismatches"]) == 2 and not result["ok"]

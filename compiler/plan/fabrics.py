@@ -191,6 +191,32 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ManagementCord:
+    """A cord from a switch management port to a management leaf (expand/management.py):
+    not a link of the plan (management ports are not in the switches' port layouts), but a
+    cable the floor pulls, the BOM orders and the cabling sheet and labels list."""
+
+    fabric: str  # the management network's fabric (oob)
+    cable_id: str  # <switch>:<port>, as a link's id names its A end
+    switch: str
+    port: str  # the switch's management port (catalog), e.g. eth0
+    leaf: str
+    leaf_port: str
+
+
+def management_cords(plan: Plan) -> list[ManagementCord]:
+    """Every management cord of the plan, fabric by fabric in plan.json's order."""
+    out = []
+    for name, record in (plan.fabrics or {}).items():
+        table = (record.design or {}).get("management_ports") or {}
+        col = {c: k for k, c in enumerate(table.get("columns") or [])}
+        for row in table.get("rows") or []:
+            switch, port, leaf, leaf_port = (row[col[c]] for c in ("switch", "port", "leaf", "leaf_port"))
+            out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port))
+    return out
+
+
 def _management_cords(plan: Plan, name: str) -> list:
     """The management network's patch cords from every switch management port it serves (its
     design's `management_ports`, expand/management.py) to its leaves: RJ45 at both ends, the

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric
+from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
-from ..plan.views import cable_ids, cable_part, device_nos, end_part_labels, floor_port_names, port_table
+from ..plan.views import cable_ids, cable_part, device_nos, device_places, end_part_labels, floor_port_names, port_table
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -93,7 +93,38 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
         rows = (row + (f,) for row, f in zip(rows, names))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
-    out.write_text("cabling.csv", ",".join(header) + "\n" + "".join(fmt % row for row in rows))
+    body = "".join(fmt % row for row in rows) + "".join(management_cord_rows(plan, place, quote_names))
+    out.write_text("cabling.csv", ",".join(header) + "\n" + body)
+
+
+MANAGEMENT_KIND = "management-leaf"  # a switch's management port to a management leaf
+
+
+def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str]:
+    """One row per management cord (plan.fabrics.management_cords: a switch management port
+    to a management leaf), after the plan's cables: the floor pulls them and the BOM orders
+    them. Kind `<fabric>:management-leaf`; no length is modelled for them yet."""
+    media = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    cords = management_cords(plan)
+    if media is None or not cords:
+        return []
+    index = {d.name: i for i, d in enumerate(plan.devices)}
+    places = plan.memo("device_places", device_places)
+    multi = is_multi_fabric(plan)
+    esc = csv_field if quote else (lambda v: v)
+    out = []
+    for c in cords:
+        sw, lf = plan.devices[index[c.switch]], plan.devices[index[c.leaf]]
+        cage = next((p.cage for p in plan.layouts[lf.layout].ports if p.name == c.leaf_port), "")
+        near, far = f"{places[index[c.switch]]}:{c.port}", f"{places[index[c.leaf]]}:{c.leaf_port}"
+        fields = [esc(c.cable_id), esc(f"{c.fabric}:{MANAGEMENT_KIND}"),
+                  esc(c.switch), esc(sw.role), esc(c.port), esc(c.port), "1", "", place[index[c.switch]],
+                  esc(c.leaf), esc(lf.role), esc(c.leaf_port), esc(cage), "1", "", place[index[c.leaf]],
+                  "1", "CAT6", "RJ45", csv_field(media["cable_part_number"]), "", media["jacket"], "",
+                  csv_field(f"{c.cable_id} {near} / {far}"), csv_field(f"{c.cable_id} {far} / {near}"), "",
+                  esc(c.cable_id)] + ([c.fabric] if multi else [])
+        out.append(",".join(fields) + "\n")
+    return out
 
 
 def port_pieces(plan: Plan) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
+from ..plan.fabrics import management_cords
 from ..plan.views import device_places, floor_port_names
 from .csvtext import csv_field
 from .rack_rows import rack_order
@@ -62,7 +63,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     # One cable's two labels next to each other: the person cutting them pairs them.
     both = np.empty(2 * len(cables), dtype=object)
     both[0::2], both[1::2] = parts[0], parts[1]
-    body = "".join(both.tolist())
+    body = "".join(both.tolist()) + "".join(_management_labels(plan, places))
     out.write_text("labels.csv", ",".join(HEADER) + "\n" + body)
     pages = label_pages(plan, label_a, label_b)
     if len(pages) == 1:
@@ -71,6 +72,19 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     for number, (_, text) in enumerate(pages, 1):
         out.write_text(page_path(number), text)
     out.write_text("labels.html", index_html(plan, [summary for summary, _ in pages]))
+
+
+def _management_labels(plan: Plan, places: np.ndarray) -> list[str]:
+    """Both labels of each management cord (plan.fabrics.management_cords), after the
+    plan's cables, as cabling.csv lists them."""
+    index = {d.name: i for i, d in enumerate(plan.devices)}
+    out = []
+    for c in management_cords(plan):
+        near, far = f"{places[index[c.switch]]}:{c.port}", f"{places[index[c.leaf]]}:{c.leaf_port}"
+        for end, label, place, dev, port in (("A", f"{c.cable_id} {near} / {far}", places[index[c.switch]], c.switch, c.port),
+                                             ("B", f"{c.cable_id} {far} / {near}", places[index[c.leaf]], c.leaf, c.leaf_port)):
+            out.append(",".join(csv_field(v) for v in (c.cable_id, end, label, place, dev, port, "CAT6")) + "\n")
+    return out
 
 
 def page_path(number: int) -> str:
