@@ -561,6 +561,43 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
 
 
 @app.command()
+def resilience(spec: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
+               rates: Optional[Path] = typer.Option(None, "--rates", help="YAML: per class (switch, transceiver, cable, nic) "
+                                                    "afr (failures per component-year) and mttr_hours; others take the defaults"),
+               samples: int = typer.Option(1000, "--samples", help="failure states to sample"),
+               seed: int = typer.Option(1, "--seed", help="the same seed gives the same figures on any executor"),
+               window_days: float = typer.Option(30.0, "--window-days", help="spares: the replenishment window, days"),
+               confidence: float = typer.Option(0.95, "--confidence", help="spares: the stock covers the window's failures "
+                                                "with this probability"),
+               down: Optional[str] = typer.Option(None, "--down", help="evaluate this state exactly: comma-separated switch, "
+                                                  "server or NIC names and cable ids, or a file of them, or `verify --format json` output"),
+               executor: str = typer.Option("local", "--executor", help="where samples run: local (a process pool)"),
+               workers: int = typer.Option(1, "--workers", help="processes (local)"),
+               format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown")) -> None:
+    """What the fabric delivers on a normal day of failures (GPUs cut off, bisection: mean and percentiles), which
+    components cost most, what spares to stock; with --down, what a given state loses and which repair restores most."""
+    from .pipeline import load_plan
+    from .resilience import ResilienceError, resilience_report
+    from .resilience.text import resilience_text
+
+    try:
+        report = resilience_report(load_plan(spec), rates, samples=samples, seed=seed, window_days=window_days,
+                                   confidence=confidence, down=down, executor=executor, workers=workers)
+    except SpecInvalid as exc:
+        _print_diagnostics(exc.diagnostics, Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    except ResilienceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
+    if format == DiffFormat.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(resilience_text(report, markdown=format == DiffFormat.markdown), end="")
+    raise typer.Exit(EXIT_OK if report["availability"]["ok"] or not report["availability"]["required_in_spec"]
+                     else EXIT_CHECK_FAILED)
+
+
+@app.command()
 def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output folder, its plan.json, or the spec"),
            as_built: List[Path] = typer.Option(..., "--as-built", help="discovery output or as-built sheet: files or folders "
                                                "(ibnetdiscover, lldpcli/NVUE/EOS JSON or SONiC `show lldp table` named "

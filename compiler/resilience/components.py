@@ -1,0 +1,122 @@
+"""The components that fail, per class, and which fabric elements each takes down.
+
+- switch: every switch of the fabric (a graph node); down, it takes its ports' links.
+- transceiver: one per (cage, medium) at a link end whose medium needs optics, as the BOM
+  counts them (a twin-port module carries two links; down, it takes both).
+- cable: one per link (a splitter's legs count as cables each).
+- nic: one per GPU-server cage on the fabric (a NIC port; a ConnectX-8 run as two planes is
+  one cage with two links); down, it takes its links.
+
+Held as arrays (unit -> links in CSR form), no per-link Python objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..check.context import CheckContext
+from ..plan.model import Plan
+from ..plan.views import cable_ids, cage_table
+
+CLASSES = ("switch", "transceiver", "cable", "nic")
+
+
+@dataclass
+class Group:
+    """The units of one class: per unit its position label index, its name and the links it
+    takes down (CSR: links[indptr[i]:indptr[i+1]]); switches also their graph node."""
+
+    cls: str
+    positions: list[str]
+    position: np.ndarray  # unit -> index into positions
+    names: list[str]
+    indptr: np.ndarray
+    links: np.ndarray  # plan link indices
+    node: np.ndarray | None = None  # switch class: unit -> graph node
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+    def links_of(self, units: np.ndarray) -> np.ndarray:
+        if units.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([self.links[self.indptr[u]:self.indptr[u + 1]] for u in units.tolist()])
+
+
+@dataclass
+class Components:
+    ctx: CheckContext
+    groups: dict[str, Group]
+    n_links: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {c: self.groups[c].count for c in CLASSES}
+
+
+def _csr(owner: np.ndarray, link: np.ndarray, units: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(owner, kind="stable")
+    indptr = np.zeros(units + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=units), out=indptr[1:])
+    return indptr, link[order].astype(np.int64)
+
+
+def _group(cls: str, key: np.ndarray, link: np.ndarray, label: np.ndarray, names_of) -> Group:
+    """Units are the distinct `key`s (in key order); each takes its `link`s down; its position
+    is the `label` of its first link end."""
+    uniq, first, owner = np.unique(key, return_index=True, return_inverse=True)
+    positions, pos = np.unique(label[first], return_inverse=True) if uniq.size else (np.array([]), np.zeros(0, dtype=np.int64))
+    indptr, links = _csr(owner.reshape(-1), link, uniq.size)
+    return Group(cls, [str(p) for p in positions], pos.astype(np.int64), names_of(first), indptr, links)
+
+
+def components_of(ctx: CheckContext) -> Components:
+    plan: Plan = ctx.plan
+    g = ctx.graph
+    L = plan.links
+    n = len(L)
+    names = [d.name for d in plan.devices]
+    roles = np.array([d.role for d in plan.devices], dtype=object)
+    kinds = np.array(plan.link_kinds, dtype=object)[L.kind] if n else np.zeros(0, dtype=object)
+    ids = np.arange(n)
+
+    # switches: the graph's nodes; their attached links follow from the graph (flows, reach)
+    sw_links_owner = np.concatenate([g.a, g.b, g.at_switch])
+    sw_links = np.concatenate([g.link, g.link, g.at_link])
+    indptr, links = _csr(sw_links_owner, sw_links, g.n)
+    sw_roles = roles[g.device_of].astype(str) if g.n else np.zeros(0, dtype=str)
+    positions, pos = np.unique(sw_roles, return_inverse=True)
+    switch = Group("switch", [str(p) for p in positions], pos.astype(np.int64), [names[int(d)] for d in g.device_of],
+                   indptr, links, node=np.arange(g.n))
+
+    cids = cable_ids(plan)
+    cable = Group("cable", *(lambda p, q: ([str(x) for x in p], q.astype(np.int64)))(
+        *np.unique((kinds.astype(str) if n else np.zeros(0, dtype=str)), return_inverse=True)),
+        cids, np.arange(n + 1, dtype=np.int64), ids.astype(np.int64))
+    cable.positions = [f"{k} cable" for k in cable.positions]
+
+    cage_of_port, _, _, _ = plan.memo("cage_table", cage_table)
+    offsets = plan.port_offsets()
+    end_dev = np.concatenate([L.a_dev, L.b_dev]).astype(np.int64)
+    end_port = np.concatenate([L.a_port, L.b_port]).astype(np.int64)
+    end_link = np.concatenate([ids, ids])
+    end_cage = cage_of_port[offsets[end_dev] + end_port]
+    end_media = np.concatenate([L.media, L.media]).astype(np.int64)
+    optical = np.array([bool(plan.facts["media"][m]["needs_transceivers"]) for m in plan.media], dtype=bool)
+    opt = optical[end_media] if n else np.zeros(0, dtype=bool)
+    end_label = np.array([f"{k} optic ({r} end)" for k, r in zip(np.concatenate([kinds, kinds]).tolist(),
+                                                                 roles[end_dev].tolist())], dtype=object).astype(str) \
+        if n else np.zeros(0, dtype=str)
+    key = end_cage[opt] * max(len(plan.media), 1) + end_media[opt]
+    cage_name = lambda first, sel=opt: [f"{names[int(d)]}:cage{int(c)}" for d, c in
+                                       zip(end_dev[sel][first], end_cage[sel][first] - 0)]
+    transceiver = _group("transceiver", key, end_link[opt], end_label[opt], cage_name)
+
+    gpu_server = np.array([d.role == "server" for d in plan.devices], dtype=bool)
+    nic_end = gpu_server[end_dev] & np.isin(end_link, g.at_link)
+    nic = _group("nic", end_cage[nic_end], end_link[nic_end], np.full(int(nic_end.sum()), "nic", dtype=object).astype(str),
+                 lambda first, sel=nic_end: [f"{names[int(d)]}:nic{int(p) + 1}" for d, p in
+                                             zip(end_dev[sel][first], end_port[sel][first])])
+    return Components(ctx, {"switch": switch, "transceiver": transceiver, "cable": cable, "nic": nic}, n)

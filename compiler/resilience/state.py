@@ -1,0 +1,109 @@
+"""One failure state: what it cuts off and what bisection it leaves, and sampled states.
+
+A state is the set of units down per class. It becomes the check layer's masks: switches
+down (keep_switch), switch-switch links down (keep_link) and server links down; GPU ports
+cut off are those the check layer's reached_ports no longer reaches or whose own link is
+down; bisection is the worst of the check layer's balanced cuts (ctx.worst_cut_gbps) on the
+damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
+not change the fabric's bisection (it shows as its GPU cut off)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..check.bisection import check_bisection
+from ..check.cuts import Cut
+from ..check.redundancy import damaged_cuts, reached_ports
+from .components import CLASSES, Components
+
+
+@dataclass
+class Model:
+    """What every worker needs: the components, each class's unavailability, the cuts and
+    the intact bisection. Picklable (sent once to each worker)."""
+
+    comps: Components
+    unavailability: dict[str, float]
+    cuts: list[Cut]
+    intact_gbps: int
+    min_fraction: float
+
+    @classmethod
+    def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float) -> "Model":
+        ctx = comps.ctx
+        bis, _ = check_bisection(ctx)
+        cuts = ctx.failure_cuts(bis.cuts)
+        return cls(comps, {c: rates[c]["unavailability"] for c in rates}, cuts, bis.worst_cut_gbps, min_fraction)
+
+    @property
+    def gpu_ports(self) -> int:
+        return int(self.comps.ctx.graph.at_is_gpu_server.sum())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    gpus_cut_off: int
+    bisection_fraction: float
+    meets: bool
+
+
+def masks(model: Model, down: dict[str, np.ndarray]):
+    """keep_switch, keep_link (switch-switch links), server links down, from units down per class."""
+    comps = model.comps
+    g = comps.ctx.graph
+    link_down = np.zeros(comps.n_links, dtype=bool)
+    for cls in ("transceiver", "cable", "nic"):
+        units = down.get(cls)
+        if units is not None and units.size:
+            link_down[comps.groups[cls].links_of(units)] = True
+    keep_switch = np.ones(g.n, dtype=bool)
+    units = down.get("switch")
+    if units is not None and units.size:
+        keep_switch[comps.groups["switch"].node[units]] = False
+    return keep_switch, ~link_down[g.link], link_down[g.at_link]
+
+
+def evaluate(model: Model, down: dict[str, np.ndarray], exact: bool = False) -> Outcome:
+    """The state's outcome. `exact`: also the cuts through the damage, refined on the damaged
+    fabric (check layer damaged_cuts), as `clusterc check` measures a single failure."""
+    g = model.comps.ctx.graph
+    keep_switch, keep_link, at_down = masks(model, down)
+    reach = reached_ports(g, keep_link, keep_switch) & ~at_down
+    gpus_cut_off = int((g.at_is_gpu_server & ~reach).sum())
+    if keep_switch.all() and keep_link.all():
+        value = model.intact_gbps
+    else:
+        cuts = model.cuts
+        if exact:
+            dead = np.nonzero(~keep_switch)[0]
+            near = (int(dead[0]),) if dead.size else tuple(int(x) for x in (g.a[~keep_link][0], g.b[~keep_link][0]))
+            cuts = damaged_cuts(model.comps.ctx, cuts, near, keep_link, keep_switch)
+        value = model.comps.ctx.worst_cut_gbps(keep_link, keep_switch, cuts=cuts)[0]
+        if exact:  # a cut through the damage may be tighter intact than the worst balanced cut
+            value = min(value, model.intact_gbps)
+    fraction = value / model.intact_gbps if model.intact_gbps else 1.0
+    return Outcome(gpus_cut_off, fraction, fraction >= model.min_fraction - 1e-12)
+
+
+def sample_state(model: Model, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Each unit down independently with its class's unavailability: the number down per class
+    is binomial, which units uniform without replacement (the same law, without a draw per unit)."""
+    down = {}
+    for cls in CLASSES:
+        n = model.comps.groups[cls].count
+        u = model.unavailability.get(cls, 0.0)
+        k = int(rng.binomial(n, u)) if n and u > 0 else 0
+        down[cls] = np.sort(rng.choice(n, size=k, replace=False)) if k else np.zeros(0, dtype=np.int64)
+    return down
+
+
+def run_chunk(model: Model, seeds: list[np.random.SeedSequence]) -> np.ndarray:
+    """Outcomes of the samples seeded by `seeds`, in their order: rows of (gpus cut off,
+    bisection fraction, meets). A state with nothing down is the intact one (not re-measured)."""
+    out = np.empty((len(seeds), 3), dtype=np.float64)
+    for i, ss in enumerate(seeds):
+        o = evaluate(model, sample_state(model, np.random.default_rng(ss)))
+        out[i] = (o.gpus_cut_off, o.bisection_fraction, o.meets)
+    return out
