@@ -82,14 +82,18 @@ def components_of(ctx: CheckContext) -> Components:
     kinds = np.array(plan.link_kinds, dtype=object)[L.kind] if n else np.zeros(0, dtype=object)
     ids = np.arange(n)
 
-    # switches: the graph's nodes; their attached links follow from the graph (flows, reach)
-    sw_links_owner = np.concatenate([g.a, g.b, g.at_switch])
+    # switches: the graph's nodes (none in a direct network, whose nodes are chips or servers);
+    # their attached links follow from the graph (flows, reach)
+    nodes = np.zeros(0, dtype=np.int64) if plan.design_record.direct else np.nonzero(ctx.switch_tier > 0)[0]
+    renum = np.full(g.n, -1, dtype=np.int64)
+    renum[nodes] = np.arange(nodes.size)
+    sw_links_owner = renum[np.concatenate([g.a, g.b, g.at_switch])]
     sw_links = np.concatenate([g.link, g.link, g.at_link])
-    indptr, links = _csr(sw_links_owner, sw_links, g.n)
-    sw_roles = roles[g.device_of].astype(str) if g.n else np.zeros(0, dtype=str)
+    indptr, links = _csr(sw_links_owner[sw_links_owner >= 0], sw_links[sw_links_owner >= 0], nodes.size)
+    sw_roles = roles[g.device_of[nodes]].astype(str) if nodes.size else np.zeros(0, dtype=str)
     positions, pos = np.unique(sw_roles, return_inverse=True)
-    switch = Group("switch", [str(p) for p in positions], pos.astype(np.int64), [names[int(d)] for d in g.device_of],
-                   indptr, links, node=np.arange(g.n))
+    switch = Group("switch", [str(p) for p in positions], pos.astype(np.int64),
+                   [names[int(d)] for d in g.device_of[nodes]], indptr, links, node=nodes)
 
     cids = cable_ids(plan)
     cable = Group("cable", *(lambda p, q: ([str(x) for x in p], q.astype(np.int64)))(

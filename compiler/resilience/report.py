@@ -19,6 +19,7 @@ from .rates import load_rates
 from .state import Model, evaluate, run_chunk
 
 CHUNK = 64  # samples per task: fixed, so chunks (and figures) do not depend on the worker count
+DOWN_KINDS = ("missing", "swapped", "wrong-port", "wrong-device")  # verify mismatches that take a link down
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
 
@@ -98,14 +99,15 @@ def _names_from(down: str) -> list[str]:
         data = json.loads(text)
     except ValueError:
         return [t.strip() for t in text.splitlines() if t.strip() and not t.startswith("#")]
+    # A planned cable that is missing or plugged elsewhere does not carry its link: down.
+    # Speed and width mismatches degrade a link without taking it down: not counted.
     names: list[str] = []
-    for f in data.get("findings", []) if isinstance(data, dict) else []:
-        if f.get("kind") in ("missing", "wrong-port", "wrong-device", "swapped", "speed", "width"):
-            cid = f.get("cable") or f.get("cable_id")
-            if cid:
-                names.append(str(cid))
-    if not names and isinstance(data, dict):
-        raise ResilienceError(f"{down}: no missing or miswired cables with a cable id in this verify output")
+    for m in data.get("mismatches", []) if isinstance(data, dict) else []:
+        if m.get("kind") in DOWN_KINDS:
+            names.extend(str(c) for c in m.get("cables") or [])
+    if not names:
+        raise ResilienceError(f"{down}: no missing or miswired planned cable in this verify output "
+                              f"(kinds read: {', '.join(DOWN_KINDS)})")
     return names
 
 
