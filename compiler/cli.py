@@ -571,8 +571,11 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
                                                 "with this probability"),
                down: Optional[str] = typer.Option(None, "--down", help="evaluate this state exactly: comma-separated switch, "
                                                   "server or NIC names and cable ids, or a file of them, or `verify --format json` output"),
-               executor: str = typer.Option("local", "--executor", help="where samples run: local (a process pool)"),
-               workers: int = typer.Option(1, "--workers", help="processes (local)"),
+               executor: str = typer.Option("local", "--executor", help="where samples run: local (a process pool) or dask "
+                                            "(dask.distributed; the `resilience` extra)"),
+               workers: int = typer.Option(1, "--workers", help="worker processes (local, or dask's local cluster)"),
+               address: Optional[str] = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
+                                                     "e.g. tcp://scheduler:8786 (default: a local cluster)"),
                format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown")) -> None:
     """What the fabric delivers on a normal day of failures (GPUs cut off, bisection: mean and percentiles), which
     components cost most, what spares to stock; with --down, what a given state loses and which repair restores most."""
@@ -582,7 +585,8 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
 
     try:
         report = resilience_report(load_plan(spec), rates, samples=samples, seed=seed, window_days=window_days,
-                                   confidence=confidence, down=down, executor=executor, workers=workers)
+                                   confidence=confidence, down=down, executor=executor, workers=workers,
+                                   address=address)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.text)
         raise typer.Exit(EXIT_INVALID)

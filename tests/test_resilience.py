@@ -156,7 +156,7 @@ def test_class_the_plan_lacks(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--down", "spine-99,leaf-001"], "not in the plan: spine-99"),
-    (["--executor", "dask"], "--executor dask: not installed"),
+    (["--executor", "ray"], "--executor ray: not installed"),
     (["--executor", "slurm"], "unknown executor"),
 ])
 def test_bad_down_and_executor_exit_2(args, message):
@@ -173,3 +173,24 @@ def test_down_reads_verify_json(clos, tmp_path):
     st = resilience_report(clos, samples=5, down=str(p))["state"]
     assert st["down"] == ["leaf-001:65"]
     assert st["bisection_fraction"] < 1.0
+
+
+def test_dask_local_cluster_of_2_workers_gives_the_local_figures():
+    """The distributed engine for real: a dask LocalCluster of 2 worker processes, the same
+    seed, the same JSON as one local process."""
+    pytest.importorskip("distributed")
+    out = []
+    for args in (["--executor", "dask", "--workers", "2"], ["--executor", "local", "--workers", "1"]):
+        p = run_cli("resilience", str(CLOS), "--samples", "150", "--seed", "4", "--format", "json", *args)
+        assert p.returncode == 0, p.stderr
+        data = json.loads(p.stdout)
+        out.append((data.pop("executor"), data))
+    assert out[0][0] == {"name": "dask", "workers": 2}
+    assert out[0][1] == out[1][1]
+
+
+def test_dask_scheduler_not_reachable_exits_2():
+    pytest.importorskip("distributed")
+    r = run_cli("resilience", str(CLOS), "--samples", "5", "--executor", "dask", "--address", "tcp://127.0.0.1:9")
+    assert r.returncode == 2
+    assert "no scheduler reachable at tcp://127.0.0.1:9" in r.stderr and "Traceback" not in r.stderr
