@@ -194,3 +194,25 @@ def test_dask_scheduler_not_reachable_exits_2():
     r = run_cli("resilience", str(CLOS), "--samples", "5", "--executor", "dask", "--address", "tcp://127.0.0.1:9")
     assert r.returncode == 2
     assert "no scheduler reachable at tcp://127.0.0.1:9" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_availability_requirement_judged_here_not_by_check(tmp_path):
+    """requirements.availability: `check` lists it as judged by `clusterc resilience`;
+    resilience judges it (exit 1 when the share of states meeting the fraction is short)."""
+    spec = tmp_path / "avail.yaml"
+    spec.write_text(CLOS.read_text().replace("name: roce-2spine-4leaf-frr", "name: avail") +
+                    "requirements:\n  availability: {min_bisection_fraction: 0.9, share: 0.99}\n")
+    _, plan = build_plan(spec)
+    assert plan.requirements["availability"] == {"min_bisection_fraction": 0.9, "share": 0.99}
+    from compiler.check import run_checks
+    from compiler.check.requirements import RequirementsFigures
+    req = run_checks(plan).of(RequirementsFigures)
+    entry = next(r for r in req.results if r["name"] == "availability")
+    assert "judged by `clusterc resilience`" in entry["examined"]
+    rates = _switches_only(tmp_path, 0.05)  # a switch down 5 % of the time: a spine or leaf down in ~26 % of states
+    p = run_cli("resilience", str(spec), "--rates", str(rates), "--samples", "300", "--format", "json")
+    assert p.returncode == 1, p.stderr
+    a = json.loads(p.stdout)["availability"]
+    assert a["required_in_spec"] and not a["ok"]
+    assert 0.6 < a["share_meeting"] < 0.9
+    assert run_cli("resilience", str(spec), "--samples", "50").returncode == 0  # the default rates meet it

@@ -114,8 +114,9 @@ def components_of(ctx: CheckContext) -> Components:
                                                                  roles[end_dev].tolist())], dtype=object).astype(str) \
         if n else np.zeros(0, dtype=str)
     key = end_cage[opt] * max(len(plan.media), 1) + end_media[opt]
-    cage_name = lambda first, sel=opt: [f"{names[int(d)]}:cage{int(c)}" for d, c in
-                                       zip(end_dev[sel][first], end_cage[sel][first] - 0)]
+    def cage_name(first, sel=opt):  # `<device>:cage<label>`, the cage as the switch's faceplate labels it
+        return [f"{names[d]}:cage{plan.layouts[plan.devices[d].layout].ports[p].cage}"
+                for d, p in zip(end_dev[sel][first].tolist(), end_port[sel][first].tolist())]
     transceiver = _group("transceiver", key, end_link[opt], end_label[opt], cage_name)
 
     gpu_server = np.array([d.role == "server" for d in plan.devices], dtype=bool)

@@ -112,7 +112,7 @@ def _names_from(down: str) -> list[str]:
 
 
 def _resolve(model: Model, names: list[str]) -> dict[str, list[int]]:
-    """Names to units: a switch, a cable id, a NIC (server:nicN), a transceiver (device:cageN),
+    """Names to units: a switch, a cable id, a NIC (server:nicN), a transceiver (device:cage<label>),
     or a server (all its NICs)."""
     index: dict[str, tuple[str, int]] = {}
     for cls in CLASSES:
