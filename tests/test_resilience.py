@@ -86,17 +86,23 @@ def test_one_spine_down_costs_one_over_s(clos):
     st = r["state"]
     assert st["bisection_fraction"] == 0.5
     assert st["gpus_cut_off"] == 0
-    assert st["repairs"] == [{"repair": "spine-01", "class": "switch", "gpus_restored": 0, "bisection_restored": 0.5}]
+    assert st["repairs"] == [{"repair": "spine-01", "class": "switch", "delivery_restored": 0.5, "gpus_restored": 0,
+                              "bisection_restored": 0.5}]
     spine = next(p for p in r["criticality"]["positions"] if p["position"] == "spine")
     assert spine["one_down_bisection_lost"] == 0.5
 
 
 def test_down_orders_repairs_by_what_they_restore(clos):
+    """A leaf, a spine and a NIC down: delivery (GPUs reached x bisection) is 191/256 x 1/4;
+    the leaf's repair gives 255/256 x 1/2, the spine's 191/256 x 1/2, the NIC's 192/256 x 1/4."""
     r = resilience_report(clos, samples=10, down="spine-01,leaf-002,gpu-0001:nic1")
     st = r["state"]
     assert st["gpus_cut_off"] == 64 + 1
-    assert [x["repair"] for x in st["repairs"]] == ["leaf-002", "gpu-0001:nic1", "spine-01"]
-    assert st["repairs"][0]["gpus_restored"] == 64
+    assert st["bisection_fraction"] == 0.25
+    assert [x["repair"] for x in st["repairs"]] == ["leaf-002", "spine-01", "gpu-0001:nic1"]
+    base = 191 / 256 * 0.25
+    assert [x["delivery_restored"] for x in st["repairs"]] == pytest.approx(
+        [255 / 256 * 0.5 - base, 191 / 256 * 0.5 - base, 192 / 256 * 0.25 - base], abs=1e-6)
 
 
 def test_higher_afr_never_improves(clos, tmp_path):

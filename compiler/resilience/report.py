@@ -138,7 +138,16 @@ def _resolve(model: Model, names: list[str]) -> dict[str, list[int]]:
     return down
 
 
+def _delivery(model: Model, o) -> float:
+    """What a state delivers to a job, as a fraction of the intact fabric: the share of GPU
+    ports still reached times the bisection fraction left."""
+    gpus = max(model.gpu_ports, 1)
+    return (1 - o.gpus_cut_off / gpus) * o.bisection_fraction
+
+
 def _given_state(model: Model, names: list[str]) -> dict:
+    """One state, measured exactly (with the cuts through the damage), and each repair alone:
+    ordered by the delivery it restores (then GPUs, then name)."""
     down = _resolve(model, names)
     arr = {c: np.array(sorted(set(v)), dtype=np.int64) for c, v in down.items()}
     base = evaluate(model, arr, exact=True)
@@ -149,11 +158,13 @@ def _given_state(model: Model, names: list[str]) -> dict:
             rest[cls] = units[units != u]
             o = evaluate(model, rest, exact=True)
             repairs.append({"repair": model.comps.groups[cls].names[u], "class": cls,
+                            "delivery_restored": round(_delivery(model, o) - _delivery(model, base), 6),
                             "gpus_restored": base.gpus_cut_off - o.gpus_cut_off,
                             "bisection_restored": round(o.bisection_fraction - base.bisection_fraction, 6)})
-    repairs.sort(key=lambda r: (-r["gpus_restored"], -r["bisection_restored"], r["repair"]))
+    repairs.sort(key=lambda r: (-r["delivery_restored"], -r["gpus_restored"], r["repair"]))
     return {"down": sorted(model.comps.groups[c].names[u] for c, us in arr.items() for u in us.tolist()),
             "gpus_cut_off": base.gpus_cut_off, "bisection_fraction": round(base.bisection_fraction, 6),
+            "delivery": round(_delivery(model, base), 6),
             "meets_availability_fraction": base.meets, "repairs": repairs}
 
 

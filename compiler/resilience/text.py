@@ -59,10 +59,11 @@ def _lines(r: dict, md: bool) -> list[str]:
         st = r["state"]
         out.append("")
         out.append(h(f"given state: {len(st['down'])} down"))
-        out.append(f"  {st['gpus_cut_off']} GPUs cut off, bisection {st['bisection_fraction']:.4f} of intact")
+        out.append(f"  {st['gpus_cut_off']} GPUs cut off, bisection {st['bisection_fraction']:.4f} of intact; "
+                   f"delivers {st['delivery']:.4f} (GPUs reached x bisection)")
         for x in st["repairs"]:
-            out.append(f"{'- ' if md else '  '}repair {x['repair']} ({x['class']}): restores {x['gpus_restored']} GPUs, "
-                       f"{x['bisection_restored']:.4f} bisection")
+            out.append(f"{'- ' if md else '  '}repair {x['repair']} ({x['class']}): restores {x['delivery_restored']:.4f} delivery "
+                       f"({x['gpus_restored']} GPUs, {x['bisection_restored']:.4f} bisection)")
     return out
 
 
