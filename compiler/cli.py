@@ -576,6 +576,9 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
                workers: int = typer.Option(1, "--workers", help="worker processes (local, or dask's local cluster)"),
                address: Optional[str] = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
                                                      "e.g. tcp://scheduler:8786 (default: a local cluster)"),
+               pattern: Optional[str] = typer.Option(None, "--pattern", help="also the throughput of this collective "
+                                                     "per state (as `clusterc traffic`: ring-allreduce, all-to-all, ...)"),
+               routing: Optional[str] = typer.Option(None, "--routing", help="its routing (default: the fabric's first)"),
                format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown")) -> None:
     """What the fabric delivers on a normal day of failures (GPUs cut off, bisection: mean and percentiles), which
     components cost most, what spares to stock; with --down, what a given state loses and which repair restores most."""
@@ -586,7 +589,7 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
     try:
         report = resilience_report(load_plan(spec), rates, samples=samples, seed=seed, window_days=window_days,
                                    confidence=confidence, down=down, executor=executor, workers=workers,
-                                   address=address)
+                                   address=address, pattern=pattern, routing=routing)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.text)
         raise typer.Exit(EXIT_INVALID)

@@ -222,3 +222,24 @@ def test_availability_requirement_judged_here_not_by_check(tmp_path):
     assert a["required_in_spec"] and not a["ok"]
     assert 0.6 < a["share_meeting"] < 0.9
     assert run_cli("resilience", str(spec), "--samples", "50").returncode == 0  # the default rates meet it
+
+
+def test_collective_fraction_is_traffics_on_the_same_failure(clos):
+    """--pattern: the state's collective throughput is what `clusterc traffic --fail` reports
+    for the same elements down, and the intact figure is traffic's intact one."""
+    from compiler.traffic import traffic_report
+
+    r = resilience_report(clos, samples=20, down="spine-01,leaf-001:65", pattern="ring-allreduce", routing="ecmp")
+    t = traffic_report(clos, ["ring-allreduce"], ["ecmp"], fail="spine-01,leaf-001:65")
+    intact, failed = (next(x["fraction"] for x in t["results"] if bool(x["failure"]) == f) for f in (False, True))
+    assert r["collective"]["intact_fraction"] == pytest.approx(intact, abs=1e-4)
+    assert r["state"]["collective_fraction"] == pytest.approx(failed, abs=1e-4)
+    assert failed < intact
+    m = r["metrics"]["collective_fraction"]
+    assert m["p50"] <= r["collective"]["intact_fraction"] + 1e-12
+    jsonschema.validate(r, SCHEMA)
+
+
+def test_routing_without_pattern_is_an_error(clos):
+    with pytest.raises(ResilienceError, match="--routing needs --pattern"):
+        resilience_report(clos, samples=5, routing="ecmp")

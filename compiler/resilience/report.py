@@ -12,6 +12,7 @@ from scipy.stats import poisson
 from ..check.context import CheckContext
 from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
+from .collective import collective_setup
 from .components import CLASSES, components_of
 from .errors import ResilienceError
 from .executor import make_executor
@@ -163,6 +164,7 @@ def _given_state(model: Model, names: list[str]) -> dict:
                             "bisection_restored": round(o.bisection_fraction - base.bisection_fraction, 6)})
     repairs.sort(key=lambda r: (-r["delivery_restored"], -r["gpus_restored"], r["repair"]))
     return {"down": sorted(model.comps.groups[c].names[u] for c, us in arr.items() for u in us.tolist()),
+            **({"collective_fraction": round(base.collective_fraction, 6)} if base.collective_fraction is not None else {}),
             "gpus_cut_off": base.gpus_cut_off, "bisection_fraction": round(base.bisection_fraction, 6),
             "delivery": round(_delivery(model, base), 6),
             "meets_availability_fraction": base.meets, "repairs": repairs}
@@ -170,7 +172,8 @@ def _given_state(model: Model, names: list[str]) -> dict:
 
 def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples: int = 1000, seed: int = 1,
                       window_days: float = 30.0, confidence: float = 0.95, down: str | None = None,
-                      executor: str = "local", workers: int = 1, address: str | None = None) -> dict:
+                      executor: str = "local", workers: int = 1, address: str | None = None,
+                      pattern: str | None = None, routing: str | None = None) -> dict:
     if samples < 1:
         raise ResilienceError(f"--samples must be at least 1; got {samples}")
     if not 0 < confidence < 1:
@@ -185,7 +188,10 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
     avail = plan.requirements.get("availability") or {}
     min_fraction = float(avail.get("min_bisection_fraction", 0.9))
     share = float(avail.get("share", 0.99))
-    model = Model.build(comps, rates, min_fraction)
+    if routing and not pattern:
+        raise ResilienceError("--routing needs --pattern (the collective whose throughput to measure)")
+    collective = collective_setup(ctx.plan, ctx.graph, pattern, routing, seed) if pattern else None
+    model = Model.build(comps, rates, min_fraction, collective)
     report = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
               "switches": _switches_by_role(ctx.plan), "components": counts,
               "rates": rates, "intact_bisection_gbps": model.intact_gbps, "seed": seed, "samples": samples,
@@ -200,6 +206,11 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
     report["metrics"] = {"gpus_cut_off": _stats(rows[:, 0], True),
                          "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),
                          "bisection_fraction": _stats(rows[:, 1], False)}
+    if collective is not None:
+        report["collective"] = {"pattern": pattern, "routing": collective.routing,
+                                "intact_fraction": round(collective.intact_fraction, 6),
+                                "of": "the NIC line rate, as `clusterc traffic` reports it"}
+        report["metrics"]["collective_fraction"] = _stats(rows[:, 3], False)
     meet_share = float(met.mean())
     report["availability"] = {"min_bisection_fraction": min_fraction, "share_required": share,
                               "share_meeting": meet_share,

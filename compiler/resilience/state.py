@@ -16,6 +16,7 @@ import numpy as np
 from ..check.bisection import check_bisection
 from ..check.cuts import Cut
 from ..check.redundancy import damaged_cuts, reached_ports
+from .collective import Collective, collective_fraction
 from .components import CLASSES, Components
 
 
@@ -29,13 +30,16 @@ class Model:
     cuts: list[Cut]
     intact_gbps: int
     min_fraction: float
+    collective: Collective | None = None  # --pattern: also the collective's throughput fraction
 
     @classmethod
-    def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float) -> "Model":
+    def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float,
+              collective: Collective | None = None) -> "Model":
         ctx = comps.ctx
         bis, _ = check_bisection(ctx)
         cuts = ctx.failure_cuts(bis.cuts)
-        return cls(comps, {c: rates[c]["unavailability"] for c in rates}, cuts, bis.worst_cut_gbps, min_fraction)
+        return cls(comps, {c: rates[c]["unavailability"] for c in rates}, cuts, bis.worst_cut_gbps, min_fraction,
+                   collective)
 
     @property
     def gpu_ports(self) -> int:
@@ -47,6 +51,7 @@ class Outcome:
     gpus_cut_off: int
     bisection_fraction: float
     meets: bool
+    collective_fraction: float | None = None
 
 
 def masks(model: Model, down: dict[str, np.ndarray]):
@@ -62,14 +67,14 @@ def masks(model: Model, down: dict[str, np.ndarray]):
     units = down.get("switch")
     if units is not None and units.size:
         keep_switch[comps.groups["switch"].node[units]] = False
-    return keep_switch, ~link_down[g.link], link_down[g.at_link]
+    return keep_switch, ~link_down[g.link], link_down[g.at_link], link_down
 
 
 def evaluate(model: Model, down: dict[str, np.ndarray], exact: bool = False) -> Outcome:
     """The state's outcome. `exact`: also the cuts through the damage, refined on the damaged
     fabric (check layer damaged_cuts), as `clusterc check` measures a single failure."""
     g = model.comps.ctx.graph
-    keep_switch, keep_link, at_down = masks(model, down)
+    keep_switch, keep_link, at_down, link_down = masks(model, down)
     reach = reached_ports(g, keep_link, keep_switch) & ~at_down
     gpus_cut_off = int((g.at_is_gpu_server & ~reach).sum())
     if keep_switch.all() and keep_link.all():
@@ -84,7 +89,13 @@ def evaluate(model: Model, down: dict[str, np.ndarray], exact: bool = False) -> 
         if exact:  # a cut through the damage may be tighter intact than the worst balanced cut
             value = min(value, model.intact_gbps)
     fraction = value / model.intact_gbps if model.intact_gbps else 1.0
-    return Outcome(gpus_cut_off, fraction, fraction >= model.min_fraction - 1e-12)
+    coll = None
+    if model.collective is not None:
+        if keep_switch.all() and not link_down.any():
+            coll = model.collective.intact_fraction
+        else:
+            coll = collective_fraction(model.collective, g.device_of[~keep_switch], np.nonzero(link_down)[0])
+    return Outcome(gpus_cut_off, fraction, fraction >= model.min_fraction - 1e-12, coll)
 
 
 def sample_state(model: Model, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -101,9 +112,11 @@ def sample_state(model: Model, rng: np.random.Generator) -> dict[str, np.ndarray
 
 def run_chunk(model: Model, seeds: list[np.random.SeedSequence]) -> np.ndarray:
     """Outcomes of the samples seeded by `seeds`, in their order: rows of (gpus cut off,
-    bisection fraction, meets). A state with nothing down is the intact one (not re-measured)."""
-    out = np.empty((len(seeds), 3), dtype=np.float64)
+    bisection fraction, meets, collective fraction or NaN). A state with nothing down is the
+    intact one (not re-measured)."""
+    out = np.empty((len(seeds), 4), dtype=np.float64)
     for i, ss in enumerate(seeds):
         o = evaluate(model, sample_state(model, np.random.default_rng(ss)))
-        out[i] = (o.gpus_cut_off, o.bisection_fraction, o.meets)
+        out[i] = (o.gpus_cut_off, o.bisection_fraction, o.meets,
+                  np.nan if o.collective_fraction is None else o.collective_fraction)
     return out

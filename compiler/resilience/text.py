@@ -11,7 +11,10 @@ def _rows(r: dict) -> list[tuple[str, ...]]:
     m = r["metrics"]
     rows = []
     for name, key, fmt in (("GPUs cut off", "gpus_cut_off", lambda v: f"{v:.3f}"),
-                           ("bisection fraction", "bisection_fraction", lambda v: f"{v:.4f}")):
+                           ("bisection fraction", "bisection_fraction", lambda v: f"{v:.4f}"),
+                           ("collective fraction", "collective_fraction", lambda v: f"{v:.4f}")):
+        if key not in m:
+            continue
         s = m[key]
         rows.append((name, f"{fmt(s['mean'])} ± {fmt(s['stderr'] or 0)}",
                      *(f"{fmt(s[p])} ± {fmt(s[p + '_stderr'])}" for p in ("p50", "p90", "p99", "p999"))))
@@ -31,6 +34,9 @@ def _lines(r: dict, md: bool) -> list[str]:
                    f"unavailability {x['unavailability']:.3g} ({x['source']})")
     out.append("")
     out.append(h("per state (pNN: NN % of states are no worse)"))
+    if "collective" in r:
+        c = r["collective"]
+        out.append(f"  collective: {c['pattern']}, {c['routing']} routing; intact {c['intact_fraction']:.4f} of {c['of']}")
     head = ("metric", "mean", "p50", "p90", "p99", "p99.9")
     rows = _rows(r)
     if md:
