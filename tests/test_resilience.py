@@ -243,3 +243,16 @@ def test_collective_fraction_is_traffics_on_the_same_failure(clos):
 def test_routing_without_pattern_is_an_error(clos):
     with pytest.raises(ResilienceError, match="--routing needs --pattern"):
         resilience_report(clos, samples=5, routing="ecmp")
+
+
+@pytest.mark.parametrize("spec, servers, links_per_nic", [
+    ("hgx-b300-dual-plane", 32, 2),  # ConnectX-8: one cage, one port per plane: a NIC takes 2 links
+    ("h100-superpod-1su-multi-fabric", 31, 1),  # DGX H100: two single-port ConnectX-7 behind each twin-port cage
+])
+def test_nics_are_the_servers_nics(spec, servers, links_per_nic):
+    """8 NICs per server, as the catalog and the BOM count them, whatever the cages hold."""
+    _, plan = build_plan(ROOT / "specs" / f"{spec}.yaml")
+    comps = components_of(CheckContext(fabric_plan(plan), whole=plan))
+    nic = comps.groups["nic"]
+    assert nic.count == servers * 8
+    assert set(np.diff(nic.indptr).tolist()) == {links_per_nic}

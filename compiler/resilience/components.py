@@ -4,8 +4,9 @@
 - transceiver: one per (cage, medium) at a link end whose medium needs optics, as the BOM
   counts them (a twin-port module carries two links; down, it takes both).
 - cable: one per link (a splitter's legs count as cables each).
-- nic: one per GPU-server cage on the fabric (a NIC port; a ConnectX-8 run as two planes is
-  one cage with two links); down, it takes its links.
+- nic: per GPU server, one per cage on the fabric where the server has as many NICs as cages
+  in use (a ConnectX-8 run as two planes: one cage, two links), else one per port (a DGX
+  H100's twin-port cages hold two single-port NICs); down, it takes its links.
 
 Held as arrays (unit -> links in CSR form), no per-link Python objects."""
 
@@ -121,7 +122,19 @@ def components_of(ctx: CheckContext) -> Components:
 
     gpu_server = np.array([d.role == "server" for d in plan.devices], dtype=bool)
     nic_end = gpu_server[end_dev] & np.isin(end_link, g.at_link)
-    nic = _group("nic", end_cage[nic_end], end_link[nic_end], np.full(int(nic_end.sum()), "nic", dtype=object).astype(str),
+    # A NIC is a cage where the server has one NIC per cage in use (ConnectX-8 running two planes
+    # from one cage), else a port (DGX H100: two single-port ConnectX-7 behind each twin-port cage).
+    dev_e, cage_e = end_dev[nic_end], end_cage[nic_end]
+    ports_per_dev = np.bincount(dev_e, minlength=len(names))
+    cages_per_dev = np.bincount(np.unique(np.stack([dev_e, cage_e]), axis=1)[0], minlength=len(names))
+    nics_per_dev = np.array([plan.facts["models"][d.model].get("nics") or 0 if d.role == "server" else 0
+                             for d in plan.devices], dtype=np.int64)
+    per_cage = (cages_per_dev == nics_per_dev) & (cages_per_dev < ports_per_dev)
+    gport = offsets[dev_e] + end_port[nic_end]
+    first_port = np.full(int(cage_e.max(initial=-1)) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first_port, cage_e, gport)
+    nic_key = np.where(per_cage[dev_e], first_port[cage_e], gport)  # named by its first port
+    nic = _group("nic", nic_key, end_link[nic_end], np.full(int(nic_end.sum()), "nic", dtype=object).astype(str),
                  lambda first, sel=nic_end: [f"{names[int(d)]}:nic{int(p) + 1}" for d, p in
                                              zip(end_dev[sel][first], end_port[sel][first])])
     return Components(ctx, {"switch": switch, "transceiver": transceiver, "cable": cable, "nic": nic}, n)
