@@ -256,3 +256,16 @@ def test_nics_are_the_servers_nics(spec, servers, links_per_nic):
     nic = comps.groups["nic"]
     assert nic.count == servers * 8
     assert set(np.diff(nic.indptr).tolist()) == {links_per_nic}
+
+
+def test_dual_plane_gpu_is_cut_off_only_when_both_planes_are():
+    """HGX B300 dual-plane: each GPU's ConnectX-8 reaches both planes. One plane's leaf down cuts
+    no GPU off; the NIC down cuts off its one GPU (not its two ports)."""
+    _, plan = build_plan(ROOT / "specs" / "hgx-b300-dual-plane.yaml")
+    r = resilience_report(plan, samples=5, down="b300-0001:nic1")
+    assert r["gpus"] == 256 and r["gpu_ports"] == 512
+    assert r["state"]["gpus_cut_off"] == 1
+    leaf = next(p for p in r["criticality"]["positions"] if p["position"] == "leaf")
+    assert leaf["one_down_gpus_cut_off"] == 0
+    nic = r["state"]["down"][0]
+    assert nic == "b300-0001:nic1"

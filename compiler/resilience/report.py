@@ -53,7 +53,7 @@ def _switches_by_role(plan: Plan) -> dict[str, int]:
 def _criticality(model: Model, rates: dict) -> dict:
     """First order: per position, units x unavailability x what one unit of it down costs
     (the first unit of the position, measured exactly). The classes sum their positions."""
-    gpus = max(model.gpu_ports, 1)
+    gpus = max(model.gpus, 1)
     positions = []
     for cls in CLASSES:
         grp = model.comps.groups[cls]
@@ -142,7 +142,7 @@ def _resolve(model: Model, names: list[str]) -> dict[str, list[int]]:
 def _delivery(model: Model, o) -> float:
     """What a state delivers to a job, as a fraction of the intact fabric: the share of GPU
     ports still reached times the bisection fraction left."""
-    gpus = max(model.gpu_ports, 1)
+    gpus = max(model.gpus, 1)
     return (1 - o.gpus_cut_off / gpus) * o.bisection_fraction
 
 
@@ -201,7 +201,7 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
     children = np.random.SeedSequence(seed).spawn(samples)
     chunks = [children[i:i + CHUNK] for i in range(0, samples, CHUNK)]
     rows = np.concatenate(ex.map(run_chunk, model, chunks))
-    gpus = max(model.gpu_ports, 1)
+    gpus = max(model.gpus, 1)
     met = rows[:, 2]
     report["metrics"] = {"gpus_cut_off": _stats(rows[:, 0], True),
                          "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),

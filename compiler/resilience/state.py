@@ -1,9 +1,9 @@
 """One failure state: what it cuts off and what bisection it leaves, and sampled states.
 
 A state is the set of units down per class. It becomes the check layer's masks: switches
-down (keep_switch), switch-switch links down (keep_link) and server links down; GPU ports
-cut off are those the check layer's reached_ports no longer reaches or whose own link is
-down; bisection is the worst of the check layer's balanced cuts (ctx.worst_cut_gbps) on the
+down (keep_switch), switch-switch links down (keep_link) and server links down; a GPU is
+cut off when no port of its NIC is reached (the check layer's reached_ports, less the ports
+whose own link is down), so a dual-plane GPU keeps going on one plane; bisection is the worst of the check layer's balanced cuts (ctx.worst_cut_gbps) on the
 damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
 not change the fabric's bisection (it shows as its GPU cut off)."""
 
@@ -31,6 +31,10 @@ class Model:
     intact_gbps: int
     min_fraction: float
     collective: Collective | None = None  # --pattern: also the collective's throughput fraction
+    # GPU attachments -> their NIC (compact ids), and the GPUs behind each NIC: a GPU is cut
+    # off when no port of its NIC reaches the fabric (a dual-plane NIC keeps its GPU on one plane)
+    at_nic: np.ndarray | None = None
+    nic_gpus: np.ndarray | None = None
 
     @classmethod
     def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float,
@@ -38,17 +42,52 @@ class Model:
         ctx = comps.ctx
         bis, _ = check_bisection(ctx)
         cuts = ctx.failure_cuts(bis.cuts)
+        at_nic, nic_gpus = _gpus_per_nic(comps)
         return cls(comps, {c: rates[c]["unavailability"] for c in rates}, cuts, bis.worst_cut_gbps, min_fraction,
-                   collective)
+                   collective, at_nic, nic_gpus)
 
     @property
     def gpu_ports(self) -> int:
         return int(self.comps.ctx.graph.at_is_gpu_server.sum())
 
+    @property
+    def gpus(self) -> float:
+        return float(self.nic_gpus.sum())
+
+    def gpus_cut_off(self, reach: np.ndarray) -> float:
+        g = self.comps.ctx.graph
+        gpu = g.at_is_gpu_server
+        reached = np.bincount(self.at_nic, weights=reach[gpu].astype(np.float64), minlength=self.nic_gpus.size)
+        return float(self.nic_gpus[reached == 0].sum())
+
+
+def _gpus_per_nic(comps: Components) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU attachment its NIC (compact id) and per NIC the GPUs it serves: the server's GPUs
+    shared evenly over its NICs on the fabric. An attachment without a NIC (a direct network's
+    node: a switchless server, a chip) stands for its own NIC."""
+    plan, g = comps.ctx.plan, comps.ctx.graph
+    gpu = g.at_is_gpu_server
+    nic = comps.groups["nic"]
+    unit_of_link = np.full(comps.n_links, -1, dtype=np.int64)
+    unit_of_link[nic.links] = np.repeat(np.arange(nic.count), np.diff(nic.indptr))
+    links = g.at_link[gpu]
+    unit = np.where(links >= 0, unit_of_link[np.maximum(links, 0)], -1)
+    own = unit < 0
+    unit[own] = nic.count + np.arange(int(own.sum()))
+    ids, at_nic = np.unique(unit, return_inverse=True)
+    dev_of_nic = np.zeros(ids.size, dtype=np.int64)
+    dev_of_nic[at_nic] = g.at_device[gpu]
+    nics_per_dev = np.bincount(dev_of_nic, minlength=len(plan.devices))
+    gpus_per_dev = np.array([plan.facts["models"][d.model].get("gpus") or 0 if d.role == "server" else 0
+                             for d in plan.devices], dtype=np.float64)
+    per = gpus_per_dev[dev_of_nic]
+    nic_gpus = np.where(per > 0, per / np.maximum(nics_per_dev[dev_of_nic], 1), 1.0)  # a chip: one accelerator
+    return at_nic.reshape(-1), nic_gpus
+
 
 @dataclass(frozen=True)
 class Outcome:
-    gpus_cut_off: int
+    gpus_cut_off: float  # GPUs (whole on every catalog server: GPUs per server are a multiple of its NICs)
     bisection_fraction: float
     meets: bool
     collective_fraction: float | None = None
@@ -76,7 +115,7 @@ def evaluate(model: Model, down: dict[str, np.ndarray], exact: bool = False) -> 
     g = model.comps.ctx.graph
     keep_switch, keep_link, at_down, link_down = masks(model, down)
     reach = reached_ports(g, keep_link, keep_switch) & ~at_down
-    gpus_cut_off = int((g.at_is_gpu_server & ~reach).sum())
+    gpus_cut_off = model.gpus_cut_off(reach)
     if keep_switch.all() and keep_link.all():
         value = model.intact_gbps
     else:
