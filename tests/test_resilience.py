@@ -149,6 +149,7 @@ def test_bad_rates_exit_2(tmp_path, text, message):
     r = run_cli("resilience", str(CLOS), "--rates", str(p), "--samples", "5")
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
+    assert f"{p}:1:" in r.stderr  # file:line:column
 
 
 def test_class_the_plan_lacks(tmp_path):

@@ -23,17 +23,23 @@ def load_rates(path: str | Path | None, classes: dict[str, int]) -> dict[str, di
     does not have, or gives a rate that is negative or not a number."""
     defaults = failure_rate_defaults()
     given: dict = {}
+    source = None
     if path is not None:
         try:
-            data = load_yaml_file(path).data
+            source = load_yaml_file(path)
         except Exception as exc:  # unreadable or not YAML: say which file
             raise ResilienceError(f"{path}: cannot read the rates file: {exc}") from None
-        if not isinstance(data, dict):
+        if not isinstance(source.data, dict):
             raise ResilienceError(f"{path}: expected a mapping of component class to {{afr, mttr_hours}}")
-        given = dict(data)
+        given = dict(source.data)
+
+    def at(*keys) -> str:  # file:line:column: the field path
+        line, col = source.where(keys)
+        return f"{path}:{line}:{col}: {'.'.join(str(k) for k in keys)}"
+
     out: dict[str, dict] = {}
     for cls, rec in given.items():
-        where = f"{path}: {cls}"
+        where = at(cls)
         if cls not in classes or classes[cls] == 0:
             have = ", ".join(c for c, n in classes.items() if n)
             raise ResilienceError(f"{where}: the plan has no component of class '{cls}' (it has: {have})")
@@ -41,13 +47,14 @@ def load_rates(path: str | Path | None, classes: dict[str, int]) -> dict[str, di
             raise ResilienceError(f"{where}: expected {{afr: <failures per component-year>, mttr_hours: <hours>}}")
         unknown = sorted(set(rec) - set(FIELDS))
         if unknown:
-            raise ResilienceError(f"{where}.{unknown[0]}: unknown field; a class takes {', '.join(FIELDS)}")
+            raise ResilienceError(f"{at(cls, unknown[0])}: unknown field; a class takes {', '.join(FIELDS)}")
         for field in FIELDS:
             value = rec.get(field, defaults[cls][field])
             if not _number(value):
-                raise ResilienceError(f"{where}.{field}: {value!r} is not a number")
+                raise ResilienceError(f"{at(cls, field)}: {value!r} is not a number "
+                                      f"({'failures per component-year' if field == 'afr' else 'hours'})")
             if value < 0:
-                raise ResilienceError(f"{where}.{field}: {value} is negative; a rate and a repair time are >= 0")
+                raise ResilienceError(f"{at(cls, field)}: {value} is negative; a rate and a repair time are >= 0")
     for cls, count in classes.items():
         if count == 0:
             continue
@@ -57,7 +64,7 @@ def load_rates(path: str | Path | None, classes: dict[str, int]) -> dict[str, di
         mttr = float(rec.get("mttr_hours", d["mttr_hours"]))
         u = afr * mttr / HOURS_PER_YEAR
         if u > 1:
-            raise ResilienceError(f"{path}: {cls}: afr x mttr_hours = {afr * mttr:g} h per year exceeds a year "
+            raise ResilienceError(f"{at(cls)}: afr x mttr_hours = {afr * mttr:g} h per year exceeds a year "
                                   f"(unavailability {u:.3g} > 1)")
         out[cls] = {"afr": afr, "mttr_hours": mttr, "unavailability": u,
                     "source": "rates file" if cls in given else "default",
