@@ -270,3 +270,12 @@ def test_dual_plane_gpu_is_cut_off_only_when_both_planes_are():
     assert leaf["one_down_gpus_cut_off"] == 0
     nic = r["state"]["down"][0]
     assert nic == "b300-0001:nic1"
+
+
+def test_markdown_and_text_formats(tmp_path):
+    md = run_cli("resilience", str(CLOS), "--samples", "50", "--format", "markdown", "--down", "spine-01")
+    assert md.returncode == 0, md.stderr
+    assert "| metric | mean | p50 | p90 | p99 | p99.9 |" in md.stdout
+    assert "- repair spine-01 (switch): restores 0.5000 delivery" in md.stdout
+    text = run_cli("resilience", str(CLOS), "--samples", "50")
+    assert "(local, 1 worker)" in text.stdout and "switch: 6 units, afr 0.02/year, mttr 24 h" in text.stdout

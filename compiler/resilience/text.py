@@ -26,7 +26,8 @@ def _lines(r: dict, md: bool) -> list[str]:
     h = (lambda t: f"## {t}") if md else (lambda t: f"{t}:")
     sw = ", ".join(f"{n} {role}" for role, n in r["switches"].items())
     out.append(f"{'# ' if md else ''}resilience of {r['name']}: {r['gpus']:,} GPUs, {sw}; "
-               f"{r['samples']:,} sampled states, seed {r['seed']} ({r['executor']['name']}, {r['executor']['workers']} workers)")
+               f"{r['samples']:,} sampled states, seed {r['seed']} ({r['executor']['name']}, {r['executor']['workers']} "
+               f"worker{'s' if r['executor']['workers'] > 1 else ''})")
     out.append("")
     out.append(h("rates (unavailability = afr x mttr / 8760 h)"))
     for cls, x in r["rates"].items():
