@@ -45,6 +45,8 @@ def _lines(r: dict, md: bool) -> list[str]:
     else:
         w = [max(len(x[i]) for x in [head] + rows) for i in range(len(head))]
         out += ["  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(x)) for x in [head] + rows]
+    if r["samples"] < 10_000:  # p99.9 is the 1-in-1000 state: fewer than 10 of them is noise
+        out.append(f"  note: p99.9 rests on {r['samples'] / 1000:g} sampled states; give --samples 10000 or more to read it")
     a = r["availability"]
     out.append("")
     out.append(f"availability: {_pct(a['share_meeting'])} ± {_pct(a['stderr'])} of states keep bisection >= "
