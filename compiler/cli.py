@@ -218,7 +218,8 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
             bound = "" if b.worst_cut_is == "exact" else ", an upper bound"
             print(f"  bisection {b.worst_cut_gbps:,} Gb/s (worst cut: {b.worst_cut}{bound}; {b.convention})")
             for r in checks.of(RequirementsFigures).results:
-                print(f"  requirement {r['name']}: {'ok' if r['ok'] else 'VIOLATED'}")
+                verdict = f"judged by `{r['judged_by']}`" if r.get("judged_by") else "ok" if r["ok"] else "VIOLATED"
+                print(f"  requirement {r['name']}: {verdict}")
             _print_findings(checks, verbose)
     if format == Format.json:
         print(json.dumps({"ok": not failed and all(r["ok"] for r in reports), "reports": reports,

@@ -216,6 +216,8 @@ def test_availability_requirement_judged_here_not_by_check(tmp_path):
     req = run_checks(plan).of(RequirementsFigures)
     entry = next(r for r in req.results if r["name"] == "availability")
     assert "judged by `clusterc resilience`" in entry["examined"]
+    shown = run_cli("check", str(spec))
+    assert shown.returncode == 0 and "requirement availability: judged by `clusterc resilience`" in shown.stdout
     rates = _switches_only(tmp_path, 0.05)  # a switch down 5 % of the time: a spine or leaf down in ~26 % of states
     p = run_cli("resilience", str(spec), "--rates", str(rates), "--samples", "300", "--format", "json")
     assert p.returncode == 1, p.stderr

@@ -100,6 +100,7 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
         findings.extend(f)
     if req.get("availability"):  # sampled over failure states: too costly for every check
         results.append({"name": "availability", "ok": True, "required": req["availability"], "measured": None,
+                        "judged_by": "clusterc resilience",
                         "examined": "not judged here: judged by `clusterc resilience`"})
     if "max_hops" in req:
         measured = hops.max_switches if hops.max_switches is not None else hops.max
