@@ -165,9 +165,13 @@ def test_class_the_plan_lacks(tmp_path):
     (["--down", "spine-99,leaf-001"], "not in the plan: spine-99"),
     (["--executor", "ray"], "--executor ray: not installed"),
     (["--executor", "slurm"], "unknown executor"),
+    (["--samples", "0"], "--samples must be at least 1"),
+    (["--confidence", "1.5"], "--confidence must be between 0 and 1"),
+    (["--window-days", "-3"], "--window-days must be positive"),
+    (["--workers", "0"], "--workers must be at least 1"),
 ])
 def test_bad_down_and_executor_exit_2(args, message):
-    r = run_cli("resilience", str(CLOS), "--samples", "5", *args)
+    r = run_cli("resilience", str(CLOS), *(["--samples", "5"] if "--samples" not in args else []), *args)
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
 
