@@ -97,10 +97,9 @@ def components_of(ctx: CheckContext) -> Components:
                    [names[int(d)] for d in g.device_of[nodes]], indptr, links, node=nodes)
 
     cids = cable_ids(plan)
-    cable = Group("cable", *(lambda p, q: ([str(x) for x in p], q.astype(np.int64)))(
-        *np.unique((kinds.astype(str) if n else np.zeros(0, dtype=str)), return_inverse=True)),
-        cids, np.arange(n + 1, dtype=np.int64), ids.astype(np.int64))
-    cable.positions = [f"{k} cable" for k in cable.positions]
+    cable_kinds, cable_pos = np.unique(kinds.astype(str) if n else np.zeros(0, dtype=str), return_inverse=True)
+    cable = Group("cable", [f"{k} cable" for k in cable_kinds], cable_pos.astype(np.int64), cids,
+                  np.arange(n + 1, dtype=np.int64), ids.astype(np.int64))
 
     cage_of_port, _, _, _ = plan.memo("cage_table", cage_table)
     offsets = plan.port_offsets()
