@@ -43,11 +43,9 @@ def _stats(x: np.ndarray, worse_high: bool) -> dict:
 
 
 def _switches_by_role(plan: Plan) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for d in plan.devices:
-        if d.tier > 0:
-            out[d.role] = out.get(d.role, 0) + 1
-    return dict(sorted(out.items()))
+    """As summary.json's `switches`: per switch role (tier > 0), in plan order."""
+    counts = plan.count_by_role()
+    return {role: counts[role] for role in dict.fromkeys(d.role for d in plan.devices if d.tier > 0)}
 
 
 def _criticality(model: Model, rates: dict) -> dict:
