@@ -50,7 +50,9 @@ def _switches_by_role(plan: Plan) -> dict[str, int]:
 
 def _criticality(model: Model, rates: dict) -> dict:
     """First order: per position, units x unavailability x what one unit of it down costs
-    (the first unit of the position, measured exactly). The classes sum their positions."""
+    (measured exactly on the first, middle and last unit of the position, averaged: a partial
+    scalable unit's leaf costs other than a full one's; `example` is the costliest of them).
+    The classes sum their positions."""
     gpus = max(model.gpus, 1)
     positions = []
     for cls in CLASSES:
@@ -60,14 +62,18 @@ def _criticality(model: Model, rates: dict) -> dict:
         u = rates[cls]["unavailability"]
         counts = np.bincount(grp.position, minlength=len(grp.positions))
         for p, label in enumerate(grp.positions):
-            unit = int(np.nonzero(grp.position == p)[0][0])
-            o = evaluate(model, {cls: np.array([unit])}, exact=True)
-            positions.append({"class": cls, "position": label, "units": int(counts[p]), "example": grp.names[unit],
-                              "one_down_gpus_cut_off": o.gpus_cut_off,
-                              "one_down_bisection_lost": round(1 - o.bisection_fraction, 6),
-                              "expected_gpus_cut_off": int(counts[p]) * u * o.gpus_cut_off,
-                              "expected_gpu_share_lost": int(counts[p]) * u * o.gpus_cut_off / gpus,
-                              "expected_bisection_lost": int(counts[p]) * u * (1 - o.bisection_fraction)})
+            members = np.nonzero(grp.position == p)[0]
+            units = sorted({int(members[0]), int(members[members.size // 2]), int(members[-1])})
+            outs = [evaluate(model, {cls: np.array([unit])}, exact=True) for unit in units]
+            cut = float(np.mean([o.gpus_cut_off for o in outs]))
+            lost = float(np.mean([1 - o.bisection_fraction for o in outs]))
+            worst = max(range(len(units)), key=lambda i: (outs[i].gpus_cut_off / gpus + 1 - outs[i].bisection_fraction, -i))
+            positions.append({"class": cls, "position": label, "units": int(counts[p]), "example": grp.names[units[worst]],
+                              "one_down_gpus_cut_off": round(cut, 6),
+                              "one_down_bisection_lost": round(lost, 6),
+                              "expected_gpus_cut_off": int(counts[p]) * u * cut,
+                              "expected_gpu_share_lost": int(counts[p]) * u * cut / gpus,
+                              "expected_bisection_lost": int(counts[p]) * u * lost})
     positions.sort(key=lambda r: (-r["expected_gpu_share_lost"] - r["expected_bisection_lost"], r["class"], r["position"]))
     classes = {}
     for r in positions:
