@@ -93,7 +93,7 @@ case "$cmd" in
     ;;
   test)
     setup_system_packages   # first: the venv's sonic extra builds against libyang2-dev
-    setup_venv "test docs sonic"
+    setup_venv "test docs sonic resilience"
     exec .venv/bin/python -m pytest "$@"
     ;;
   *)

@@ -143,3 +143,10 @@ def monitoring_defaults() -> dict:
     alert thresholds) as plain values, read like every catalog file."""
     text = (resources.files("compiler.catalog") / "data" / "monitoring.yaml").read_text(encoding="utf-8")
     return dict(load_yaml_text(text, "<builtin>/monitoring.yaml").data["monitoring"])
+
+
+def failure_rate_defaults() -> dict:
+    """The built-in failure rates per component class (data/failure_rates.yaml: afr per
+    component-year, mttr_hours, and their sources) as plain values, read like every catalog file."""
+    text = (resources.files("compiler.catalog") / "data" / "failure_rates.yaml").read_text(encoding="utf-8")
+    return {k: dict(v) for k, v in load_yaml_text(text, "<builtin>/failure_rates.yaml").data["failure_rates"].items()}

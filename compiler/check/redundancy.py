@@ -163,6 +163,15 @@ def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]
     GPU ports are. So lost links count too: all uplinks of a leaf isolate its servers.
     Parts the design never joins (rail-only rails, planes) are judged each on its own."""
     gpu = g.at_is_gpu_server
+    reach = reached_ports(g, keep_link, keep_switch)
+    servers_all = np.unique(g.at_device[gpu])
+    servers_alive = np.unique(g.at_device[reach])
+    return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
+
+
+def reached_ports(g: FabricGraph, keep_link=None, keep_switch=None) -> np.ndarray:
+    """Per attachment: a GPU port still in the main part of its fabric (as cut_off counts)."""
+    gpu = g.at_is_gpu_server
     alive_sw = np.ones(g.n, dtype=bool) if keep_switch is None else keep_switch
     keep = alive_sw[g.a] & alive_sw[g.b]
     if keep_link is not None:
@@ -179,10 +188,7 @@ def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]
     first[1:] = part_of_piece[order][1:] != part_of_piece[order][:-1]
     main = np.zeros(weight.size, dtype=bool)
     main[order[first]] = True
-    reach = live & main[damaged[g.at_switch]]
-    servers_all = np.unique(g.at_device[gpu])
-    servers_alive = np.unique(g.at_device[reach])
-    return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
+    return live & main[damaged[g.at_switch]]
 
 
 def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep_link=None, keep_switch=None) -> list[Cut]:

@@ -414,6 +414,16 @@ class TrafficRequirement(_Strict):
     fail: str | None = Field(None, max_length=200, description="measured after this failure (clusterc traffic --fail), e.g. spine:1")
 
 
+class Availability(_Strict):
+    """An availability objective over the states of a normal day of failures (component
+    classes down independently at their steady-state unavailability): in at least `share`
+    of them the worst-cut bisection is at least `min_bisection_fraction` of the intact
+    design's. Judged by `clusterc resilience` (sampled), not by `clusterc check`."""
+
+    min_bisection_fraction: float = Field(0.9, gt=0, le=1)
+    share: float = Field(0.99, gt=0, le=1, description="the share of failure states that must meet the fraction")
+
+
 class Requirements(_Strict):
     """What must hold; `clusterc check` exits 1 when any is violated."""
 
@@ -421,6 +431,7 @@ class Requirements(_Strict):
     max_oversubscription: Annotated[dict[Literal["leaf", "spine"], RatioValue], _RATIO_MAP_SCHEMA] | None = Field(
         None, description='per tier, measured down:up bandwidth, e.g. {leaf: "1:1"}')
     survive: Survive | None = None
+    availability: Availability | None = Field(None, description="judged by `clusterc resilience`")
     max_hops: int | None = Field(None, ge=1, le=64, description="switches on the longest GPU-to-GPU path")
     traffic: list[TrafficRequirement] | None = Field(None, max_length=32, description="TRAFFIC_BELOW_REQUIREMENT")
     nos: list[NosId] | None = Field(
