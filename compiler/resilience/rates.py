@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..catalog.load import failure_rate_defaults
-from ..spec.yaml_source import load_yaml_file
+from ..yaml12 import load_yaml_file
 from .errors import ResilienceError
 
 HOURS_PER_YEAR = 8760.0
