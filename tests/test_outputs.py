@@ -118,7 +118,7 @@ def test_cabling_names_a_transceiver_missing_from_the_catalog_as_the_bom_does(tm
     for the SN5400's QSFP-DD cage; the BOM ordered 1,000 'NOT IN CATALOG' modules while
     cabling.csv left the switch ends blank, as if no module went there."""
     spec = tmp_path / "df.yaml"
-    spec.write_text("name: df\nservers: 1\nserver: dgx-h100\nfabric: {topology: dragonfly, switch: sn5400}\n")
+    spec.write_text("name: df\nservers: 1\nserver: dgx-h100\nfabric: {topology: dragonfly, switch: sn5400, switches_per_group: 32}\n")
     plan = build_plan(spec)[1]
     target = write_outputs(plan, tmp_path / "out", ["cabling", "bom"])
     rows = list(csv.DictReader((target / "cabling.csv").open()))
