@@ -234,7 +234,7 @@ def test_sonic_port_alias_and_index_are_the_platforms(tmp_path, switch, speed, s
     finds a port's transceiver by it), so the ports of a split cage share it; the alias names the
     cage and the port's letter in it. Every switch of the plan (leaves and spines) carries them."""
     plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
-                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic}}\n")
+                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic, tiers: 2}}\n")
     out = write_outputs(plan, tmp_path, ["configs"])
     rows = PORT_CONFIG_ROWS[(switch, speed)]
     checked = 0
@@ -250,7 +250,7 @@ def test_sonic_port_alias_and_index_are_the_platforms(tmp_path, switch, speed, s
 @pytest.mark.parametrize("switch, speed, server, platform, hwsku, port", HWSKU_CASES)
 def test_sonic_platform_and_hwsku_per_port_split(tmp_path, sonic_yang, switch, speed, server, platform, hwsku, port):
     plan = plan_from_text(f"name: t\nservers: 8\nserver: {server}\nfabric: {{topology: fat-tree, switch: {switch}, "
-                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic}}\n")
+                          f"speed_gbps: {speed}, oversubscription: '1:1', nos: sonic, tiers: 2}}\n")
     out = write_outputs(plan, tmp_path, ["configs"])
     files = _files(out, "config_db.json")
     switches = sum(d.role in ("leaf", "spine") for d in plan.devices)
@@ -519,7 +519,8 @@ def test_a_cable_beyond_the_headroom_lookup_is_said_and_gets_no_lossless_pg():
     view.physical = dataclasses.replace(view.physical, order_m=order)
     [note] = _beyond_lookup(view, "storage")
     assert "1 cable(s) longer than 300 m" in note and "no lossless priority group" in note
-    leaf = next(c for c in switch_configs(view, "sonic") if c.hostname == "storage-leaf-001")
+    # the leaf the 350 m cable lands on (storage is dual-homed: storage-su1-leaf-r1 / -r2)
+    leaf = next(c for c in switch_configs(view, "sonic") if any(m > 300 for m in c.cable_lengths_m))
     by_port = dict(zip((i.name for i in leaf.interfaces), leaf.sonic_buffers.pg_lossless))
     lengths = dict(zip((i.name for i in leaf.interfaces), leaf.cable_lengths_m))
     assert [p for p, m in lengths.items() if m > 300] == [p for p, prof in by_port.items() if prof is None]

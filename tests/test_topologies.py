@@ -182,7 +182,7 @@ def test_dragonfly_balanced_maximum(tmp_path, k):
     (12, 10, "dragonfly", ""),
 ])
 def test_dragonfly_bisection_closed_form_matches_max_flow(tmp_path, k, groups, topology, extra):
-    probe = _dragonfly(tmp_path, k, 1, topology, extra)  # learn the group size the defaults give
+    probe = _dragonfly(tmp_path, k, 1, topology, extra + "  groups: 2\n")  # the default group size (one group would shrink to its endpoints)
     per_group = probe.design["endpoint_ports_per_group"]
     plan = _dragonfly(tmp_path, k, per_group * groups, topology, extra)
     b = run_checks(plan).as_json()["figures"]["bisection"]
