@@ -284,7 +284,7 @@ def test_written_defaults_cover_every_default_of_the_spec_language():
             "fabric": {"topology": "rail-optimized", "switch": "qm9700"},
             "fabrics": [{"name": "storage", "switch": "sn5600", "extra_endpoints": [{"role": "vast", "count": 1}]}],
             "extra_endpoints": [{"role": "ufm", "count": 1}], "layout": {"rows": 1, "racks_per_row": 1},
-            "requirements": {"survive": {}, "traffic": [{"pattern": "all-to-all", "routing": "adaptive",
+            "requirements": {"survive": {}, "availability": {}, "traffic": [{"pattern": "all-to-all", "routing": "adaptive",
                                                            "min_fraction": 0.5, "measure": "mean"}]}, "bom": {}}
     torus = {"name": "x", "servers": 1, "server": "dgx-h100", "fabric": {"topology": "torus", "switch": "qm9700", "dims": [2]}}
     dragonfly = {"name": "x", "servers": 1, "server": "dgx-h100", "fabric": {"topology": "dragonfly", "switch": "qm9700"}}
@@ -522,7 +522,8 @@ def test_more_oversubscription_never_costs_more_ports_default_fill(spec):
             continue
         ports.append((ratio, _ports(plan)))
         leaf, (down, up) = plan.design["leaf_ports"], ratio_of(ratio)
-        assert leaf["down"] * up <= leaf["up"] * down, f"{spec_yaml(spec)}leaf {leaf} above {ratio}"
+        if plan.design["tiers"] > 1:  # one switch has no uplinks: non-blocking, no ratio to measure
+            assert leaf["down"] * up <= leaf["up"] * down, f"{spec_yaml(spec)}leaf {leaf} above {ratio}"
     bad = [(a, b) for a, b in zip(ports, ports[1:]) if b[1] > a[1]]
     assert not bad, f"{spec_yaml(spec)}more oversubscription costs more ports: {bad}"
 

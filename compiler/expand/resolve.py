@@ -407,7 +407,9 @@ def _one_switch_when_it_holds_everything(loaded: LoadedSpec, design: ClosDesign)
     server_ports = design.servers * design.rails + endpoint_ports
     radix = design.switch.radix(design.speed_gbps)
     more = [key for key, value in (("scalable_unit", fabric.scalable_unit), ("growth", spec.growth),
-                                   ("servers_per_leaf", fabric.servers_per_leaf if fabric.servers_per_leaf != design.servers else None),
+                                   # a leaf of N servers asks for leaves, unless tiers: 1 holds them all anyway
+                                   ("servers_per_leaf", fabric.servers_per_leaf
+                                    if not (fabric.tiers == 1 and fabric.servers_per_leaf == design.servers) else None),
                                    ("uplink_speed_gbps", fabric.uplink_speed_gbps if fabric.uplink_speed_gbps != design.speed_gbps else None),
                                    ("spine_switch", fabric.spine_switch if fabric.spine_switch != design.switch.id else None),
                                    ("core_switch", fabric.core_switch if fabric.core_switch != design.switch.id else None))
