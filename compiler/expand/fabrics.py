@@ -26,7 +26,7 @@ from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
 from ..plan import naming
 from . import addressing, clos, endpoints, management
-from .resolve import CLOS_LINK_KINDS, ClosDesign, Endpoints, _size, _Upper
+from .resolve import CLOS_LINK_KINDS, NOT_SAID_OF_ONE_SWITCH, ClosDesign, Endpoints, _size, _Upper, one_switch_sizing
 from .sizing import ClosSizing, PortSplit, SizingError
 
 EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if not k.startswith("endpoint-"))
@@ -187,11 +187,10 @@ def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign
     """Every server port of the fabric on one switch: no spine. A storage or management
     network of a few racks is one switch uplinked to the site network; those uplinks
     (and the storage arrays or firewalls behind them) are the site's, not this plan's."""
-    sizing = ClosSizing(1, 1, PortSplit(server_ports, 0), PortSplit(0, 0), 1, 0, 0, 0)
+    sizing = one_switch_sizing(server_ports)
     endpoint_ports = sum(e.spec.count * e.spec.ports for e in design.endpoints)
     ports_each = (server_ports - endpoint_ports) // design.final_servers
-    notes = [n for n in design.notes if not n.startswith(("grows to", "upper tiers built for", "spines rounded",
-                                                          "2 spines, not 1", "servers_per_leaf not given"))]
+    notes = [n for n in design.notes if not n.startswith(NOT_SAID_OF_ONE_SWITCH)]
     notes.append(f"one {design.switch.id} holds all {server_ports} server{' and endpoint' if endpoint_ports else ''} "
                  f"ports: no spine tier; its other "
                  f"{radix - server_ports} ports stay spare, and its uplinks to the site network are not in this plan")

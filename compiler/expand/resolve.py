@@ -397,6 +397,16 @@ def resolve(loaded: LoadedSpec) -> ClosDesign:
     return dataclasses.replace(design, hosts=hosts, notes=design.notes + tuple(endpoints.notes(design)) + tuple(host_notes))
 
 
+# Notes of a leaf-spine sizing that mean nothing once the fabric is one switch.
+NOT_SAID_OF_ONE_SWITCH = ("grows to", "upper tiers built for", "spines rounded", "2 spines, not 1",
+                          "servers_per_leaf not given", "scalable_unit not given")
+
+
+def one_switch_sizing(server_ports: int) -> sizing.ClosSizing:
+    """A fabric that is one switch: every server (and endpoint) port on it, no spine tier."""
+    return sizing.ClosSizing(1, 1, sizing.PortSplit(server_ports, 0), sizing.PortSplit(0, 0), 1, 0, 0, 0)
+
+
 def _one_switch_when_it_holds_everything(loaded: LoadedSpec, design: ClosDesign) -> ClosDesign:
     """`tiers: auto` takes the fewest tiers that fit, and the fewest is one: when one switch
     holds every server (and endpoint) port, and no unit, growth or uplink speed asks for
@@ -424,10 +434,8 @@ def _one_switch_when_it_holds_everything(loaded: LoadedSpec, design: ClosDesign)
             raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", ("fabric", "tiers"), why, "use tiers: 2 or auto")])
     elif fabric.tiers != "auto" or more or off_leaf or server_ports > radix:
         return design
-    one = sizing.ClosSizing(1, 1, sizing.PortSplit(server_ports, 0), sizing.PortSplit(0, 0), 1, 0, 0, 0)
-    dropped = ("grows to", "upper tiers built for", "spines rounded", "2 spines, not 1", "servers_per_leaf not given",
-               "scalable_unit not given")
-    notes = [n for n in design.notes if not n.startswith(dropped)]
+    one = one_switch_sizing(server_ports)
+    notes = [n for n in design.notes if not n.startswith(NOT_SAID_OF_ONE_SWITCH)]
     kind = "rail" if fabric.topology == "rail-optimized" else "server"
     notes.append(f"one {design.switch.id} holds all {server_ports} {kind} ports: no spine tier (tiers: auto takes the fewest "
                  f"that fit); its other {radix - server_ports} ports stay spare. Set tiers: 2 (or a scalable_unit) to "

@@ -223,10 +223,10 @@ def _management_cords(plan: Plan, name: str) -> list:
     medium of its BMC cables. Those ports are not in the switches' port layouts, so they are
     no links of the plan's tables and no rows of the cabling sheet; their places are in
     plan.json (design.fabrics.<name>.management_ports)."""
-    rows = (plan.fabrics[name].design.get("management_ports") or {}).get("rows") if name in plan.fabrics else None
+    cords = [c for c in management_cords(plan) if c.fabric == name]
     cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
-    if not rows or cat6 is None:
+    if not cords or cat6 is None:
         return []
-    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(rows), cat6.get("cable_power_w"),
+    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
                     notes="switch management ports to the management leaves (plan.json management_ports); "
                           "lengths not modelled")]
