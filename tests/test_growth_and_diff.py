@@ -12,7 +12,7 @@ import pytest
 from compiler.pipeline import build_plan
 from compiler.plan.diff import diff_plans
 
-from .conftest import SPECS, cli_in_process
+from .conftest import ROOT, SPECS, cli_in_process
 from .synthetic import fat_tree_spec
 
 RAIL = """name: grow
@@ -447,3 +447,30 @@ def test_a_reshaped_torus_relabels_no_switch(tmp_path):
     c = d["counts"]
     assert (c["devices_added"], c["devices_removed"], c["devices_relabeled"], c["cables_relabeled"]) == (32, 32, 0, 0)
     assert all(n.startswith("router-x0") and int(n[8:10]) >= 4 for n in d["devices"]["added"])
+
+
+def test_diff_json_follows_its_published_schema(tmp_path):
+    """`clusterc diff --format json` is what CI scripts read: growth, a model change, relabelled
+    hosts and a cost change each validate against compiler/plan/diff.schema.json, and the
+    schema refuses a count that is not a whole number."""
+    import jsonschema
+
+    schema = json.loads((ROOT / "compiler" / "plan" / "diff.schema.json").read_text())
+    base = (SPECS / "b200-superpod-4su.yaml").read_text()
+    (tmp_path / "p.yaml").write_text("currency: USD\nparts: {MQM9700-NS2F: 30000}\n")
+    variants = {"grown": base.replace("servers: 128", "servers: 96"),
+                "model": base.replace("switch: qm9700", "switch: qm9790"),
+                "hosts": base + "hosts: {hostname: 'node{n:04}'}\n",
+                "priced": base + "bom: {prices: p.yaml}\n"}
+    old = tmp_path / "old.yaml"
+    old.write_text(base + "bom: {prices: p.yaml}\n")
+    for name, text in variants.items():
+        new = tmp_path / f"{name}.yaml"
+        new.write_text(text)
+        r = cli_in_process("diff", str(old), str(new), "--format", "json")
+        assert r.returncode in (0, 1), r.stderr
+        d = json.loads(r.stdout)
+        jsonschema.validate(d, schema)
+    d["counts"]["cables_added"] = "3"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(d, schema)
