@@ -74,3 +74,16 @@ def test_endpoints_of_one_role_on_two_fabrics_keep_their_own_port_counts():
         "fabrics: [{name: storage, switch: sn5600, extra_endpoints: [{role: vast, count: 1, ports: 1}]}]\n")
     ports = {d.name: len(plan.layouts[d.layout]) for d in plan.devices if "vast" in d.name}
     assert ports == {"vast-01": 2, "storage-vast-01": 1}
+
+
+def test_one_switch_infiniband_fabric_is_analysed_under_the_routing_traffic_runs():
+    """A one-switch InfiniBand fabric has no ftree (OpenSM's fat-tree engine needs two levels):
+    the check's all-reduce said 'under ftree routing, as clusterc traffic reports it' while
+    `clusterc traffic` refused ftree there. Both now take ECMP, and give one figure."""
+    from compiler.traffic import traffic_report
+
+    plan = plan_from_text(_spec(4, "topology: rail-optimized, switch: qm9700"))
+    coll = run_checks(plan).as_json()["figures"]["collectives"]
+    report = traffic_report(plan, ["ring-allreduce"], None)
+    assert {r["routing"] for r in report["results"]} == {"ecmp", "adaptive"}
+    assert coll["routing"] == report["reference_routing"] == "ecmp"

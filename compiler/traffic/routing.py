@@ -61,7 +61,10 @@ class ClosRouting:
     def available(self) -> tuple[str, ...]:
         plan = self.fabric.plan
         ib = plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol") == "infiniband"
-        return CLOS_ROUTINGS if ib and is_tree(plan.design.get("topology")) else CLOS_ROUTINGS[:2]
+        # OpenSM's fat-tree engine needs a tree of two levels at least (one switch: no ftree;
+        # every routing is the same there)
+        tree = is_tree(plan.design.get("topology")) and (plan.design.get("tiers") or 2) > 1
+        return CLOS_ROUTINGS if ib and tree else CLOS_ROUTINGS[:2]
 
     def reference(self) -> str:
         """InfiniBand trees run OpenSM's fat-tree engine; Ethernet fabrics hash per flow (the
