@@ -25,12 +25,15 @@ layout:
   row_pitch_m: {pitch}
   rack: {{height_u: {height}, power_kw: {kw}, depth_mm: {depth}}}
   leaf_placement: {policy}
+  spine_placement: {spine}
 {extra}"""
 
 
-def hall(servers=128, rows=4, per_row=10, pitch=3.0, height=48, kw=60, depth=1200, policy="end-of-row", extra=""):
+def hall(servers=128, rows=4, per_row=10, pitch=3.0, height=48, kw=60, depth=1200, policy="end-of-row", extra="",
+         spine="end"):
+    # spines at the end of the racks: these tests measure placement and media from known positions
     return plan_from_text(HALL.format(servers=servers, rows=rows, per_row=per_row, pitch=pitch, height=height, kw=kw,
-                                      depth=depth, policy=policy, extra=extra))
+                                      depth=depth, policy=policy, extra=extra, spine=spine))
 
 
 @pytest.mark.parametrize("policy", ["end-of-row", "middle-of-row", "top-of-rack", "network-rack"])
@@ -132,7 +135,7 @@ def test_impossible_halls_are_spec_errors(kwargs, code, numbers):
 def test_hall_too_small_exits_2_without_traceback(tmp_path):
     spec = tmp_path / "s.yaml"
     spec.write_text(HALL.format(servers=128, rows=1, per_row=10, pitch=3, height=48, kw=60, depth=1200,
-                                policy="end-of-row", extra=""))
+                                policy="end-of-row", extra="", spine="auto"))
     r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
     assert r.returncode == 2 and "hall is too small" in r.stderr and "Traceback" not in r.stderr
 

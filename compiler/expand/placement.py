@@ -237,19 +237,20 @@ def _central_racks(plan: Plan, homeless: list[int], sizes: _Sizes) -> list[tuple
     return racks
 
 
-def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> list[_Block]:
-    unit_servers, unit_leaves, unit_extra, homeless = _units(plan, design)
+def _unit_blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes,
+                 units: tuple[list[list[int]], list[list[int]], list[list[int]]]) -> list[_Block]:
+    unit_servers, unit_leaves, unit_extra = units
     policy = layout.leaf_placement
     blocks: list[_Block] = []
     if policy == "top-of-rack":
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             switches = lf + ex
             n = sizes.tor_racks(len(srv), switches)
             per = math.ceil(len(srv) / n) if srv else 0
             racks = [("compute", srv[k * per:(k + 1) * per] + switches[k::n]) for k in range(n)]
             blocks.append(_Block(racks))
     elif policy == "network-rack":
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             blocks.append(_Block(_network_racks(lf + ex, sizes) + _compute_racks(srv, sizes)))
     else:  # end-of-row / middle-of-row: pack units into rows, network racks shared per row
         pending_srv: list[list[int]] = []
@@ -270,7 +271,7 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
             pending_lf.clear()
             pending_ex.clear()
 
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             racks_if_added = (sum(math.ceil(len(s) / sizes.servers_per_rack) for s in pending_srv + [srv])
                               + len(sizes.pack(pending_lf + lf + pending_ex + ex)))
             if pending_srv and racks_if_added > layout.racks_per_row:
@@ -279,68 +280,138 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
             pending_lf.extend(lf)
             pending_ex.extend(ex)
         close()
-    central = _central_racks(plan, homeless, sizes)
-    if central:
-        blocks.append(_Block(central))
     return blocks
 
 
-def _positions(blocks: list[_Block], per_row: int) -> list[tuple[int, int]]:
-    """(row, position) per rack in block order, with unlimited rows."""
+def _positions(blocks: list[_Block], per_row: int, skip_rows: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """(row, position) per rack in block order, with unlimited rows, never in `skip_rows`."""
     out: list[tuple[int, int]] = []
     row, pos = 0, 0
+    while row in skip_rows:
+        row += 1
+
+    def next_row() -> tuple[int, int]:
+        r = row + 1
+        while r in skip_rows:
+            r += 1
+        return r, 0
+
     for block in blocks:
         k = len(block.racks)
         if pos and k <= per_row and pos + k > per_row:
-            row, pos = row + 1, 0
+            row, pos = next_row()
         for _ in range(k):
             out.append((row, pos))
             pos += 1
             if pos == per_row:
-                row, pos = row + 1, 0
+                row, pos = next_row()
     return out
 
 
-def place(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> Physical:
-    layout = loaded.spec.layout
-    assert layout is not None
-    sizes = _Sizes(plan, design, layout, loaded)
-    blocks = _blocks(plan, design, layout, sizes)
-    positions = _positions(blocks, layout.racks_per_row)
-    rows_needed = positions[-1][0] + 1 if positions else 0
-    if rows_needed > layout.rows:
-        kinds = [kind for b in blocks for kind, _ in b.racks]
-        grown = f" at the growth target ({plan.design['servers']:,} servers)" if loaded.spec.growth is not None else ""
-        raise _fail(loaded, "LAYOUT_HALL_TOO_SMALL", ("layout", "rows"),
-                    f"the hall is too small{grown}: {len(kinds)} racks ({kinds.count('compute')} compute, "
-                    f"{kinds.count('network')} network, {sizes.servers_per_rack} servers per rack, "
-                    f"{layout.leaf_placement}) need {rows_needed} rows of {layout.racks_per_row}; "
-                    f"the layout has {layout.rows} ({layout.rows * layout.racks_per_row} positions)",
-                    f"use rows: {rows_needed}, more racks_per_row, or denser racks")
+def _middle(blocks: list[_Block]) -> int:
+    """The block index with as many racks before it as after it (the earlier one on a tie)."""
+    sizes = [len(b.racks) for b in blocks]
+    total = sum(sizes)
+    best, before, best_gap = 0, 0, total
+    for k in range(len(blocks) + 1):
+        gap = abs(total - 2 * before)
+        if gap < best_gap:
+            best, best_gap = k, gap
+        if k < len(blocks):
+            before += sizes[k]
+    return best
 
-    n_dev = len(plan.devices)
-    dev_rack = np.full(n_dev, -1, dtype=np.int32)
-    dev_u = np.zeros(n_dev, dtype=np.int16)
-    dev_h, dev_w = sizes.height_u, sizes.power_w
-    racks: list[Rack] = []
-    rack_spec = layout.rack
-    flat = [r for b in blocks for r in b.racks]
-    for (kind, members), (row, pos) in zip(flat, positions):
-        index = len(racks)
-        name = f"{layout.hall}.{row_name(row)}{pos + 1:02d}"
-        racks.append(Rack(name, row_name(row), row, pos + 1, kind, rack_spec.height_u, sizes.usable_u, sizes.budget_w))
-        bottom, top = 1, sizes.usable_u + 1  # servers stack up from U1, switches down from the top
-        for i in members:
-            dev_rack[i] = index
-            if plan.devices[i].role == "server":
-                dev_u[i] = bottom
-                bottom += int(dev_h[i])
-            else:
-                top -= int(dev_h[i])
-                dev_u[i] = top
-        if bottom > top:  # sizing above keeps this from happening: our bug if it does
-            raise AssertionError(f"rack {name} overfilled: {bottom - 1}U from below meets {top}U from above")
-    if (dev_rack < 0).any():
-        missing = plan.devices[int(np.nonzero(dev_rack < 0)[0][0])].name
-        raise AssertionError(f"device {missing} was not placed")
-    return Physical(racks, dev_rack, dev_u, dev_h, dev_w, rack_spec.width_m, layout.row_pitch_m, rack_spec.depth_mm)
+
+class Hall:
+    """The devices cut into units and central racks once; `place` stands them in the hall
+    with the spine, core and central racks where it is told (start, middle or end of the
+    racks the fabric fills, or the rows `layout.spine_rows` names)."""
+
+    def __init__(self, plan: Plan, design: ClosDesign, loaded: LoadedSpec):
+        layout = loaded.spec.layout
+        assert layout is not None
+        self.plan, self.loaded, self.layout = plan, loaded, layout
+        self.sizes = _Sizes(plan, design, layout, loaded)
+        unit_servers, unit_leaves, unit_extra, homeless = _units(plan, design)
+        self.units = _unit_blocks(plan, design, layout, self.sizes, (unit_servers, unit_leaves, unit_extra))
+        self.central = _Block(_central_racks(plan, homeless, self.sizes))
+
+    def _spine_rows(self) -> list[int]:
+        rows = []
+        for i, name in enumerate(self.layout.spine_rows):
+            index = next((r for r in range(self.layout.rows) if row_name(r) == name), None)
+            if index is None:
+                raise _fail(self.loaded, "LAYOUT_SPINE_ROW_OUTSIDE", ("layout", "spine_rows", i),
+                            f"row {name} is not in the hall: it has {self.layout.rows} rows, "
+                            f"{row_name(0)} to {row_name(self.layout.rows - 1)}",
+                            f"name rows from {row_name(0)} to {row_name(self.layout.rows - 1)}, or add rows")
+            rows.append(index)
+        return rows
+
+    def _arrange(self, where: str) -> list[tuple[tuple[int, int], tuple[str, list[int]]]]:
+        """Each rack's (row, position) and (kind, members), in the order the blocks give them."""
+        per_row = self.layout.racks_per_row
+        if where == "rows":
+            rows = self._spine_rows()
+            unit_racks = [r for b in self.units for r in b.racks]
+            placed = list(zip(_positions(self.units, per_row, frozenset(rows)), unit_racks, strict=True))
+            capacity = len(rows) * per_row
+            if len(self.central.racks) > capacity:
+                raise _fail(self.loaded, "LAYOUT_SPINE_ROWS_TOO_SMALL", ("layout", "spine_rows"),
+                            f"the spines, cores and central switches fill {len(self.central.racks)} racks; "
+                            f"{len(rows)} row{'s' if len(rows) > 1 else ''} of {per_row} "
+                            f"hold{'' if len(rows) > 1 else 's'} {capacity}",
+                            f"name {math.ceil(len(self.central.racks) / per_row)} rows in spine_rows")
+            central_at = [(rows[k // per_row], k % per_row) for k in range(len(self.central.racks))]
+            return placed + list(zip(central_at, self.central.racks, strict=True))
+        at = {"start": 0, "middle": _middle(self.units), "end": len(self.units)}[where]
+        blocks = self.units[:at] + [self.central] + self.units[at:]
+        racks = [r for b in blocks for r in b.racks]
+        return list(zip(_positions(blocks, per_row), racks, strict=True))
+
+    def central_rows(self, phys: Physical) -> list[str]:
+        """The rows the spine, core and central racks stand in, in walking order."""
+        members = [i for _, m in self.central.racks for i in m]
+        rows = {int(phys.racks[r].row_index) for r in np.unique(phys.dev_rack[members]).tolist()} if members else set()
+        return [row_name(r) for r in sorted(rows)]
+
+    def place(self, where: str) -> Physical:
+        plan, layout, sizes = self.plan, self.layout, self.sizes
+        arranged = sorted(self._arrange(where), key=lambda item: item[0])  # racks in walking order
+        rows_needed = max((row for (row, _), _ in arranged), default=-1) + 1
+        if rows_needed > layout.rows:
+            kinds = [kind for _, (kind, _) in arranged]
+            grown = f" at the growth target ({plan.design['servers']:,} servers)" if self.loaded.spec.growth is not None else ""
+            spines = f", spines at the {where}" if self.central.racks and where != "rows" else ""
+            raise _fail(self.loaded, "LAYOUT_HALL_TOO_SMALL", ("layout", "rows"),
+                        f"the hall is too small{grown}: {len(kinds)} racks ({kinds.count('compute')} compute, "
+                        f"{kinds.count('network')} network, {sizes.servers_per_rack} servers per rack, "
+                        f"{layout.leaf_placement}{spines}) need {rows_needed} rows of {layout.racks_per_row}; "
+                        f"the layout has {layout.rows} ({layout.rows * layout.racks_per_row} positions)",
+                        f"use rows: {rows_needed}, more racks_per_row, or denser racks")
+
+        n_dev = len(plan.devices)
+        dev_rack = np.full(n_dev, -1, dtype=np.int32)
+        dev_u = np.zeros(n_dev, dtype=np.int16)
+        dev_h, dev_w = sizes.height_u, sizes.power_w
+        racks: list[Rack] = []
+        rack_spec = layout.rack
+        for (row, pos), (kind, members) in arranged:
+            index = len(racks)
+            name = f"{layout.hall}.{row_name(row)}{pos + 1:02d}"
+            racks.append(Rack(name, row_name(row), row, pos + 1, kind, rack_spec.height_u, sizes.usable_u, sizes.budget_w))
+            bottom, top = 1, sizes.usable_u + 1  # servers stack up from U1, switches down from the top
+            for i in members:
+                dev_rack[i] = index
+                if plan.devices[i].role == "server":
+                    dev_u[i] = bottom
+                    bottom += int(dev_h[i])
+                else:
+                    top -= int(dev_h[i])
+                    dev_u[i] = top
+            if bottom > top:  # sizing above keeps this from happening: our bug if it does
+                raise AssertionError(f"rack {name} overfilled: {bottom - 1}U from below meets {top}U from above")
+        if (dev_rack < 0).any():
+            missing = plan.devices[int(np.nonzero(dev_rack < 0)[0][0])].name
+            raise AssertionError(f"device {missing} was not placed")
+        return Physical(racks, dev_rack, dev_u, dev_h, dev_w, rack_spec.width_m, layout.row_pitch_m, rack_spec.depth_mm)

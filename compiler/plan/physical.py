@@ -46,3 +46,26 @@ class Physical:
     def rack_used_u(self) -> np.ndarray:
         src = self.whole or self
         return np.bincount(src.dev_rack, weights=src.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)
+
+
+_WHERE = {"start": "at the start of the racks the fabric fills", "middle": "in the middle of the racks the fabric fills",
+          "end": "at the end of the racks the fabric fills", "rows": "in the rows the layout names"}
+
+
+def spine_placement_sentence(record: dict) -> str:
+    """What plan.json's `physical.model.spine_placement` says, in words a person reads
+    (report.html; summary.json carries the numbers)."""
+    rows = record["spine_rows"]
+    where = f"row{'s' if len(rows) > 1 else ''} {', '.join(rows)}" if rows else "no rack of their own"
+    options = {o["placement"]: o for o in record["options"]}
+    chosen = options[record["chosen"]]
+    text = (f"Spines, cores and central switches stand in {where}, {_WHERE[record['chosen']]}: "
+            f"{chosen['link_length_m']:,.0f} m of links, the longest {chosen['longest_link_m']:g} m")
+    others = [f"{o['link_length_m']:,.0f} m {_WHERE[p].split(' of the')[0]}" for p, o in options.items() if p != record["chosen"]]
+    if record["asked"] == "auto" and others:
+        text += f" (the shortest; {'; '.join(others)})"
+    elif others:
+        text += f" (as the layout asks; {'; '.join(others)})"
+    if record["not_possible"]:
+        text += "; not possible: " + "; ".join(f"{_WHERE[p].split(' of the')[0]}: {m}" for p, m in record["not_possible"].items())
+    return text + "."

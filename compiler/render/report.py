@@ -25,6 +25,7 @@ from ..check.findings import Finding
 from ..plan.order import order_totals
 from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
+from ..plan.physical import spine_placement_sentence
 from ..plan.power import rack_draw
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes
@@ -197,6 +198,8 @@ def report_html(plan: Plan, checks: CheckResults) -> str:
         plots=plots,
         racks=racks,
         rack_statement=phys.model["statement"] if phys is not None else "",
+        spine_placement=spine_placement_sentence(phys.model["spine_placement"])
+        if phys is not None and "spine_placement" in phys.model else "",
     )
 
 

@@ -91,8 +91,16 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
         # the check's all-reduce estimate of the largest message size (check/collectives.py)
         "allreduce": collective_headline(checks.of(CollectivesFigures)),
         "checks_ok": checks.ok,
+        # where the spine racks stand and the links' length under each placement tried (expand/layout.py)
+        **({"spine_placement": _spine_placement(plan.physical.model["spine_placement"])}
+           if plan.physical is not None and "spine_placement" in plan.physical.model else {}),
         "notes": notes,
     }
+
+
+def _spine_placement(record: dict) -> dict:
+    return {"chosen": record["chosen"], "spine_rows": record["spine_rows"],
+            "link_length_m": {o["placement"]: o["link_length_m"] for o in record["options"]}}
 
 
 def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:

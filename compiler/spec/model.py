@@ -584,7 +584,30 @@ class Layout(_Strict):
         "end-of-row", description="end-of-row | middle-of-row: network racks per row; network-rack: beside each SU; top-of-rack: leaves in the compute racks",
     )
     endpoint_rack_units: int = Field(1, ge=1, le=10, description="height of an extra endpoint (UFM, storage head), not in the catalog")
+    spine_placement: Literal["auto", "start", "middle", "end", "rows"] = Field(
+        "auto", description="where the racks of spines, cores and central switches stand: start | middle | end of the racks the "
+                            "fabric fills (at the growth target under `growth:`), rows (the rows `spine_rows` names), or auto: "
+                            "whichever of start, middle and end gives the shortest total cable length",
+    )
+    spine_rows: list[Annotated[str, StringConstraints(pattern=r"^[A-Z]{1,2}$")]] = Field(
+        default_factory=list, max_length=52,
+        description="with spine_placement: rows, the rows (A, B, ...) that hold the spine, core and central racks, in the order they fill")
     cabling: CableModel = Field(default_factory=CableModel)
+
+    @model_validator(mode="after")
+    def _spine_rows(self):
+        if self.spine_placement == "rows" and not self.spine_rows:
+            raise ValueError("spine_placement: rows needs spine_rows, the rows that hold the spines (e.g. spine_rows: [D])")
+        if self.spine_rows and "spine_placement" in self.model_fields_set and self.spine_placement != "rows":
+            raise ValueError(f"spine_rows is only read with spine_placement: rows (this layout says {self.spine_placement})")
+        if len(set(self.spine_rows)) != len(self.spine_rows):
+            raise ValueError(f"spine_rows names a row twice: {', '.join(self.spine_rows)}")
+        return self
+
+    @property
+    def spine_where(self) -> str:
+        """The placement asked: naming rows says where, so `spine_rows` alone means `rows`."""
+        return "rows" if self.spine_rows else self.spine_placement
 
 
 class Spec(_Strict):
