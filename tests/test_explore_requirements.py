@@ -32,6 +32,7 @@ HALL = """layout:
   rack: {{height_u: 48, power_kw: 60}}
   servers_per_rack: {per_rack}
   leaf_placement: network-rack
+  spine_placement: end
 """
 
 

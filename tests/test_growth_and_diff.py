@@ -183,8 +183,9 @@ def test_layout_growth_without_planning_is_a_physical_change(tmp_path):
     spine rack follows the last SU's row, so all 16 spines move and every one of the 3 SUs'
     24 x 32 = 768 leaf-spine cables changes far-end rack and label; the BOM delta is by exact
     part and length."""
-    old = _write(tmp_path, "old", B200_HALL.format(servers=96, fabric="", growth="", rows=4))
-    new = _write(tmp_path, "new", B200_HALL.format(servers=128, fabric="", growth="", rows=4))
+    at_end = "  spine_placement: end\n"  # the spine rack after the last SU, wherever that is
+    old = _write(tmp_path, "old", B200_HALL.format(servers=96, fabric="", growth="", rows=4) + at_end)
+    new = _write(tmp_path, "new", B200_HALL.format(servers=128, fabric="", growth="", rows=4) + at_end)
     d = diff_plans(build_plan(old)[1], build_plan(new)[1])
     c = d["counts"]
     assert (c["cables_added"], c["cables_removed"], c["cables_changed"], c["cables_physical"]) == (512, 0, 0, 768)
