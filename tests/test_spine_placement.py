@@ -138,3 +138,15 @@ def test_plan_summary_and_report_show_one_figure(tmp_path):
     for o in record["options"]:
         assert f"{o['link_length_m']:,.0f} m" in sentence
     assert "row B" in sentence and "the shortest" in sentence
+
+
+def test_a_one_switch_hall_has_nothing_to_place_and_says_nothing():
+    # 4 DGX B200 and no unit asked: one switch holds every port; it stands in a network rack beside
+    # its servers' racks, and no rack of spines stands apart
+    plan = plan_from_text(HALL.format(servers=4, rows=2, per_row=10, policy="end-of-row", spine="", growth="")
+                          .replace(", scalable_unit: 32", ""))
+    assert [d.role for d in plan.devices if d.tier > 0] == ["leaf"]
+    record = plan.physical.model["spine_placement"]
+    assert record["spine_rows"] == [] and record["chosen"] == "end"
+    assert len({o["link_length_m"] for o in record["options"]}) == 1
+    assert spine_placement_sentence(record) == ""

@@ -56,7 +56,9 @@ def spine_placement_sentence(record: dict) -> str:
     """What plan.json's `physical.model.spine_placement` says, in words a person reads
     (report.html; summary.json carries the numbers)."""
     rows = record["spine_rows"]
-    where = f"row{'s' if len(rows) > 1 else ''} {', '.join(rows)}" if rows else "no rack of their own"
+    if not rows:  # one switch, or leaves only: no rack stands apart, so there is nothing to place
+        return ""
+    where = f"row{'s' if len(rows) > 1 else ''} {', '.join(rows)}"
     options = {o["placement"]: o for o in record["options"]}
     chosen = options[record["chosen"]]
     text = (f"Spines, cores and central switches stand in {where}, {_WHERE[record['chosen']]}: "
