@@ -10,12 +10,12 @@ import numpy as np
 from scipy.stats import poisson
 
 from ..check.context import CheckContext
+from ..executor import ExecutorError, make_executor
 from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
 from .collective import collective_setup
 from .components import CLASSES, components_of
 from .errors import ResilienceError
-from .executor import make_executor
 from .rates import load_rates
 from .state import Model, evaluate, run_chunk
 
@@ -184,7 +184,10 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
         raise ResilienceError(f"--confidence must be between 0 and 1; got {confidence}")
     if window_days <= 0:
         raise ResilienceError(f"--window-days must be positive; got {window_days}")
-    ex = make_executor(executor, workers, address)  # before any work: an engine that is missing fails first
+    try:  # before any work: an engine that is missing fails first
+        ex = make_executor(executor, workers, address)
+    except ExecutorError as exc:
+        raise ResilienceError(str(exc)) from None
     ctx = CheckContext(fabric_plan(plan), whole=plan)
     comps = components_of(ctx)
     counts = comps.counts
