@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import poisson
 
 from ..check.context import CheckContext
-from ..executor import ExecutorError, make_executor
+from ..executor import Executor, ExecutorError, LocalExecutor, make_executor
 from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
 from .collective import collective_setup
@@ -174,6 +174,40 @@ def _given_state(model: Model, names: list[str]) -> dict:
             "meets_availability_fraction": base.meets, "repairs": repairs}
 
 
+def sampled_rows(model: Model, samples: int, seed: int, ex: Executor | None = None) -> np.ndarray:
+    """`samples` states seeded from `seed` (one child seed per sample, chunks fixed by the
+    count alone), run on `ex` (here, serially, without one) and reduced in sample order:
+    rows of run_chunk's (gpus cut off, bisection fraction, meets, collective fraction)."""
+    children = np.random.SeedSequence(seed).spawn(samples)
+    chunks = [children[i:i + CHUNK] for i in range(0, samples, CHUNK)]
+    return np.concatenate((ex or LocalExecutor()).map(run_chunk, model, chunks))
+
+
+def sampled_metrics(model: Model, rows: np.ndarray) -> dict:
+    """The sampled distribution's figures: GPUs cut off (count and share), bisection fraction,
+    and delivery (per state the share of GPUs still reached times the bisection fraction)."""
+    gpus = max(model.gpus, 1)
+    return {"gpus_cut_off": _stats(rows[:, 0], True),
+            "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),
+            "bisection_fraction": _stats(rows[:, 1], False),
+            "delivery": _stats((1 - rows[:, 0] / gpus) * rows[:, 1], False)}
+
+
+def failure_figures(plan: Plan, samples: int, seed: int, rates_file: str | Path | None = None) -> dict:
+    """What `compare` and `explore` weigh designs on: the compute fabric's sampled delivery,
+    bisection fraction and GPUs cut off under the rates (mean and p99), run serially (explore
+    spreads its candidates, not their samples). The same seed and rates give the same figures."""
+    ctx = CheckContext(fabric_plan(plan), whole=plan)
+    comps = components_of(ctx)
+    rates = load_rates(rates_file, comps.counts)
+    model = Model.build(comps, rates, 0.0)
+    m = sampled_metrics(model, sampled_rows(model, samples, seed))
+    return {"samples": samples, "seed": seed, "rates": "defaults" if rates_file is None else Path(rates_file).name,
+            **{f"{k}_{stat}": round(m[k][stat], 6) for k in ("delivery", "bisection_fraction", "gpus_cut_off_share")
+               for stat in ("mean", "p99")},
+            "delivery_mean_stderr": round(m["delivery"]["stderr"] or 0.0, 6)}
+
+
 def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples: int = 1000, seed: int = 1,
                       window_days: float = 30.0, confidence: float = 0.95, down: str | None = None,
                       executor: str = "local", workers: int = 1, address: str | None = None,
@@ -205,14 +239,9 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
               "executor": {"name": ex.name, "workers": ex.workers}}
     if down is not None:
         report["state"] = _given_state(model, _names_from(down))
-    children = np.random.SeedSequence(seed).spawn(samples)
-    chunks = [children[i:i + CHUNK] for i in range(0, samples, CHUNK)]
-    rows = np.concatenate(ex.map(run_chunk, model, chunks))
-    gpus = max(model.gpus, 1)
+    rows = sampled_rows(model, samples, seed, ex)
     met = rows[:, 2]
-    report["metrics"] = {"gpus_cut_off": _stats(rows[:, 0], True),
-                         "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),
-                         "bisection_fraction": _stats(rows[:, 1], False)}
+    report["metrics"] = sampled_metrics(model, rows)
     if collective is not None:
         report["collective"] = {"pattern": pattern, "routing": collective.routing,
                                 "intact_fraction": round(collective.intact_fraction, 6),

@@ -12,6 +12,7 @@ def _rows(r: dict) -> list[tuple[str, ...]]:
     rows = []
     for name, key, fmt in (("GPUs cut off", "gpus_cut_off", lambda v: f"{v:.3f}"),
                            ("bisection fraction", "bisection_fraction", lambda v: f"{v:.4f}"),
+                           ("delivery", "delivery", lambda v: f"{v:.4f}"),
                            ("collective fraction", "collective_fraction", lambda v: f"{v:.4f}")):
         if key not in m:
             continue
