@@ -11,7 +11,7 @@ from scipy.stats import poisson
 
 from ..check.context import CheckContext
 from ..executor import Executor, ExecutorError, LocalExecutor, make_executor
-from ..plan.fabrics import fabric_plan
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
 from ..plan.model import Plan
 from .collective import collective_setup
 from .components import CLASSES, components_of
@@ -208,6 +208,21 @@ def failure_figures(plan: Plan, samples: int, seed: int, rates_file: str | Path 
             "delivery_mean_stderr": round(m["delivery"]["stderr"] or 0.0, 6)}
 
 
+def _other_fabric(plan: Plan, name: str, rates_file: str | Path | None, samples: int, seed: int,
+                  ex: Executor) -> dict:
+    """A storage, in-band or management fabric under the same rates and seed: GPUs whose
+    server reaches none of the fabric's switches (through any of its NICs there), and the
+    fabric's own bisection fraction."""
+    ctx = CheckContext(fabric_plan(plan, name), whole=plan)
+    comps = components_of(ctx)
+    rates = load_rates(rates_file, comps.counts, strict=False)
+    model = Model.build(comps, rates, 0.0, per_server=True)
+    m = sampled_metrics(model, sampled_rows(model, samples, seed, ex))
+    return {"switches": _switches_by_role(ctx.plan), "components": comps.counts,
+            "intact_bisection_gbps": model.intact_gbps,
+            "gpus_cut_off_means": "GPUs whose server reaches no switch of this fabric", "metrics": m}
+
+
 def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples: int = 1000, seed: int = 1,
                       window_days: float = 30.0, confidence: float = 0.95, down: str | None = None,
                       executor: str = "local", workers: int = 1, address: str | None = None,
@@ -252,6 +267,8 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
                               "share_meeting": meet_share,
                               "stderr": float(math.sqrt(meet_share * (1 - meet_share) / samples)),
                               "required_in_spec": bool(avail), "ok": meet_share >= share}
+    report["fabrics"] = {name: _other_fabric(plan, name, rates_file, samples, seed, ex)
+                         for name in fabric_names(plan) if name != COMPUTE}
     report["criticality"] = _criticality(model, rates)
     report["spares"] = _spares(counts, rates, window_days, confidence)
     return report
