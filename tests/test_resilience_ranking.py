@@ -138,3 +138,14 @@ def test_every_fabric_is_sampled_and_dual_homed_storage_never_loses_more(tmp_pat
     assert d["metrics"]["gpus_cut_off"]["mean"] < s["metrics"]["gpus_cut_off"]["mean"]
     # the compute fabric is the same in both: the same figures
     assert dual["metrics"] == single["metrics"]
+
+
+def test_explore_on_a_dask_cluster_of_2_workers_gives_the_local_json(files):
+    """The distributed engine for real: explore's candidates on a dask LocalCluster of 2
+    worker processes, byte-identical JSON to one local process."""
+    pytest.importorskip("distributed")
+    runs = [run_cli("explore", str(files["space"]), "--objective", "resilience", "--rates", str(files["rates"]),
+                    "--samples", "64", "--format", "json", *args)
+            for args in (["--executor", "dask", "--workers", "2"], ["--executor", "local"])]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-2000:] for r in runs]
+    assert runs[0].stdout == runs[1].stdout
