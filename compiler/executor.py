@@ -17,8 +17,9 @@ The lowest layer: it imports nothing of the compiler, so any stage may run work 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
 
 S = TypeVar("S")  # what every chunk shares
 C = TypeVar("C")  # one chunk
@@ -113,7 +114,7 @@ class DaskExecutor:
         return list(client.gather(futures))  # in the order of `futures`: the chunks' order
 
 
-EXECUTORS: dict[str, type[LocalExecutor] | type[DaskExecutor]] = {"local": LocalExecutor, "dask": DaskExecutor}
+EXECUTORS: dict[str, type[LocalExecutor | DaskExecutor]] = {"local": LocalExecutor, "dask": DaskExecutor}
 PLANNED = ("ray",)  # a name a user may expect; not built
 
 
