@@ -399,14 +399,26 @@ def nccl_xml(server: str = typer.Argument(..., help="a server or VM type with a 
 
 @app.command()
 def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files"),
-            format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
+            format: Format = typer.Option(Format.text, "--format", help="text or json"),
+            samples: int = typer.Option(0, "--samples", min=0, help="also each design under this many sampled failure "
+                                        "states (delivery, bisection, GPUs cut off: p99 and mean, as clusterc resilience); 0: not"),
+            seed: int = typer.Option(1, "--seed", help="with --samples: the same seed gives the same figures"),
+            rates: Optional[Path] = typer.Option(None, "--rates", help="with --samples: failure rates YAML, as "
+                                                 "`clusterc resilience --rates` (default: the built-in rates)")) -> None:
     """Compare designs side by side: one column per spec (switches, cables, transceivers,
-    power, bisection, oversubscription, hops, worst single failure)."""
+    power, bisection, oversubscription, hops, worst single failure; with --samples, what each
+    delivers under sampled failures)."""
     from .check import run_checks
     from .compare import comparison_text, design_figures
+    from .resilience import ResilienceError
 
     failed: list[Diagnostic] = []
-    figures = [design_figures(plan, run_checks(plan)) for _spec, plan in _plans(specs, failed)]
+    try:
+        figures = [design_figures(plan, run_checks(plan), samples, seed, None if rates is None else str(rates))
+                   for _spec, plan in _plans(specs, failed)]
+    except ResilienceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_INVALID)
     if failed:
         _print_diagnostics(failed, format)
         raise typer.Exit(EXIT_INVALID)
@@ -434,6 +446,7 @@ class Objective(str, Enum):
     switches = "switches"
     cables = "cables"
     collective_time = "collective_time"
+    resilience = "resilience"
 
 
 @app.command()
@@ -446,18 +459,36 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
             max_candidates: int = typer.Option(1000, "--max-candidates", min=1, help="refuse a larger design space"),
             at: RankAt = typer.Option(RankAt.target, "--at", help="with growth: rank on the figures at the growth target "
                                                                   "(default: the design is lived with at its full size) "
-                                                                  "or at day one")) -> None:
+                                                                  "or at day one"),
+            samples: int = typer.Option(200, "--samples", min=1, help="--objective resilience: failure states sampled per candidate"),
+            seed: int = typer.Option(1, "--seed", help="--objective resilience: the same seed gives the same ranking"),
+            rates: Optional[Path] = typer.Option(None, "--rates", help="--objective resilience: failure rates YAML, "
+                                                 "as `clusterc resilience --rates` (default: the built-in rates)"),
+            executor: str = typer.Option("local", "--executor", help="where candidates run: local (a process pool) or dask "
+                                         "(dask.distributed; the `resilience` extra)"),
+            workers: int = typer.Option(1, "--workers", help="worker processes (local, or dask's local cluster)"),
+            address: Optional[str] = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
+                                                  "e.g. tcp://scheduler:8786 (default: a local cluster)")) -> None:
     """Search a design space: compile and check every combination of choices, drop those that
     fail (with the reason), show the Pareto front, the winner for the objective and why the
     runners-up lose. Exit 1 when no candidate is feasible."""
+    from .executor import ExecutorError, make_executor
     from .explore import as_json, explore as run_explore, write_specs as write
+    from .explore.evaluate import Failures
     from .explore.plot import html
     from .explore.report import markdown, text
+    from .resilience import ResilienceError
 
+    failures = Failures(samples, seed, None if rates is None else str(rates)) \
+        if objective == Objective.resilience else None
     try:
-        result = run_explore(requirements, objective.value, max_candidates, at=at.value)
+        result = run_explore(requirements, objective.value, max_candidates, at=at.value,
+                             executor=make_executor(executor, workers, address), failures=failures)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == ExploreFormat.json else Format.text)
+        raise typer.Exit(EXIT_INVALID)
+    except (ExecutorError, ResilienceError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_INVALID)
     if write_specs is not None:
         written = write(result, write_specs, top)

@@ -13,11 +13,14 @@ from .plan.order import DEFAULT_SCOPE, SCOPES, Totals, order_totals
 from .plan.model import Plan
 from .plan.power import secondary_power_models
 from .render.summary import summarize
+from .resilience.report import failure_figures
 from .traffic.text import seconds_text
 
 
-def design_figures(plan: Plan, checks: CheckResults) -> dict:
-    """The figures compared for one plan and its check results (plain JSON values)."""
+def design_figures(plan: Plan, checks: CheckResults, samples: int = 0, seed: int = 1,
+                   rates_file: str | None = None) -> dict:
+    """The figures compared for one plan and its check results (plain JSON values). With
+    `samples`: also the compute fabric under that many sampled failure states (resilience)."""
     s = summarize(plan, checks)
     scoped = {scope: order_totals(plan, scope) for scope in SCOPES}  # the whole order, every fabric
     default = scoped[DEFAULT_SCOPE]
@@ -41,6 +44,8 @@ def design_figures(plan: Plan, checks: CheckResults) -> dict:
         "oversubscription": s["oversubscription"],
         "max_hops": hops.max, "hops_unit": hops.unit or "switches",
         "worst_single_failure": worst,
+        # under sampled failure states (clusterc resilience's figures), with --samples; else None
+        "resilience": failure_figures(plan, samples, seed, rates_file) if samples else None,
         "scale_up": s.get("scale_up"),
         # the check's all-reduce of the largest message size (routed ring; check/collectives.py)
         "allreduce": s["allreduce"],
@@ -128,6 +133,12 @@ def comparison_rows(figures: list[dict]) -> list[tuple[str, list[str]]]:
     rows.append(("worst single failure", [
         f"{f['worst_single_failure']['what']} -{f['worst_single_failure']['bisection_lost_percent']}%"
         if f["worst_single_failure"] else "-" for f in figures]))
+    if any(f["resilience"] for f in figures):
+        r0 = next(f["resilience"] for f in figures if f["resilience"])
+        for key, label in (("delivery", "delivery"), ("bisection_fraction", "bisection fraction"),
+                           ("gpus_cut_off_share", "GPU share cut off")):
+            rows.append((f"{label} under failures, p99/mean ({r0['samples']:,} states)", [
+                f"{r[key + '_p99']:.4f}/{r[key + '_mean']:.4f}" if (r := f["resilience"]) else "-" for f in figures]))
     return rows
 
 

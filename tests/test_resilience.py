@@ -284,15 +284,15 @@ def test_markdown_and_text_formats(tmp_path):
     assert "| metric | mean | p50 | p90 | p99 | p99.9 |" in md.stdout
     assert "- repair spine-01 (switch): restores 0.5000 delivery" in md.stdout
     text = run_cli("resilience", str(CLOS), "--samples", "50")
-    assert "(local, 1 worker)" in text.stdout and "switch: 6 units, afr 0.02/year, mttr 24 h" in text.stdout
+    assert "(local, 1 worker)" in text.stdout and "switch: 6 units, afr 0.026/year, mttr 24 h" in text.stdout
 
 
 def test_criticality_is_units_times_unavailability_times_one_down(clos):
-    """A leaf of 4 down cuts off its 64 GPUs: expected 4 x (0.02 x 24 / 8760) x 64 GPUs at the
+    """A leaf of 4 down cuts off its 64 GPUs: expected 4 x (0.026 x 24 / 8760) x 64 GPUs at the
     default switch rate; the leaves lead the ranking, and a switch costs more than a cable."""
     r = resilience_report(clos, samples=5)
     c = r["criticality"]
     leaf = c["positions"][0]
     assert (leaf["position"], leaf["units"], leaf["one_down_gpus_cut_off"]) == ("leaf", 4, 64)
-    assert leaf["expected_gpus_cut_off"] == pytest.approx(4 * 0.02 * 24 / 8760 * 64)
+    assert leaf["expected_gpus_cut_off"] == pytest.approx(4 * 0.026 * 24 / 8760 * 64)
     assert c["classes"]["switch"]["expected_gpus_cut_off"] > c["classes"]["cable"]["expected_gpus_cut_off"]

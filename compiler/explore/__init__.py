@@ -16,10 +16,11 @@ from pathlib import Path
 import yaml
 
 from ..diagnostics import Diagnostic, SpecInvalid
+from ..executor import Executor, LocalExecutor
 from ..yaml12 import load_yaml_file
 from ..plan.order import DEFAULT_SCOPE
 from .choices import candidates, design_space
-from .evaluate import Evaluated, evaluate
+from .evaluate import Evaluated, Failures, evaluate_one
 from .front import AT, METRICS, OBJECTIVES, at_step, pareto_front, ranked, value, why_loses
 
 MAX_CANDIDATES = 1000
@@ -36,6 +37,7 @@ class Exploration:
     ranking: list[Evaluated]  # feasible, best first
     duplicates: int
     at: str = "target"  # the step ranked: "target" (the growth target) or "day-one" (front.py)
+    failures: Failures | None = None  # how candidates were weighed under failures (--objective resilience)
 
     @property
     def grows(self) -> bool:
@@ -82,18 +84,23 @@ class Exploration:
 
 
 def explore(path: str | Path, objective: str = "switches", max_candidates: int = MAX_CANDIDATES,
-            at: str = "target") -> Exploration:
+            at: str = "target", executor: Executor | None = None, failures: Failures | None = None) -> Exploration:
     """Enumerate, compile, check and rank. Raises SpecInvalid for a bad requirements file.
     `at`: with `growth:`, rank and draw the front on the figures at the growth target (the
     default: a design is lived with at its full size, and its upper tiers are bought for
-    it on day one) or on day one's."""
+    it on day one) or on day one's. The candidates run on `executor` (default: here, one
+    after another), one task each, results in candidate order: the same figures and ranking
+    on any executor and worker count. `failures`: weigh each feasible candidate under
+    sampled failures (the resilience objective needs it; default 200 states, seed 1)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}; one of {', '.join(OBJECTIVES)}")
     if at not in AT:
         raise ValueError(f"at {at!r}; one of {', '.join(AT)}")
+    if objective == "resilience" and failures is None:
+        failures = Failures(samples=200, seed=1)
     source = load_yaml_file(path)
     cands = candidates(source, max_candidates)
-    evaluated = [evaluate(c, path, source) for c in cands]
+    evaluated = (executor or LocalExecutor()).map(evaluate_one, (str(path), source, failures), cands)
     _same_mistake_everywhere(evaluated)
     feasible = [e for e in evaluated if e.rejected is None]
     if objective == "cost" and feasible and any(at_step(e, at).currency is None for e in feasible):
@@ -106,7 +113,8 @@ def explore(path: str | Path, objective: str = "switches", max_candidates: int =
     combos = 1
     for v in design_space(source)[1].values():
         combos *= len(v)
-    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands), at)
+    return Exploration(str(path), objective, evaluated, feasible, front, metrics, ranking, combos - len(cands), at,
+                       failures)
 
 
 def _same_mistake_everywhere(evaluated: list[Evaluated]) -> None:
@@ -136,7 +144,7 @@ def candidate_json(ev: Evaluated, front: set[int]) -> dict:
         "bisection_gbps": ev.bisection_gbps, "bisection_per_gpu_gbps": ev.bisection_per_gpu_gbps,
         "oversubscription": ev.oversubscription, "max_hops": ev.max_hops,
         "collective_time_s": ev.collective_time_s, "collective_bytes": ev.collective_bytes,
-        "worst_single_failure": ev.worst_single_failure, "unconfirmed": ev.unconfirmed,
+        "worst_single_failure": ev.worst_single_failure, "resilience": ev.resilience, "unconfirmed": ev.unconfirmed,
         "growth": None if ev.final is None else _growth_json(ev),
         "pareto": ev.candidate.index in front, "rejected": ev.rejected,
     }
@@ -150,7 +158,7 @@ def _growth_json(ev: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,
                 "transceivers": e.transceivers, "power_w": e.power_w, "cost": _number(e.cost),
                 "bisection_gbps": e.bisection_gbps, "collective_time_s": e.collective_time_s,
-                "worst_single_failure": e.worst_single_failure}
+                "worst_single_failure": e.worst_single_failure, "resilience": e.resilience}
 
     day_one, final = step(ev), step(f)
     added = {k: None if day_one[k] is None or final[k] is None else round(final[k] - day_one[k], 2)

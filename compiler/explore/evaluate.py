@@ -31,6 +31,7 @@ from ..plan.order import DEFAULT_SCOPE, in_scope, order_lines, order_totals
 from ..plan.model import Plan
 from ..plan.power import secondary_power_models
 from ..render.summary import cables_by_kind
+from ..resilience.report import failure_figures
 from ..yaml12 import Source
 from .choices import Candidate
 
@@ -38,6 +39,17 @@ SCAN_CHECKS = {name: c for name, c in CHECKS.items() if name != "redundancy"} | 
     "traffic": Check(check_traffic_required, TrafficFigures),
     "worst_failure": Check(check_worst_failure, WorstFailureFigures, needs=("bisection",)),
 }
+
+
+@dataclass(frozen=True)
+class Failures:
+    """How to weigh a candidate under failures (`--objective resilience`): sampled states of
+    its compute fabric under the rates file (None: the defaults), seeded alike for every
+    candidate."""
+
+    samples: int
+    seed: int
+    rates_file: str | None = None
 
 
 @dataclass(eq=False)  # identity: one record per candidate
@@ -67,6 +79,8 @@ class Evaluated:
     collective_time_s: float | None = None  # all-reduce of the largest message size: the check's (routed ring)
     collective_bytes: int | None = None
     worst_single_failure: dict | None = None  # None: no element to lose (or rejected)
+    # under sampled failures (resilience.report.failure_figures); None unless asked (Failures)
+    resilience: dict | None = None
     unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
     # with `growth:`: the same design compiled at the growth target (final_size), the figures
     # above being day one's
@@ -93,7 +107,8 @@ def candidate_source(candidate: Candidate, requirements_file: str | Path, where:
     return Source(str(requirements_file), candidate.spec, positions=where.positions, key_positions=where.key_positions)
 
 
-def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source | None = None) -> Evaluated:
+def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source | None = None,
+             failures: Failures | None = None) -> Evaluated:
     t0 = time.perf_counter()
     try:
         _loaded, plan = plan_from_source(candidate_source(candidate, requirements_file, where))
@@ -104,14 +119,23 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source 
                          invalid=tuple(exc.diagnostics))
     checks = run_checks(plan, checks=SCAN_CHECKS)
     ev = measure(candidate, plan, checks)
+    if failures is not None and ev.rejected is None:
+        ev.resilience = failure_figures(plan, failures.samples, failures.seed, failures.rates_file)
     if candidate.spec.get("growth") and ev.rejected is None:
-        ev.final = final_size(candidate, plan, requirements_file)
+        ev.final = final_size(candidate, plan, requirements_file, failures)
         target = f"at the growth target ({plan.design.get('built_for_servers'):,} servers)"
         if ev.final.rejected:
             ev.rejected = f"{target}: {ev.final.rejected}"
         ev.unconfirmed += [f"{target}: {m}" for m in ev.final.unconfirmed]
     ev.seconds = time.perf_counter() - t0
     return ev
+
+
+def evaluate_one(shared: tuple[str, Source, Failures | None], candidate: Candidate) -> Evaluated:
+    """One candidate, as an executor runs it: `shared` is (requirements file, the file as
+    loaded, how to weigh failures), sent to each worker once."""
+    path, where, failures = shared
+    return evaluate(candidate, path, where, failures)
 
 
 def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated:
@@ -154,7 +178,8 @@ def _worst_failure(w: WorstFailureFigures) -> dict | None:
             "bisection_lost_percent": w.impact.bisection_lost_percent, "servers_cut_off": w.impact.servers_cut_off}
 
 
-def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) -> Evaluated:
+def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path,
+               failures: Failures | None = None) -> Evaluated:
     """The design built out to its growth target: the servers day one's upper tiers were
     built for, the same scalable unit, no further growth."""
     spec = copy.deepcopy(candidate.spec)
@@ -165,7 +190,7 @@ def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path) 
         spec["fabric"]["scalable_unit"] = int(plan.design["scalable_unit"])
         _pin_leaf_ratio(spec, plan)
     final = Candidate(candidate.index, candidate.name + "-final", spec, candidate.choices, candidate.left_out)
-    return evaluate(final, requirements_file)
+    return evaluate(final, requirements_file, failures=failures)
 
 
 def _pin_leaf_ratio(spec: dict, plan: Plan) -> None:

@@ -22,9 +22,13 @@ METRICS = {
     "cables": ("cables", "", -1),
     "bisection_gbps": ("bisection", "Gb/s", +1),
     "collective_time_s": ("all-reduce time", "s", -1),
+    # under sampled failures (--objective resilience): per state the share of GPUs still reached
+    # times the bisection fraction, at the 1-in-100 state; its mean breaks a tie
+    "delivery_p99": ("delivery p99 under failures", "", +1),
 }
 OBJECTIVES = {"cost": "cost", "power": "power_w", "switches": "switches", "cables": "cables",
-              "collective_time": "collective_time_s"}
+              "collective_time": "collective_time_s", "resilience": "delivery_p99"}
+RESILIENCE = {"delivery_p99", "delivery_mean"}  # read from Evaluated.resilience
 
 
 AT = ("target", "day-one")
@@ -36,6 +40,8 @@ def at_step(ev: Evaluated, at: str) -> Evaluated:
 
 
 def value(ev: Evaluated, metric: str):
+    if metric in RESILIENCE:
+        return None if ev.resilience is None else ev.resilience[metric]
     return ev.switches_total if metric == "switches" else getattr(ev, metric)
 
 
@@ -66,16 +72,18 @@ def pareto_front(feasible: list[Evaluated], at: str = "day-one") -> tuple[list[E
 
 
 def ranked(feasible: list[Evaluated], objective: str, at: str = "day-one") -> list[Evaluated]:
-    """Best first for the objective; ties broken by switches, cables, power, then the order
-    the choices were written (so a user's first-listed preference wins a tie). A figure that
-    is unknown (no estimate; a cost with an unpriced part) ranks after every known one."""
+    """Best first for the objective; ties broken (the resilience objective: first by the mean
+    delivery under failures) by switches, cables, power, then the order the choices were
+    written (so a user's first-listed preference wins a tie). A figure that is unknown (no
+    estimate; a cost with an unpriced part) ranks after every known one."""
     key = OBJECTIVES[objective]
 
     def order(candidate: Evaluated):
         e = at_step(candidate, at)
         v = value(e, key)  # None (no estimate) sorts last
-        return (v is None, 0 if v is None else METRICS[key][2] * -v, e.switches_total, e.cables, e.power_w or 0.0,
-                -(e.bisection_gbps or 0), e.candidate.index)
+        mean = value(e, "delivery_mean") if key == "delivery_p99" else None
+        return (v is None, 0 if v is None else METRICS[key][2] * -v, -(mean or 0.0), e.switches_total, e.cables,
+                e.power_w or 0.0, -(e.bisection_gbps or 0), e.candidate.index)
     return sorted(feasible, key=order)
 
 
@@ -83,6 +91,8 @@ def _fmt(metric: str, v) -> str:
     unit = METRICS[metric][1]
     if metric == "collective_time_s":
         return seconds_text(v)
+    if metric in RESILIENCE:  # a fraction of the intact fabric
+        return f"{v:.4f}"
     if isinstance(v, Decimal):  # money: to the unit, exact
         return f"{v:,.0f}"
     if isinstance(v, float) and not v.is_integer():

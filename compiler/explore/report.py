@@ -75,6 +75,11 @@ def _headline(x: Exploration) -> list[str]:
              + (f" ({x.duplicates} duplicate combinations skipped)" if x.duplicates else "")
              + f", {len(x.feasible):,} feasible, {len(x.front):,} on the Pareto front of "
              + ", ".join(METRICS[m][0] for m in x.front_metrics) + f"; objective: {x.objective}"]
+    if x.failures is not None:
+        f = x.failures
+        lines.append(f"under failures: {f.samples:,} sampled states per candidate, seed {f.seed}, rates "
+                     f"{f.rates_file or 'built in'} (clusterc resilience); delivery = share of GPUs reached x bisection "
+                     "fraction, p99 = the 1-in-100 state")
     best = x.best
     if best is not None:
         e = at_step(best, x.ranked_at)

@@ -16,11 +16,13 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def load_rates(path: str | Path | None, classes: dict[str, int]) -> dict[str, dict]:
+def load_rates(path: str | Path | None, classes: dict[str, int], strict: bool = True) -> dict[str, dict]:
     """Per class the plan has (`classes`: class -> component count): afr, mttr_hours,
     unavailability and where the figure came from (the user's file, or the default and its
     sources). Raises ResilienceError for a file that is unreadable, names a class the plan
-    does not have, or gives a rate that is negative or not a number."""
+    does not have, or gives a rate that is negative or not a number. Not `strict` (one file
+    for many designs: compare, explore, every fabric of a plan): a class this plan lacks is
+    passed over."""
     defaults = failure_rate_defaults()
     given: dict = {}
     source = None
@@ -40,7 +42,7 @@ def load_rates(path: str | Path | None, classes: dict[str, int]) -> dict[str, di
     out: dict[str, dict] = {}
     for cls, rec in given.items():
         where = at(cls)
-        if cls not in classes or classes[cls] == 0:
+        if strict and (cls not in classes or classes[cls] == 0):
             have = ", ".join(c for c, n in classes.items() if n)
             raise ResilienceError(f"{where}: the plan has no component of class '{cls}' (it has: {have})")
         if not isinstance(rec, dict):

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.stats import poisson
 
 from ..check.context import CheckContext
-from ..plan.fabrics import fabric_plan
+from ..executor import Executor, ExecutorError, LocalExecutor, make_executor
+from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan
 from ..plan.model import Plan
 from .collective import collective_setup
 from .components import CLASSES, components_of
 from .errors import ResilienceError
-from .executor import make_executor
 from .rates import load_rates
 from .state import Model, evaluate, run_chunk
 
@@ -75,7 +76,7 @@ def _criticality(model: Model, rates: dict) -> dict:
                               "expected_gpu_share_lost": int(counts[p]) * u * cut / gpus,
                               "expected_bisection_lost": int(counts[p]) * u * lost})
     positions.sort(key=lambda r: (-r["expected_gpu_share_lost"] - r["expected_bisection_lost"], r["class"], r["position"]))
-    classes = {}
+    classes: dict[str, dict[str, float]] = {}
     for r in positions:
         c = classes.setdefault(r["class"], {"expected_gpus_cut_off": 0.0, "expected_bisection_lost": 0.0})
         c["expected_gpus_cut_off"] += r["expected_gpus_cut_off"]
@@ -174,6 +175,55 @@ def _given_state(model: Model, names: list[str]) -> dict:
             "meets_availability_fraction": base.meets, "repairs": repairs}
 
 
+def sampled_rows(model: Model, samples: int, seed: int, ex: Executor | None = None) -> np.ndarray:
+    """`samples` states seeded from `seed` (one child seed per sample, chunks fixed by the
+    count alone), run on `ex` (here, serially, without one) and reduced in sample order:
+    rows of run_chunk's (gpus cut off, bisection fraction, meets, collective fraction)."""
+    children = np.random.SeedSequence(seed).spawn(samples)
+    chunks = [children[i:i + CHUNK] for i in range(0, samples, CHUNK)]
+    return np.concatenate((ex or LocalExecutor()).map(run_chunk, model, chunks))
+
+
+def sampled_metrics(model: Model, rows: np.ndarray) -> dict:
+    """The sampled distribution's figures: GPUs cut off (count and share), bisection fraction,
+    and delivery (per state the share of GPUs still reached times the bisection fraction)."""
+    gpus = max(model.gpus, 1)
+    return {"gpus_cut_off": _stats(rows[:, 0], True),
+            "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),
+            "bisection_fraction": _stats(rows[:, 1], False),
+            "delivery": _stats((1 - rows[:, 0] / gpus) * rows[:, 1], False)}
+
+
+def failure_figures(plan: Plan, samples: int, seed: int, rates_file: str | Path | None = None) -> dict:
+    """What `compare` and `explore` weigh designs on: the compute fabric's sampled delivery,
+    bisection fraction and GPUs cut off under the rates (mean and p99), run serially (explore
+    spreads its candidates, not their samples). The same seed and rates give the same figures."""
+    ctx = CheckContext(fabric_plan(plan), whole=plan)
+    comps = components_of(ctx)
+    rates = load_rates(rates_file, comps.counts)
+    model = Model.build(comps, rates, 0.0)
+    m = sampled_metrics(model, sampled_rows(model, samples, seed))
+    return {"samples": samples, "seed": seed, "rates": "defaults" if rates_file is None else Path(rates_file).name,
+            **{f"{k}_{stat}": round(m[k][stat], 6) for k in ("delivery", "bisection_fraction", "gpus_cut_off_share")
+               for stat in ("mean", "p99")},
+            "delivery_mean_stderr": round(m["delivery"]["stderr"] or 0.0, 6)}
+
+
+def _other_fabric(plan: Plan, name: str, rates_file: str | Path | None, samples: int, seed: int,
+                  ex: Executor) -> dict:
+    """A storage, in-band or management fabric under the same rates and seed: GPUs whose
+    server reaches none of the fabric's switches (through any of its NICs there), and the
+    fabric's own bisection fraction."""
+    ctx = CheckContext(fabric_plan(plan, name), whole=plan)
+    comps = components_of(ctx)
+    rates = load_rates(rates_file, comps.counts, strict=False)
+    model = Model.build(comps, rates, 0.0, per_server=True)
+    m = sampled_metrics(model, sampled_rows(model, samples, seed, ex))
+    return {"switches": _switches_by_role(ctx.plan), "components": comps.counts,
+            "intact_bisection_gbps": model.intact_gbps,
+            "gpus_cut_off_means": "GPUs whose server reaches no switch of this fabric", "metrics": m}
+
+
 def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples: int = 1000, seed: int = 1,
                       window_days: float = 30.0, confidence: float = 0.95, down: str | None = None,
                       executor: str = "local", workers: int = 1, address: str | None = None,
@@ -184,7 +234,10 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
         raise ResilienceError(f"--confidence must be between 0 and 1; got {confidence}")
     if window_days <= 0:
         raise ResilienceError(f"--window-days must be positive; got {window_days}")
-    ex = make_executor(executor, workers, address)  # before any work: an engine that is missing fails first
+    try:  # before any work: an engine that is missing fails first
+        ex = make_executor(executor, workers, address)
+    except ExecutorError as exc:
+        raise ResilienceError(str(exc)) from None
     ctx = CheckContext(fabric_plan(plan), whole=plan)
     comps = components_of(ctx)
     counts = comps.counts
@@ -196,20 +249,15 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
         raise ResilienceError("--routing needs --pattern (the collective whose throughput to measure)")
     collective = collective_setup(ctx.plan, ctx.graph, pattern, routing, seed) if pattern else None
     model = Model.build(comps, rates, min_fraction, collective)
-    report = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
+    report: dict[str, Any] = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
               "switches": _switches_by_role(ctx.plan), "components": counts,
               "rates": rates, "intact_bisection_gbps": model.intact_gbps, "seed": seed, "samples": samples,
               "executor": {"name": ex.name, "workers": ex.workers}}
     if down is not None:
         report["state"] = _given_state(model, _names_from(down))
-    children = np.random.SeedSequence(seed).spawn(samples)
-    chunks = [children[i:i + CHUNK] for i in range(0, samples, CHUNK)]
-    rows = np.concatenate(ex.map(run_chunk, model, chunks))
-    gpus = max(model.gpus, 1)
+    rows = sampled_rows(model, samples, seed, ex)
     met = rows[:, 2]
-    report["metrics"] = {"gpus_cut_off": _stats(rows[:, 0], True),
-                         "gpus_cut_off_share": _stats(rows[:, 0] / gpus, True),
-                         "bisection_fraction": _stats(rows[:, 1], False)}
+    report["metrics"] = sampled_metrics(model, rows)
     if collective is not None:
         report["collective"] = {"pattern": pattern, "routing": collective.routing,
                                 "intact_fraction": round(collective.intact_fraction, 6),
@@ -220,6 +268,8 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
                               "share_meeting": meet_share,
                               "stderr": float(math.sqrt(meet_share * (1 - meet_share) / samples)),
                               "required_in_spec": bool(avail), "ok": meet_share >= share}
+    report["fabrics"] = {name: _other_fabric(plan, name, rates_file, samples, seed, ex)
+                         for name in fabric_names(plan) if name != COMPUTE}
     report["criticality"] = _criticality(model, rates)
     report["spares"] = _spares(counts, rates, window_days, confidence)
     return report

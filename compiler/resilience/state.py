@@ -38,11 +38,14 @@ class Model:
 
     @classmethod
     def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float,
-              collective: Collective | None = None) -> "Model":
+              collective: Collective | None = None, per_server: bool = False) -> "Model":
+        """`per_server`: a GPU is cut off when no port of its server on this fabric is reached
+        (a storage or management fabric serves the whole server through any of its NICs);
+        else when no port of its own NIC is (the compute fabric: each GPU has its NIC)."""
         ctx = comps.ctx
         bis, _ = check_bisection(ctx)
         cuts = ctx.failure_cuts(bis.cuts)
-        at_nic, nic_gpus = _gpus_per_nic(comps)
+        at_nic, nic_gpus = _gpus_per_nic(comps, per_server)
         return cls(comps, {c: rates[c]["unavailability"] for c in rates}, cuts, bis.worst_cut_gbps, min_fraction,
                    collective, at_nic, nic_gpus)
 
@@ -61,7 +64,7 @@ class Model:
         return float(self.nic_gpus[reached == 0].sum())
 
 
-def _gpus_per_nic(comps: Components) -> tuple[np.ndarray, np.ndarray]:
+def _gpus_per_nic(comps: Components, per_server: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU attachment its NIC (compact id) and per NIC the GPUs it serves: the server's GPUs
     shared evenly over its NICs on the fabric. An attachment without a NIC (a direct network's
     node: a switchless server, a chip) stands for its own NIC."""
@@ -80,6 +83,9 @@ def _gpus_per_nic(comps: Components) -> tuple[np.ndarray, np.ndarray]:
     nics_per_dev = np.bincount(dev_of_nic, minlength=len(plan.devices))
     gpus_per_dev = np.array([plan.facts["models"][d.model].get("gpus") or 0 if d.role == "server" else 0
                              for d in plan.devices], dtype=np.float64)
+    if per_server:  # the server's ports on this fabric as one unit, serving all its GPUs
+        devs, at_dev = np.unique(dev_of_nic[at_nic.reshape(-1)], return_inverse=True)
+        return at_dev.reshape(-1), np.where(gpus_per_dev[devs] > 0, gpus_per_dev[devs], 1.0)
     per = gpus_per_dev[dev_of_nic]
     nic_gpus = np.where(per > 0, per / np.maximum(nics_per_dev[dev_of_nic], 1), 1.0)  # a chip: one accelerator
     return at_nic.reshape(-1), nic_gpus

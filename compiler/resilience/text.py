@@ -12,6 +12,7 @@ def _rows(r: dict) -> list[tuple[str, ...]]:
     rows = []
     for name, key, fmt in (("GPUs cut off", "gpus_cut_off", lambda v: f"{v:.3f}"),
                            ("bisection fraction", "bisection_fraction", lambda v: f"{v:.4f}"),
+                           ("delivery", "delivery", lambda v: f"{v:.4f}"),
                            ("collective fraction", "collective_fraction", lambda v: f"{v:.4f}")):
         if key not in m:
             continue
@@ -47,6 +48,12 @@ def _lines(r: dict, md: bool) -> list[str]:
         out += ["  " + "  ".join(c.ljust(w[i]) for i, c in enumerate(x)) for x in [head] + rows]
     if r["samples"] < 10_000:  # p99.9 is the 1-in-1000 state: fewer than 10 of them is noise
         out.append(f"  note: p99.9 rests on {r['samples'] / 1000:g} sampled states; give --samples 10000 or more to read it")
+    for name, f in r.get("fabrics", {}).items():
+        g, b = f["metrics"]["gpus_cut_off"], f["metrics"]["bisection_fraction"]
+        sw = ", ".join(f"{n} {role}" for role, n in f["switches"].items())
+        out.append(f"{'- ' if md else '  '}fabric {name} ({sw}): GPUs whose server reaches none of its switches "
+                   f"mean {g['mean']:.3f}, p99 {g['p99']:.3f}, p99.9 {g['p999']:.3f}; bisection fraction mean "
+                   f"{b['mean']:.4f}, p99 {b['p99']:.4f}")
     a = r["availability"]
     out.append("")
     out.append(f"availability: {_pct(a['share_meeting'])} ± {_pct(a['stderr'])} of states keep bisection >= "
