@@ -105,9 +105,12 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     rate = np.zeros(inc.n_flows)
     flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
-    sub = inc if flows.size == inc.n_flows else inc.restrict(flows, np.arange(inc.n_links))
-    links = np.arange(inc.n_links)
-    cap_sub = cap.astype(np.float64)
+    # Only the links some routed flow crosses can fill: the rest (most of a large fabric's
+    # links in one phase) would cost every round a pass over them for nothing.
+    crossed = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64)) > 0
+    links = np.flatnonzero(crossed)
+    sub = inc.restrict(flows, links)
+    cap_sub = cap.astype(np.float64)[links]
     room = cap_sub.copy()
     rising = np.ones(flows.size, dtype=bool)
     level = 0.0  # how far the filling has risen (rate of a weight-1 flow still rising)
