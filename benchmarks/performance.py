@@ -3,7 +3,8 @@ fabrics, each compile's stages and outputs, peak memory, and pyavd on a fabric o
 switches where it is installed. Run by hand (not a test; timings never are):
 
     python benchmarks/performance.py                      # 131,072 GPUs and the 512-switch EOS fabric
-    python benchmarks/performance.py --cases all          # and 524,288 GPUs (minutes, ~2.5 GB)
+    python benchmarks/performance.py --cases all          # and 524,288 GPUs (minutes, ~2.5 GB), dual/single plane
+    python benchmarks/performance.py --cases dual131k,single131k   # HGX B300 at 131,072 GPUs, two planes vs one
     python benchmarks/performance.py --pyavd-python /tmp/pyavd/bin/python   # with pyavd 6.4 beside it
     python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
 
@@ -49,11 +50,28 @@ fabric:
   nos: eos
 """
 
+# specs/hgx-b300-dual-plane.yaml (NVIDIA's Enterprise RA: each ConnectX-8 800G cage split
+# 2 x 400G, one port per plane, each plane its own fabric), scaled up; and the same servers
+# on one plane (every 400G port on one rail-optimized fabric) for comparison.
+B300_SPEC = """name: hgx-b300-{planes}-{gpus}
+server: hgx-b300
+gpus: {gpus}
+fabric:
+  topology: {topology}
+  switch: sn5600
+  speed_gbps: 400
+  nos: sonic
+"""
+
 # name -> (what it is, spec text)
 CASES = {
     "131k": ("131,072 GPUs (DGX H100, SN5600 400G, 3 tiers), every output + FRR configs", spec_text(131072, "frr")),
     "524k": ("524,288 GPUs, every output", spec_text(524288)),
     "eos512": ("1,536 DGX H100 on Arista 7060X6, EOS configs, 512 switches", EOS_SPEC.format(servers=1536, gpus=12288)),
+    "dual131k": ("131,072 GPUs of HGX B300, dual plane (SN5600 400G), every output + SONiC configs",
+                 B300_SPEC.format(planes="dual-plane", gpus=131072, topology="multi-plane")),
+    "single131k": ("131,072 GPUs of HGX B300, one plane (rail-optimized, SN5600 400G), every output + SONiC configs",
+                   B300_SPEC.format(planes="single-plane", gpus=131072, topology="rail-optimized")),
 }
 DEFAULT_CASES = ["131k", "eos512"]
 
@@ -81,6 +99,7 @@ def compile_process(spec: Path, out: Path) -> dict:
 def stages_in_process(spec: Path, out: Path) -> dict:
     """CPU seconds of each stage and output, rendered one after another in this process."""
     from compiler.check import run_checks
+    from compiler.cli import tune_allocator
     from compiler.pipeline import build_plan
     from compiler.plan.fabrics import fabric_plan
     from compiler.render import ALL, RENDERERS
@@ -90,11 +109,17 @@ def stages_in_process(spec: Path, out: Path) -> dict:
         return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
                                                         resource.getrusage(resource.RUSAGE_CHILDREN)))
 
+    def peak_mb() -> float:  # the largest resident set so far: after a stage, what that stage reached at most
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    tune_allocator()  # as the command line does
     c0 = cpu()
     _, plan = build_plan(spec)
     c1 = cpu()
+    peaks = {"plan": peak_mb()}
     checks = run_checks(plan)
     c2 = cpu()
+    peaks["checks"] = peak_mb()
     outputs = {}
     with OutputDir(out / plan.name) as w:
         for name, renderer in RENDERERS.items():
@@ -102,9 +127,10 @@ def stages_in_process(spec: Path, out: Path) -> dict:
             with w.output(name):
                 renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, w)
             outputs[name] = cpu() - t
+            peaks[name] = peak_mb()
     switches = sum(1 for d in plan.devices if d.role in ("leaf", "spine", "core", "super-spine"))
     return {"links": len(plan.links), "switches": switches, "plan_s": c1 - c0, "checks_s": c2 - c1,
-            "check_seconds": dict(checks.seconds), "outputs_s": outputs,
+            "check_seconds": dict(checks.seconds), "outputs_s": outputs, "peak_mb_after": peaks,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -202,6 +228,12 @@ def main() -> None:
                 slow = sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])
                 print("  outputs: " + ", ".join(f"{k} {v:.2f}" for k, v in slow if v >= 0.05)
                       + f"; total {sum(stages['outputs_s'].values()):.2f}; peak {stages['rss_mb']:,.0f} MB", flush=True)
+                grew, last = [], 0.0
+                for k, mb in stages["peak_mb_after"].items():
+                    if mb > last + 1:
+                        grew.append(f"{k} {mb:,.0f}")
+                    last = mb
+                print("  peak resident set after each stage that raised it (MB): " + ", ".join(grew), flush=True)
             if args.workers:
                 by = render_by_workers(spec, work / "workers", [int(n) for n in args.workers.split(",")])
                 shutil.rmtree(work / "workers", ignore_errors=True)

@@ -64,6 +64,22 @@ def test_ethernet_p2p_ports_are_the_nos_interface_names(tmp_path):
     assert "mapped by the tool's default" in (folder / "cable-validation" / "README.md").read_text()
 
 
+def test_not_written_where_the_cables_do_not_fit_one_excel_sheet(tmp_path, monkeypatch):
+    """An Excel sheet holds 1,048,576 rows: a fabric of more cables (524,288 GPUs on three
+    tiers has 1.57 million) gets the README saying why, not a failed compile. The limit is
+    lowered to this fabric's 512 cables to show it on a small plan."""
+    import compiler.render.cable_validation as cv
+
+    assert cv.EXCEL_MAX_ROWS == 1_048_576
+    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    monkeypatch.setattr(cv, "EXCEL_MAX_ROWS", 512)  # the header and 511 cables
+    folder = write_outputs(plan, tmp_path / "over", ["cable-validation"]) / "cable-validation"
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md"]
+    assert "512 cables do not fit one Excel sheet (511 rows below the header" in (folder / "README.md").read_text()
+    monkeypatch.setattr(cv, "EXCEL_MAX_ROWS", 513)  # exactly fits
+    assert len(_rows(write_outputs(plan, tmp_path / "fits", ["cable-validation"]))) == 512
+
+
 def test_p2p_is_byte_identical_across_compiles(tmp_path):
     _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
     one = tree_bytes(write_outputs(plan, tmp_path / "1", ["cable-validation"]))

@@ -106,3 +106,21 @@ def test_cli_compile_with_two_workers_reproduces_the_committed_example(tmp_path)
                 env={"PYTHONHASHSEED": "7", "CLUSTERC_RENDER_WORKERS": "2"})
     assert r.returncode == 0, r.stderr
     assert tree_bytes(tmp_path / name) == tree_bytes(ROOT / "out" / name)
+
+
+def test_a_failed_share_is_raised_in_the_parent_and_one_worker_forks_nothing(monkeypatch):
+    from compiler.render.parallel import in_shares, share_workers
+
+    def work(k, n):
+        if k == 1:
+            raise ValueError("share 1 fails")
+
+    with pytest.raises(RuntimeError, match="1 of 2 forked share"):
+        in_shares(work, 2)
+    ran = []
+    in_shares(lambda k, n: ran.append((k, n, os.getpid())), 1)
+    assert ran == [(0, 1, os.getpid())]  # one worker: in this process
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "1")
+    assert share_workers(10_000, 256) == 1  # the one switch for every render of a compile
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
+    assert share_workers(10_000, 256) == 2 and share_workers(10, 256) == 1

@@ -494,7 +494,8 @@ def test_forked_rendering_writes_what_one_process_writes(tmp_path, monkeypatch):
     _, plan = build_plan(SPECS / "lab-3tier-frr.yaml")
     serial = write_outputs(plan, tmp_path / "serial", ["configs"])
     monkeypatch.setattr(sc, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(sc.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr("compiler.render.parallel.os.sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert sc.share_workers(20, sc.PARALLEL_FROM) == 2
     forked = write_outputs(plan, tmp_path / "forked", ["configs"])
     files = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
     assert len(files) == 20 + 1  # 20 switch configs, and manifest.json (forked writes listed as one process lists them)

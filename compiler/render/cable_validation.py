@@ -12,8 +12,9 @@ Followed exactly as documented (docs.nvidia.com/networking/display/cablevalidati
 - hca_mapping.csv: `port,hca-name` for the compute servers, from the catalog's mlx5 name
   of each NIC port, because the default mapping (port i -> mlx5_{i-1}) is wrong for
   most DGX systems (a DGX H100's first compute port is mlx5_0, its second mlx5_3).
-Not written where the switch's IB port numbering is not in the catalog (the README in the
-folder says so). The documentation's own sample sheets also show Rack and U columns
+Not written where the switch's IB port numbering is not in the catalog, nor where the
+cables do not fit one Excel sheet (EXCEL_MAX_ROWS: above about 1 million cables, e.g.
+524,288 GPUs on three tiers); the README in the folder says so. The documentation's own sample sheets also show Rack and U columns
 that its column list does not define; they are not written.
 """
 
@@ -58,6 +59,11 @@ def _ports(plan: Plan, ib: bool) -> np.ndarray:
     return out
 
 
+# An Excel sheet holds at most 1,048,576 rows (the header and one row per cable): the
+# limit of the file format, which rust_xlsxwriter enforces and Excel itself would apply.
+EXCEL_MAX_ROWS = 1_048_576
+
+
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     proto = fabric_protocol(plan)
     if proto is None:
@@ -73,6 +79,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
             why=f"{plan.design['switch']}: its InfiniBand port numbering is not in the catalog"))
         return
     links = plan.links
+    if len(links) + 1 > EXCEL_MAX_ROWS:
+        out.write_text(f"{FOLDER}/README.md", render_template(
+            "cable-validation/README.md.j2", name=plan.name, written=False, server=server, mapping=mapping,
+            why=(f"{len(links):,} cables do not fit one Excel sheet ({EXCEL_MAX_ROWS - 1:,} rows below the header "
+                 "at most, the limit of the file format); cabling.csv lists every cable"
+                 + ("; the tool also reads a topo file (infiniband/)" if ib else ""))))
+        return
     offsets = plan.port_offsets()
     ports = _ports(plan, ib)
     names = np.array([d.name for d in plan.devices], dtype=object)

@@ -26,3 +26,14 @@ def csv_field(value) -> str:
     if "," in text or '"' in text or "\n" in text or "\r" in text:
         return '"' + text.replace('"', '""') + '"'
     return text
+
+
+def csv_column(values: list) -> list:
+    """csv_field of every value of a column of text, each distinct value escaped once; the
+    list itself where no value needs quoting (one scan of the distinct values at C speed)."""
+    distinct = set(values)
+    joined = "".join(map(str, distinct))
+    if "," not in joined and '"' not in joined and "\n" not in joined and "\r" not in joined:
+        return values if all(type(v) is str for v in distinct) else [str(v) for v in values]
+    escaped = {v: csv_field(v) for v in distinct}
+    return [escaped[v] for v in values]

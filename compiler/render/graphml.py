@@ -29,6 +29,9 @@ def _escaped(column: list) -> list:
     """Strings escaped for XML (each distinct value once); numbers and None as they are.
     Most columns (names, kinds, numbers) hold nothing to escape: then the column itself."""
     distinct = set(column)  # C speed; every value is hashable (str, int, float, None)
+    joined = "".join(v for v in distinct if isinstance(v, str))
+    if not any(c in joined for c in "&<>'\""):  # nothing XML escaping replaces: one scan at C speed
+        return column
     changed = {}
     for v in distinct:
         if isinstance(v, str):

@@ -28,7 +28,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, fabric_protocol, port_table
-from .csvtext import csv_field
+from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format
 from .writer import OutputDir
 
@@ -201,10 +201,11 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     fmt = row("cables", 12)
     pulled = pulled_links(plan).tolist()
     body = "".join(
-        fmt % (da, csv_field(pa), db, csv_field(pb), k, csv_field(cid), c, length, unit, csv_field(lab), site, site)
+        fmt % (da, pa, db, pb, k, cid, c, length, unit, lab, site, site)
         for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
-            dev_names[links.a_dev].tolist(), a_name.tolist(), dev_names[links.b_dev].tolist(), b_name.tolist(),
-            cable_type.tolist(), ids, color.tolist(), lengths, label_a, pulled) if keep)
+            dev_names[links.a_dev].tolist(), csv_column(a_name.tolist()), dev_names[links.b_dev].tolist(),
+            csv_column(b_name.tolist()), cable_type.tolist(), csv_column(ids), color.tolist(), lengths,
+            csv_column(label_a), pulled) if keep)
     out.write_text("netbox/cables.csv", _header("cables") + body)
     closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
     out.write_text("netbox/README.md", render_template(

@@ -9,6 +9,11 @@ so the files, the manifest and the folder's atomic swap are exactly a serial com
 whatever the number of workers. Where fork is not available (or on one core, or for a
 plan small enough that starting workers costs more than it saves) everything renders in
 this process, as it always did.
+
+The one other fork here, `in_shares`, splits one long output (the switch configs of
+thousands of switches) over the cores: each child writes its share of the files. Both
+count the cores with `cores()`, and $CLUSTERC_RENDER_WORKERS=1 keeps every render in the
+compile's own process.
 """
 
 from __future__ import annotations
@@ -43,20 +48,71 @@ LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling",
 _job: tuple[OutputDir, Callable[[str], Callable[[], None]]] | None = None
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS has one), at most
+    MAX_WORKERS."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(n, MAX_WORKERS))
+
+
+def _workers_from_env() -> int | None:
+    text = os.environ.get(WORKERS_ENV, "").strip()
+    return int(text) if text.isdigit() else None
+
+
 def render_workers(plan: Plan, requested: int | None = None) -> int:
     """How many processes render: `requested`, else $CLUSTERC_RENDER_WORKERS, else the cores
     this process may use (for a plan of at least PARALLEL_FROM_LINKS links); 1 where fork
     is not available."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
-    if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
-        requested = int(os.environ[WORKERS_ENV])
+    if requested is None:
+        requested = _workers_from_env()
     if requested is not None:
         return max(1, requested)
     if len(plan.links) < PARALLEL_FROM_LINKS:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_WORKERS))
+    return cores()
+
+
+def share_workers(items: int, from_items: int) -> int:
+    """How many forked children `in_shares` should split `items` pieces of work over: the
+    cores (or $CLUSTERC_RENDER_WORKERS), 1 below `from_items` pieces, where forking costs
+    more than it saves, or where fork is not available."""
+    if not hasattr(os, "fork") or items < from_items:
+        return 1
+    env = _workers_from_env()
+    return max(1, min(env, MAX_WORKERS)) if env is not None else cores()
+
+
+def in_shares(work: Callable[[int, int], None], workers: int) -> None:
+    """Run work(k, workers) for k = 0 .. workers - 1, each in a child forked from this
+    process (it inherits what `work` reads; each share must write files no other share
+    writes, so the output is what one process writes); wait for all. A share's exception
+    is printed by its child and raised here as a RuntimeError. workers <= 1: work(0, 1)
+    here. Plain os.fork, not a Pool: a render pool's worker is a daemon process, which
+    multiprocessing forbids to start children."""
+    if workers <= 1:
+        work(0, 1)
+        return
+    sys.stdout.flush()  # a child's exit flushes inherited buffers: nothing may be printed twice
+    sys.stderr.flush()
+    pids = []
+    for k in range(workers):
+        pid = os.fork()
+        if pid == 0:  # child: never return into the caller's stack
+            code = 0
+            try:
+                work(k, workers)
+            except BaseException:  # noqa: BLE001 - reported through the exit status
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    failed = [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {workers} forked share(s) failed (their tracebacks are above)")
 
 
 def render_at_once(out: OutputDir, names: list[str], workers: int,

@@ -11,12 +11,12 @@ Writes nothing for InfiniBand fabrics or when no NOS is named.
 from __future__ import annotations
 
 import gc
-import os
 
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
+from .parallel import in_shares, share_workers
 from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
 from .writer import OutputDir
@@ -40,29 +40,6 @@ def _write(configs: list[SwitchConfig], out: OutputDir) -> None:
             out.write_text(f"configs/{config.hostname}/{name}", text)
 
 
-def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> None:
-    """Render shares of the switches in forked children (they inherit the configs; each
-    file is written by exactly one child, so the output is what one process writes)."""
-    pids = []
-    for k in range(workers):
-        pid = os.fork()
-        if pid == 0:  # child: never return into the caller's stack
-            code = 0
-            try:
-                _write(configs[k::workers], out)
-            except BaseException:  # noqa: BLE001 - reported through the exit status
-                import traceback
-
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
-        pids.append(pid)
-    failed = [pid for pid in pids if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0]
-    if failed:
-        raise RuntimeError(f"switch config rendering failed in {len(failed)} worker(s)")
-
-
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     views = [v for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
     if not views:
@@ -73,11 +50,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     gc.disable()
     try:
         configs = [c for v in views for c in switch_configs(v, v.routing.nos)]
-        workers = min(len(os.sched_getaffinity(0)), 8) if hasattr(os, "sched_getaffinity") else 1
-        if workers > 1 and len(configs) >= PARALLEL_FROM and hasattr(os, "fork"):
-            _write_forked(configs, out, workers)
-        else:
-            _write(configs, out)
+        # shares of the switches in forked children, each writing its switches' files
+        in_shares(lambda k, n: _write(configs[k::n], out), share_workers(len(configs), PARALLEL_FROM))
     finally:
         if enabled:
             gc.enable()

@@ -141,6 +141,13 @@ class ClosRoutes:
         row = np.repeat(np.arange(cur.size), deg)
         pos = np.repeat(ptr, deg) + _ranges(deg)
         down_row = going_down[row]
+        if down_row.all() or not down_row.any():  # one direction (the adaptive terms): look up one side only
+            down = bool(down_row.size) and bool(down_row[0])
+            order = self.dn_order if down else self.up_order
+            link = order[np.minimum(pos, order.size - 1)]
+            head = (self.lo if down else self.hi)[link]
+            matrix_ok = (self.down if down else self.reach)[head, e[row]]
+            return row, link, self.alive[link] & matrix_ok, down_row
         link = np.where(down_row, self.dn_order[np.minimum(pos, self.dn_order.size - 1)],
                         self.up_order[np.minimum(pos, self.up_order.size - 1)])
         head = np.where(down_row, self.lo[link], self.hi[link])

@@ -92,6 +92,21 @@ def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.
     return m
 
 
+def _crossing(inc: Incidence, links: np.ndarray) -> np.ndarray:
+    """Per flow: does it cross one of the marked links (inc.touches(links) > 0). Where every
+    flow has one route (one links x flows matrix) the flows are read off the marked rows
+    alone: a filling round marks a few links, and a product would visit every entry."""
+    if not single_path(inc):
+        return inc.touches(links) > 1e-12
+    m = inc.terms[0].chain[0]
+    rows = np.flatnonzero(links)
+    start, count = m.indptr[rows], np.diff(m.indptr)[rows]
+    pos = np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    out = np.zeros(inc.n_flows, dtype=bool)
+    out[m.indices[pos[m.data[pos] > 1e-12]]] = True
+    return out
+
+
 def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None,
                   weight: np.ndarray | None = None, level_tol: float = 0.0) -> np.ndarray:
     """Max-min fair rate of every flow (same unit as `cap`); flows not `active` (no route)
@@ -105,12 +120,16 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     rate = np.zeros(inc.n_flows)
     flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
-    sub = inc if flows.size == inc.n_flows else inc.restrict(flows, np.arange(inc.n_links))
-    links = np.arange(inc.n_links)
-    cap_sub = cap.astype(np.float64)
+    # Only the links some routed flow crosses can fill: the rest (most of a large fabric's
+    # links in one phase) would cost every round a pass over them for nothing.
+    crossed = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64)) > 0
+    links = np.flatnonzero(crossed)
+    sub = inc.restrict(flows, links)
+    cap_sub = cap.astype(np.float64)[links]
     room = cap_sub.copy()
     rising = np.ones(flows.size, dtype=bool)
     level = 0.0  # how far the filling has risen (rate of a weight-1 flow still rising)
+    cap_tol = cap_sub * _REL_TOL
     for _ in range(MAX_ROUNDS):
         if not rising.any():
             return rate
@@ -118,19 +137,19 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
         moving = pace > 1e-12
         if not moving.any():  # rising flows cross no link: unbounded, which a route never is
             raise AssertionError("a routed flow crosses no capacitated link")
-        step = max(0.0, float(np.min(room[moving] / pace[moving])))
+        step = max(0.0, float(np.divide(room, pace, out=np.full(room.size, np.inf), where=moving).min()))
         rate[flows[rising]] += step * w[rising]
         room -= step * pace
         level += step
-        full = moving & (room <= cap_sub * _REL_TOL + pace * level * level_tol)
-        rising &= ~(sub.touches(full) > 1e-12)
+        full = moving & (room <= (cap_tol + pace * level * level_tol if level_tol else cap_tol))
+        rising &= ~_crossing(sub, full)
         if rising.sum() < _SHRINK * rising.size or moving.sum() < _SHRINK * moving.size:
             # shrink to the rising flows and the links they load (none of them full)
             keep_links = np.flatnonzero(moving & ~full)
             keep_flows = np.flatnonzero(rising)
             sub = sub.restrict(keep_flows, keep_links)
             flows, links, w = flows[keep_flows], links[keep_links], w[keep_flows]
-            cap_sub, room = cap_sub[keep_links], room[keep_links]
+            cap_sub, room, cap_tol = cap_sub[keep_links], room[keep_links], cap_tol[keep_links]
             rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")
 
