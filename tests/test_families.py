@@ -81,7 +81,8 @@ NAME_ALLOWED = {
     "compiler/expand/families.py": "family names (the registry)",
     "compiler/check/families/__init__.py": "family names (the registry)",
     # a family's own code may tell its own topologies apart
-    "compiler/expand/resolve.py": "clos", "compiler/expand/torus.py": "torus", "compiler/expand/dragonfly.py": "dragonfly",
+    "compiler/expand/resolve.py": "clos", "compiler/expand/clos_inputs.py": "clos",
+    "compiler/expand/torus.py": "torus", "compiler/expand/dragonfly.py": "dragonfly",
     "compiler/expand/planes.py": "planes", "compiler/expand/direct.py": "direct",
     "compiler/check/families/direct.py": "direct", "compiler/check/families/dragonfly.py": "intra_group: fat-tree",
     "compiler/catalog/models.py": "scale-up wiring values (torus, full-mesh), not topologies",
