@@ -675,6 +675,9 @@ def _leaf_plan(x: SizingInputs, servers: int, notes: list[str]) -> tuple[_LeafPl
     upper tiers are built for; unit_choice.py) that leaves room on today's leaves for the
     extra endpoints attached to leaves."""
     units = _Units.of(x, endpoints.leaf_ports_wanted(x.endpoints))
+    # A ratio no split of the leaf's ports reaches (41:30 on 64 ports needs 71) is the error
+    # to give first, whatever the unit.
+    units.leaf.most(x.shape.leaf_ratio)
     given = x.shape.scalable_unit if units.rail else x.shape.servers_per_leaf
     if given is not None:
         return _given_unit(units, given, notes), units
