@@ -91,7 +91,7 @@ NAME_ALLOWED = {
     "compiler/traffic/collective_time.py": "'ring' is NCCL's ring algorithm",
     "compiler/traffic/routing.py": "family names (the registry)",
     "compiler/spec/model.py": "intra_group's value fat-tree; an extra fabric's default topology",
-    "compiler/expand/fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
+    "compiler/expand/extra_fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
     "compiler/render/diagrams/grid.py": "a default title word ('torus') when the design has no topology",
 }
 
