@@ -7,7 +7,7 @@ compute plan: servers appear once, their ports being the compute ports followed 
 extra group's (compute port indices, hence every compute output, are unchanged); the
 extra fabric's switches are appended with `Device.fabric` set and their names prefixed
 (naming.fabric_device); its link kinds are prefixed (`storage:server-leaf`). Each fabric
-is recorded in `Plan.fabrics` (plan/fabric.py) with its device and link ranges, design
+is recorded in `Plan.fabrics` (plan/fabric_record.py) with its device and link ranges, design
 and routing. All numpy column work; no per-link Python objects.
 """
 
@@ -22,7 +22,7 @@ from ..catalog.models import NicGroup, Server, Switch
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..plan.fabrics import COMPUTE, fabric_plan, kind_of, serve_management_ports
-from ..plan.fabric import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
+from ..plan.fabric_record import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
 from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Growth
