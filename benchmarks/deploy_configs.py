@@ -54,14 +54,14 @@ def main() -> None:
     digests = []
     for run in (1, 2):
         times = {}
-        for output in ("configs", "host_configs"):
+        for output in ("configs", "host-configs"):
             t = time.perf_counter()
             write_outputs(plan, work / f"run{run}-{output}", [output], checks)
             times[output] = time.perf_counter() - t
-        digests.append([tree_digest(work / f"run{run}-{o}" / plan.name) for o in ("configs", "host_configs")])
+        digests.append([tree_digest(work / f"run{run}-{o}" / plan.name) for o in ("configs", "host-configs")])
         total = sum(times.values())
         print(f"run {run}: switch configs {times['configs']:6.2f} s ({digests[-1][0][0]:,} files), "
-              f"host configs {times['host_configs']:6.2f} s ({digests[-1][1][0]:,} files), total {total:6.2f} s")
+              f"host configs {times['host-configs']:6.2f} s ({digests[-1][1][0]:,} files), total {total:6.2f} s")
     print("byte-identical across runs:", digests[0] == digests[1])
     shutil.rmtree(work)
 

@@ -81,7 +81,8 @@ NAME_ALLOWED = {
     "compiler/expand/families.py": "family names (the registry)",
     "compiler/check/families/__init__.py": "family names (the registry)",
     # a family's own code may tell its own topologies apart
-    "compiler/expand/resolve.py": "clos", "compiler/expand/torus.py": "torus", "compiler/expand/dragonfly.py": "dragonfly",
+    "compiler/expand/resolve.py": "clos", "compiler/expand/clos_inputs.py": "clos",
+    "compiler/expand/torus.py": "torus", "compiler/expand/dragonfly.py": "dragonfly",
     "compiler/expand/planes.py": "planes", "compiler/expand/direct.py": "direct",
     "compiler/check/families/direct.py": "direct", "compiler/check/families/dragonfly.py": "intra_group: fat-tree",
     "compiler/catalog/models.py": "scale-up wiring values (torus, full-mesh), not topologies",
@@ -90,7 +91,7 @@ NAME_ALLOWED = {
     "compiler/traffic/collective_time.py": "'ring' is NCCL's ring algorithm",
     "compiler/traffic/routing.py": "family names (the registry)",
     "compiler/spec/model.py": "intra_group's value fat-tree; an extra fabric's default topology",
-    "compiler/expand/fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
+    "compiler/expand/extra_fabrics.py": "an extra fabric's one-switch rule (fabrics are another task's rework)",
     "compiler/render/diagrams/grid.py": "a default title word ('torus') when the design has no topology",
 }
 

@@ -172,7 +172,7 @@ def dual_plane_out(tmp_path_factory):
     for nos in ("sonic", "cumulus", "frr"):
         spec = out / f"{nos}.yaml"
         spec.write_text(NOS_HGX.format(nos=nos))
-        folders[nos] = write_outputs(build_plan(spec)[1], out / nos, ["configs", "host_configs"])
+        folders[nos] = write_outputs(build_plan(spec)[1], out / nos, ["configs", "host-configs"])
     return folders
 
 

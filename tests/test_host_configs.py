@@ -25,13 +25,13 @@ from .conftest import SPECS
 @pytest.fixture(scope="module")
 def frr_out(tmp_path_factory):
     _, plan = build_plan(SPECS / "roce-2spine-4leaf-frr.yaml")
-    return write_outputs(plan, tmp_path_factory.mktemp("hosts-frr"), ["configs", "host_configs"])
+    return write_outputs(plan, tmp_path_factory.mktemp("hosts-frr"), ["configs", "host-configs"])
 
 
 @pytest.fixture(scope="module")
 def dgx_out(tmp_path_factory):
     _, plan = build_plan(SPECS / "h100-roce-2su-hall.yaml")
-    return write_outputs(plan, tmp_path_factory.mktemp("hosts-dgx"), ["host_configs", "cabling"])
+    return write_outputs(plan, tmp_path_factory.mktemp("hosts-dgx"), ["host-configs", "cabling"])
 
 
 def _netplan_generate(files: list[Path], root: Path) -> subprocess.CompletedProcess:
@@ -125,7 +125,7 @@ def test_hcas_from_the_server_ports_where_no_host_topology_is(tmp_path):
     (tmp_path / "b200.yaml").write_text("name: b200\nservers: 16\nserver: dgx-b200\n"
                                         "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1'}\n")
     _, plan = build_plan(tmp_path / "b200.yaml")
-    out = write_outputs(plan, tmp_path / "out", ["host_configs"]) / "host-configs"
+    out = write_outputs(plan, tmp_path / "out", ["host-configs"]) / "host-configs"
     conf = dict(line.split("=", 1) for line in (out / "dgx-b200" / "nccl.conf").read_text().splitlines()
                 if line and not line.startswith("#"))
     assert conf["NCCL_IB_HCA"] == "=mlx5_4,mlx5_7,mlx5_8,mlx5_9,mlx5_10,mlx5_13,mlx5_14,mlx5_15"
@@ -168,7 +168,7 @@ def test_changing_the_profile_moves_switch_and_host_together(tmp_path, monkeypat
     sc.roce_profile.cache_clear()
     try:
         _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
-        out = write_outputs(plan, tmp_path, ["configs", "host_configs"])
+        out = write_outputs(plan, tmp_path, ["configs", "host-configs"])
     finally:
         sc.roce_profile.cache_clear()
     db = json.loads((out / "configs" / "leaf-001" / "config_db.json").read_text())
@@ -273,7 +273,7 @@ def _switch_addresses(folder: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def multi_out(tmp_path_factory):
     _, plan = build_plan(MULTI)
-    return plan, write_outputs(plan, tmp_path_factory.mktemp("hosts-multi"), ["configs", "host_configs"])
+    return plan, write_outputs(plan, tmp_path_factory.mktemp("hosts-multi"), ["configs", "host-configs"])
 
 
 @pytest.fixture(scope="module")
@@ -281,7 +281,7 @@ def converged_out(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hosts-converged")
     (folder / "converged.yaml").write_text(CONVERGED)
     _, plan = build_plan(folder / "converged.yaml")
-    return plan, write_outputs(plan, folder / "out", ["configs", "host_configs"])
+    return plan, write_outputs(plan, folder / "out", ["configs", "host-configs"])
 
 
 def _in(address: str, pools: list[str]) -> bool:
@@ -364,7 +364,7 @@ def test_infiniband_compute_without_hca_names_says_how_to_read_them(tmp_path):
         "fabric: {topology: rail-optimized, switch: qm9700, oversubscription: '1:1'}\n"
         "fabrics:\n  - {name: storage, switch: sn5600, oversubscription: '1:1', nos: sonic}\n")
     _, plan = build_plan(tmp_path / "ib.yaml")
-    folder = write_outputs(plan, tmp_path / "out", ["host_configs"]) / "host-configs"
+    folder = write_outputs(plan, tmp_path / "out", ["host-configs"]) / "host-configs"
     text = (folder / "lab-2nic" / "nccl.conf").read_text()
     assert _nccl_conf(folder / "lab-2nic" / "nccl.conf") == {}
     assert "link_layer)\" = InfiniBand" in text and "(nic1, nic2)" in text and "the storage ones too" in text
@@ -449,7 +449,7 @@ def test_a_one_nic_storage_fabric_needs_no_table(tmp_path):
         "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400, oversubscription: '1:1', nos: frr, tiers: 2}\n"
         "fabrics:\n  - {name: storage, switch: sn5600, oversubscription: '1:1'}\n")
     _, plan = build_plan(tmp_path / "one.yaml")
-    folder = write_outputs(plan, tmp_path / "out", ["host_configs"])
+    folder = write_outputs(plan, tmp_path / "out", ["host-configs"])
     f = folder / "host-configs" / "netplan" / "host-su1-001.yaml"
     r = _netplan_generate([f], tmp_path / "root")
     assert r.returncode == 0, r.stderr

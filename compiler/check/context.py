@@ -36,7 +36,7 @@ class CheckContext:
 
     @property
     def fabric(self) -> Fabric:
-        """The record of the fabric judged (plan/fabric.py): its name, kind and design."""
+        """The record of the fabric judged (plan/fabric_record.py): its name, kind and design."""
         return fabric_record(self.plan, fabric_names(self.plan)[0])
 
     @cached_property

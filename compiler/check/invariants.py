@@ -82,7 +82,7 @@ def cage_invariants(plan: Plan) -> list[Finding]:
 
 
 def fabric_invariants(plan: Plan) -> list[Finding]:
-    """The fabric records (plan/fabric.py) tile the plan: the network fabrics' own devices
+    """The fabric records (plan/fabric_record.py) tile the plan: the network fabrics' own devices
     and links are consecutive ranges covering every device and link, in record order; a
     link's upper end is a device of its own fabric, its lower end one of that fabric's or a
     server; Device.fabric agrees; routing arrays are sized to their fabric."""

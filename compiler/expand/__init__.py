@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, fabrics, facts, layout, requirements, scale_up, sonic_platform
+from . import addressing, extra_fabrics, facts, layout, requirements, scale_up, sonic_platform
 from .families import resolve_and_build
 from .resolve import ClosDesign
 
@@ -22,7 +22,7 @@ def expand(loaded: LoadedSpec) -> Plan:
     requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
     extra_designs = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
-        plan, extra_designs = fabrics.attach(loaded, design, plan)
+        plan, extra_designs = extra_fabrics.attach(loaded, design, plan)
     else:
         plan.fabrics = single_fabric(plan)
     if loaded.spec.layout is not None:
@@ -41,6 +41,6 @@ def expand(loaded: LoadedSpec) -> Plan:
         plan.routing = compute.routing = plan.fabrics[COMPUTE].routing = compute.fabrics[COMPUTE].routing = \
             addressing.plan_routing(loaded, design, compute)
     if extra_designs:
-        fabrics.route(loaded, plan, extra_designs, _routed(design))
+        extra_fabrics.route(loaded, plan, extra_designs, _routed(design))
     plan.notes += sonic_platform.notes(plan)
     return plan

@@ -28,12 +28,13 @@ import itertools
 
 import math
 import re
+from collections.abc import Callable
 from ipaddress import IPv4Network
 
 import numpy as np
 
 from ..catalog.nos import TWIN_NOS, descriptor, nos_registry
-from ..diagnostics import SpecInvalid
+from ..diagnostics import Diagnostic, SpecInvalid
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import RoutingPlan
@@ -111,7 +112,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     where = () if extra is None else ("fabrics", extra)
     addressing = fabric.addressing if extra is not None else spec.addressing
     pools = addressing.pools()
-    errors = []
+    errors: list[Diagnostic] = []
     if fabric.nos is not None and addressing.peering == "unnumbered" and not descriptor(fabric.nos).capabilities.bgp_unnumbered:
         able = [n.id for n in nos_registry().values() if n.capabilities.bgp_unnumbered]
         errors.append(loaded.diagnostic(
@@ -120,9 +121,8 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
             "use peering: numbered" + (f", or a NOS that can: {', '.join(able)}" if able else "")))
     slots = structural_slots(plan, design)
     roles = np.array([_region_role(d.role) for d in plan.devices], dtype=object)
-    n_dev = len(plan.devices)
 
-    def exhausted(pool_name: str, role: str, needed: int, capacity: int, what: str):
+    def exhausted(pool_name: str, role: str, needed: int, capacity: int, what: str) -> None:
         shares, denominator = REGIONS[pool_name]
         share = shares[role][1] / denominator
         errors.append(loaded.diagnostic(
@@ -130,14 +130,36 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
             f"{pool_name} {pools[pool_name]}: the {role} share holds {capacity:,} addresses but {what} need {needed:,}",
             f"use a /{_prefix_for(needed, share)} or larger (the {role}s own {shares[role][1]}/{denominator} of the pool)"))
 
-    # --- per-device: loopback, management --------------------------------------------
+    regions: dict[str, dict[str, str]] = {}
+    loopback, management = _device_addresses(pools, slots, roles, extra is not None, regions, exhausted)
+    link_net = _link_nets(plan, pools, slots, roles, addressing.peering == "unnumbered", regions, exhausted)
+    (first, last), asn = _asns(loaded, design, plan, addressing, slots, roles, where, errors)
+    if errors:
+        raise SpecInvalid(errors)
+
+    _check_names(loaded, design, plan, fabric.nos, where + ("fabric",) if extra is None else where)
+    port_names, lanes = _switch_ports(design, plan, fabric.nos)
+    return RoutingPlan(
+        nos=fabric.nos, peering=addressing.peering,
+        pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
+        loopback=loopback, asn=asn, management=management, link_net=link_net,
+        port_names=port_names, port_lanes=lanes, regions=regions,
+        site=_site(loaded, pools["management"], management, extra),
+    )
+
+
+def _device_addresses(pools: dict, slots: np.ndarray, roles: np.ndarray, extra: bool,
+                      regions: dict[str, dict[str, str]], exhausted: Callable[..., None]) -> tuple[np.ndarray, np.ndarray]:
+    """Per device its loopback and management address (0: none), each role from its region
+    of the pool by its structural slot; an extra fabric's servers take none of its
+    management pool (they keep the compute fabric's)."""
+    n_dev = len(roles)
     loopback = np.zeros(n_dev, dtype=np.uint32)
     management = np.zeros(n_dev, dtype=np.uint32)
-    regions: dict[str, dict[str, str]] = {}
     for pool_name, values in (("loopbacks", loopback), ("management", management)):
         regions[pool_name] = {}
         for role in REGIONS[pool_name][0]:
-            if role == "server" and extra is not None:  # servers keep the compute fabric's management address
+            if role == "server" and extra:  # servers keep the compute fabric's management address
                 continue
             base, size = _region(pools[pool_name], role, pool_name)
             regions[pool_name][role] = f"{IPv4Network((base, 32 - int(math.log2(size))))}" if size else "-"
@@ -151,8 +173,14 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
                 exhausted(pool_name, role, needed, size, f"{int(mask.sum()):,} {role} devices")
                 continue
             values[mask] = (base + 1 + slots[mask]).astype(np.uint32)
+    return loopback, management
 
-    # --- per-link /31s, numbered from the upper end ------------------------------------
+
+def _link_nets(plan: Plan, pools: dict, slots: np.ndarray, roles: np.ndarray, unnumbered: bool,
+               regions: dict[str, dict[str, str]], exhausted: Callable[..., None]) -> np.ndarray:
+    """Per link its /31 (0: none), numbered from the upper end: a block of the upper
+    device's ports per device, by its structural slot. Unnumbered peering: switch-to-switch
+    links take none."""
     links = plan.links
     link_net = np.zeros(len(links), dtype=np.uint32)
     upper_role = roles[links.b_dev]
@@ -164,7 +192,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
         ("fabric_links", "spine", lower_is_switch & (upper_role == "spine")),
         ("fabric_links", "core", lower_is_switch & (upper_role == "core")),
     ):
-        if pool_name == "fabric_links" and addressing.peering == "unnumbered":
+        if pool_name == "fabric_links" and unnumbered:
             continue
         if not sel.any():
             continue
@@ -178,47 +206,49 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
             exhausted(pool_name, role, needed, size, f"{int(np.unique(up).size):,} {role}s' {what} ({int(block_of_dev[up].max())} addresses each)")
             continue
         link_net[sel] = (base + offset).astype(np.uint32)
+    return link_net
 
-    # --- ASNs (RFC 7938 5.2) -------------------------------------------------------------
+
+def _asns(loaded: LoadedSpec, design: ClosDesign, plan: Plan, addressing, slots: np.ndarray, roles: np.ndarray,
+          where: tuple, errors: list[Diagnostic]) -> tuple[tuple[int, int], np.ndarray]:
+    """The ASN range used and per device its ASN (RFC 7938 5.2): the top tier one, each
+    pod's spines one, each leaf its own."""
     s = design.sizing
     leaf_mask = roles == "leaf"
     leaf_slots = int(slots[leaf_mask].max()) + 1 if leaf_mask.any() else 0
     pods = s.pods if s.tiers == 3 else 0
     needed = 1 + pods + leaf_slots
     first, last = addressing.asn_range(needed)
-    asn = np.zeros(n_dev, dtype=np.int64)
+    asn = np.zeros(len(roles), dtype=np.int64)
     if needed > last - first + 1:
         errors.append(loaded.diagnostic(
             "ASN_RANGE_EXHAUSTED", where + ("addressing", "asn"),
             f"ASNs {first}-{last} hold {last - first + 1:,} but the design needs {needed:,} "
             f"(1 top tier + {pods} pods + {leaf_slots:,} leaves, RFC 7938)",
             "use asn: 4-byte (4200000000-4294967294, RFC 6996) or a wider range"))
-    else:
-        top_role = "core" if s.tiers == 3 else "spine"
-        asn[roles == top_role] = last
-        if s.tiers == 3:
-            spine_mask = roles == "spine"
-            asn[spine_mask] = last - np.array([plan.devices[i].pod for i in np.nonzero(spine_mask)[0]], dtype=np.int64)
-        asn[leaf_mask] = first + slots[leaf_mask]
-    if errors:
-        raise SpecInvalid(errors)
+        return (first, last), asn
+    top_role = "core" if s.tiers == 3 else "spine"
+    asn[roles == top_role] = last
+    if s.tiers == 3:
+        spine_mask = roles == "spine"
+        asn[spine_mask] = last - np.array([plan.devices[i].pod for i in np.nonzero(spine_mask)[0]], dtype=np.int64)
+    asn[leaf_mask] = first + slots[leaf_mask]
+    return (first, last), asn
 
-    _check_names(loaded, design, plan, fabric.nos, where + ("fabric",) if extra is None else where)
+
+def _switch_ports(design: ClosDesign, plan: Plan, nos: str | None
+                  ) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, list[list[int]]]]:
+    """Per NOS (the twin's and the fabric's) each switch layout's port names, and each
+    switch layout's lanes per port."""
     port_names: dict[str, dict[str, tuple[str, ...]]] = {}
     lanes: dict[str, list[list[int]]] = {}
     switch_of = _switch_of_layout(design, plan)
     switch_layouts = sorted(switch_of)
-    for nos in sorted({TWIN_NOS, *([fabric.nos] if fabric.nos else [])}):
-        port_names[nos] = {lid: ports.nos_port_names(switch_of[lid], plan.layouts[lid], nos) for lid in switch_layouts}
+    for name in sorted({TWIN_NOS, *([nos] if nos else [])}):
+        port_names[name] = {lid: ports.nos_port_names(switch_of[lid], plan.layouts[lid], name) for lid in switch_layouts}
     for lid in switch_layouts:
         lanes[lid] = ports.port_lanes(switch_of[lid], plan.layouts[lid])
-    return RoutingPlan(
-        nos=fabric.nos, peering=addressing.peering,
-        pools={k: str(v) for k, v in pools.items()}, asn_range=(first, last),
-        loopback=loopback, asn=asn, management=management, link_net=link_net,
-        port_names=port_names, port_lanes=lanes, regions=regions,
-        site=_site(loaded, pools["management"], management, extra),
-    )
+    return port_names, lanes
 
 
 def _site(loaded: LoadedSpec, pool: IPv4Network, management: np.ndarray, extra: int | None) -> dict:

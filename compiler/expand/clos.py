@@ -41,95 +41,23 @@ def build(design: ClosDesign) -> Plan:
     d = design
     s = d.sizing
     b = PlanAssembly(d.catalog, d.media_requested)
-    rails = d.rails
     server_layout = b.layout(ports.server_layout(d.server.id, "compute", d.nics))
-    leaf_ports = d.leaf_ports
-    switch_layout = b.layout(ports.leaf_layout(d.switch, d.speed_gbps, d.up_gbps, leaf_ports.down_cages(s.leaf.down)))
+    switch_layout = b.layout(ports.leaf_layout(d.switch, d.speed_gbps, d.up_gbps, d.leaf_ports.down_cages(s.leaf.down)))
     spine_sw, core_sw = d.spine_switch or d.switch, d.core_switch or d.spine_switch or d.switch
     # every spine and core port runs at the uplink speed; at one speed, the leaf's layout when the model is the same
     spine_layout = b.layout(ports.switch_layout(spine_sw, d.up_gbps))
     core_layout = b.layout(ports.switch_layout(core_sw, d.up_gbps))
 
-    # --- servers -------------------------------------------------------------------
-    n = d.servers
-    su_size = d.su_size
-    server_first = len(b.devices)
-    for g in range(n):
-        su, j = (g // su_size + 1, g % su_size + 1) if su_size else (None, g + 1)
-        name = d.hosts.server_name(j, su, g + 1) if d.hosts else naming.server(d.server.hostname_prefix, j, su)
-        b.add(Device(name, "server", d.server.id, server_layout, TIER_SERVER, j, su=su))
-
-    # --- leaves --------------------------------------------------------------------
-    leaf_first = len(b.devices)
-    if d.rail_optimized:
-        for su in range(1, d.sus + 1):
-            for r in range(1, rails + 1):
-                b.add(Device(naming.rail_leaf(su, r), "leaf", d.switch.id, switch_layout, TIER_LEAF, r, su=su, rail=r))
-    else:
-        leaves_per_su = (su_size // d.servers_per_leaf) if su_size else None
-        for li in range(s.leaves):
-            su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
-            b.add(Device(naming.leaf(idx, su), "leaf", d.switch.id, switch_layout, TIER_LEAF, idx, su=su))
-    leaf_pod, leaf_in_pod = _leaf_pods(d)
-    for li in range(s.leaves):
-        b.devices[leaf_first + li].pod = int(leaf_pod[li]) + 1 if s.tiers == 3 else None
-
-    # --- spines and cores -----------------------------------------------------------
-    spine_first = len(b.devices)
-    for p in range(s.pods):
-        for j in range(s.spines_per_pod):
-            pod = p + 1 if s.tiers == 3 else None
-            b.add(Device(naming.spine(j + 1, pod), "spine", spine_sw.id, spine_layout, TIER_SPINE, j + 1, pod=pod))
-    core_first = len(b.devices)
-    if s.tiers == 3:
-        for j in range(s.spines_per_pod):
-            for c in range(s.cores_per_group):
-                idx = j * s.cores_per_group + c + 1
-                b.add(Device(naming.core(idx), "core", core_sw.id, core_layout, TIER_CORE, idx, group=j + 1))
-
-    # --- server -> leaf -------------------------------------------------------------
-    g = np.arange(n, dtype=np.int64)
-    nic = np.arange(rails, dtype=np.int64)
-    a_dev = np.repeat(server_first + g, rails)
-    a_port = np.tile(nic, n)
-    if d.rail_optimized:
-        su0, slot = np.divmod(g, su_size)
-        b_dev = np.repeat(leaf_first + su0 * rails, rails) + a_port
-        b_port = np.repeat(slot, rails)
-    else:
-        leaf_of, slot = np.divmod(g, d.servers_per_leaf)
-        b_dev = np.repeat(leaf_first + leaf_of, rails)
-        b_port = np.repeat(slot * rails, rails) + a_port
-    b.link_block("server-leaf", a_dev, a_port, b_dev, b_port)
-
-    # --- extra endpoints: free leaf downlinks, spare spine/core ports, management leaves
+    server_first = _add_servers(b, d, server_layout)
+    leaf_first = _add_leaves(b, d, switch_layout)
+    spine_first = _add_spines(b, d, spine_sw.id, spine_layout)
+    core_first = _add_cores(b, d, core_sw.id, core_layout)
+    _link_servers_to_leaves(b, d, server_first, leaf_first)
+    # extra endpoints: free leaf downlinks, spare spine/core ports, management leaves
     mgmt_first = endpoints.place(b, d, leaf_first, spine_first, core_first, switch_layout)
-
-    # --- leaf -> spine --------------------------------------------------------------
-    L, up, m = s.leaves, s.leaf.up, s.leaf_spine_links
-    leaf_idx = np.repeat(np.arange(L, dtype=np.int64), up)
-    t = np.tile(np.arange(up, dtype=np.int64), L)
-    a_dev = leaf_first + leaf_idx
-    a_port = leaf_ports.first_uplink(s.leaf.down) + t
-    if s.tiers == 2:
-        b_dev = spine_first + t // m
-        # a spine with an uplink cage group takes the leaves there (after its host ports)
-        b_port = leaf_idx * m + t % m + ports.first_port_at(spine_sw, d.up_gbps)
-    else:
-        pod, in_pod = leaf_pod[leaf_idx], leaf_in_pod[leaf_idx]
-        b_dev = spine_first + pod * s.spines_per_pod + t // m
-        b_port = in_pod * m + t % m
-    b.link_block("leaf-spine", a_dev, a_port, b_dev, b_port)
-
-    # --- spine -> core --------------------------------------------------------------
+    _link_leaves_to_spines(b, d, leaf_first, spine_first, ports.first_port_at(spine_sw, d.up_gbps))
     if s.tiers == 3:
-        S, us, mc = s.spines, s.spine.up, s.spine_core_links
-        sp = np.repeat(np.arange(S, dtype=np.int64), us)
-        t = np.tile(np.arange(us, dtype=np.int64), S)
-        pod, j = np.divmod(sp, s.spines_per_pod)
-        b.link_block("spine-core", spine_first + sp, s.spine.down + t,
-                     core_first + j * s.cores_per_group + t // mc, pod * mc + t % mc)
-
+        _link_spines_to_cores(b, d, spine_first, core_first)
     endpoints.management_uplinks(b, d, mgmt_first, spine_first)
 
     links = LinkTable.concat(b.parts)
@@ -144,6 +72,109 @@ def build(design: ClosDesign) -> Plan:
         notes=list(d.notes),
     )
     return plan
+
+
+def _add_servers(b: PlanAssembly, d: ClosDesign, layout: str) -> int:
+    """Servers in spec order, named by SU and place (or hosts: names); the first's index."""
+    first, su_size = len(b.devices), d.su_size
+    for g in range(d.servers):
+        su, j = (g // su_size + 1, g % su_size + 1) if su_size else (None, g + 1)
+        name = d.hosts.server_name(j, su, g + 1) if d.hosts else naming.server(d.server.hostname_prefix, j, su)
+        b.add(Device(name, "server", d.server.id, layout, TIER_SERVER, j, su=su))
+    return first
+
+
+def _add_leaves(b: PlanAssembly, d: ClosDesign, layout: str) -> int:
+    """Leaves: rail-optimized, rail r of SU u; fat-tree, in order (by SU where there are
+    SUs); each with its pod at three tiers. The first's index."""
+    s, first = d.sizing, len(b.devices)
+    if d.rail_optimized:
+        for su in range(1, d.sus + 1):
+            for r in range(1, d.rails + 1):
+                b.add(Device(naming.rail_leaf(su, r), "leaf", d.switch.id, layout, TIER_LEAF, r, su=su, rail=r))
+    else:
+        leaves_per_su = (d.su_size // d.servers_per_leaf) if d.su_size else None
+        for li in range(s.leaves):
+            su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
+            b.add(Device(naming.leaf(idx, su), "leaf", d.switch.id, layout, TIER_LEAF, idx, su=su))
+    leaf_pod, _ = _leaf_pods(d)
+    for li in range(s.leaves):
+        b.devices[first + li].pod = int(leaf_pod[li]) + 1 if s.tiers == 3 else None
+    return first
+
+
+def _add_spines(b: PlanAssembly, d: ClosDesign, model: str, layout: str) -> int:
+    """Spines pod by pod (one pod at two tiers); the first's index."""
+    s, first = d.sizing, len(b.devices)
+    for p in range(s.pods):
+        for j in range(s.spines_per_pod):
+            pod = p + 1 if s.tiers == 3 else None
+            b.add(Device(naming.spine(j + 1, pod), "spine", model, layout, TIER_SPINE, j + 1, pod=pod))
+    return first
+
+
+def _add_cores(b: PlanAssembly, d: ClosDesign, model: str, layout: str) -> int:
+    """Cores at three tiers, core group j (joined to spine j of every pod) after group j-1;
+    the index the first core has (or would have)."""
+    s, first = d.sizing, len(b.devices)
+    if s.tiers == 3:
+        for j in range(s.spines_per_pod):
+            for c in range(s.cores_per_group):
+                idx = j * s.cores_per_group + c + 1
+                b.add(Device(naming.core(idx), "core", model, layout, TIER_CORE, idx, group=j + 1))
+    return first
+
+
+def _link_servers_to_leaves(b: PlanAssembly, d: ClosDesign, server_first: int, leaf_first: int) -> None:
+    """Rail-optimized: NIC r of the j-th server of an SU -> leaf r of the SU, port j;
+    fat-tree: a leaf's servers on its downlinks in order, NICs in rail order."""
+    n, rails = d.servers, d.rails
+    g = np.arange(n, dtype=np.int64)
+    nic = np.arange(rails, dtype=np.int64)
+    a_dev = np.repeat(server_first + g, rails)
+    a_port = np.tile(nic, n)
+    if d.rail_optimized:
+        su0, slot = np.divmod(g, d.su_size)
+        b_dev = np.repeat(leaf_first + su0 * rails, rails) + a_port
+        b_port = np.repeat(slot, rails)
+    else:
+        leaf_of, slot = np.divmod(g, d.servers_per_leaf)
+        b_dev = np.repeat(leaf_first + leaf_of, rails)
+        b_port = np.repeat(slot * rails, rails) + a_port
+    b.link_block("server-leaf", a_dev, a_port, b_dev, b_port)
+
+
+def _link_leaves_to_spines(b: PlanAssembly, d: ClosDesign, leaf_first: int, spine_first: int,
+                           spine_first_port: int) -> None:
+    """A leaf's uplink t -> spine t // m of its pod, at port (leaf's place) * m + t % m.
+    At two tiers a spine with an uplink cage group takes the leaves there
+    (`spine_first_port`, after its host ports)."""
+    s = d.sizing
+    L, up, m = s.leaves, s.leaf.up, s.leaf_spine_links
+    leaf_idx = np.repeat(np.arange(L, dtype=np.int64), up)
+    t = np.tile(np.arange(up, dtype=np.int64), L)
+    a_dev = leaf_first + leaf_idx
+    a_port = d.leaf_ports.first_uplink(s.leaf.down) + t
+    if s.tiers == 2:
+        b_dev = spine_first + t // m
+        b_port = leaf_idx * m + t % m + spine_first_port
+    else:
+        leaf_pod, leaf_in_pod = _leaf_pods(d)
+        pod, in_pod = leaf_pod[leaf_idx], leaf_in_pod[leaf_idx]
+        b_dev = spine_first + pod * s.spines_per_pod + t // m
+        b_port = in_pod * m + t % m
+    b.link_block("leaf-spine", a_dev, a_port, b_dev, b_port)
+
+
+def _link_spines_to_cores(b: PlanAssembly, d: ClosDesign, spine_first: int, core_first: int) -> None:
+    """Spine j of pod p, uplink t -> core t // m_c of core group j, port p * m_c + t % m_c."""
+    s = d.sizing
+    S, us, mc = s.spines, s.spine.up, s.spine_core_links
+    sp = np.repeat(np.arange(S, dtype=np.int64), us)
+    t = np.tile(np.arange(us, dtype=np.int64), S)
+    pod, j = np.divmod(sp, s.spines_per_pod)
+    b.link_block("spine-core", spine_first + sp, s.spine.down + t,
+                 core_first + j * s.cores_per_group + t // mc, pod * mc + t % mc)
 
 
 def _leaf_pods(d: ClosDesign) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +195,7 @@ def _design_record(d: ClosDesign) -> dict:
     s = d.sizing
     leaf_ports = d.leaf_ports
     rec = {
-        "topology": d.spec.fabric.topology,
+        "topology": d.shape.topology,
         "tiers": s.tiers,
         "server": d.server.id,
         "switch": d.switch.id,
@@ -186,8 +217,8 @@ def _design_record(d: ClosDesign) -> dict:
         "leaf_spine_links_per_pair": s.leaf_spine_links,
         "built_for_servers": d.final_servers,
         # As the spec asks (check/oversubscription.py compares every switch against it).
-        "oversubscription": {"leaf": str(d.spec.fabric.oversubscription.leaf),
-                             **({"spine": str(d.spec.fabric.oversubscription.spine)} if s.tiers == 3 else {})},
+        "oversubscription": {"leaf": str(d.shape.leaf_ratio),
+                             **({"spine": str(d.shape.spine_ratio)} if s.tiers == 3 else {})},
     }
     if d.unit_fill is not None:
         rec["unit_fill"] = d.unit_fill

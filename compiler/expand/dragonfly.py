@@ -30,6 +30,7 @@ Wiring rules (one each):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -38,11 +39,12 @@ import numpy as np
 from ..diagnostics import SpecInvalid
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
+from ..spec.model import Fabric
 from ..plan import naming
 from . import ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .resolve import Common, OnCommon, resolve_common, size_field
+from .resolve import Common, OnCommon, Report, resolve_common, size_field
 
 LINK_KINDS = ("server-router", "server-leaf", "local", "global")
 
@@ -74,11 +76,24 @@ class DragonflyDesign(OnCommon):
         return self.c.servers * len(self.c.nics.ports)
 
 
+@dataclass(frozen=True)
+class _Group:
+    """A group's switches and ports: p endpoint ports per leaf (router), a switches, h global
+    ports per spine (router); endpoint and global ports per group; the most groups that
+    can each reach every other (`rule`, for messages)."""
+
+    p: int
+    a: int
+    h: int
+    per_group: int
+    global_ports: int
+    rule: str
+
+
 def resolve(loaded: LoadedSpec) -> DragonflyDesign:
-    spec, f = loaded.spec, loaded.spec.fabric
+    f = loaded.spec.fabric
     c = resolve_common(loaded, LINK_KINDS)
     fat_tree = (f.intra_group or ("fat-tree" if f.topology == "dragonfly+" else "all-to-all")) == "fat-tree"
-    k = c.switch.radix(c.speed_gbps)
     errors = []
     notes: list[str] = []
 
@@ -88,86 +103,113 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
     if f.topology == "dragonfly+" and f.intra_group == "all-to-all":
         error("SPEC_INVALID", ("fabric", "intra_group"), "dragonfly+ has a leaf/spine (fat-tree) group",
               "use topology: dragonfly for all-to-all groups")
-    p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
-    if fat_tree:
-        a = a or k
-        half = a // 2
-        p = p or max(1, k - half)
-        h = h or max(1, k - half)
-        if a % 2:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "switches_per_group"),
-                  f"a dragonfly+ group is a/2 leaves and a/2 spines; {a} switches do not split", f"use {a + 1} or {a - 1}")
-        if p + half > k:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-                  f"a leaf needs p + a/2 = {p} + {half} = {p + half} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
-                  f"lower endpoints_per_switch to {k - half} or switches_per_group")
-        if half + h > k:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-                  f"a spine needs a/2 + h = {half} + {h} = {half + h} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
-                  f"lower global_ports_per_switch to {k - half}")
-        per_group, global_ports = half * p, half * h
-        rule = "a/2 * h + 1"
-    else:
-        given = [v for v in (p, a and a // 2, h) if v]
-        base = given[0] if given else (k + 1) // 4  # balanced a = 2p = 2h within the radix
-        p, a, h = p or base, a or 2 * base, h or base
-        if p + a - 1 + h > k:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-                  f"router radix too small: p + (a - 1) + h = {p} + {a - 1} + {h} = {p + a - 1 + h} ports; "
-                  f"{c.switch.id} has {k} at {c.speed_gbps}G",
-                  f"balanced within {k} ports: endpoints_per_switch {(k + 1) // 4}, switches_per_group {2 * ((k + 1) // 4)}, "
-                  f"global_ports_per_switch {(k + 1) // 4}")
-        per_group, global_ports = a * p, a * h
-        rule = "a * h + 1"
-        if not (a == 2 * p == 2 * h):
-            notes.append(f"dragonfly not balanced: a = {a}, p = {p}, h = {h} (balanced: a = 2p = 2h)")
+    grp = _fat_tree_group(c, f, error) if fat_tree else _all_to_all_group(c, f, error, notes)
     if errors:
         raise SpecInvalid(errors)
     endpoints = c.servers * len(c.nics.ports)
-    if not f.switches_per_group and not (f.groups or 0) > 1 and endpoints <= per_group:
-        # One group holds every endpoint: it needs the routers its endpoints fill, not the
-        # balanced a (one DGX on 64-port routers took 32 routers and 496 local cables).
-        edge = -(-endpoints // p)
-        a_balanced = a
-        if edge < (a // 2 if fat_tree else a):
-            a = 2 * edge if fat_tree else edge
-            per_group = edge * p
-            global_ports = (a // 2 if fat_tree else a) * h
-            built = (f"{edge} lea{'f' if edge == 1 else 'ves'} of {p} endpoint ports and {edge} spine{'s' if edge > 1 else ''}"
-                     if fat_tree else f"{edge} router{'s' if edge > 1 else ''} of {p} endpoint ports")
-            notes[:] = [n for n in notes if not n.startswith("dragonfly not balanced")]  # balance is between groups
-            notes.append(f"switches_per_group not given: one group holds all {endpoints:,} endpoint ports: {built}, "
-                         f"not the {a_balanced} switches of a balanced group; with more endpoints come more groups "
-                         "and their global links")
+    if not f.switches_per_group and not (f.groups or 0) > 1 and endpoints <= grp.per_group:
+        grp = _one_group(grp, fat_tree, endpoints, notes)
+    g, m = _groups(loaded, grp, endpoints, error, notes)
+    if errors:
+        raise SpecInvalid(errors)
+    if g == 1:  # balance is between local and global links: one group has no global links
+        notes = [n for n in notes if not n.startswith("dragonfly not balanced")]
+    if endpoints < g * grp.per_group:
+        notes.append(f"{g * grp.per_group - endpoints:,} of {g * grp.per_group:,} endpoint ports are spare")
+    return DragonflyDesign(c, fat_tree, g, grp.a, grp.p, grp.h, m, f.global_arrangement, tuple(notes))
+
+
+def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
+    """A dragonfly+ group: a/2 leaves of p endpoint ports and a/2 spines of h global ports,
+    every leaf to every spine; by default a the radix, p and h what a switch has left."""
+    k = c.switch.radix(c.speed_gbps)
+    p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
+    a = a or k
+    half = a // 2
+    p = p or max(1, k - half)
+    h = h or max(1, k - half)
+    if a % 2:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "switches_per_group"),
+              f"a dragonfly+ group is a/2 leaves and a/2 spines; {a} switches do not split", f"use {a + 1} or {a - 1}")
+    if p + half > k:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+              f"a leaf needs p + a/2 = {p} + {half} = {p + half} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+              f"lower endpoints_per_switch to {k - half} or switches_per_group")
+    if half + h > k:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+              f"a spine needs a/2 + h = {half} + {h} = {half + h} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+              f"lower global_ports_per_switch to {k - half}")
+    return _Group(p, a, h, half * p, half * h, "a/2 * h + 1")
+
+
+def _all_to_all_group(c: Common, f: Fabric, error: Report, notes: list[str]) -> _Group:
+    """A dragonfly group of a routers, each joined to every other, with p endpoint and h
+    global ports; by default balanced (a = 2p = 2h) within the radix."""
+    k = c.switch.radix(c.speed_gbps)
+    p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
+    given = [v for v in (p, a and a // 2, h) if v]
+    base = given[0] if given else (k + 1) // 4  # balanced a = 2p = 2h within the radix
+    p, a, h = p or base, a or 2 * base, h or base
+    if p + a - 1 + h > k:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+              f"router radix too small: p + (a - 1) + h = {p} + {a - 1} + {h} = {p + a - 1 + h} ports; "
+              f"{c.switch.id} has {k} at {c.speed_gbps}G",
+              f"balanced within {k} ports: endpoints_per_switch {(k + 1) // 4}, switches_per_group {2 * ((k + 1) // 4)}, "
+              f"global_ports_per_switch {(k + 1) // 4}")
+    if not (a == 2 * p == 2 * h):
+        notes.append(f"dragonfly not balanced: a = {a}, p = {p}, h = {h} (balanced: a = 2p = 2h)")
+    return _Group(p, a, h, a * p, a * h, "a * h + 1")
+
+
+def _one_group(grp: _Group, fat_tree: bool, endpoints: int, notes: list[str]) -> _Group:
+    """One group holds every endpoint: it needs the routers its endpoints fill, not the
+    balanced a (one DGX on 64-port routers took 32 routers and 496 local cables)."""
+    p, a, h = grp.p, grp.a, grp.h
+    edge = -(-endpoints // p)
+    if edge >= (a // 2 if fat_tree else a):
+        return grp
+    a = 2 * edge if fat_tree else edge
+    built = (f"{edge} lea{'f' if edge == 1 else 'ves'} of {p} endpoint ports and {edge} spine{'s' if edge > 1 else ''}"
+             if fat_tree else f"{edge} router{'s' if edge > 1 else ''} of {p} endpoint ports")
+    notes[:] = [n for n in notes if not n.startswith("dragonfly not balanced")]  # balance is between groups
+    notes.append(f"switches_per_group not given: one group holds all {endpoints:,} endpoint ports: {built}, "
+                 f"not the {grp.a} switches of a balanced group; with more endpoints come more groups "
+                 "and their global links")
+    return dataclasses.replace(grp, a=a, per_group=edge * p, global_ports=(a // 2 if fat_tree else a) * h)
+
+
+def _groups(loaded: LoadedSpec, grp: _Group, endpoints: int, error: Report, notes: list[str]) -> tuple[int, int]:
+    """The groups (fabric.groups, else what the endpoints fill) and the global links
+    between each pair of groups, within the group's global ports."""
+    f, spec = loaded.spec.fabric, loaded.spec
+    per_group, global_ports = grp.per_group, grp.global_ports
     max_groups = global_ports + 1
     g = f.groups or math.ceil(endpoints / per_group)
     if g > max_groups:
         where = ("fabric", "groups") if f.groups else size_field(spec)
         error("DESIGN_IMPOSSIBLE", where,
-              f"{g:,} groups, but with {global_ports} global ports per group at most {rule} = {max_groups:,} groups "
+              f"{g:,} groups, but with {global_ports} global ports per group at most {grp.rule} = {max_groups:,} groups "
               f"can each reach every other", f"at most {max_groups * per_group:,} endpoint ports ({max_groups} groups); "
               f"use a larger switch or more global ports per switch")
-    elif endpoints > g * per_group:
+        return g, 0
+    if endpoints > g * per_group:
         error("DESIGN_IMPOSSIBLE", size_field(spec) if f.groups else ("fabric", "groups"),
               f"{endpoints:,} endpoint ports do not fit {g} groups of {per_group} ({g * per_group:,})",
               f"use groups: {math.ceil(endpoints / per_group)}")
+        return g, 0
     m = 0
-    if g > 1 and not errors:
+    if g > 1:
         m = f.global_links_per_group_pair or global_ports // (g - 1)
         if m * (g - 1) > global_ports:
             error("DESIGN_IMPOSSIBLE", ("fabric", "global_links_per_group_pair"),
                   f"{m} links to each of {g - 1} other groups = {m * (g - 1)} global ports; a group has {global_ports}",
                   f"use at most {global_ports // (g - 1)}")
+            return g, m
         spare = global_ports - m * (g - 1)
-        if spare and not errors:
+        if spare:
             notes.append(f"{spare} of {global_ports} global ports per group are spare ({m} link(s) to each of {g - 1} groups)")
-    if errors:
-        raise SpecInvalid(errors)
-    if g == 1:  # balance is between local and global links: one group has no global links
-        notes = [n for n in notes if not n.startswith("dragonfly not balanced")]
-    if endpoints < g * per_group:
-        notes.append(f"{g * per_group - endpoints:,} of {g * per_group:,} endpoint ports are spare")
-    return DragonflyDesign(c, fat_tree, g, a, p, h, m, f.global_arrangement, tuple(notes))
+    return g, m
+
 
 
 def build(d: DragonflyDesign):

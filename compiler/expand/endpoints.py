@@ -259,7 +259,7 @@ def _options(d, r: Room, need: int, mode: str, unit_keys: tuple[str, ...]) -> st
     if d.final_servers > d.servers:
         fits.append(f"lower growth.max_servers by {give_up} so that slots stay free on today's leaves, attach: leaf")
     elif d.servers - give_up >= 1:  # never offer a cluster of no servers
-        field = "servers" if d.spec.servers is not None else "gpus"
+        field = d.shape.size_path[0]
         fewer = d.servers - give_up
         fits.append(f"give up {give_up} server slot(s) ({field}: {fewer if field == 'servers' else fewer * d.server.gpus}) "
                     f"with attach: leaf, as NVIDIA's SuperPOD does for UFM")

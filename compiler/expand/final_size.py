@@ -22,7 +22,7 @@ import numpy as np
 from ..plan.model import Plan
 from ..plan.physical import Physical
 from ..spec.load import LoadedSpec
-from . import clos, fabrics
+from . import clos, extra_fabrics
 from .resolve import ClosDesign
 
 
@@ -48,7 +48,7 @@ def final_plan(loaded: LoadedSpec, design: ClosDesign) -> tuple[Plan, ClosDesign
     plan = clos.build(grown)
     extra: list[tuple[int, ClosDesign]] = []
     if loaded.spec.fabrics:
-        plan, extra = fabrics.attach(loaded, grown, plan)
+        plan, extra = extra_fabrics.attach(loaded, grown, plan)
     return plan, grown, extra
 
 

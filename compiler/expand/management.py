@@ -34,8 +34,9 @@ import numpy as np
 from ..catalog.models import NicGroup, Switch
 from ..diagnostics import SpecInvalid
 from ..spec.load import LoadedSpec
-from ..spec.model import ExtraFabric, Fabric
+from ..spec.model import ExtraFabric
 from .addressing import REGIONS
+from .clos_inputs import SU_ONLY, ClosShape, size_field
 from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
@@ -155,14 +156,13 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
                     f"{up_first + SPINES})" if up_speeds else f"{up_gbps}G on host ports")
         notes.append(f"each leaf links once to each of {SPINES} {spine.id} spines at {where_up}; a spine takes "
                      f"{uplink_ports} leaves at most")
-    view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
-        "fabric": Fabric(topology=ONE_TIER, switch=fab.switch, oversubscription=fab.oversubscription),
-        "extra_endpoints": [], "fabrics": [], "growth": None}))
+    ratio = fab.oversubscription
+    shape = ClosShape(ONE_TIER, fab.tiers, ratio.leaf, ratio.spine, None, spl, None, None, size_field(loaded.spec), SU_ONLY)
     notes = tuple(f"{fab.name} fabric: {note}" for note in notes)
-    return ClosDesign(view.spec, compute.catalog, compute.server, group, switch, speed, n, None, spl, sizing, (),
+    return ClosDesign(loaded.spec, compute.catalog, compute.server, group, switch, speed, n, None, spl, sizing, (),
                       requested, notes, final_servers=final, hosts=compute.hosts, final_leaves=final_leaves,
                       spine_switch=spine if spine.id != switch.id else None,
-                      uplink_speed_gbps=up_gbps if up_gbps != speed else None)
+                      uplink_speed_gbps=up_gbps if up_gbps != speed else None, shape=shape)
 
 
 def _leaves(servers: int, final: int, spl: int, per_server: int, mgmt: int, host: int) -> int:

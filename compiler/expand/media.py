@@ -17,6 +17,8 @@ take straight fibers (`optical_variant`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -119,6 +121,48 @@ def _cable_reach(cable) -> float:
     return min(cable.reach_m, max(cable.lengths_m or [cable.reach_m]))
 
 
+@dataclass(frozen=True)
+class _LinkCages:
+    """Per link its two ends' ports (ga, gb), cages (ca, cb) and cage types (ta, tb); per
+    cage its ports, ports in use (as either end, as end b) and the least and greatest
+    cage its links reach (equal: every link of the cage goes to one cage)."""
+
+    cage: np.ndarray
+    keys: list[str]  # cage types: the index ta, tb hold
+    cage_ports: np.ndarray
+    ga: np.ndarray
+    gb: np.ndarray
+    ca: np.ndarray
+    cb: np.ndarray
+    ta: np.ndarray
+    tb: np.ndarray
+    used: np.ndarray
+    used_as_b: np.ndarray
+    peer_min: np.ndarray
+    peer_max: np.ndarray
+
+    @property
+    def n_cages(self) -> int:
+        return self.cage_ports.size
+
+    @classmethod
+    def of(cls, plan: Plan) -> _LinkCages:
+        links = plan.links
+        cage, ctype, keys, cage_ports = plan.memo("cage_table", cage_table)
+        offsets = plan.port_offsets()
+        ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+        ca, cb = cage[ga], cage[gb]
+        n_cages = cage_ports.size
+        ends = np.concatenate([ca, cb])
+        peers = np.concatenate([cb, ca])
+        peer_min = np.full(n_cages, np.iinfo(np.int64).max)
+        peer_max = np.full(n_cages, -1)
+        np.minimum.at(peer_min, ends, peers)
+        np.maximum.at(peer_max, ends, peers)
+        return cls(cage, list(keys), cage_ports, ga, gb, ca, cb, ctype[ga], ctype[gb],
+                   np.bincount(ends, minlength=n_cages), np.bincount(cb, minlength=n_cages), peer_min, peer_max)
+
+
 def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], length_m: np.ndarray
                      ) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Media per link: the most preferred medium (catalog `preference`: cost and power)
@@ -131,77 +175,94 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
     optics of their group with no orderable length (NaN); check.physical reports them.
     O(links) numpy plus scipy's connected components.
     """
-    links = plan.links
-    n = len(links)
-    cage, ctype, keys, cage_ports = plan.memo("cage_table", cage_table)
-    offsets = plan.port_offsets()
-    ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
-    ca, cb, ta, tb = cage[ga], cage[gb], ctype[ga], ctype[gb]
-    n_cages = cage_ports.size
-    used = np.bincount(np.concatenate([ca, cb]), minlength=n_cages)
-    used_as_b = np.bincount(cb, minlength=n_cages)
-    ends = np.concatenate([ca, cb])
-    peers = np.concatenate([cb, ca])
-    peer_min = np.full(n_cages, np.iinfo(np.int64).max)
-    peer_max = np.full(n_cages, -1)
-    np.minimum.at(peer_min, ends, peers)
-    np.maximum.at(peer_max, ends, peers)
+    lc = _LinkCages.of(plan)
+    media_ids = sorted(catalog.media, key=lambda m: (catalog.media[m].preference, m))
+    choice = _requested_media(plan, requested, media_ids)
+    need = length_m.astype(np.float64).copy()
+    auto = choice < 0
+    for mi, media_id in enumerate(media_ids):
+        _choose_cable(catalog, mi, media_id, lc, auto, choice, need, length_m)
+    fibers, split_of, reach_of = _fiber_reaches(plan, catalog, media_ids, lc)
+    _choose_optics(catalog, media_ids, lc, choice, length_m, fibers, reach_of)
+    # Every optical link, chosen or requested, takes the straight or splitter fiber its ends call for.
+    for fiber in fibers:
+        _straight_or_splitter(plan, catalog, media_ids, lc, fiber, split_of[fiber], choice, need, length_m)
+    order = np.full(len(plan.links), np.nan)
+    for mi, media_id in enumerate(media_ids):
+        sel = choice == mi
+        if sel.any():
+            cable = catalog.cables[catalog.media[media_id].cable]
+            order[sel] = _orderable(cable.lengths_m, need[sel], cable.reach_m)
+    used_media = [m for mi, m in enumerate(media_ids) if (choice == mi).any()]
+    remap = np.array([used_media.index(m) if m in used_media else -1 for m in media_ids], dtype=np.int16)
+    return used_media, remap[choice], order
 
+
+def _requested_media(plan: Plan, requested: dict[str, str], media_ids: list[str]) -> np.ndarray:
+    """Per link the index of the medium the spec asks for its kind; -1 where it asks none."""
+    links = plan.links
     kind_names = np.array(plan.link_kinds, dtype=object)
     link_kind = kind_names[links.kind]
-    media_ids = sorted(catalog.media, key=lambda m: (catalog.media[m].preference, m))
-    choice = np.full(n, -1, dtype=np.int64)
-    need = length_m.astype(np.float64).copy()
+    choice = np.full(len(links), -1, dtype=np.int64)
     for kind, media_id in requested.items():
         choice[link_kind == kind] = media_ids.index(media_id) if media_id in media_ids else -1
     if requested.get("endpoint-leaf"):  # the compute fabric's endpoints (an extra fabric's have its own kinds)
         is_endpoint = np.array([d.tier == 0 and d.role != "server" and d.fabric == "compute" for d in plan.devices])[links.a_dev]
         choice[is_endpoint] = media_ids.index(requested["endpoint-leaf"])
-    auto = choice < 0
-    type_index = {k: i for i, k in enumerate(keys)}
+    return choice
 
-    for mi, media_id in enumerate(media_ids):
-        medium = catalog.media[media_id]
-        cable = catalog.cables[medium.cable]
-        if medium.fit == "port" and not medium.needs_transceivers and cable.end_a and cable.end_b:
-            # A cable with its own connectors for both ends' cages (Cat6 RJ45 for a 1GbE BMC):
-            # the only thing those ports take, so theirs at any length (beyond its reach
-            # the order is NaN and check.physical reports it), as choose() does without lengths.
-            key_a, key_b = type_index.get(_end_key(cable.end_a)), type_index.get(_end_key(cable.end_b))
-            if key_a is not None and key_b is not None:
-                choice[auto & (choice < 0) & (ta == key_a) & (tb == key_b)] = mi
-            continue
-        if medium.fit == "port":
-            continue
-        if cable.end_a is None or cable.end_b is None:
-            continue
+
+def _choose_cable(catalog: Catalog, mi: int, media_id: str, lc: _LinkCages, auto: np.ndarray, choice: np.ndarray,
+                  need: np.ndarray, length_m: np.ndarray) -> None:
+    """Medium `mi` for the links still free (`auto`, no choice yet) where it is a cable
+    with its own connectors: a port cable (Cat6 RJ45), a whole-cage cable (DAC, ACC) or a
+    splitter over whole cages, where both ends' cages take it and it reaches."""
+    medium = catalog.media[media_id]
+    cable = catalog.cables[medium.cable]
+    type_index = {k: i for i, k in enumerate(lc.keys)}
+    ca, cb, ta, tb, used, cage_ports = lc.ca, lc.cb, lc.ta, lc.tb, lc.used, lc.cage_ports
+    if medium.fit == "port" and not medium.needs_transceivers and cable.end_a and cable.end_b:
+        # A cable with its own connectors for both ends' cages (Cat6 RJ45 for a 1GbE BMC):
+        # the only thing those ports take, so theirs at any length (beyond its reach
+        # the order is NaN and check.physical reports it), as choose() does without lengths.
         key_a, key_b = type_index.get(_end_key(cable.end_a)), type_index.get(_end_key(cable.end_b))
-        if key_a is None or key_b is None:
-            continue
-        longest = max(cable.lengths_m or [cable.reach_m])
-        free = auto & (choice < 0)
-        if medium.fit == "cage":
-            ok = (free & (ta == key_a) & (tb == key_b) & (used[ca] == cage_ports[ca]) & (used[cb] == cage_ports[cb])
-                  & (cage_ports[ca] == cage_ports[cb]) & (peer_min[ca] == peer_max[ca]) & (peer_min[cb] == peer_max[cb])
-                  & (length_m <= longest))
-            # all links of the cage pair must qualify (same devices, so same length: they do together)
-            cnt = np.bincount(ca[ok], minlength=n_cages)
-            ok &= cnt[ca] == cage_ports[ca]
-        else:  # split: one b cage feeds single-port a cages, one leg each
-            # as many legs as the b cage has ports (800G to 2 x 400G: a 1:2 splitter never
-            # serves a cage broken out 4 x 200G)
-            legs = cable.end_b.cage_gbps // cable.end_a.cage_gbps
-            elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1) & (cage_ports[cb] == legs)
-            cnt = np.bincount(cb[elig], minlength=n_cages)
-            group_max = np.zeros(n_cages)
-            np.maximum.at(group_max, cb[elig], length_m[elig])
-            ok = elig & (cnt[cb] == used[cb]) & (used_as_b[cb] == used[cb]) & (used[cb] == cage_ports[cb]) & (group_max[cb] <= longest)
-            need[ok] = group_max[cb[ok]]  # the legs of one splitter share its length
-        choice[ok] = mi
+        if key_a is not None and key_b is not None:
+            choice[auto & (choice < 0) & (ta == key_a) & (tb == key_b)] = mi
+        return
+    if medium.fit == "port" or cable.end_a is None or cable.end_b is None:
+        return
+    key_a, key_b = type_index.get(_end_key(cable.end_a)), type_index.get(_end_key(cable.end_b))
+    if key_a is None or key_b is None:
+        return
+    longest = max(cable.lengths_m or [cable.reach_m])
+    free = auto & (choice < 0)
+    if medium.fit == "cage":
+        ok = (free & (ta == key_a) & (tb == key_b) & (used[ca] == cage_ports[ca]) & (used[cb] == cage_ports[cb])
+              & (cage_ports[ca] == cage_ports[cb]) & (lc.peer_min[ca] == lc.peer_max[ca])
+              & (lc.peer_min[cb] == lc.peer_max[cb]) & (length_m <= longest))
+        # all links of the cage pair must qualify (same devices, so same length: they do together)
+        cnt = np.bincount(ca[ok], minlength=lc.n_cages)
+        ok &= cnt[ca] == cage_ports[ca]
+    else:  # split: one b cage feeds single-port a cages, one leg each
+        # as many legs as the b cage has ports (800G to 2 x 400G: a 1:2 splitter never
+        # serves a cage broken out 4 x 200G)
+        legs = cable.end_b.cage_gbps // cable.end_a.cage_gbps
+        elig = free & (ta == key_a) & (tb == key_b) & (cage_ports[ca] == 1) & (cage_ports[cb] == legs)
+        cnt = np.bincount(cb[elig], minlength=lc.n_cages)
+        group_max = np.zeros(lc.n_cages)
+        np.maximum.at(group_max, cb[elig], length_m[elig])
+        ok = (elig & (cnt[cb] == used[cb]) & (lc.used_as_b[cb] == used[cb]) & (used[cb] == cage_ports[cb])
+              & (group_max[cb] <= longest))
+        need[ok] = group_max[cb[ok]]  # the legs of one splitter share its length
+    choice[ok] = mi
 
-    # Optics: per fiber kind (cheapest straight optics first), the module each cage type
-    # takes and whether each link needs a splitter fiber under it (module docstring).
-    rep = {}
+
+def _fiber_reaches(plan: Plan, catalog: Catalog, media_ids: list[str], lc: _LinkCages
+                   ) -> tuple[list[str], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Optics: per fiber kind (cheapest straight optics first), the module each cage type
+    takes and whether each link needs a splitter fiber under it (module docstring); per
+    fiber, which links need a splitter and how far each link reaches (-1: no module)."""
+    rep: dict[str, Port] = {}
     for layout in plan.layouts.values():
         for p in layout.ports:
             rep.setdefault(p.cage_key, p)
@@ -212,65 +273,65 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
     for fiber in fibers:
         straight_cable = catalog.cables[catalog.media[straight_of(catalog, fiber)].cable]
         splitter = splitter_of(catalog, fiber)
-        module_ports = np.zeros(len(keys), dtype=np.int64)  # 0: no transceiver for this cage type
-        module_reach = np.full(len(keys), -1.0)
-        for k, key in enumerate(keys):
+        module_ports = np.zeros(len(lc.keys), dtype=np.int64)  # 0: no transceiver for this cage type
+        module_reach = np.full(len(lc.keys), -1.0)
+        for k, key in enumerate(lc.keys):
             t = transceiver(catalog, straight_of(catalog, fiber), rep[key])
             if t is not None:
                 module_ports[k], module_reach[k] = t.ports, t.reach_m
-        split = split_needed(cage_ports[ca], module_ports[ta], cage_ports[cb], module_ports[tb])
+        split = split_needed(lc.cage_ports[lc.ca], module_ports[lc.ta], lc.cage_ports[lc.cb], module_ports[lc.tb])
         split_of[fiber] = split
         cable_reach = np.where(split, _cable_reach(catalog.cables[catalog.media[splitter].cable]) if splitter else -1.0,
                                _cable_reach(straight_cable))
-        reach_of[fiber] = np.minimum(np.minimum(module_reach[ta], module_reach[tb]), cable_reach)
+        reach_of[fiber] = np.minimum(np.minimum(module_reach[lc.ta], module_reach[lc.tb]), cable_reach)
+    return fibers, split_of, reach_of
 
+
+def _choose_optics(catalog: Catalog, media_ids: list[str], lc: _LinkCages, choice: np.ndarray, length_m: np.ndarray,
+                   fibers: list[str], reach_of: dict[str, np.ndarray]) -> None:
+    """The links still without a medium: per connected group of cages, the first fiber
+    whose optics reach the group's longest link, else the longest-reaching one."""
     rest = np.nonzero(choice < 0)[0]
-    if rest.size:
-        graph = coo_matrix((np.ones(rest.size), (ca[rest], cb[rest])), shape=(n_cages, n_cages))
-        n_comp, label = connected_components(graph, directed=False)
-        comp = label[ca[rest]]
-        comp_need = np.zeros(n_comp)
-        np.maximum.at(comp_need, comp, length_m[rest])
-        best = np.full(n_comp, -1, dtype=np.int64)
-        fallback = np.full(n_comp, -1, dtype=np.int64)
-        fallback_reach = np.full(n_comp, -1.0)
-        for fi, fiber in enumerate(fibers):
-            comp_reach = np.full(n_comp, np.inf)
-            np.minimum.at(comp_reach, comp, reach_of[fiber][rest])
-            fits = comp_reach >= 0
-            take = (best < 0) & fits & (comp_need <= comp_reach)
-            best[take] = fi
-            longer = fits & (comp_reach > fallback_reach)
-            fallback[longer] = fi
-            fallback_reach[longer] = comp_reach[longer]
-        # No transceiver at all: the first optical medium (the BOM then says NOT IN CATALOG).
-        best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, 0))
-        straight_index = np.array([media_ids.index(straight_of(catalog, f)) for f in fibers], dtype=np.int64)
-        choice[rest] = straight_index[best[comp]]
+    if not rest.size:
+        return
+    graph = coo_matrix((np.ones(rest.size), (lc.ca[rest], lc.cb[rest])), shape=(lc.n_cages, lc.n_cages))
+    n_comp, label = connected_components(graph, directed=False)
+    comp = label[lc.ca[rest]]
+    comp_need = np.zeros(n_comp)
+    np.maximum.at(comp_need, comp, length_m[rest])
+    best = np.full(n_comp, -1, dtype=np.int64)
+    fallback = np.full(n_comp, -1, dtype=np.int64)
+    fallback_reach = np.full(n_comp, -1.0)
+    for fi, fiber in enumerate(fibers):
+        comp_reach = np.full(n_comp, np.inf)
+        np.minimum.at(comp_reach, comp, reach_of[fiber][rest])
+        fits = comp_reach >= 0
+        take = (best < 0) & fits & (comp_need <= comp_reach)
+        best[take] = fi
+        longer = fits & (comp_reach > fallback_reach)
+        fallback[longer] = fi
+        fallback_reach[longer] = comp_reach[longer]
+    # No transceiver at all: the first optical medium (the BOM then says NOT IN CATALOG).
+    best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, 0))
+    straight_index = np.array([media_ids.index(straight_of(catalog, f)) for f in fibers], dtype=np.int64)
+    choice[rest] = straight_index[best[comp]]
 
-    # Every optical link, chosen or requested, takes the straight or splitter fiber its ends call for.
-    for fiber in fibers:
-        straight, splitter = media_ids.index(straight_of(catalog, fiber)), splitter_of(catalog, fiber)
-        of_fiber = np.isin(choice, [mi for mi, m in enumerate(media_ids)
-                                    if catalog.media[m].needs_transceivers and catalog.media[m].fiber == fiber])
-        split = split_of[fiber]
-        choice[of_fiber & ~split] = straight
-        if splitter is not None:
-            choice[of_fiber & split] = media_ids.index(splitter)
-            sel = of_fiber & split
-            if sel.any():  # the legs of one splitter share its length: the longest of them
-                head = splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"], ga[sel], gb[sel])
-                _, group = np.unique(head, return_inverse=True)
-                group_max = np.zeros(int(group.max()) + 1)
-                np.maximum.at(group_max, group, length_m[sel])
-                need[sel] = group_max[group]
 
-    order = np.full(n, np.nan)
-    for mi, media_id in enumerate(media_ids):
-        sel = choice == mi
-        if sel.any():
-            cable = catalog.cables[catalog.media[media_id].cable]
-            order[sel] = _orderable(cable.lengths_m, need[sel], cable.reach_m)
-    used_media = [m for mi, m in enumerate(media_ids) if (choice == mi).any()]
-    remap = np.array([used_media.index(m) if m in used_media else -1 for m in media_ids], dtype=np.int16)
-    return used_media, remap[choice], order
+def _straight_or_splitter(plan: Plan, catalog: Catalog, media_ids: list[str], lc: _LinkCages, fiber: str,
+                          split: np.ndarray, choice: np.ndarray, need: np.ndarray, length_m: np.ndarray) -> None:
+    """Every link of `fiber` takes its straight fiber, or its splitter fiber where its ends
+    need one; the legs of one splitter share its length: the longest of them."""
+    straight, splitter = media_ids.index(straight_of(catalog, fiber)), splitter_of(catalog, fiber)
+    of_fiber = np.isin(choice, [mi for mi, m in enumerate(media_ids)
+                                if catalog.media[m].needs_transceivers and catalog.media[m].fiber == fiber])
+    choice[of_fiber & ~split] = straight
+    if splitter is None:
+        return
+    choice[of_fiber & split] = media_ids.index(splitter)
+    sel = of_fiber & split
+    if sel.any():
+        head = splitter_heads(lc.cage, lc.cage_ports, plan.memo("port_table", port_table)["lane"], lc.ga[sel], lc.gb[sel])
+        _, group = np.unique(head, return_inverse=True)
+        group_max = np.zeros(int(group.max()) + 1)
+        np.maximum.at(group_max, group, length_m[sel])
+        need[sel] = group_max[group]

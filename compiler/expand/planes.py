@@ -40,9 +40,11 @@ from ..diagnostics import SpecInvalid
 from ..plan import naming
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
+from ..spec.model import Spec
 from . import ports
 from . import resolve as clos_resolve
 from .assembly import PlanAssembly
+from .clos_inputs import SU_ONLY, ClosShape, SizingInputs
 from .hosts import plain_hosts_record
 from .resolve import ClosDesign, Common, OnCommon, resolve_common, size_field
 from .scale_up import scale_up_domains
@@ -112,63 +114,71 @@ class PlanesDesign(OnCommon):
 
 
 def resolve(loaded: LoadedSpec) -> PlanesDesign:
-    spec, fabric = loaded.spec, loaded.spec.fabric
     c = resolve_common(loaded)
-    errors = []
+    if loaded.spec.fabric.topology == "rail-only":
+        return _resolve_rail_only(loaded, c)
+    return _resolve_multi_plane(loaded, c)
 
-    def error(code, path, message, hint=""):
-        errors.append(loaded.diagnostic(code, path, message, hint))
 
+def _resolve_rail_only(loaded: LoadedSpec, c: Common) -> PlanesDesign:
+    """Rail-only: a switch per rail, or where a rail does not fit one, a non-blocking
+    leaf/spine sub-fabric per rail."""
     sw, speed = c.switch, c.speed_gbps
     nic_ports = len(c.nics.ports)
     notes: list[str] = []
-    if fabric.topology == "rail-only":
-        radix = sw.radix(speed)
-        half = radix // 2
-        leaves, spines, m = 1, 0, 0
-        if c.servers > radix:
-            # One switch cannot hold the rail: a non-blocking leaf/spine sub-fabric per rail,
-            # half of each leaf's ports down, half up, split evenly over the fewest spines.
-            leaves = math.ceil(c.servers / half)
-            spines = min((k for k in range(1, half + 1) if half % k == 0 and leaves * (half // k) <= radix), default=0)
-            if spines == 0:
-                error("DESIGN_IMPOSSIBLE", size_field(spec),
-                      f"rail-only: {c.servers:,} servers need {leaves} leaves per rail, more than a {sw.id} spine "
-                      f"({radix} ports at {speed}G) can join",
-                      f"use at most {radix * half:,} servers, or rail-optimized")
-            else:
-                m = half // spines
-                notes.append(f"a rail does not fit one {sw.id} ({radix} ports): each rail is a 2-tier sub-fabric of "
-                             f"{leaves} leaves ({half} servers each) and {spines} spines, non-blocking")
-        if errors:
-            raise SpecInvalid(errors)
-        up = scale_up_domains(c.server, c.servers)
-        domain = f" ({up.phrase()})" if up else ""
-        notes.append(f"rail-only: {nic_ports} rails; rails never meet in the network, so traffic "
-                     f"between rails crosses the servers' scale-up domain{domain} and the network's bisection across rails is 0")
-        if sw.protocol == "infiniband" and nic_ports > 1:
-            notes.append("InfiniBand: each rail is a separate subnet (no switch joins them): "
-                         "it needs its own subnet manager, e.g. one OpenSM per rail")
-        seg = c.servers if leaves == 1 else half
-        return PlanesDesign(c, True, nic_ports, 1, seg, leaves, speed, spines, 0, 0, tuple(notes), m)
+    radix = sw.radix(speed)
+    half = radix // 2
+    leaves, spines, m = 1, 0, 0
+    if c.servers > radix:
+        # One switch cannot hold the rail: a non-blocking leaf/spine sub-fabric per rail,
+        # half of each leaf's ports down, half up, split evenly over the fewest spines.
+        leaves = math.ceil(c.servers / half)
+        spines = min((k for k in range(1, half + 1) if half % k == 0 and leaves * (half // k) <= radix), default=0)
+        if spines == 0:
+            raise SpecInvalid([loaded.diagnostic(
+                "DESIGN_IMPOSSIBLE", size_field(loaded.spec),
+                f"rail-only: {c.servers:,} servers need {leaves} leaves per rail, more than a {sw.id} spine "
+                f"({radix} ports at {speed}G) can join", f"use at most {radix * half:,} servers, or rail-optimized")])
+        m = half // spines
+        notes.append(f"a rail does not fit one {sw.id} ({radix} ports): each rail is a 2-tier sub-fabric of "
+                     f"{leaves} leaves ({half} servers each) and {spines} spines, non-blocking")
+    up = scale_up_domains(c.server, c.servers)
+    domain = f" ({up.phrase()})" if up else ""
+    notes.append(f"rail-only: {nic_ports} rails; rails never meet in the network, so traffic "
+                 f"between rails crosses the servers' scale-up domain{domain} and the network's bisection across rails is 0")
+    if sw.protocol == "infiniband" and nic_ports > 1:
+        notes.append("InfiniBand: each rail is a separate subnet (no switch joins them): "
+                     "it needs its own subnet manager, e.g. one OpenSM per rail")
+    seg = c.servers if leaves == 1 else half
+    return PlanesDesign(c, True, nic_ports, 1, seg, leaves, speed, spines, 0, 0, tuple(notes), m)
 
+
+def _planes(loaded: LoadedSpec, c: Common) -> int:
+    """The planes: one per port of a NIC (fabric.planes, if given, must say so)."""
+    spec, nic_ports = loaded.spec, len(c.nics.ports)
     per_nic, rest = divmod(nic_ports, c.nics.nics)
     if rest or per_nic < 2:
-        error("DESIGN_IMPOSSIBLE", ("server",),
-              f"multi-plane needs NICs with 2 or more ports (one per plane); {c.server.id} has {nic_ports} ports on {c.nics.nics} NICs",
-              "use a server with dual-port NICs (e.g. hpn-8x2x200g, hgx-b300), or rail-optimized")
-        raise SpecInvalid(errors)
-    planes = fabric.planes or per_nic
+        raise SpecInvalid([loaded.diagnostic(
+            "DESIGN_IMPOSSIBLE", ("server",),
+            f"multi-plane needs NICs with 2 or more ports (one per plane); {c.server.id} has {nic_ports} ports on {c.nics.nics} NICs",
+            "use a server with dual-port NICs (e.g. hpn-8x2x200g, hgx-b300), or rail-optimized")])
+    planes = spec.fabric.planes or per_nic
     if planes != per_nic:
-        error("DESIGN_IMPOSSIBLE", ("fabric", "planes"),
-              f"planes: {planes}, but each {c.server.id} NIC has {per_nic} ports and each port goes to its own plane",
-              f"use planes: {per_nic}, or leave it out")
-    if errors:
-        raise SpecInvalid(errors)
+        raise SpecInvalid([loaded.diagnostic(
+            "DESIGN_IMPOSSIBLE", ("fabric", "planes"),
+            f"planes: {planes}, but each {c.server.id} NIC has {per_nic} ports and each port goes to its own plane",
+            f"use planes: {per_nic}, or leave it out")])
     if spec.layout is not None and spec.growth is not None:
-        error("SPEC_UNSUPPORTED", ("layout",), "multi-plane: a physical layout together with growth is not supported yet",
-              "remove `growth:` to place today's fabric, or `layout:` to build ahead for the growth target")
-        raise SpecInvalid(errors)
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_UNSUPPORTED", ("layout",), "multi-plane: a physical layout together with growth is not supported yet",
+            "remove `growth:` to place today's fabric, or `layout:` to build ahead for the growth target")])
+    return planes
+
+
+def _resolve_multi_plane(loaded: LoadedSpec, c: Common) -> PlanesDesign:
+    """Multi-plane: one plane per NIC port, each the cheapest rail-optimized Clos over rail
+    groups (_size_plane)."""
+    planes = _planes(loaded, c)
     plane, g = _size_plane(loaded, c)
     seg = plane.su_size // g
     # The plane's own notes count its switches and cables: one plane's.
@@ -201,11 +211,22 @@ def _translate(note: str, g: int) -> str:
     return re.sub(r"scalable_unit: (\d+)", lambda m: f"scalable_unit: {int(m.group(1)) // g}", note)
 
 
+def plane_shape(spec: Spec, g: int) -> ClosShape:
+    """One plane's shape over rail groups of `g` rails (module doc): rail-optimized, the
+    spec's tiers and ratios, its SU and growth target counted in rail groups (g per server)."""
+    shape = ClosShape.of_spec(spec)
+    growth = shape.growth
+    if growth is not None and growth.max_servers:
+        growth = growth.model_copy(update={"max_servers": growth.max_servers * g})
+    su = shape.scalable_unit
+    return dataclasses.replace(shape, topology="rail-optimized", scalable_unit=su * g if su else None, growth=growth,
+                               unit_keys=SU_ONLY)
+
+
 def _size_plane(loaded: LoadedSpec, c: Common) -> tuple[ClosDesign, int]:
     """One plane as a rail-optimized Clos over rail groups, for every g (rails per leaf)
     that divides the NICs; the cheapest, and its g. The plane's Clos is sized by the Clos
-    families' own code (resolve._size), so every rule and note is theirs."""
-    spec, fabric = loaded.spec, loaded.spec.fabric
+    families' own code (resolve.size_clos), so every rule and note is theirs."""
     R = c.nics.nics
     up_gbps = clos_resolve.uplink_speed(loaded, c)
     upper = clos_resolve._upper_switches(loaded, c, up_gbps)
@@ -213,18 +234,12 @@ def _size_plane(loaded: LoadedSpec, c: Common) -> tuple[ClosDesign, int]:
     for g in _divisors(R):
         if c.server.gpus % g:
             continue
-        vfabric = fabric.model_copy(update={"topology": "rail-optimized",
-                                            "scalable_unit": fabric.scalable_unit * g if fabric.scalable_unit else None})
-        growth = spec.growth
-        if growth is not None and growth.max_servers:
-            growth = growth.model_copy(update={"max_servers": growth.max_servers * g})
-        vloaded = dataclasses.replace(loaded, spec=spec.model_copy(update={"fabric": vfabric, "growth": growth}))
         vserver = c.server.model_copy(update={"gpus": c.server.gpus // g})
         vnics = c.nics.model_copy(update={"nics": R // g, "ports": [c.nics.ports[n * (len(c.nics.ports) // R)]
                                                                       for n in range(R // g)]})
+        inputs = SizingInputs(plane_shape(loaded.spec, g), vserver, vnics, c.switch, upper, c.speed_gbps, c.servers * g)
         try:
-            design = clos_resolve._size(vloaded, c.catalog, vserver, vnics, c.switch, c.speed_gbps, c.servers * g, (),
-                                        c.media_requested, upper, unit_keys=("scalable_unit",))
+            design = clos_resolve.size_clos(inputs, loaded.spec, c.catalog, c.media_requested)
         except SizingError as exc:
             first_error = first_error or exc
             continue
@@ -280,15 +295,19 @@ def build(d: PlanesDesign):
 def _build_planes(d: PlanesDesign, b: PlanAssembly):
     """P copies of the plane's Clos (module doc for the wiring); device index p-major so
     planned ids stay unique per role."""
+    first_leaf, first_spine, first_core = _add_plane_switches(d, b)
+    _wire_planes(d, b, first_leaf, first_spine, first_core)
+    return b.plan(d.c.spec.name, _design_record(d), list(d.notes))
+
+
+def _add_plane_switches(d: PlanesDesign, b: PlanAssembly) -> tuple[int, int, int]:
+    """Every plane's leaves, then spines, then cores, plane by plane; the first of each."""
     c, pd = d.c, d.plane
     s = pd.sizing
-    P, R, g = d.planes, d.rails, d.rails_per_leaf
-    vr = R // g  # leaves per unit in a plane (virtual rails)
-    U = pd.su_size  # virtual servers per unit
-    lp = pd.leaf_ports
+    P, vr = d.planes, d.rails // d.rails_per_leaf  # leaves per unit in a plane (virtual rails)
     spine_sw = pd.spine_switch or c.switch
     core_sw = pd.core_switch or spine_sw
-    leaf_layout = b.layout(ports.leaf_layout(c.switch, c.speed_gbps, pd.up_gbps, lp.down_cages(s.leaf.down)))
+    leaf_layout = b.layout(ports.leaf_layout(c.switch, c.speed_gbps, pd.up_gbps, pd.leaf_ports.down_cages(s.leaf.down)))
     spine_layout = b.layout(ports.switch_layout(spine_sw, pd.up_gbps))
     core_layout = b.layout(ports.switch_layout(core_sw, pd.up_gbps))
     L, S, C = s.leaves, s.spines, s.cores
@@ -310,13 +329,22 @@ def _build_planes(d: PlanesDesign, b: PlanAssembly):
     for p in range(P):
         for k in range(C):
             b.add(Device(naming.plane_core(p + 1, k + 1), "core", core_sw.id, core_layout, 3, p * C + k + 1, group=p + 1))
+    return first_leaf, first_spine, first_core
+
+
+def _wire_planes(d: PlanesDesign, b: PlanAssembly, first_leaf: int, first_spine: int, first_core: int) -> None:
+    """Server -> leaf over the planes, then each plane's leaf -> spine (-> core) as clos.py."""
+    c, s = d.c, d.plane.sizing
+    P, R, g = d.planes, d.rails, d.rails_per_leaf
+    vr = R // g
+    L, S, C = s.leaves, s.spines, s.cores
     # Server -> leaf. Port i of a server: NIC i // P, plane i % P.
     n_ports = R * P
     srv = np.repeat(np.arange(c.servers, dtype=np.int64), n_ports)
     port = np.tile(np.arange(n_ports, dtype=np.int64), c.servers)
     nic, plane = np.divmod(port, P)
     v = srv * g + nic // vr
-    unit, slot = np.divmod(v, U)
+    unit, slot = np.divmod(v, d.plane.su_size)  # virtual servers per unit
     b.link_block("server-leaf", srv, port, first_leaf + plane * L + unit * vr + nic % vr, slot)
     # Leaf -> spine, per plane as clos.py.
     up, m = s.leaf.up, s.leaf_spine_links
@@ -328,7 +356,7 @@ def _build_planes(d: PlanesDesign, b: PlanAssembly):
     else:
         pod, in_pod = np.divmod(li, s.leaves_per_pod)
         b_dev, b_port = first_spine + p_of * S + pod * s.spines_per_pod + t, in_pod
-    b.link_block("leaf-spine", first_leaf + leaf, lp.first_uplink(s.leaf.down) + t, b_dev, b_port)
+    b.link_block("leaf-spine", first_leaf + leaf, d.plane.leaf_ports.first_uplink(s.leaf.down) + t, b_dev, b_port)
     if s.tiers == 3:
         us, mc = s.spine.up, s.spine_core_links
         sp = np.repeat(np.arange(P * S, dtype=np.int64), us)
@@ -337,7 +365,6 @@ def _build_planes(d: PlanesDesign, b: PlanAssembly):
         pod, j = np.divmod(k, s.spines_per_pod)
         b.link_block("spine-core", first_spine + sp, s.spine.down + t,
                      first_core + p_of * C + j * s.cores_per_group + t // mc, pod * mc + t % mc)
-    return b.plan(c.spec.name, _design_record(d), list(d.notes))
 
 
 def _design_record(d: PlanesDesign) -> dict:

@@ -18,21 +18,16 @@ from ..catalog.models import NicGroup, Server, Switch
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
-from ..spec.model import ExtraEndpoint, Spec
+from ..spec.model import Spec
 from . import endpoints, scale_up, sizing, unit_choice
+from .clos_inputs import ClosShape, Endpoints, SizingInputs, UpperSwitches, size_field
 from .hosts import HostsDesign, resolve_hosts
 from .sizing import ClosSizing, SizingError
 
 
 @dataclass(frozen=True)
-class Endpoints:
-    spec: ExtraEndpoint
-    speed_gbps: int
-
-
-@dataclass(frozen=True)
 class ClosDesign:
-    spec: Spec
+    spec: Spec  # the spec compiled (its name, the field that sets its size); the fabric's shape is `shape`
     catalog: Catalog
     server: Server
     nics: NicGroup
@@ -53,6 +48,7 @@ class ClosDesign:
     final_leaves: int = 0  # leaves at the size the upper tiers are built for (growth), else today's
     uplink_speed_gbps: int | None = None  # fabric.uplink_speed_gbps: leaf-spine and spine-core; None: speed_gbps
     slg_units: int | None = None  # fabric.spine_leaf_group: a pod is one rail of this many SUs (spine_leaf_groups.py)
+    shape: ClosShape = field(kw_only=True)  # what the fabric's section asks (topology, tiers, ratios, unit)
 
     @property
     def up_gbps(self) -> int:
@@ -68,7 +64,7 @@ class ClosDesign:
         """Wired rail by rail: NIC r of every server of an SU on leaf r. A fabric that is one
         switch has every rail on that switch, and is wired as a fat-tree leaf (a dual-homed
         extra fabric of one leaf per NIC and no spine stays rail by rail)."""
-        return self.spec.fabric.topology == "rail-optimized" and not (self.sizing.tiers == 1 and self.sizing.leaves == 1)
+        return self.shape.rail_optimized and not (self.sizing.tiers == 1 and self.sizing.leaves == 1)
 
     @property
     def rails(self) -> int:
@@ -165,6 +161,10 @@ class OnCommon:
         return self.c.catalog
 
 
+# Collects one spec diagnostic: (code, field path, message, hint).
+Report = Callable[..., None]
+
+
 def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_KINDS, direct: bool = False,
                    switchless: bool = False) -> Common:
     """Catalog ids, media per link kind, NIC/switch speeds and the server count, shared by
@@ -172,13 +172,37 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
     `switchless`: no switch; the servers' compute NIC ports link to each other at the NIC speed.
     Raises SpecInvalid with every problem found."""
     spec = loaded.spec
-    fabric = spec.fabric
     errors: list[Diagnostic] = []
     catalog = _catalog_for(loaded, errors)
 
     def error(code, path, message, hint=""):
         errors.append(loaded.diagnostic(code, path, message, hint))
 
+    server, switch = _catalog_models(spec, catalog, error)
+    media_requested = _media_requested(spec, catalog, link_kinds, error)
+    if errors or server is None or (switch is None and not (direct or switchless)):
+        raise SpecInvalid(errors)
+    nics = server.nic_groups.get("compute")
+    speed = _direct_speed(loaded, server) if direct else _nic_speed(loaded, server, switch, catalog, error)
+    extra = []
+    for i, ep in enumerate(spec.extra_endpoints):
+        ep_speed = ep.speed_gbps or speed
+        if ep_speed != speed:
+            error("SPEC_SPEED_MISMATCH", ("extra_endpoints", i, "speed_gbps"),
+                  f"endpoint speed {ep_speed}G differs from the fabric speed {speed}G", f"use speed_gbps: {speed}")
+        extra.append(Endpoints(ep, ep_speed))
+    servers = _server_count(spec, server, error)
+    if not errors:
+        errors += scale_up.size_diagnostics(loaded, server, servers, size_field(spec))
+    if errors:
+        raise SpecInvalid(errors)
+    return Common(spec, catalog, server, nics, switch, speed, servers, tuple(extra), media_requested)
+
+
+def _catalog_models(spec: Spec, catalog: Catalog, error: Report) -> tuple[Server | None, Switch | None]:
+    """The server type and the switch model the spec names (None where unknown or not
+    given), and every switch model `requirements` names checked against the catalog."""
+    fabric = spec.fabric
     server = catalog.servers.get(spec.server)
     if server is None:
         error("SPEC_UNKNOWN_SERVER", ("server",), f"unknown server type '{spec.server}'", nearest(spec.server, catalog.servers))
@@ -191,6 +215,13 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         if sid not in catalog.switches:
             error("SPEC_UNKNOWN_SWITCH", ("requirements", "switch_models", i), f"unknown switch '{sid}'",
                   nearest(sid, catalog.switches))
+    return server, switch
+
+
+def _media_requested(spec: Spec, catalog: Catalog, link_kinds: tuple[str, ...], error: Report) -> dict[str, str]:
+    """fabric.media as a medium per link kind (one medium: every kind), each checked
+    against the link kinds of the family and the catalog."""
+    fabric = spec.fabric
     media_requested: dict[str, str] = {}
     if isinstance(fabric.media, str):
         media_requested = {k: fabric.media for k in link_kinds}
@@ -208,89 +239,61 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
             if media_id not in catalog.media:
                 error("SPEC_UNKNOWN_MEDIA", ("fabric", "media", kind), f"unknown medium '{media_id}'",
                       nearest(media_id, catalog.media))
-    if errors or server is None or (switch is None and not (direct or switchless)):
-        raise SpecInvalid(errors)
+    return media_requested
 
+
+def _direct_speed(loaded: LoadedSpec, server: Server) -> int:
+    """A direct network's link speed: fabric.speed_gbps, else the accelerators' own ports'."""
+    up = server.scale_up
+    if up is None or up.ports_per_gpu is None or up.port_gbps is None:
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_NO_DIRECT_PORTS", ("server",),
+            f"server type '{server.id}' has no chip-to-chip ports in the catalog (scale_up.ports_per_gpu / port_gbps)",
+            "give fabric.switch for a switched torus, or use a server whose accelerators link directly (tpu-v4, tpu-v5p)")])
+    return loaded.spec.fabric.speed_gbps or up.port_gbps
+
+
+def _nic_speed(loaded: LoadedSpec, server: Server, switch: Switch | None, catalog: Catalog, error: Report) -> int:
+    """The server-side link speed: fabric.speed_gbps, else the compute NICs'; it must be the
+    NICs' own and a mode of the switch (switchless: the NIC's at both ends). Checks the NOS."""
+    fabric = loaded.spec.fabric
     nics = server.nic_groups.get("compute")
-    if direct:
-        up = server.scale_up
-        if up is None or up.ports_per_gpu is None or up.port_gbps is None:
-            raise SpecInvalid([loaded.diagnostic(
-                "SPEC_NO_DIRECT_PORTS", ("server",),
-                f"server type '{server.id}' has no chip-to-chip ports in the catalog (scale_up.ports_per_gpu / port_gbps)",
-                "give fabric.switch for a switched torus, or use a server whose accelerators link directly (tpu-v4, tpu-v5p)")])
-        speed = fabric.speed_gbps or up.port_gbps
-    else:
-        if nics is None:
-            raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",), f"server type '{server.id}' has no compute NIC group in the catalog")])
-        speed = fabric.speed_gbps or nics.speed_gbps
-        if switch is None:  # switchless: both ends are the same NIC, so only its own speed
-            if speed != nics.speed_gbps:
-                error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
-                      f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
-                      f"leave speed_gbps out, or use speed_gbps: {nics.speed_gbps}")
-        elif speed not in switch.modes:
-            modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
-            error("SPEC_SPEED_UNSUPPORTED", ("fabric", "speed_gbps") if fabric.speed_gbps else ("fabric", "switch"),
-                  f"{switch.id} has no {speed}G port mode (the {server.id} NICs run at {nics.speed_gbps}G)",
-                  f"{switch.id} runs {modes}; choose a switch with {speed}G ports")
-        elif nics.speed_gbps != speed:
+    if nics is None:
+        raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",),
+                                             f"server type '{server.id}' has no compute NIC group in the catalog")])
+    speed = fabric.speed_gbps or nics.speed_gbps
+    if switch is None:  # switchless: both ends are the same NIC, so only its own speed
+        if speed != nics.speed_gbps:
             error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
                   f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
-                  "splitter-based speed changes are not supported yet; use the NIC speed")
-        if switch is not None:
-            error_nos(loaded, switch, catalog.switches, error)
-    extra = []
-    for i, ep in enumerate(spec.extra_endpoints):
-        ep_speed = ep.speed_gbps or speed
-        if ep_speed != speed:
-            error("SPEC_SPEED_MISMATCH", ("extra_endpoints", i, "speed_gbps"),
-                  f"endpoint speed {ep_speed}G differs from the fabric speed {speed}G", f"use speed_gbps: {speed}")
-        extra.append(Endpoints(ep, ep_speed))
+                  f"leave speed_gbps out, or use speed_gbps: {nics.speed_gbps}")
+    elif speed not in switch.modes:
+        modes = ", ".join(f"{s}G" for s in sorted(switch.modes))
+        error("SPEC_SPEED_UNSUPPORTED", ("fabric", "speed_gbps") if fabric.speed_gbps else ("fabric", "switch"),
+              f"{switch.id} has no {speed}G port mode (the {server.id} NICs run at {nics.speed_gbps}G)",
+              f"{switch.id} runs {modes}; choose a switch with {speed}G ports")
+    elif nics.speed_gbps != speed:
+        error("SPEC_SPEED_MISMATCH", ("fabric", "speed_gbps"),
+              f"fabric speed {speed}G differs from the {server.id} NIC speed {nics.speed_gbps}G",
+              "splitter-based speed changes are not supported yet; use the NIC speed")
+    if switch is not None:
+        error_nos(loaded, switch, catalog.switches, error)
+    return speed
 
+
+def _server_count(spec: Spec, server: Server, error: Report) -> int:
+    """spec.servers, or spec.gpus in whole servers."""
     if spec.servers is not None:
-        servers = spec.servers
-    else:
-        servers, rest = divmod(spec.gpus, server.gpus)
-        if rest:
-            error("SPEC_GPUS_NOT_WHOLE_SERVERS", ("gpus",),
-                  f"{spec.gpus} GPUs is not a whole number of {server.id} servers ({server.gpus} GPUs each)",
-                  f"use gpus: {servers * server.gpus} or {(servers + 1) * server.gpus}")
-    if not errors:
-        errors += scale_up.size_diagnostics(loaded, server, servers, size_field(spec))
-    if errors:
-        raise SpecInvalid(errors)
-    return Common(spec, catalog, server, nics, switch, speed, servers, tuple(extra), media_requested)
+        return spec.servers
+    servers, rest = divmod(spec.gpus, server.gpus)
+    if rest:
+        error("SPEC_GPUS_NOT_WHOLE_SERVERS", ("gpus",),
+              f"{spec.gpus} GPUs is not a whole number of {server.id} servers ({server.gpus} GPUs each)",
+              f"use gpus: {servers * server.gpus} or {(servers + 1) * server.gpus}")
+    return servers
 
 
-def size_field(spec: Spec) -> tuple[str]:
-    """The spec field that sets the cluster size (for diagnostics about it)."""
-    return ("servers",) if spec.servers is not None else ("gpus",)
-
-
-@dataclass(frozen=True)
-class _Upper:
-    """The switch models of the tiers above the leaf (fabric.spine_switch / core_switch)."""
-
-    spine: Switch
-    core: Switch
-    speed_gbps: int  # every spine and core port: the uplink speed (fabric.uplink_speed_gbps, default speed_gbps)
-
-    @property
-    def spine_radix(self) -> int:
-        return self.spine.radix(self.speed_gbps)
-
-    @property
-    def core_radix(self) -> int:
-        return self.core.radix(self.speed_gbps)
-
-    @property
-    def name(self) -> str:
-        """For messages: the model, or spine/core models where they differ."""
-        return self.spine.id if self.spine.id == self.core.id else f"{self.spine.id} spines / {self.core.id} cores"
-
-
-def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> _Upper:
+def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> UpperSwitches:
     """fabric.spine_switch and core_switch, checked like fabric.switch; default: the leaf model.
     Every port of a spine and a core runs at `up_gbps` (the uplink speed)."""
     fabric = loaded.spec.fabric
@@ -333,7 +336,7 @@ def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> _Upper:
                                         "is not supported yet", "remove `layout:` or the per-tier switch keys"))
     if errors:
         raise SpecInvalid(errors)
-    return _Upper(spine, core, up_gbps)
+    return UpperSwitches(spine, core, up_gbps)
 
 
 def uplink_speed(loaded: LoadedSpec, c: Common) -> int:
@@ -377,11 +380,13 @@ def uplink_speed(loaded: LoadedSpec, c: Common) -> int:
 
 def resolve(loaded: LoadedSpec) -> ClosDesign:
     c = resolve_common(loaded)
+    assert c.nics is not None and c.switch is not None  # a Clos has both (resolve_common checked)
     up_gbps = uplink_speed(loaded, c)
     upper = _upper_switches(loaded, c, up_gbps)
+    inputs = SizingInputs(ClosShape.of_spec(loaded.spec), c.server, c.nics, c.switch, upper, c.speed_gbps, c.servers,
+                          c.endpoints)
     try:
-        design = _size(loaded, c.catalog, c.server, c.nics, c.switch, c.speed_gbps, c.servers, c.endpoints, c.media_requested,
-                       upper)
+        design = size_clos(inputs, loaded.spec, c.catalog, c.media_requested)
     except SizingError as exc:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)]) from None
     design = _one_switch_when_it_holds_everything(loaded, design)
@@ -506,22 +511,130 @@ class _Units:
     (fat-tree), each with the uplink counts that keep the leaf at or below the ratio asked
     (unit_choice.py), and what each costs at a server count."""
 
-    sizes: list[int]  # ascending
-    uplinks: Callable[[int], range]  # a size's uplink counts, fewest (the ratio asked, rounded up) first
-    exact: Callable[[int], int | None]  # a size's uplinks at exactly the ratio asked; None where not whole
-    # (size, uplinks, servers, room) -> cost, None if it cannot be built or leaves fewer than
-    # `room` leaf downlinks free for extra endpoints
-    cost_of: Callable[[int, int, int, int], unit_choice.UnitCost | None]
-    floor: Callable[[int, int, int], int]  # (size, uplinks, servers) -> a lower bound on the ports
-    panels: tuple[unit_choice.Panel, unit_choice.Panel, unit_choice.Panel]  # a leaf's, a spine's, a core's
+    x: SizingInputs
+    leaf: sizing.LeafPorts  # x.leaf, computed once (the search prices many units)
+    today: int  # servers built today: the leaf endpoints' room is on today's leaves
     room: int  # leaf downlinks the extra endpoints attached to leaves need
+    panels: tuple[unit_choice.Panel, unit_choice.Panel, unit_choice.Panel]  # a leaf's, a spine's, a core's
+    spine_split: sizing.PortSplit | None  # a spine at the spine ratio; None: no three tiers at that ratio
+    sizes: list[int] = field(default_factory=list)  # ascending
     searched: dict = field(default_factory=dict)  # (servers, room, exact) -> the cheapest unit found
+
+    @classmethod
+    def of(cls, x: SizingInputs, room: int) -> _Units:
+        leaf, up = x.leaf, x.upper
+        try:
+            spine_split = sizing.split_for_ratio(up.spine_radix, x.shape.spine_ratio)
+        except SizingError:  # no three tiers at this spine ratio; _upper_tiers says so where they are needed
+            spine_split = None
+        # The leaf's panel at its downlink speed: at two speeds an uplink takes a whole cage
+        # (`up_width` downlink-speed ports).
+        leaf_panel = unit_choice.Panel(leaf.radix, leaf.down_per_cage, (leaf.down_gbps, leaf.up_gbps),
+                                       leaf.down_per_cage // leaf.up_per_cage if leaf.mixed else 1)
+        units = cls(x, leaf, x.servers, room, (leaf_panel, _panel(up.spine, up.speed_gbps),
+                                                _panel(up.core, up.speed_gbps)), spine_split)
+        units.sizes.extend(units.candidate_sizes())
+        return units
+
+    @property
+    def rail(self) -> bool:
+        return self.x.shape.rail_optimized
+
+    @property
+    def per_server(self) -> int:
+        """Downlinks of a unit per server: an SU's server slots on each rail leaf, or a
+        fat-tree leaf's servers' NIC ports (a leaf provisioned for more servers would
+        measure better than asked)."""
+        return 1 if self.rail else self.x.rails
+
+    def candidate_sizes(self) -> list[int]:
+        """Unit sizes a leaf fits at the ratio asked, bounded by the leaf's ports at the
+        downlink speed."""
+        radix, su = self.leaf.radix, self.x.shape.scalable_unit
+        if self.rail:
+            # A multi-server scale-up domain (an NVL72 rack) sits in one SU: SUs of whole domains only.
+            domain = scale_up.domain_servers(self.x.server)
+            return [s for s in range(domain, radix, domain) if self.fits(s)]
+        return [n for n in range(1, radix // self.x.rails + 1) if self.fits(n) and (su is None or su % n == 0)]
+
+    def fewest_uplinks(self, size: int) -> int:
+        # The ratio is bandwidth: down x down_gbps : up x up_gbps (800G uplinks over 400G
+        # downlinks: half as many uplinks at 1:1).
+        leaf, ratio = self.leaf, self.x.shape.leaf_ratio
+        return -(-size * self.per_server * leaf.down_gbps * ratio.up // (ratio.down * leaf.up_gbps))
+
+    def most_uplinks(self, size: int) -> int:
+        # Every port the downlinks leave (at two speeds: every cage they leave, one uplink per cage).
+        leaf, down = self.leaf, size * self.per_server
+        if not leaf.mixed:
+            return leaf.radix - down
+        return (leaf.cages - leaf.down_cages(down)) * leaf.up_per_cage
+
+    def uplinks(self, size: int) -> range:
+        """A size's uplink counts, fewest (the ratio asked, rounded up) first."""
+        return range(self.fewest_uplinks(size), self.most_uplinks(size) + 1)
+
+    def exact(self, size: int) -> int | None:
+        """A size's uplinks at exactly the ratio asked; None where not whole."""
+        return self.leaf.uplinks(size * self.per_server, self.x.shape.leaf_ratio)
+
+    def fits(self, size: int) -> bool:
+        return self.fewest_uplinks(size) <= self.most_uplinks(size)
+
+    def plan_for(self, size: int, uplinks: int) -> _LeafPlan:
+        rails, su = self.x.rails, self.x.shape.scalable_unit
+        if self.rail:
+            return _LeafPlan(sizing.PortSplit(size, uplinks), size, size, rails)
+        return _LeafPlan(sizing.PortSplit(size * rails, uplinks), size, su, (su // size) if su else 1)
+
+    def unit_servers(self, size: int) -> int:
+        """Servers of a unit of `size`: an SU, or a fat-tree's SU of such leaves, else the leaf's."""
+        return size if self.rail else (self.x.shape.scalable_unit or size)
+
+    def leaves_at(self, size: int, at_servers: int) -> int:
+        unit = self.unit_servers(size)
+        return -(-at_servers // unit) * (self.x.rails if self.rail else unit // size)
+
+    def cost_of(self, size: int, uplinks: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
+        """What a unit costs at `at_servers`; None if it cannot be built or leaves fewer
+        than `room` leaf downlinks free on today's leaves for extra endpoints."""
+        rails, unit = self.x.rails, self.unit_servers(size)
+        slots = -(-self.today // unit) * unit
+        if (slots - min(slots, at_servers)) * rails < room:
+            return None
+        lp = self.plan_for(size, uplinks)
+        try:
+            sized = _upper_tiers(self.x, lp, at_servers)
+        except SizingError:
+            return None
+        return unit_choice.cost(size, sized, at_servers * rails, self.panels,
+                                lp.downlinks_used(at_servers, rails, self.rail))
+
+    def floor(self, size: int, uplinks: int, at_servers: int) -> int:
+        """A lower bound on the ports a unit's fabric takes at `at_servers`. Leaves and
+        server cables are fixed by the size; uplinks add their cables and at least their
+        share of spine ports (two spines at least where a leaf has two uplinks), a bound for
+        two tiers and three alike. Past a spine's ports in leaves (a spine takes a link from
+        every leaf below it) the fabric has three tiers, as _upper_tiers builds them:
+        `uplinks` spines per pod, and the cores and spine-core cables those need."""
+        rails, su, split = self.x.rails, self.x.shape.scalable_unit, self.spine_split
+        leaves, (p_leaf, p_spine, p_core) = self.leaves_at(size, at_servers), self.panels
+        cables = at_servers * rails + leaves * uplinks
+        if split is not None and (self.x.shape.tiers == 3 or leaves > p_spine.ports):
+            group = rails if self.rail else ((su // size) if su else 1)
+            pods = -(-leaves // max(1, (split.down // group) * group))
+            spines, cores = pods * uplinks, uplinks * -(-pods * split.up // p_core.ports)
+            cables += spines * split.up
+        else:
+            spines, cores = max(2 if uplinks >= 2 else 1, -(-leaves * uplinks // p_spine.ports)), 0
+        return leaves * p_leaf.ports + spines * p_spine.ports + cores * p_core.ports + 2 * cables
 
     def _cheapest(self, servers: int, room: int, exact: bool = False) -> unit_choice.UnitCost | None:
         # The unit is chosen, then priced again for the design record: search once.
         known = self.searched.get((servers, room, exact), False)
         if known is not False:
             return known
+        candidates: list[tuple[int, range | tuple[int]]]
         if exact:
             candidates = [(s, (u,)) for s in self.sizes if (u := self.exact(s)) is not None]
         else:
@@ -551,151 +664,97 @@ class _Units:
         return roomy if roomy is not None and roomy.switches <= best.switches else best
 
 
-def _leaf_plan(loaded, up: _Upper, server, leaf: sizing.LeafPorts, rails: int, today: int, servers: int, room: int,
-               notes: list[str], unit_keys: tuple[str, ...]) -> tuple[_LeafPlan, _Units]:
+def _panel(switch: Switch, gbps: int) -> unit_choice.Panel:
+    """A spine's or a core's front panel: every port at the uplink speed."""
+    return unit_choice.Panel(switch.radix(gbps), switch.modes[gbps].ports_per_cage, (gbps, gbps))
+
+
+def _leaf_plan(x: SizingInputs, servers: int, notes: list[str]) -> tuple[_LeafPlan, _Units]:
     """The leaf's port split and the fabric's unit: servers per SU (rail-optimized) or per
     leaf (fat-tree), as the spec gives it, else the cheapest for `servers` (the size the
-    upper tiers are built for; unit_choice.py) that leaves `room` leaf downlinks free on
-    today's leaves (`today` servers) for the extra endpoints attached to leaves."""
-    fabric = loaded.spec.fabric
-    ratio = fabric.oversubscription.leaf
-    asked = Fraction(ratio.down, ratio.up)
-    most = leaf.most(ratio)
-    radix = leaf.radix  # ports at the downlink speed: bounds the unit sizes
-    rail = fabric.topology == "rail-optimized"
-    su = fabric.scalable_unit
-    # Downlinks of a unit: an SU's server slots on each rail leaf, or a fat-tree leaf's
-    # servers' NIC ports (a leaf provisioned for more servers would measure better than asked).
-    per_server = 1 if rail else rails
-
-    def fewest_uplinks(size: int) -> int:
-        # The ratio is bandwidth: down x down_gbps : up x up_gbps (800G uplinks over 400G
-        # downlinks: half as many uplinks at 1:1).
-        return -(-size * per_server * leaf.down_gbps * ratio.up // (ratio.down * leaf.up_gbps))
-
-    def most_uplinks(size: int) -> int:
-        # Every port the downlinks leave (at two speeds: every cage they leave, one uplink per cage).
-        down = size * per_server
-        if not leaf.mixed:
-            return leaf.radix - down
-        return (leaf.cages - leaf.down_cages(down)) * leaf.up_per_cage
-
-    def uplink_counts(size: int) -> range:
-        return range(fewest_uplinks(size), most_uplinks(size) + 1)
-
-    def exact(size: int) -> int | None:
-        return leaf.uplinks(size * per_server, ratio)
-
-    def fits(size: int) -> bool:
-        return fewest_uplinks(size) <= most_uplinks(size)
-
-    if rail:
-        def plan_for(size: int, uplinks: int) -> _LeafPlan:
-            return _LeafPlan(sizing.PortSplit(size, uplinks), size, size, rails)
-        # A multi-server scale-up domain (an NVL72 rack) sits in one SU: SUs of whole domains only.
-        domain = scale_up.domain_servers(server)
-        sizes = [s for s in range(domain, radix, domain) if fits(s)]
-        given = su
-    else:
-        def plan_for(size: int, uplinks: int) -> _LeafPlan:
-            return _LeafPlan(sizing.PortSplit(size * rails, uplinks), size, su, (su // size) if su else 1)
-        sizes = [n for n in range(1, radix // rails + 1) if fits(n) and (su is None or su % n == 0)]
-        given = fabric.servers_per_leaf
-
-    def leaves_at(size: int, at_servers: int) -> int:
-        unit = size if rail else (su or size)
-        return -(-at_servers // unit) * (rails if rail else unit // size)
-
-    def cost_of(size: int, uplinks: int, at_servers: int, room: int = 0) -> unit_choice.UnitCost | None:
-        unit = size if rail else (su or size)
-        slots = -(-today // unit) * unit
-        if (slots - min(slots, at_servers)) * rails < room:
-            return None
-        lp = plan_for(size, uplinks)
-        try:
-            sized = _upper_tiers(loaded, up, server, rails, lp, at_servers)
-        except SizingError:
-            return None
-        return unit_choice.cost(size, sized, at_servers * rails, units.panels, lp.downlinks_used(at_servers, rails, rail))
-
-    try:
-        spine_split = sizing.split_for_ratio(up.spine_radix, fabric.oversubscription.spine)
-    except SizingError:  # no three tiers at this spine ratio; _upper_tiers says so where they are needed
-        spine_split = None
-
-    def floor(size: int, uplinks: int, at_servers: int) -> int:
-        # Leaves and server cables are fixed by the size; uplinks add their cables and at
-        # least their share of spine ports (two spines at least where a leaf has two uplinks),
-        # a bound for two tiers and three alike. Past a spine's ports in leaves (a spine takes
-        # a link from every leaf below it) the fabric has three tiers, as _upper_tiers builds
-        # them: `uplinks` spines per pod, and the cores and spine-core cables those need.
-        leaves, (p_leaf, p_spine, p_core) = leaves_at(size, at_servers), units.panels
-        cables = at_servers * rails + leaves * uplinks
-        if spine_split is not None and (fabric.tiers == 3 or leaves > p_spine.ports):
-            group = rails if rail else ((su // size) if su else 1)
-            pods = -(-leaves // max(1, (spine_split.down // group) * group))
-            spines, cores = pods * uplinks, uplinks * -(-pods * spine_split.up // p_core.ports)
-            cables += spines * spine_split.up
-        else:
-            spines, cores = max(2 if uplinks >= 2 else 1, -(-leaves * uplinks // p_spine.ports)), 0
-        return leaves * p_leaf.ports + spines * p_spine.ports + cores * p_core.ports + 2 * cables
-
-    def panel(switch: Switch) -> unit_choice.Panel:
-        return unit_choice.Panel(switch.radix(up.speed_gbps), switch.modes[up.speed_gbps].ports_per_cage,
-                                 (up.speed_gbps, up.speed_gbps))
-
-    # The leaf's panel at its downlink speed: at two speeds an uplink takes a whole cage
-    # (`up_width` downlink-speed ports).
-    leaf_panel = unit_choice.Panel(leaf.radix, leaf.down_per_cage, (leaf.down_gbps, leaf.up_gbps),
-                                   leaf.down_per_cage // leaf.up_per_cage if leaf.mixed else 1)
-    units = _Units(sizes, uplink_counts, exact, cost_of, floor, (leaf_panel, panel(up.spine), panel(up.core)), room)
+    upper tiers are built for; unit_choice.py) that leaves room on today's leaves for the
+    extra endpoints attached to leaves."""
+    units = _Units.of(x, endpoints.leaf_ports_wanted(x.endpoints))
+    # A ratio no split of the leaf's ports reaches (41:30 on 64 ports needs 71) is the error
+    # to give first, whatever the unit.
+    units.leaf.most(x.shape.leaf_ratio)
+    given = x.shape.scalable_unit if units.rail else x.shape.servers_per_leaf
     if given is not None:
-        if rail:
-            lp = plan_for(given, leaf.split(given, ratio, "scalable_unit").up)
-        else:
-            split = _given_leaf(given, ratio, leaf, rails, notes)
-            if su is not None and su % given:
-                raise SizingError(("fabric", "scalable_unit"),
-                                  f"scalable_unit {su} is not a whole number of leaves ({given} servers per leaf)",
-                                  f"use a multiple of {given}")
-            lp = _LeafPlan(split, given, su, (su // given) if su else 1)
-        return lp, units
-    if not sizes:
-        if rail:  # only where no SU of whole scale-up domains fits a leaf: the largest, which resolve() refuses
-            return plan_for(most.down, most.up), units
-        raise SizingError(("fabric", "oversubscription"),
-                          f"one {server.id} brings {rails} NIC ports, which at {ratio} need {fewest_uplinks(1)} uplinks: "
-                          f"{leaf.used_text(sizing.PortSplit(rails, fewest_uplinks(1)))}; a leaf has {leaf.capacity_text}",
-                          "use rail-optimized, a larger switch, or a higher oversubscription")
+        return _given_unit(units, given, notes), units
+    if not units.sizes:
+        return _largest_unit(units), units
+    return _cheapest_unit(units, servers, notes), units
+
+
+def _given_unit(units: _Units, given: int, notes: list[str]) -> _LeafPlan:
+    """The unit the spec gives: an SU's rail leaves at the ratio, or `given` servers a leaf."""
+    x, leaf = units.x, units.leaf
+    ratio, su = x.shape.leaf_ratio, x.shape.scalable_unit
+    if units.rail:
+        return units.plan_for(given, leaf.split(given, ratio, "scalable_unit").up)
+    split = _given_leaf(given, ratio, leaf, x.rails, notes)
+    if su is not None and su % given:
+        raise SizingError(("fabric", "scalable_unit"),
+                          f"scalable_unit {su} is not a whole number of leaves ({given} servers per leaf)",
+                          f"use a multiple of {given}")
+    return _LeafPlan(split, given, su, (su // given) if su else 1)
+
+
+def _largest_unit(units: _Units) -> _LeafPlan:
+    """No unit fits the ratio: rail-optimized where no SU of whole scale-up domains fits a
+    leaf, the largest (which resolve() refuses); a fat-tree, the error saying why."""
+    x, leaf = units.x, units.leaf
+    ratio, rails = x.shape.leaf_ratio, x.rails
+    if units.rail:
+        most = leaf.most(ratio)
+        return units.plan_for(most.down, most.up)
+    one = sizing.PortSplit(rails, units.fewest_uplinks(1))
+    raise SizingError(("fabric", "oversubscription"),
+                      f"one {x.server.id} brings {rails} NIC ports, which at {ratio} need {one.up} uplinks: "
+                      f"{leaf.used_text(one)}; a leaf has {leaf.capacity_text}",
+                      "use rail-optimized, a larger switch, or a higher oversubscription")
+
+
+def _cheapest_unit(units: _Units, servers: int, notes: list[str]) -> _LeafPlan:
+    """The cheapest unit for `servers` (unit_choice.py), and a note saying what it was
+    chosen over, unless a fat-tree leaf is simply filled with servers at the ratio."""
+    sizes = units.sizes
     best = units.cheapest(servers)
     if best is None:  # nothing fits the tiers: the largest unit, whose sizing error says the limit
-        return plan_for(sizes[-1], fewest_uplinks(sizes[-1])), units
-    lp = plan_for(best.size, best.up)
-    # The classic comparison: the most servers a leaf holds at exactly the ratio asked
-    # (NVIDIA's largest SU), where uplinks are whole there.
-    top = max((s for s in sizes if exact(s) is not None), default=None)
-    largest = cost_of(top, exact(top), servers, room) if top is not None else None
-    what = "servers per SU" if rail else "servers per leaf"
+        return units.plan_for(sizes[-1], units.fewest_uplinks(sizes[-1]))
+    lp = units.plan_for(best.size, best.up)
+    ratio = units.x.shape.leaf_ratio
+    below = best.measured() != Fraction(ratio.down, ratio.up)
+    if not units.rail and best.size == sizes[-1] and not units.leaf.spare(lp.leaf) and not below:
+        return lp  # a fat-tree leaf filled with servers, as before: nothing to say
+    notes.append(_unit_note(units, best, lp, servers, below))
+    return lp
+
+
+def _unit_note(units: _Units, best: unit_choice.UnitCost, lp: _LeafPlan, servers: int, below: bool) -> str:
+    """Why the unit chosen: the fewest switches and cables, against the largest unit at
+    exactly the ratio asked (NVIDIA's largest SU, where uplinks are whole there)."""
+    x, room = units.x, units.room
+    ratio = x.shape.leaf_ratio
+    top = max((s for s in units.sizes if units.exact(s) is not None), default=None)
+    largest = units.cost_of(top, units.exact(top), servers, room) if top is not None else None
+    what = "servers per SU" if units.rail else "servers per leaf"
     versus = (f"; {top} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
               f"{largest.cables:,} cables" if largest is not None and largest.size != best.size else "")
-    key = "scalable_unit" if rail else "servers_per_leaf"
-    spare = leaf.spare(lp.leaf)
-    below = best.measured() != asked
-    if not rail and best.size == sizes[-1] and not spare and not below:
-        return lp, units  # a fat-tree leaf filled with servers, as before: nothing to say
+    key = "scalable_unit" if units.rail else "servers_per_leaf"
+    spare = units.leaf.spare(lp.leaf)
     if best.size == 1:
         what = what.replace("servers", "server")
-    notes.append(f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} "
-                 f"server{'s' if servers != 1 else ''} "
-                 + (f"with room for {room} extra endpoint port(s) on leaves "
-                    if room and cost_of(best.size, best.up, servers, room) else "")
-                 + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
-                 + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
-                 + (_below_ratio(best, ratio, units.at_exactly(servers), what, largest if versus else None) if below else "")
-                 + (f". Set {key}: {best.size}" + (f" and oversubscription: '{unit_choice.ratio_text(best.measured())}'"
-                                                   if below else "") + " to keep it as the cluster grows"
-                    if key in unit_keys else ""))
-    return lp, units
+    return (f"{key} not given: {best.size} {what}, the fewest switches and cables for {servers:,} "
+            f"server{'s' if servers != 1 else ''} "
+            + (f"with room for {room} extra endpoint port(s) on leaves "
+               if room and units.cost_of(best.size, best.up, servers, room) else "")
+            + f"({best.switches:,} switches, {best.cables:,} cables{versus})"
+            + (f"; a leaf uses {lp.leaf.down} downlinks + {lp.leaf.up} uplinks, {spare} ports stay spare" if spare else "")
+            + (_below_ratio(best, ratio, units.at_exactly(servers), what, largest if versus else None) if below else "")
+            + (f". Set {key}: {best.size}" + (f" and oversubscription: '{unit_choice.ratio_text(best.measured())}'"
+                                              if below else "") + " to keep it as the cluster grows"
+               if key in x.shape.unit_keys else ""))
 
 
 def _below_ratio(best: unit_choice.UnitCost, ratio, exact: unit_choice.UnitCost | None, what: str,
@@ -716,30 +775,30 @@ def _below_ratio(best: unit_choice.UnitCost, ratio, exact: unit_choice.UnitCost 
             f"oversubscribed than the {ratio} asked: {why}")
 
 
-def _upper_tiers(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
+def _upper_tiers(x: SizingInputs, lp: _LeafPlan, servers: int) -> sizing.ClosSizing:
     """Spines (and cores) for `servers`, or a SizingError saying the limit."""
-    fabric = loaded.spec.fabric
-    ratio = fabric.oversubscription.leaf
-    leaves = lp.leaves(servers, rails, fabric.topology == "rail-optimized")
-    per_leaf = lp.servers_per_leaf if fabric.topology == "fat-tree" else lp.servers_per_leaf / rails
+    shape, up, rails = x.shape, x.upper, x.rails
+    ratio = shape.leaf_ratio
+    leaves = lp.leaves(servers, rails, shape.rail_optimized)
+    per_leaf = lp.servers_per_leaf if shape.topology == "fat-tree" else lp.servers_per_leaf / rails
     radix = up.spine_radix
     two = sizing.two_tier(leaves, lp.leaf, radix)
-    if fabric.tiers == 2 and two is None:
+    if shape.tiers == 2 and two is None:
         cap = sizing.max_two_tier_leaves(lp.leaf, radix)
         raise SizingError(("fabric", "tiers"),
                           f"{leaves} leaves do not fit two tiers of {up.spine.id}: a spine with {radix} ports joins at most "
-                          f"{cap} leaves ({int(cap * per_leaf * server.gpus):,} GPUs at {ratio})",
+                          f"{cap} leaves ({int(cap * per_leaf * x.server.gpus):,} GPUs at {ratio})",
                           "use tiers: 3 or tiers: auto")
-    if fabric.tiers == 2 or (fabric.tiers in ("auto", 1) and two is not None):  # tiers 1: cut to one switch later
+    if shape.tiers == 2 or (shape.tiers in ("auto", 1) and two is not None):  # tiers 1: cut to one switch later
         return two
-    spine_split = sizing.split_for_ratio(radix, fabric.oversubscription.spine)
+    spine_split = sizing.split_for_ratio(radix, shape.spine_ratio)
     cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, up.core_radix, lp.group)
     if leaves > cap:
-        where = ("growth",) if loaded.spec.growth else (("servers",) if loaded.spec.servers is not None else ("gpus",))
+        where = ("growth",) if shape.growth else shape.size_path
         raise SizingError(where,
                           f"{servers:,} servers need {leaves:,} leaves; three tiers of {up.name} at leaf {ratio} / "
-                          f"spine {fabric.oversubscription.spine} hold at most {cap:,} leaves "
-                          f"({int(cap * per_leaf) * server.gpus:,} GPUs)",
+                          f"spine {shape.spine_ratio} hold at most {cap:,} leaves "
+                          f"({int(cap * per_leaf) * x.server.gpus:,} GPUs)",
                           "use a larger-radix switch or a higher oversubscription")
     return sizing.three_tier(leaves, lp.leaf, spine_split, up.core_radix, lp.group)
 
@@ -758,12 +817,13 @@ def _same_wiring(a: sizing.ClosSizing, b: sizing.ClosSizing) -> bool:
             and (a.spines == b.spines if a.tiers == 2 else a.leaves_per_pod == b.leaves_per_pod))
 
 
-def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int, now: sizing.ClosSizing,
-                 cap: int | None, held: tuple[int, int]) -> str:
+def _growth_note(x: SizingInputs, lp: _LeafPlan, now: sizing.ClosSizing, cap: int | None,
+                 held: tuple[int, int]) -> str:
     """Without `growth:`, how far the design grows before a pulled cable has to move.
     `cap`: servers the leaves hold before a server slot that extra endpoints took;
     `held`: ports at the top of every spine and every core that extra endpoints hold."""
-    domain = scale_up.domain_servers(server)  # an NVL72 grows by whole racks, not by a leaf's servers
+    up, servers = x.upper, x.servers
+    domain = scale_up.domain_servers(x.server)  # an NVL72 grows by whole racks, not by a leaf's servers
     step = lp.su or (domain if domain > 1 else lp.servers_per_leaf)
     last_ok = servers
     probe = (servers // step + 1) * step
@@ -773,7 +833,7 @@ def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int,
                     f"endpoints on leaves hold, so their cables move. Set growth: {{max_servers: N}} to keep the "
                     f"endpoints clear of the servers to come")
         try:
-            nxt = _upper_tiers(loaded, up, server, rails, lp, probe)
+            nxt = _upper_tiers(x, lp, probe)
         except SizingError:
             return f"grows to {last_ok:,} servers without moving a cable; beyond that the tiers run out ({up.name})"
         if _same_wiring(now, nxt) and (nxt.leaves * nxt.leaf_spine_links > up.spine_radix - held[0] if nxt.tiers == 2
@@ -784,85 +844,101 @@ def _growth_note(loaded, up: _Upper, server, rails, lp: _LeafPlan, servers: int,
                     f"{held[0] if nxt.tiers == 2 else held[1]} of every {tier}), so their cables move. Set growth: "
                     f"{{max_servers: N}} to keep the endpoints clear of the fabric to come")
         if not _same_wiring(now, nxt):
-            what = []
-            if nxt.tiers != now.tiers:
-                what.append(f"{now.tiers} -> {nxt.tiers} tiers")
-            elif now.tiers == 2:
-                what.append(f"leaf-spine: {now.spines} -> {nxt.spines} spines, "
-                            f"{now.leaf_spine_links} -> {nxt.leaf_spine_links} link(s) per leaf-spine pair")
-            else:
-                what.append(f"spine-core: {now.cores_per_group} -> {nxt.cores_per_group} cores per group, "
-                            f"{now.spine_core_links} -> {nxt.spine_core_links} link(s) per spine-core pair")
-            return (f"grows to {last_ok:,} servers without moving a cable; at {probe:,} servers every existing "
-                    f"{'leaf-spine' if now.tiers == 2 else 'spine-core'} cable is re-plugged ({'; '.join(what)}). "
-                    f"Set growth: {{max_servers: N}} to build the upper tiers for the final size from day one")
+            return _rewired_note(now, nxt, last_ok, probe)
         last_ok = probe
         probe += step
     return f"grows to at least {last_ok:,} servers without moving a cable"
 
 
-def _size(loaded, catalog, server, nics, switch, speed, servers, endpoint_list, media_requested, up: _Upper,
-          unit_keys: tuple[str, ...] = ("scalable_unit", "servers_per_leaf")) -> ClosDesign:
-    """`unit_keys`: the unit keys the spec section can set (an extra fabric has no servers_per_leaf)."""
-    fabric = loaded.spec.fabric
-    leaf = sizing.LeafPorts.of(switch, speed, up.speed_gbps)
-    rails = len(nics.ports)
+def _rewired_note(now: sizing.ClosSizing, nxt: sizing.ClosSizing, last_ok: int, probe: int) -> str:
+    """The growth note where the next size re-plugs every cable of a tier."""
+    what = []
+    if nxt.tiers != now.tiers:
+        what.append(f"{now.tiers} -> {nxt.tiers} tiers")
+    elif now.tiers == 2:
+        what.append(f"leaf-spine: {now.spines} -> {nxt.spines} spines, "
+                    f"{now.leaf_spine_links} -> {nxt.leaf_spine_links} link(s) per leaf-spine pair")
+    else:
+        what.append(f"spine-core: {now.cores_per_group} -> {nxt.cores_per_group} cores per group, "
+                    f"{now.spine_core_links} -> {nxt.spine_core_links} link(s) per spine-core pair")
+    return (f"grows to {last_ok:,} servers without moving a cable; at {probe:,} servers every existing "
+            f"{'leaf-spine' if now.tiers == 2 else 'spine-core'} cable is re-plugged ({'; '.join(what)}). "
+            f"Set growth: {{max_servers: N}} to build the upper tiers for the final size from day one")
+
+
+def _growth_target(shape: ClosShape, servers: int) -> int:
+    """The servers the upper tiers are built for: `growth:`'s target, else today's."""
+    growth = shape.growth
+    if growth is None:
+        return servers
+    if growth.max_scalable_units and not shape.scalable_unit:
+        # The default SU is chosen for the final size, so it cannot also define that size.
+        raise SizingError(("growth", "max_scalable_units"), "max_scalable_units needs fabric.scalable_unit",
+                          "set fabric.scalable_unit, or use growth: {max_servers: N}")
+    final_servers = growth.max_servers or growth.max_scalable_units * shape.scalable_unit
+    if final_servers < servers:
+        raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
+                          f"use max_servers >= {servers}")
+    return final_servers
+
+
+def size_clos(x: SizingInputs, spec: Spec, catalog: Catalog, media_requested: dict[str, str]) -> ClosDesign:
+    """The Clos design for `x`: the unit, the leaf's port split and the upper tiers, built
+    for the growth target, with the notes that explain them. `spec` (the spec compiled),
+    `catalog` and `media_requested` are carried into the design. Raises SizingError."""
+    shape, leaf, rails = x.shape, x.leaf, x.rails
     notes: list[str] = []
-    growth = loaded.spec.growth
-    final_servers = servers
-    if growth is not None:
-        if growth.max_scalable_units and not fabric.scalable_unit:
-            # The default SU is chosen for the final size, so it cannot also define that size.
-            raise SizingError(("growth", "max_scalable_units"), "max_scalable_units needs fabric.scalable_unit",
-                              "set fabric.scalable_unit, or use growth: {max_servers: N}")
-        final_servers = growth.max_servers or growth.max_scalable_units * fabric.scalable_unit
-        if final_servers < servers:
-            raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
-                              f"use max_servers >= {servers}")
-    lp, units = _leaf_plan(loaded, up, server, leaf, rails, servers, final_servers,
-                           endpoints.leaf_ports_wanted(endpoint_list), notes, unit_keys)
-    final = _upper_tiers(loaded, up, server, rails, lp, final_servers)
+    final_servers = _growth_target(shape, x.servers)
+    lp, units = _leaf_plan(x, final_servers, notes)
+    final = _upper_tiers(x, lp, final_servers)
     if leaf.mixed:
         notes.append(f"two link speeds: a leaf takes {leaf.used_text(lp.leaf)} of its {leaf.cages} "
                      f"({leaf.down_per_cage} x {leaf.down_gbps}G or {leaf.up_per_cage} x {leaf.up_gbps}G per cage); "
                      f"{'spines and cores run' if final.tiers == 3 else 'spines run'} every port at {leaf.up_gbps}G; "
-                     f"{fabric.oversubscription.leaf} is measured in Gb/s ({lp.leaf.down * leaf.down_gbps:,} down : "
+                     f"{shape.leaf_ratio} is measured in Gb/s ({lp.leaf.down * leaf.down_gbps:,} down : "
                      f"{lp.leaf.up * leaf.up_gbps:,} up per leaf)")
-    if final.tiers == 2 and loaded.spec.fabric.core_switch is not None:
+    if final.tiers == 2 and shape.core_switch is not None:
         raise SizingError(("fabric", "core_switch"), f"the design has two tiers, so there is no core tier for "
-                                                     f"core_switch {loaded.spec.fabric.core_switch}",
+                                                     f"core_switch {shape.core_switch}",
                           "remove core_switch, or set tiers: 3")
-    result = _shrink(final, lp.leaves(servers, rails, fabric.topology == "rail-optimized"))
+    result = _shrink(final, lp.leaves(x.servers, rails, shape.rail_optimized))
     notes.extend(result.notes)
-    if growth is not None:
-        notes.append(f"upper tiers built for {final_servers:,} servers (growth): adding servers up to that size "
-                     f"adds devices and cables and moves none")
-    else:
-        cap = endpoints.growth_cap(fabric.topology == "rail-optimized", lp.su or lp.servers_per_leaf, lp.servers_per_leaf,
-                                   servers, rails, endpoints.leaf_ports_wanted(endpoint_list))
-        k = endpoints.management_leaf_count(endpoint_list, lp.leaf.down)
-        held = (endpoints.held_top_ports(endpoint_list, final.spines, "spine", k),
-                endpoints.held_top_ports(endpoint_list, final.cores, "core"))
-        notes.append(_growth_note(loaded, up, server, rails, lp, servers, final, cap, held))
-    if nics.port_map_confidence != "vendor":
-        notes.append(f"{server.id}: which cage feeds which GPU is {nics.port_map_confidence}, not from a vendor table; "
-                     f"verify server-side ports against the server's manual before cabling")
-    fill = _unit_fill(loaded, lp, final, final_servers, rails, units)
-    return ClosDesign(loaded.spec, catalog, server, nics, switch, speed, servers, lp.su, lp.servers_per_leaf, result,
-                      endpoint_list, media_requested, tuple(notes), final_servers, spine_switch=up.spine,
+    notes.append(_growth_or_target_note(x, lp, final, final_servers))
+    if x.nics.port_map_confidence != "vendor":
+        notes.append(f"{x.server.id}: which cage feeds which GPU is {x.nics.port_map_confidence}, not from a vendor "
+                     f"table; verify server-side ports against the server's manual before cabling")
+    fill = _unit_fill(x, lp, final, final_servers, units)
+    up = x.upper
+    return ClosDesign(spec, catalog, x.server, x.nics, x.switch, x.speed_gbps, x.servers, lp.su, lp.servers_per_leaf,
+                      result, x.endpoints, media_requested, tuple(notes), final_servers, spine_switch=up.spine,
                       core_switch=up.core, unit_fill=fill, final_leaves=final.leaves,
-                      uplink_speed_gbps=up.speed_gbps if up.speed_gbps != speed else None)
+                      uplink_speed_gbps=up.speed_gbps if up.speed_gbps != x.speed_gbps else None, shape=shape)
 
 
-def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, rails: int, units: _Units) -> dict:
+def _growth_or_target_note(x: SizingInputs, lp: _LeafPlan, final: sizing.ClosSizing, final_servers: int) -> str:
+    """With `growth:`, what building for the target means; without, how far today's
+    design grows before a cable moves."""
+    if x.shape.growth is not None:
+        return (f"upper tiers built for {final_servers:,} servers (growth): adding servers up to that size "
+                f"adds devices and cables and moves none")
+    wanted = endpoints.leaf_ports_wanted(x.endpoints)
+    cap = endpoints.growth_cap(x.shape.rail_optimized, lp.su or lp.servers_per_leaf, lp.servers_per_leaf,
+                               x.servers, x.rails, wanted)
+    k = endpoints.management_leaf_count(x.endpoints, lp.leaf.down)
+    held = (endpoints.held_top_ports(x.endpoints, final.spines, "spine", k),
+            endpoints.held_top_ports(x.endpoints, final.cores, "core"))
+    return _growth_note(x, lp, final, cap, held)
+
+
+def _unit_fill(x: SizingInputs, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, units: _Units) -> dict:
     """How full the last unit (SU, or leaf of a fat-tree without SUs) is, and what the
     design costs against the cheapest unit and against whole units (check/unit_fill.py)."""
-    fabric = loaded.spec.fabric
-    rail = fabric.topology == "rail-optimized"
+    shape, rails = x.shape, x.rails
+    rail = shape.rail_optimized
     if lp.su is not None:
-        size, given, leaves = lp.su, fabric.scalable_unit is not None, (lp.group if not rail else rails)
+        size, given, leaves = lp.su, shape.scalable_unit is not None, (lp.group if not rail else rails)
     else:
-        size, given, leaves = lp.servers_per_leaf, fabric.servers_per_leaf is not None, 1
+        size, given, leaves = lp.servers_per_leaf, shape.servers_per_leaf is not None, 1
     chosen = unit_choice.cost(size, final, servers * rails, units.panels, lp.downlinks_used(servers, rails, rail))
     # The alternatives are units of the kind we choose: a rail-optimized SU, or a fat-tree's
     # servers per leaf (a fat-tree's SU is the spec's own grouping of leaves).
@@ -870,7 +946,7 @@ def _unit_fill(loaded, lp: _LeafPlan, final: sizing.ClosSizing, servers: int, ra
     whole_servers = servers - servers % size
     whole = (units.cost_of(lp.servers_per_leaf, lp.leaf.up, whole_servers, 0) if 0 < whole_servers < servers
              else None)
-    ratio = fabric.oversubscription.leaf
+    ratio = shape.leaf_ratio
     asked = Fraction(ratio.down, ratio.up)
     fill = unit_choice.fill_record("scalable_unit" if lp.su is not None else "leaf", size, given, servers, chosen, best,
                                    whole, leaves, lp.leaf.up, asked)

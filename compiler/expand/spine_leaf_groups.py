@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
+from typing import NoReturn
 
 from ..diagnostics import SpecInvalid
 from ..spec.load import LoadedSpec
@@ -63,33 +65,46 @@ def regroup(loaded: LoadedSpec, design: ClosDesign) -> ClosDesign:
     rails, sus = design.rails, design.sus
     leaves = sus * rails
     pods = math.ceil(sus / g.scalable_units) * rails
-    if g.cores_per_group:
-        cpg = g.cores_per_group
+    cpg, m_c = _core_groups(g.cores_per_group, pods, spine, core_radix, fail)
+    s = sizing.ClosSizing(3, leaves, leaf, spine, g.scalable_units, pods, g.spines, m, cpg, m_c)
+    note = _against_cheapest(s, design.sizing, g.scalable_units)
+    kept = tuple(n for n in design.notes if not n.startswith(("grows to", "spines rounded", "cores per group rounded")))
+    return dataclasses.replace(design, sizing=s, notes=kept + (note,), unit_fill=None, final_leaves=leaves,
+                               slg_units=g.scalable_units)
+
+
+def _core_groups(cores_per_group: int | None, pods: int, spine: sizing.PortSplit, core_radix: int,
+                 fail: Callable[..., NoReturn]) -> tuple[int, int]:
+    """Cores per core group (given, else the fewest that take every group's spines evenly)
+    and links per spine-core pair."""
+    where = ("fabric", "spine_leaf_group")
+    if cores_per_group:
+        cpg = cores_per_group
         if spine.up % cpg or pods * (spine.up // cpg) > core_radix:
             fail(where + ("cores_per_group",),
                  f"{cpg} cores per group cannot take {pods} groups' spines x {spine.up} uplinks evenly "
                  f"({core_radix} ports per core)", "leave cores_per_group out for the fewest that can")
-        m_c = spine.up // cpg
-    else:
-        spread = sizing.even_spread(pods, spine.up, core_radix)
-        if spread is None:
-            fail(where, f"{pods} spine-leaf groups exceed what a core group can join ({core_radix} ports per core)",
-                 "use more scalable_units per group or a larger-radix switch")
-        cpg, m_c = spread
-    s = sizing.ClosSizing(3, leaves, leaf, spine, g.scalable_units, pods, g.spines, m, cpg, m_c)
-    cheapest = design.sizing
+        return cpg, spine.up // cpg
+    spread = sizing.even_spread(pods, spine.up, core_radix)
+    if spread is None:
+        fail(where, f"{pods} spine-leaf groups exceed what a core group can join ({core_radix} ports per core)",
+             "use more scalable_units per group or a larger-radix switch")
+    return spread
+
+
+def _cables(z: sizing.ClosSizing) -> int:
+    """Switch-to-switch cables."""
+    return z.leaves * z.leaf.up + (z.spines * z.spine.up if z.tiers == 3 else 0)
+
+
+def _against_cheapest(s: sizing.ClosSizing, cheapest: sizing.ClosSizing, units: int) -> str:
+    """The note: the groups built, against the cheapest Clos for the same servers."""
     ours = s.leaves + s.spines + s.cores
     theirs = cheapest.leaves + cheapest.spines + cheapest.cores
-
-    def cables(z: sizing.ClosSizing) -> int:
-        return z.leaves * z.leaf.up + (z.spines * z.spine.up if z.tiers == 3 else 0)
-
-    note = (f"spine-leaf groups (NVIDIA's SLG / CG): {pods} groups, each one rail of {g.scalable_units} units "
-            f"({g.scalable_units} leaves) and {g.spines} spines, {m} link(s) per leaf-spine pair; {g.spines} core groups "
-            f"of {cpg} cores, {m_c} link(s) per spine-core pair: {s.leaves} leaves, {s.spines} spines, {s.cores} cores "
-            f"({ours:,} switches, {cables(s):,} switch-to-switch cables). The cheapest Clos for these servers "
+    return (f"spine-leaf groups (NVIDIA's SLG / CG): {s.pods} groups, each one rail of {units} units "
+            f"({units} leaves) and {s.spines_per_pod} spines, {s.leaf_spine_links} link(s) per leaf-spine pair; "
+            f"{s.spines_per_pod} core groups of {s.cores_per_group} cores, {s.spine_core_links} link(s) per spine-core "
+            f"pair: {s.leaves} leaves, {s.spines} spines, {s.cores} cores "
+            f"({ours:,} switches, {_cables(s):,} switch-to-switch cables). The cheapest Clos for these servers "
             f"(without spine_leaf_group) takes {cheapest.leaves} leaves, {cheapest.spines} spines, {cheapest.cores} cores "
-            f"({theirs:,} switches, {cables(cheapest):,} switch-to-switch cables)")
-    kept = tuple(n for n in design.notes if not n.startswith(("grows to", "spines rounded", "cores per group rounded")))
-    return dataclasses.replace(design, sizing=s, notes=kept + (note,), unit_fill=None, final_leaves=leaves,
-                               slg_units=g.scalable_units)
+            f"({theirs:,} switches, {_cables(cheapest):,} switch-to-switch cables)")

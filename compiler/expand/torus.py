@@ -25,11 +25,12 @@ import numpy as np
 from ..diagnostics import SpecInvalid
 from ..plan.model import Device, Port, PortLayout
 from ..spec.load import LoadedSpec
+from ..spec.model import Fabric
 from ..plan import naming
 from . import ports
 from .assembly import PlanAssembly
 from .hosts import plain_hosts_record
-from .resolve import Common, OnCommon, resolve_common, size_field
+from .resolve import Common, OnCommon, Report, resolve_common, size_field
 
 AXES = "xyz"
 LINK_KINDS = ("server-router", "router-router", "chip-chip", "board")
@@ -60,7 +61,7 @@ def _host_grid(grid: list[int], n: int) -> tuple[int, ...]:
 
 
 def resolve(loaded: LoadedSpec) -> TorusDesign:
-    spec, fabric = loaded.spec, loaded.spec.fabric
+    fabric = loaded.spec.fabric
     direct = fabric.switch is None
     c = resolve_common(loaded, LINK_KINDS, direct=direct)
     errors = []
@@ -69,70 +70,97 @@ def resolve(loaded: LoadedSpec) -> TorusDesign:
         errors.append(loaded.diagnostic(code, path, message, hint))
 
     dims = tuple(fabric.dims)
-    n = len(dims)
-    wrap = tuple(fabric.wrap) if fabric.wrap is not None else (fabric.topology == "torus",) * n
-    if len(wrap) != n:
-        error("SPEC_INVALID", ("fabric", "wrap"), f"wrap has {len(wrap)} entries but dims has {n}",
-              f"give one true/false per dimension, e.g. wrap: {[fabric.topology == 'torus'] * n}")
-        raise SpecInvalid(errors)
-    for d, (k, w) in enumerate(zip(dims, wrap)):
+    wrap = _wrap(loaded, dims)
+    for d, (k, w) in enumerate(zip(dims, wrap, strict=True)):
         if w and k == 1:
             error("DESIGN_IMPOSSIBLE", ("fabric", "wrap") if fabric.wrap is not None else ("fabric", "dims"),
                   f"dimension {AXES[d]} has size 1 and is marked as torus (wrapped): a node cannot link to itself",
                   f"set wrap[{d}]: false, or drop the dimension")
-    twist = None
-    if fabric.twist is not None:
-        t0, t1 = fabric.twist.dims
-        if not (0 <= t0 < n and 0 <= t1 < n and t0 != t1):
-            error("SPEC_INVALID", ("fabric", "twist", "dims"), f"twist dims {list(fabric.twist.dims)} must be two different dimensions of 0..{n - 1}")
-        elif not wrap[t0]:
-            error("SPEC_INVALID", ("fabric", "twist", "dims"), f"twist: dimension {AXES[t0]} is not wrapped, so it has no wrap-around links to twist")
-        elif fabric.twist.offset >= dims[t1]:
-            error("SPEC_INVALID", ("fabric", "twist", "offset"), f"twist offset {fabric.twist.offset} must be below dimension {AXES[t1]}'s size {dims[t1]}")
-        else:
-            twist = (t0, t1, fabric.twist.offset)
-    m = fabric.links_per_neighbor
-    nodes = math.prod(dims)
-    shape = "x".join(map(str, dims))
-    host_grid = None
-    spr = None
+    twist = _twist(fabric, dims, wrap, error)
     notes: list[str] = []
+    host_grid, spr = None, None
     if direct:
-        up = c.server.scale_up
-        gpus = c.servers * c.server.gpus
-        if gpus != nodes:
-            error("DESIGN_IMPOSSIBLE", size_field(spec),
-                  f"a direct {shape} {fabric.topology} has {nodes:,} chips but the spec gives {gpus:,}",
-                  f"use gpus: {nodes}, or dims whose product is {gpus:,}")
-        needed = 2 * n * m
-        if needed > up.ports_per_gpu:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "dims"),
-                  f"{n} dimensions x 2 directions x {m} link(s) = {needed} ports per chip; a {c.server.gpu} has {up.ports_per_gpu}",
-                  "use fewer dimensions or links_per_neighbor: 1")
-        host_grid = _host_grid(up.host_grid or [c.server.gpus], n)
-        bad = [d for d in range(n) if dims[d] % host_grid[d]]
-        if bad:
-            d = bad[0]
-            error("DESIGN_IMPOSSIBLE", ("fabric", "dims"),
-                  f"dimension {AXES[d]} = {dims[d]} is not a whole number of hosts ({c.server.id} holds its chips as "
-                  f"{'x'.join(map(str, host_grid))})", f"use a multiple of {host_grid[d]}")
-        if up.port_gbps_confidence not in (None, "vendor"):
-            notes.append(f"{c.server.id}: chip-to-chip port speed {up.port_gbps}G is {up.port_gbps_confidence} (see the catalog entry)")
+        host_grid = _direct_hosts(loaded, c, dims, error, notes)
     else:
-        radix = c.switch.radix(c.speed_gbps)
-        nic_ports = len(c.nics.ports)
-        spr = math.ceil(c.servers / nodes)
-        need = spr * nic_ports + 2 * n * m
-        if need > radix:
-            error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-                  f"each router needs {spr} servers x {nic_ports} NIC ports + {2 * n * m} torus ports = {need}; "
-                  f"{c.switch.id} has {radix} at {c.speed_gbps}G",
-                  f"use more routers (dims), fewer servers, or a switch with at least {need} ports")
-        if c.servers < nodes:
-            notes.append(f"{nodes - c.servers} of {nodes} routers have no server")
+        spr = _servers_per_router(c, fabric, dims, error, notes)
     if errors:
         raise SpecInvalid(errors)
-    return TorusDesign(c, dims, wrap, direct, m, twist, host_grid, spr, tuple(notes))
+    return TorusDesign(c, dims, wrap, direct, fabric.links_per_neighbor, twist, host_grid, spr, tuple(notes))
+
+
+def _wrap(loaded: LoadedSpec, dims: tuple[int, ...]) -> tuple[bool, ...]:
+    """fabric.wrap, one per dimension; default: every dimension wrapped for a torus, none for a mesh."""
+    fabric, n = loaded.spec.fabric, len(dims)
+    wrap = tuple(fabric.wrap) if fabric.wrap is not None else (fabric.topology == "torus",) * n
+    if len(wrap) != n:
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_INVALID", ("fabric", "wrap"), f"wrap has {len(wrap)} entries but dims has {n}",
+            f"give one true/false per dimension, e.g. wrap: {[fabric.topology == 'torus'] * n}")])
+    return wrap
+
+
+def _twist(fabric: Fabric, dims: tuple[int, ...], wrap: tuple[bool, ...], error: Report) -> tuple[int, int, int] | None:
+    """fabric.twist as (dimension twisted, dimension it shifts along, offset), checked."""
+    if fabric.twist is None:
+        return None
+    n = len(dims)
+    t0, t1 = fabric.twist.dims
+    if not (0 <= t0 < n and 0 <= t1 < n and t0 != t1):
+        error("SPEC_INVALID", ("fabric", "twist", "dims"), f"twist dims {list(fabric.twist.dims)} must be two different dimensions of 0..{n - 1}")
+    elif not wrap[t0]:
+        error("SPEC_INVALID", ("fabric", "twist", "dims"), f"twist: dimension {AXES[t0]} is not wrapped, so it has no wrap-around links to twist")
+    elif fabric.twist.offset >= dims[t1]:
+        error("SPEC_INVALID", ("fabric", "twist", "offset"),
+              f"twist offset {fabric.twist.offset} must be below dimension {AXES[t1]}'s size {dims[t1]}")
+    else:
+        return (t0, t1, fabric.twist.offset)
+    return None
+
+
+def _direct_hosts(loaded: LoadedSpec, c: Common, dims: tuple[int, ...], error: Report,
+                  notes: list[str]) -> tuple[int, ...]:
+    """A direct torus of accelerators: one chip per node, enough chip-to-chip ports, whole
+    hosts along every dimension. A host's chip block."""
+    fabric, n, m = loaded.spec.fabric, len(dims), loaded.spec.fabric.links_per_neighbor
+    nodes, shape = math.prod(dims), "x".join(map(str, dims))
+    up = c.server.scale_up
+    gpus = c.servers * c.server.gpus
+    if gpus != nodes:
+        error("DESIGN_IMPOSSIBLE", size_field(loaded.spec),
+              f"a direct {shape} {fabric.topology} has {nodes:,} chips but the spec gives {gpus:,}",
+              f"use gpus: {nodes}, or dims whose product is {gpus:,}")
+    needed = 2 * n * m
+    if needed > up.ports_per_gpu:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "dims"),
+              f"{n} dimensions x 2 directions x {m} link(s) = {needed} ports per chip; a {c.server.gpu} has {up.ports_per_gpu}",
+              "use fewer dimensions or links_per_neighbor: 1")
+    host_grid = _host_grid(up.host_grid or [c.server.gpus], n)
+    bad = [d for d in range(n) if dims[d] % host_grid[d]]
+    if bad:
+        d = bad[0]
+        error("DESIGN_IMPOSSIBLE", ("fabric", "dims"),
+              f"dimension {AXES[d]} = {dims[d]} is not a whole number of hosts ({c.server.id} holds its chips as "
+              f"{'x'.join(map(str, host_grid))})", f"use a multiple of {host_grid[d]}")
+    if up.port_gbps_confidence not in (None, "vendor"):
+        notes.append(f"{c.server.id}: chip-to-chip port speed {up.port_gbps}G is {up.port_gbps_confidence} (see the catalog entry)")
+    return host_grid
+
+
+def _servers_per_router(c: Common, fabric: Fabric, dims: tuple[int, ...], error: Report, notes: list[str]) -> int:
+    """A switched torus: servers per router, which must fit the router's ports with its torus links."""
+    n, m, nodes = len(dims), fabric.links_per_neighbor, math.prod(dims)
+    radix = c.switch.radix(c.speed_gbps)
+    nic_ports = len(c.nics.ports)
+    spr = math.ceil(c.servers / nodes)
+    need = spr * nic_ports + 2 * n * m
+    if need > radix:
+        error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
+              f"each router needs {spr} servers x {nic_ports} NIC ports + {2 * n * m} torus ports = {need}; "
+              f"{c.switch.id} has {radix} at {c.speed_gbps}G",
+              f"use more routers (dims), fewer servers, or a switch with at least {need} ports")
+    if c.servers < nodes:
+        notes.append(f"{nodes - c.servers} of {nodes} routers have no server")
+    return spr
 
 
 def _chip_layout(server, speed_gbps: int, n: int, m: int) -> PortLayout:

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .fabric import COMPUTE
+from .fabric_record import COMPUTE
 from .cables import PhysicalCables, physical_cables
 from .model import Plan
 from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401

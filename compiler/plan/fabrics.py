@@ -1,4 +1,4 @@
-"""Several fabrics in one plan: the fabric records (plan/fabric.py) read by name, and the
+"""Several fabrics in one plan: the fabric records (plan/fabric_record.py) read by name, and the
 plan of one fabric, materialised from its record for the outputs and checks that read one
 fabric only.
 
@@ -17,7 +17,7 @@ from operator import attrgetter
 import numpy as np
 
 from .bom import BomLine, bill_of_materials
-from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
+from .fabric_record import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 

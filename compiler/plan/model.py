@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..topology import DesignRecord, design_record
-from .fabric import COMPUTE, SCALE_UP, scale_up_fabric
+from .fabric_record import COMPUTE, SCALE_UP, scale_up_fabric
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .fabric import Fabric
+    from .fabric_record import Fabric
     from .routing import RoutingPlan
     from .scale_up import ScaleUpDomains
 
@@ -131,7 +131,7 @@ class Plan:
     # plan is read as: the compute fabric's on a whole plan (the same object as
     # fabrics["compute"].routing, sized to that fabric), a fabric's own on its fabric plan.
     routing: "RoutingPlan | None" = None
-    # every fabric by name, compute first (plan/fabric.py): its devices and links as index
+    # every fabric by name, compute first (plan/fabric_record.py): its devices and links as index
     # ranges, its design and routing; the scale-up domains last (Plan.scale_up). Empty only
     # on a plan a builder has not finished (expand sets it); plan/fabrics.py reads an empty
     # one as a single compute fabric.

@@ -13,7 +13,7 @@ from ipaddress import IPv4Address
 
 import numpy as np
 
-from .fabric import COMPUTE, Fabric, kind_of
+from .fabric_record import COMPUTE, Fabric, kind_of
 from .fabrics import fabric_names, fabric_plan, is_multi_fabric, serve_management_ports, single_fabric
 from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayout
 from .physical import Physical, Rack
@@ -139,7 +139,7 @@ def plan_json_text(plan: Plan) -> str:
         "format": FORMAT,
         "version": VERSION,
         "name": plan.name,
-        # the fabric records, where the plan has several, close its design (plan/fabric.py json_record)
+        # the fabric records, where the plan has several, close its design (plan/fabric_record.py json_record)
         "design": {**plan.design, "fabrics": {name: plan.fabrics[name].json_record() for name in fabric_names(plan)}}
         if is_multi_fabric(plan) else plan.design,
         "notes": plan.notes,

@@ -56,5 +56,5 @@ RENDERERS = {
     "configs": Renderer(switch_configs.render, ALL),  # each Ethernet fabric's switch configs
     "monitoring": Renderer(monitoring.render, COMPUTE),  # monitoring/: Prometheus scrape config, alert rules, the plan as series
     "cable-validation": Renderer(cable_validation.render, COMPUTE),  # cable-validation/: NVIDIA Cable Validation Tool P2P file
-    "host_configs": Renderer(host_configs.render, ALL),  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (compute, storage, in-band)
+    "host-configs": Renderer(host_configs.render, ALL),  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (compute, storage, in-band)
 }

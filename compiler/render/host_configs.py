@@ -32,7 +32,7 @@ Storage and in-band fabrics (spec `fabrics:` of kind storage or inband, Ethernet
 routing plan) add their NICs to each server's netplan file: the odd address of each cable's
 /31 from that fabric's server_links pool, and routes to that fabric's pools via its leaf on
 that fabric's NICs only, so storage traffic never leaves on a compute NIC (the fabrics' pools
-are disjoint: expand/fabrics.check_pools). A fabric of several NICs per server gets a table
+are disjoint: expand/extra_fabrics.check_pools). A fabric of several NICs per server gets a table
 per NIC (100 x (fabric's place in the plan + 1) + k) and a `from` rule, as the compute rails;
 one NIC needs neither. Their NICs get the RoCE QoS too where the fabric is RoCE: its switch
 configs set the RoCE profile (the NOS's `roce_qos` capability, catalog/data/nos.yaml). The

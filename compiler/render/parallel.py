@@ -40,7 +40,7 @@ MAX_WORKERS = 8
 # The longest outputs on a large plan start first so that none of them is left running
 # alone at the end (CPU seconds at 131,072 GPUs: benchmarks/outputs.py); the rest follow
 # in registry order. Only the order of the work changes, never what is written.
-LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling", "host_configs", "netbox", "diagrams",
+LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling", "host-configs", "netbox", "diagrams",
               "plan")
 
 # What the workers render: set in the parent just before it forks them, so they inherit

@@ -7,7 +7,7 @@ compute plan: servers appear once, their ports being the compute ports followed 
 extra group's (compute port indices, hence every compute output, are unchanged); the
 extra fabric's switches are appended with `Device.fabric` set and their names prefixed
 (naming.fabric_device); its link kinds are prefixed (`storage:server-leaf`). Each fabric
-is recorded in `Plan.fabrics` (plan/fabric.py) with its device and link ranges, design
+is recorded in `Plan.fabrics` (plan/fabric_record.py) with its device and link ranges, design
 and routing. All numpy column work; no per-link Python objects.
 """
 
@@ -17,16 +17,19 @@ import dataclasses
 
 import numpy as np
 
+from ..catalog import Catalog
+from ..catalog.models import NicGroup, Server, Switch
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..plan.fabrics import COMPUTE, fabric_plan, kind_of, serve_management_ports
-from ..plan.fabric import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
+from ..plan.fabric_record import Fabric as FabricRecord  # (spec.model.Fabric is the spec's section)
 from ..plan.model import LinkTable, Plan, PortLayout
 from ..spec.load import LoadedSpec
-from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Fabric, Growth
+from ..spec.model import CLOS_TOPOLOGIES, ExtraFabric, Growth
 from ..plan import naming
 from . import addressing, clos, endpoints, management
-from .resolve import CLOS_LINK_KINDS, NOT_SAID_OF_ONE_SWITCH, ClosDesign, Endpoints, _size, _Upper, one_switch_sizing
+from .clos_inputs import SU_ONLY, ClosShape, Endpoints, SizingInputs, UpperSwitches, size_field
+from .resolve import CLOS_LINK_KINDS, NOT_SAID_OF_ONE_SWITCH, ClosDesign, Report, one_switch_sizing, size_clos
 from .sizing import ClosSizing, PortSplit, SizingError
 
 EXTRA_LINK_KINDS = tuple(k for k in CLOS_LINK_KINDS if not k.startswith("endpoint-"))
@@ -60,6 +63,42 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         error("SPEC_UNSUPPORTED", ("topology",), f"fabric '{fab.name}': topology '{fab.topology}' is not supported for an extra fabric",
               f"use one of: {', '.join(CLOS_TOPOLOGIES)}")
     group_id = fab.nic_group or fab.name
+    group = _nic_group(server, fab, taken, error)
+    switch = catalog.switches.get(fab.switch)
+    if switch is None:
+        error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
+    spine = catalog.switches.get(fab.spine_switch or fab.switch)
+    if fab.spine_switch is not None and spine is None:
+        error("SPEC_UNKNOWN_SWITCH", ("spine_switch",), f"unknown switch '{fab.spine_switch}'",
+              nearest(fab.spine_switch, catalog.switches))
+    requested = _media_requested(fab, catalog, error)
+    if errors or group is None or switch is None or spine is None:
+        raise SpecInvalid(errors)
+    speed = _speed(fab, server, group_id, group, switch, catalog, error)
+    targets = []
+    for k, ep in enumerate(fab.extra_endpoints):
+        if (ep.speed_gbps or speed) != speed:
+            error("SPEC_SPEED_MISMATCH", ("extra_endpoints", k, "speed_gbps"),
+                  f"endpoint speed {ep.speed_gbps}G differs from fabric '{fab.name}' speed {speed}G", f"use speed_gbps: {speed}")
+        targets.append(Endpoints(ep, speed))
+    if errors:
+        raise SpecInvalid(errors)
+    if managed is not None:
+        return management.resolve_oob(loaded, compute, i, fab, group, switch, spine, speed, requested, *managed)
+    if spine.id != switch.id and speed not in spine.modes:
+        raise SpecInvalid([loaded.diagnostic(
+            "SPEC_SPEED_UNSUPPORTED", where + ("spine_switch",), f"{spine.id} has no {speed}G port mode",
+            f"{spine.id} runs {', '.join(f'{s}G' for s in sorted(spine.modes))}; choose a spine with {speed}G ports")])
+    shape = extra_fabric_shape(loaded, compute, fab, len(group.ports))
+    x = SizingInputs(shape, server, group, switch, UpperSwitches(spine, spine, speed), speed,  # spines and cores of one model
+                     compute.servers, tuple(targets))
+    return _size_extra(loaded, compute, i, fab, x, requested)
+
+
+def _nic_group(server: Server, fab: ExtraFabric, taken: dict[str, str], error: Report) -> NicGroup | None:
+    """The server's NIC group that feeds the fabric (nic_group, default its name): known,
+    feeding no other fabric, its port names apart from the groups already in use."""
+    group_id = fab.nic_group or fab.name
     group_path = ("nic_group",) if fab.nic_group else ("name",)
     group = server.nic_groups.get(group_id)
     if group is None:
@@ -76,13 +115,11 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         if clash:
             error("SPEC_PORT_NAME_CLASH", group_path, f"{server.id} NIC group '{group_id}' reuses port name(s) "
                   f"{', '.join(clash)} of a group already in use", "rename the ports in the catalog")
-    switch = catalog.switches.get(fab.switch)
-    if switch is None:
-        error("SPEC_UNKNOWN_SWITCH", ("switch",), f"unknown switch '{fab.switch}'", nearest(fab.switch, catalog.switches))
-    spine = catalog.switches.get(fab.spine_switch or fab.switch)
-    if fab.spine_switch is not None and spine is None:
-        error("SPEC_UNKNOWN_SWITCH", ("spine_switch",), f"unknown switch '{fab.spine_switch}'",
-              nearest(fab.spine_switch, catalog.switches))
+    return group
+
+
+def _media_requested(fab: ExtraFabric, catalog: Catalog, error: Report) -> dict[str, str]:
+    """The fabric's media as a medium per link kind, checked against its link kinds and the catalog."""
     requested = {}
     if isinstance(fab.media, str):
         requested = {k: fab.media for k in EXTRA_LINK_KINDS}
@@ -95,8 +132,13 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         if media_id not in catalog.media:
             error("SPEC_UNKNOWN_MEDIA", ("media",) if isinstance(fab.media, str) else ("media", kind),
                   f"unknown medium '{media_id}'", nearest(media_id, catalog.media))
-    if errors or group is None or switch is None or spine is None:
-        raise SpecInvalid(errors)
+    return requested
+
+
+def _speed(fab: ExtraFabric, server: Server, group_id: str, group: NicGroup, switch: Switch, catalog: Catalog,
+           error: Report) -> int:
+    """The fabric's link speed (speed_gbps, else the NIC group's): the group's own and a mode
+    of the switch. Checks the NOS."""
     if fab.nos is not None and switch.protocol != "ethernet":
         error("SPEC_NOS_NOT_ETHERNET", ("nos",), f"fabric '{fab.name}': {switch.id} is an {switch.protocol} switch: it takes no NOS",
               "remove nos")
@@ -113,51 +155,27 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         error("SPEC_SPEED_MISMATCH", ("speed_gbps",),
               f"fabric speed {speed}G differs from the {server.id} '{group_id}' port speed {group.speed_gbps}G",
               f"use speed_gbps: {group.speed_gbps}")
-    targets = []
-    for k, ep in enumerate(fab.extra_endpoints):
-        if (ep.speed_gbps or speed) != speed:
-            error("SPEC_SPEED_MISMATCH", ("extra_endpoints", k, "speed_gbps"),
-                  f"endpoint speed {ep.speed_gbps}G differs from fabric '{fab.name}' speed {speed}G", f"use speed_gbps: {speed}")
-        targets.append(Endpoints(ep, speed))
-    if errors:
-        raise SpecInvalid(errors)
-    if managed is not None:
-        return management.resolve_oob(loaded, compute, i, fab, group, switch, spine, speed, requested, *managed)
-    if spine.id != switch.id and speed not in spine.modes:
-        raise SpecInvalid([loaded.diagnostic(
-            "SPEC_SPEED_UNSUPPORTED", where + ("spine_switch",), f"{spine.id} has no {speed}G port mode",
-            f"{spine.id} runs {', '.join(f'{s}G' for s in sorted(spine.modes))}; choose a spine with {speed}G ports")])
+    return speed
 
-    given = {k: getattr(fab, k) for k in ("tiers", "oversubscription", "scalable_unit", "speed_gbps", "media")
-             if k in fab.model_fields_set}
-    rails = len(group.ports)
-    # Dual-homed: NIC r of every server on leaf r of its unit, which is the rail-optimized
-    # wiring rule; a fat-tree leaf would take all of a server's NICs on adjacent ports
-    # (often one twin-port cage), so one leaf or one transceiver would cut it off.
-    dual = fab.homing == "dual" and rails > 1
-    topology = "rail-optimized" if dual else fab.topology
-    one_switch = fab.tiers in (1, "auto") and fab.topology == "fat-tree" and fab.scalable_unit is None
-    if one_switch:
-        given.pop("tiers", None)  # sized as two tiers first, then the spine tier is dropped below
-    growth = loaded.spec.growth
-    if growth is not None and growth.max_scalable_units and fab.scalable_unit is None:
-        # the cluster's growth target in servers: the compute fabric's SUs mean nothing here
-        growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
-    view = dataclasses.replace(loaded, spec=loaded.spec.model_copy(update={
-        "fabric": Fabric(topology=topology, switch=fab.switch, **given),
-        "extra_endpoints": [], "fabrics": [], "growth": growth}))
+
+def _size_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabric, x: SizingInputs,
+                requested: dict[str, str]) -> ClosDesign:
+    """The extra fabric sized as a Clos, then cut to one switch (or one leaf per NIC,
+    dual-homed) where that holds every port."""
+    where = ("fabrics", i)
+    rails = x.rails
+    dual, one_switch = _dual_homed(fab, rails), _may_be_one_switch(fab)
     try:
-        design = _size(view, catalog, server, group, switch, speed, compute.servers, tuple(targets), requested,
-                       _Upper(spine, spine, speed), ("scalable_unit",))  # spines and cores of one model
+        design = size_clos(x, loaded.spec, compute.catalog, requested)
     except SizingError as exc:
         path = where + tuple(exc.path[1:]) if exc.path[:1] == ("fabric",) else exc.path
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, f"fabric '{fab.name}': {exc.message}", exc.hint)]) from None
-    endpoint_ports = sum(e.spec.count * e.spec.ports for e in targets)
+    endpoint_ports = sum(e.spec.count * e.spec.ports for e in x.endpoints)
     # ports one switch must take: all of them, or with dual homing one NIC of each server
     # (and its share of the endpoints' ports) on each of `rails` leaves
     server_ports = design.final_servers + -(-endpoint_ports // rails) if dual else \
         design.final_servers * rails + endpoint_ports
-    radix = switch.radix(speed)
+    radix, speed = x.switch.radix(x.speed_gbps), x.speed_gbps
     one = "one leaf per NIC" if dual else "one switch"
     if fab.tiers == 1 and (fab.topology != "fat-tree" or fab.scalable_unit is not None or server_ports > radix):
         raise SpecInvalid([loaded.diagnostic(
@@ -167,7 +185,7 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
             else f"fabric '{fab.name}': tiers: 1 is a single fat-tree tier, without SUs",
             "use tiers: 2 or auto" if server_ports > radix else "use topology: fat-tree without scalable_unit")])
     if one_switch and server_ports <= radix:
-        off = [k for k, e in enumerate(targets) if e.spec.attach != "leaf"]
+        off = [k for k, e in enumerate(x.endpoints) if e.spec.attach != "leaf"]
         if off:  # one switch: no spine, core or management leaf to attach to
             raise SpecInvalid([loaded.diagnostic(
                 "DESIGN_NO_FREE_PORTS", where + ("extra_endpoints", k, "attach"),
@@ -181,6 +199,33 @@ def resolve_extra(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFab
         design = dataclasses.replace(design, notes=design.notes + tuple(endpoints.notes(design)))
     notes = tuple(f"{fab.name} fabric: {n}" for n in design.notes)
     return dataclasses.replace(design, hosts=compute.hosts, notes=notes)
+
+
+def _dual_homed(fab: ExtraFabric, rails: int) -> bool:
+    """Dual-homed: NIC r of every server on leaf r of its unit, which is the rail-optimized
+    wiring rule; a fat-tree leaf would take all of a server's NICs on adjacent ports (often
+    one twin-port cage), so one leaf or one transceiver would cut it off."""
+    return fab.homing == "dual" and rails > 1
+
+
+def _may_be_one_switch(fab: ExtraFabric) -> bool:
+    """A fat-tree without SUs at tiers 1 or auto: one switch where that holds every port."""
+    return fab.tiers in (1, "auto") and fab.topology == "fat-tree" and fab.scalable_unit is None
+
+
+def extra_fabric_shape(loaded: LoadedSpec, compute: ClosDesign, fab: ExtraFabric, rails: int) -> ClosShape:
+    """An extra fabric's shape: its own topology (dual homing wires rail by rail), tiers,
+    ratios and SU; no servers_per_leaf or core model of its own. A fabric that may be one
+    switch is sized as two tiers first (tiers: auto), the spine tier dropped after. The
+    cluster's growth target in servers: the compute fabric's SUs mean nothing to an extra
+    fabric's own."""
+    dual, one_switch = _dual_homed(fab, rails), _may_be_one_switch(fab)
+    growth = loaded.spec.growth
+    if growth is not None and growth.max_scalable_units and fab.scalable_unit is None:
+        growth = Growth(max_servers=growth.max_scalable_units * compute.su_size) if compute.su_size else None
+    ratio = fab.oversubscription
+    return ClosShape("rail-optimized" if dual else fab.topology, "auto" if one_switch else fab.tiers, ratio.leaf,
+                     ratio.spine, fab.scalable_unit, None, None, growth, size_field(loaded.spec), SU_ONLY)
 
 
 def _one_switch(design: ClosDesign, server_ports: int, radix: int) -> ClosDesign:
