@@ -10,15 +10,6 @@ from pathlib import Path
 EXPAND = Path(__file__).resolve().parent.parent / "compiler" / "expand"
 MAX_LINES = 60
 
-# Functions still over the limit, each with its length today as a ceiling it must not
-# pass; a function split below the limit must leave this list (the test says so).
-# management.py is being changed on another branch (the management network's gateway and
-# cords): it is split after that lands.
-NOT_YET_SPLIT: dict[str, int] = {
-    "management.py::resolve_oob": 83,
-    "management.py::address": 64,
-}
-
 
 def function_lengths(folder: Path) -> dict[str, int]:
     """'module.py::function' (nested: 'outer.inner') -> lines from `def` to its last line."""
@@ -41,18 +32,8 @@ def function_lengths(folder: Path) -> dict[str, int]:
 
 
 def test_no_function_in_expand_is_over_60_lines():
-    lengths = function_lengths(EXPAND)
-    long = {name: n for name, n in lengths.items() if n > MAX_LINES and name not in NOT_YET_SPLIT}
+    long = {name: n for name, n in function_lengths(EXPAND).items() if n > MAX_LINES}
     assert long == {}, f"split these into named steps of at most {MAX_LINES} lines: {long}"
-
-
-def test_functions_not_yet_split_do_not_grow_and_leave_the_list_once_split():
-    lengths = function_lengths(EXPAND)
-    grown = {name: (lengths.get(name), most) for name, most in NOT_YET_SPLIT.items()
-             if lengths.get(name, 0) > most}
-    assert grown == {}, f"longer than their ceiling (now, ceiling): {grown}"
-    done = sorted(name for name in NOT_YET_SPLIT if lengths.get(name, 0) <= MAX_LINES)
-    assert done == [], f"split (or gone): remove from NOT_YET_SPLIT: {done}"
 
 
 def test_the_measure_counts_a_function_from_def_to_its_last_line(tmp_path):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from ipaddress import IPv4Address, IPv4Network
 
 import numpy as np
@@ -112,26 +113,11 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     spl = max(1, (2 * host // 3) // per_server)
     leaves, final_leaves = _leaves(n, final, spl, per_server, mgmt, host), _leaves(final, final, spl, per_server,
                                                                                       final_mgmt, host)
-    up_speeds = switch.uplink_speeds()
-    up_gbps = max(up_speeds) if up_speeds else speed
-    up_first = switch.radix(min(switch.modes)) if up_speeds else None
+    up_gbps = _uplink_speed(switch, speed)
     if up_gbps not in spine.modes and up_gbps not in spine.uplink_speeds():
         raise impossible(("spine_switch",), f"{spine.id} has no {up_gbps}G ports for the leaves' uplinks",
                          f"choose a spine with {up_gbps}G ports")
-    uplink_ports = spine.radix(up_gbps)  # a spine of the leaf model takes leaves on its uplink group only
-    notes = []
-    by_fabric: dict[str, int] = {}
-    for m in managed:
-        by_fabric[m.fabric] = by_fabric.get(m.fabric, 0) + 1
-    served = ", ".join(f"{k} {v}" for k, v in by_fabric.items()) or "none"
-    notes.append(f"{leaves} {switch.id} lea{'ves' if leaves > 1 else 'f'} of {host} x {speed}G host ports serve "
-                 f"{bmc_ports} BMC port{'s' if bmc_ports != 1 else ''} and {mgmt} switch management ports ({served}); "
-                 f"{leaves * host - bmc_ports - mgmt} host ports stay spare"
-                 + (", some held for the BMCs of servers still to come" if final > n else ""))
-    if unserved:
-        notes.append(f"no management port in the catalog for {', '.join(unserved)}: those switches are not served")
-    notes.append("the management switches' own management ports are not cabled into the network they run: "
-                 "they are reached on their management address (each leaf holds its subnet's gateway) or a console server")
+    notes = _serving_notes(switch, speed, host, leaves, bmc_ports, managed, unserved, final > n)
     if final > n:
         notes.append(f"built for {final:,} servers (growth): {spl} servers' BMCs per leaf, "
                      f"{final_leaves} leaves at the target; growing adds leaves and moves no cable")
@@ -143,19 +129,7 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
         notes.append(f"one {switch.id}: no spine tier; its uplinks to the site network are not in this plan")
         up_gbps = speed
     else:
-        if final_leaves > uplink_ports:
-            raise impossible(("spine_switch",) if fab.spine_switch else (),
-                             f"{final_leaves} management leaves need {final_leaves} leaf links on each spine; a {spine.id} "
-                             f"spine takes {uplink_ports} at {up_gbps}G",
-                             f"give spine_switch: a switch with {final_leaves} or more {up_gbps}G ports to aggregate "
-                             f"the management leaves, or split the management network (one per hall or row)")
-        if up_speeds and SPINES > switch.uplink_cages.cages * switch.uplink_cages.modes[up_gbps].ports_per_cage:
-            raise impossible((), f"a {switch.id} leaf has too few uplinks for {SPINES} spines", "use another switch")
-        sizing = ClosSizing(2, leaves, PortSplit(spl * per_server, SPINES), PortSplit(final_leaves, 0), leaves, 1, SPINES, 1)
-        where_up = (f"{up_gbps}G on its {switch.uplink_cages.cage.form_factor} uplinks (ports {up_first + 1}-"
-                    f"{up_first + SPINES})" if up_speeds else f"{up_gbps}G on host ports")
-        notes.append(f"each leaf links once to each of {SPINES} {spine.id} spines at {where_up}; a spine takes "
-                     f"{uplink_ports} leaves at most")
+        sizing = _two_tiers(fab, switch, spine, up_gbps, leaves, final_leaves, spl * per_server, impossible, notes)
     ratio = fab.oversubscription
     shape = ClosShape(ONE_TIER, fab.tiers, ratio.leaf, ratio.spine, None, spl, None, None, size_field(loaded.spec), SU_ONLY)
     notes = tuple(f"{fab.name} fabric: {note}" for note in notes)
@@ -163,6 +137,54 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
                       requested, notes, final_servers=final, hosts=compute.hosts, final_leaves=final_leaves,
                       spine_switch=spine if spine.id != switch.id else None,
                       uplink_speed_gbps=up_gbps if up_gbps != speed else None, shape=shape)
+
+
+def _uplink_speed(switch: Switch, speed: int) -> int:
+    """A management leaf's uplink speed: its uplink cage group's fastest, else its host ports'."""
+    up_speeds = switch.uplink_speeds()
+    return max(up_speeds) if up_speeds else speed
+
+
+def _serving_notes(switch: Switch, speed: int, host: int, leaves: int, bmc_ports: int, managed: list[ManagedPort],
+                   unserved: list[str], growing: bool) -> list[str]:
+    """What the management leaves serve (BMCs, switch management ports by fabric), what they
+    do not, and how the management switches themselves are reached."""
+    mgmt = len(managed)
+    by_fabric: dict[str, int] = {}
+    for m in managed:
+        by_fabric[m.fabric] = by_fabric.get(m.fabric, 0) + 1
+    served = ", ".join(f"{k} {v}" for k, v in by_fabric.items()) or "none"
+    notes = [f"{leaves} {switch.id} lea{'ves' if leaves > 1 else 'f'} of {host} x {speed}G host ports serve "
+             f"{bmc_ports} BMC port{'s' if bmc_ports != 1 else ''} and {mgmt} switch management ports ({served}); "
+             f"{leaves * host - bmc_ports - mgmt} host ports stay spare"
+             + (", some held for the BMCs of servers still to come" if growing else "")]
+    if unserved:
+        notes.append(f"no management port in the catalog for {', '.join(unserved)}: those switches are not served")
+    notes.append("the management switches' own management ports are not cabled into the network they run: "
+                 "they are reached on their management address (each leaf holds its subnet's gateway) or a console server")
+    return notes
+
+
+def _two_tiers(fab: ExtraFabric, switch: Switch, spine: Switch, up_gbps: int, leaves: int, final_leaves: int,
+               bmc_down: int, impossible: Callable[[tuple, str, str], SpecInvalid], notes: list[str]) -> ClosSizing:
+    """Leaves and SPINES spines, each leaf linked once to each spine on its uplink cage group
+    (else host ports); a spine takes every leaf at the growth target."""
+    up_speeds = switch.uplink_speeds()
+    up_first = switch.radix(min(switch.modes)) if up_speeds else None
+    uplink_ports = spine.radix(up_gbps)  # a spine of the leaf model takes leaves on its uplink group only
+    if final_leaves > uplink_ports:
+        raise impossible(("spine_switch",) if fab.spine_switch else (),
+                         f"{final_leaves} management leaves need {final_leaves} leaf links on each spine; a {spine.id} "
+                         f"spine takes {uplink_ports} at {up_gbps}G",
+                         f"give spine_switch: a switch with {final_leaves} or more {up_gbps}G ports to aggregate "
+                         f"the management leaves, or split the management network (one per hall or row)")
+    if up_speeds and SPINES > switch.uplink_cages.cages * switch.uplink_cages.modes[up_gbps].ports_per_cage:
+        raise impossible((), f"a {switch.id} leaf has too few uplinks for {SPINES} spines", "use another switch")
+    where_up = (f"{up_gbps}G on its {switch.uplink_cages.cage.form_factor} uplinks (ports {up_first + 1}-"
+                f"{up_first + SPINES})" if up_speeds else f"{up_gbps}G on host ports")
+    notes.append(f"each leaf links once to each of {SPINES} {spine.id} spines at {where_up}; a spine takes "
+                 f"{uplink_ports} leaves at most")
+    return ClosSizing(2, leaves, PortSplit(bmc_down, SPINES), PortSplit(final_leaves, 0), leaves, 1, SPINES, 1)
 
 
 def _leaves(servers: int, final: int, spl: int, per_server: int, mgmt: int, host: int) -> int:
@@ -197,6 +219,25 @@ def subnet_prefix(host_ports: int) -> int:
     return 32 - math.ceil(math.log2(host_ports + 3))
 
 
+def _leaf_subnets(loaded: LoadedSpec, i: int, pool: IPv4Network, prefix: int, leaves: list[str]) -> Callable[[str], int]:
+    """Leaf k (its name's index) -> the first address of the k-th /prefix of the pool's
+    server share; SpecInvalid where the share holds fewer subnets than the leaves need."""
+    shares, denominator = REGIONS["management"]
+    first, count = shares["server"]
+    size = pool.num_addresses // denominator * count
+    base = int(pool.network_address) + pool.num_addresses // denominator * first
+    block = 1 << (32 - prefix)
+    slot = {name: int(name.rsplit("-", 1)[1]) - 1 for name in leaves}
+    need = (max(slot.values()) + 1) * block
+    if need > size:
+        raise SpecInvalid([loaded.diagnostic(
+            "ADDRESS_POOL_EXHAUSTED", ("fabrics", i, "addressing", "management"),
+            f"management {pool}: its server share ({size:,} addresses) holds {size // block} management subnets "
+            f"of /{prefix}; {len(leaves)} leaves need {need // block}",
+            f"use a /{32 - math.ceil(math.log2(need * denominator / count))} or larger")])
+    return lambda leaf: base + slot[leaf] * block
+
+
 def address(loaded: LoadedSpec, i: int, plan) -> None:
     """The management network's addresses, as operators address one: a subnet per management
     leaf, from the server share of the fabric's `addressing.management` pool (an extra fabric's
@@ -210,26 +251,11 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
     rec = plan.fabrics[fab.name]
     view_routing = rec.routing
     pool = fab.addressing.pools()["management"]
-    shares, denominator = REGIONS["management"]
-    first, count = shares["server"]
-    size = pool.num_addresses // denominator * count
-    base = int(pool.network_address) + pool.num_addresses // denominator * first
     leaves = [d for d in (plan.devices[j] for j in rec.devices) if d.role == "leaf"]
     layout = plan.layouts[leaves[0].layout]
     host = sum(1 for p in layout.ports if p.speed_gbps == layout.ports[0].speed_gbps)
     prefix = subnet_prefix(host)
-    block = 1 << (32 - prefix)
-    slot = {d.name: int(d.name.rsplit("-", 1)[1]) - 1 for d in leaves}
-    need = (max(slot.values()) + 1) * block
-    if need > size:
-        raise SpecInvalid([loaded.diagnostic(
-            "ADDRESS_POOL_EXHAUSTED", ("fabrics", i, "addressing", "management"),
-            f"management {pool}: its server share ({size:,} addresses) holds {size // block} management subnets "
-            f"of /{prefix}; {len(leaves)} leaves need {need // block}",
-            f"use a /{32 - math.ceil(math.log2(need * denominator / count))} or larger")])
-
-    def subnet(leaf: str) -> int:
-        return base + slot[leaf] * block
+    subnet = _leaf_subnets(loaded, i, pool, prefix, [d.name for d in leaves])
 
     port_index = {p.name: k for k, p in enumerate(layout.ports)}
     n_servers = len(rec.servers)
