@@ -39,6 +39,11 @@ from .addressing import REGIONS
 from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
+# The management leaves' access VLAN: every host port a leaf serves is an untagged member, the
+# gateway an interface in it. Any id from 2 to 4094 (VLAN 1 is the default VLAN every NOS
+# puts unconfigured ports in, so it would take stray ports in too); one id on every leaf,
+# since each leaf's VLAN is local to it (the leaves are routed to the spines).
+MANAGEMENT_VLAN = 10
 SPINES = 2  # two management spines: one lost leaves every leaf reachable
 # The extra fabric's default topology: leaves holding their hosts, at most a spine tier above.
 ONE_TIER = ExtraFabric.model_fields["topology"].default
@@ -254,8 +259,9 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
             del row[5:]
             row.append(str(IPv4Address(subnet(row[3]) + 2 + port_index[row[4]])))
     rec.design["management_network"] = {
-        "pool": str(pool), "prefix": prefix,
-        "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf; "
+        "pool": str(pool), "prefix": prefix, "vlan": MANAGEMENT_VLAN,
+        "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf, "
+                "in an access VLAN holding every host port the leaf serves; "
                 "the device on host port p (swp1 = 0) takes first + 2 + p",
         "subnets": {"columns": ["leaf", "subnet", "gateway"],
                     "rows": [[d.name, str(IPv4Network((subnet(d.name), prefix))), str(IPv4Address(subnet(d.name) + 1))]

@@ -11,7 +11,7 @@ Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 from __future__ import annotations
 
 import dataclasses
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network
 from operator import attrgetter
 
 import numpy as np
@@ -20,6 +20,7 @@ from .bom import BomLine, bill_of_materials
 from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
+from .routing import ManagementSubnet
 
 __all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
@@ -147,9 +148,13 @@ def serve_management_ports(plan: Plan) -> None:
     record (`management_ports` rows [fabric, switch, port, leaf, leaf port, address] and the
     leaves' `management_network` subnets), into the switch's fabric routing plan where it has
     one (its management address, the subnet's prefix and gateway, which its config says).
+    The management network's own leaves take their subnets (the gateway they hold, the access
+    VLAN, the cords they serve) into its routing plan (management_subnets).
     Called once the routing plans exist: by expand and by plan.json's reader."""
     for rec in plan.fabrics.values():
         ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        if network and "vlan" in network and rec.routing is not None:  # plan.json of an older clusterc: none
+            rec.routing.management_subnets = _management_subnets(plan, rec, network, ports)
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
@@ -167,6 +172,27 @@ def serve_management_ports(plan: Plan) -> None:
             k = index[fabric][switch]
             routing.management[k] = int(IPv4Address(address))
             routing.management_gateway[k] = gateway[leaf]
+
+
+def _management_subnets(plan: Plan, rec: Fabric, network: dict, ports: dict | None) -> dict[int, ManagementSubnet]:
+    """Per management leaf (its index in the fabric's plan) the subnet it serves, from the
+    fabric record's `management_network` subnets and `management_ports` rows."""
+    view = fabric_plan(plan, rec.name)
+    index = {d.name: k for k, d in enumerate(view.devices)}
+    cords: dict[str, list[tuple[int, str]]] = {}
+    if ports and ports["rows"]:
+        col = {c: k for k, c in enumerate(ports["columns"])}
+        for row in ports["rows"]:
+            leaf = row[col["leaf"]]
+            layout = view.layouts[view.devices[index[leaf]].layout]
+            port = next(k for k, p in enumerate(layout.ports) if p.name == row[col["leaf_port"]])
+            cords.setdefault(leaf, []).append((port, f"{row[col['switch']]}:{row[col['port']]}"))
+    out = {}
+    for leaf, subnet, gateway in network["subnets"]["rows"]:
+        net = IPv4Network(subnet)
+        out[index[leaf]] = ManagementSubnet(int(network["vlan"]), int(net.network_address), net.prefixlen,
+                                            int(IPv4Address(gateway)), tuple(sorted(cords.get(leaf, ()))))
+    return out
 
 
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
