@@ -218,6 +218,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
         site=_site(loaded, pools["management"], management, extra),
+        adaptive_routing=fabric.nos is not None and descriptor(fabric.nos).capabilities.adaptive_routing,
     )
 
 

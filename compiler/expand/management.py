@@ -31,11 +31,15 @@ from ipaddress import IPv4Address, IPv4Network
 
 import numpy as np
 
+from ..catalog import Catalog
 from ..catalog.models import NicGroup, Switch
 from ..diagnostics import SpecInvalid
+from ..plan.fabrics import CORD_MEDIUM
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraFabric, Fabric
 from .addressing import REGIONS
+from .cable_lengths import pair_lengths
+from .media import orderable
 from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
@@ -267,3 +271,25 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
                     "rows": [[d.name, str(IPv4Network((subnet(d.name), prefix))), str(IPv4Address(subnet(d.name) + 1))]
                              for d in leaves]},
         "bmc": {"columns": ["server", "port", "leaf", "address"], "rows": bmc_rows}}
+
+
+def cord_lengths(loaded: LoadedSpec, i: int, plan, catalog: Catalog) -> None:
+    """With a layout: each management cord's modelled length (the switch's rack and U to its
+    management leaf's, the rule every copper cable of the plan follows: cable_lengths.py) and
+    its orderable length as the cord medium's cable comes (a generic Cat6 cord: whole metres,
+    up to its 100 m reach; none beyond, which the physical check reports). Appended to the
+    fabric's `management_ports` rows as `length_m` and `order_m` (null: none reaches)."""
+    layout = loaded.spec.layout
+    ports = plan.fabrics[loaded.spec.fabrics[i].name].design.get("management_ports")
+    if layout is None or plan.physical is None or not ports or not ports["rows"]:
+        return
+    col = {c: k for k, c in enumerate(ports["columns"])}
+    a = np.array([plan.device_index(row[col["switch"]]) for row in ports["rows"]], dtype=np.int64)
+    b = np.array([plan.device_index(row[col["leaf"]]) for row in ports["rows"]], dtype=np.int64)
+    need = pair_lengths(plan.physical, a, b, layout.cabling)
+    cable = catalog.cables[catalog.media[CORD_MEDIUM].cable]
+    order = orderable(cable.lengths_m, need, cable.reach_m)
+    ports["columns"] = [c for c in ports["columns"] if c not in ("length_m", "order_m")] + ["length_m", "order_m"]
+    for row, length, ordered in zip(ports["rows"], need.tolist(), order.tolist(), strict=True):
+        del row[len(ports["columns"]) - 2:]
+        row += [length, None if ordered != ordered else ordered]

@@ -16,13 +16,13 @@ from operator import attrgetter
 
 import numpy as np
 
-from .bom import BomLine, bill_of_materials
+from .bom import BomLine, bill_of_materials, cable_beyond_reach, cable_of_length
 from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 from .routing import ManagementSubnet
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
+__all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -179,14 +179,15 @@ def _management_subnets(plan: Plan, rec: Fabric, network: dict, ports: dict | No
     fabric record's `management_network` subnets and `management_ports` rows."""
     view = fabric_plan(plan, rec.name)
     index = {d.name: k for k, d in enumerate(view.devices)}
-    cords: dict[str, list[tuple[int, str]]] = {}
+    cords: dict[str, list[tuple[int, str, float | None]]] = {}
     if ports and ports["rows"]:
         col = {c: k for k, c in enumerate(ports["columns"])}
         for row in ports["rows"]:
             leaf = row[col["leaf"]]
             layout = view.layouts[view.devices[index[leaf]].layout]
             port = next(k for k, p in enumerate(layout.ports) if p.name == row[col["leaf_port"]])
-            cords.setdefault(leaf, []).append((port, f"{row[col['switch']]}:{row[col['port']]}"))
+            ordered = row[col["order_m"]] if "order_m" in col else None
+            cords.setdefault(leaf, []).append((port, f"{row[col['switch']]}:{row[col['port']]}", ordered))
     out = {}
     for leaf, subnet, gateway in network["subnets"]["rows"]:
         net = IPv4Network(subnet)
@@ -211,10 +212,16 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
                 lines.append(cord)
             else:
                 line = lines[same]
+                # the line says how its part was found; of the cords' notes, what they are (before the first ";")
                 lines[same] = dataclasses.replace(line, quantity=line.quantity + cord.quantity,
-                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes}")
+                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes.split('; ')[0]}")
         out += [(name, line) for line in lines]
     return out
+
+
+# The medium of a management cord: a switch management port and a management leaf's host
+# port are both 1000BASE-T RJ45 (catalog management_port, the management switch's panel).
+CORD_MEDIUM = "cat6"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -229,17 +236,28 @@ class ManagementCord:
     port: str  # the switch's management port (catalog), e.g. eth0
     leaf: str
     leaf_port: str
+    # With a layout (expand/management.py cord_lengths): the modelled length, switch rack and U
+    # to the leaf's by the rule every cable follows, and the orderable length (None: none
+    # reaches, the physical check says so). Both None without a layout.
+    length_m: float | None = None
+    order_m: float | None = None
 
 
 def management_cords(plan: Plan) -> list[ManagementCord]:
     """Every management cord of the plan, fabric by fabric in plan.json's order."""
+    return plan.memo("management_cords", _management_cord_list)
+
+
+def _management_cord_list(plan: Plan) -> list[ManagementCord]:
     out = []
     for name, record in (plan.fabrics or {}).items():
         table = (record.design or {}).get("management_ports") or {}
         col = {c: k for k, c in enumerate(table.get("columns") or [])}
+        measured = "length_m" in col
         for row in table.get("rows") or []:
             switch, port, leaf, leaf_port = (row[col[c]] for c in ("switch", "port", "leaf", "leaf_port"))
-            out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port))
+            out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port,
+                                      row[col["length_m"]] if measured else None, row[col["order_m"]] if measured else None))
     return out
 
 
@@ -250,9 +268,21 @@ def _management_cords(plan: Plan, name: str) -> list:
     no links of the plan's tables and no rows of the cabling sheet; their places are in
     plan.json (design.fabrics.<name>.management_ports)."""
     cords = [c for c in management_cords(plan) if c.fabric == name]
-    cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    cat6 = plan.facts.get("media", {}).get(CORD_MEDIUM) if plan.facts else None
     if not cords or cat6 is None:
         return []
-    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
-                    notes="switch management ports to the management leaves (plan.json management_ports); "
-                          "lengths not modelled")]
+    note = "switch management ports to the management leaves (plan.json management_ports)"
+    if cords[0].length_m is None:
+        return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
+                        notes=f"{note}; lengths not modelled (no layout)")]
+    # one line per orderable length, spelled as the plan's cables of that length (bill_of_materials)
+    count: dict[float, int] = {}
+    for c in cords:
+        if c.order_m is not None:
+            count[float(c.order_m)] = count.get(float(c.order_m), 0) + 1
+    lines = []
+    for length, n in sorted(count.items()):
+        part, description, how = cable_of_length(cat6, length)
+        lines.append(BomLine("cable", part, description, n, cat6.get("cable_power_w"), f"{note}; {how}", length_m=length))
+    beyond = sum(c.order_m is None for c in cords)
+    return lines + ([cable_beyond_reach(cat6, CORD_MEDIUM, beyond)] if beyond else [])

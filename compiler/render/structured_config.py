@@ -118,7 +118,7 @@ class SwitchConfig:
     port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
     cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
-    adaptive_routing: bool  # the NOS's files turn adaptive routing on (nos.yaml capabilities)
+    adaptive_routing: bool  # the files turn adaptive routing on (the plan's RoutingPlan.adaptive_routing)
     cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
     sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
@@ -238,7 +238,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
                                           lanes.get(d.layout))
             if_speeds = [x.speed_gbps for x in ifaces]
             if if_cable_m is not None:
-                cord_m = _round_lengths(nos_facts, [float(nos_facts.default_cable_length_m.get("leaf", 0))] * len(cords))
+                default_m = float(nos_facts.default_cable_length_m.get("leaf", 0))
+                cord_m = _round_lengths(nos_facts, [default_m if m is None else m for _, _, m in subnet.cords])
                 by_index = {x.index: m for x, m in zip(rows[lo:hi], if_cable_m, strict=True)}
                 by_index.update(zip((c.index for c in cords), cord_m, strict=True))
                 if_cable_m = [by_index[x.index] for x in ifaces]
@@ -259,7 +260,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             interfaces=ifaces, local_prefixes=prefixes or local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
             port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
-            adaptive_routing=nos_facts.capabilities.adaptive_routing,
+            # the plan's fact, where this NOS's files can spell it (the twin's FRR cannot)
+            adaptive_routing=r.adaptive_routing and nos_facts.capabilities.adaptive_routing,
             cable_lengths_m=if_cable_m if if_cable_m is not None else [],
             site=site,
             sonic_platform=sonic["platform"] if sonic else None,
@@ -279,7 +281,7 @@ def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.n
     switches' management ports (no links of the plan: ManagementSubnet.cords); and those cords."""
     cords = [Interface(str(names[p]), ports[p].name, "access", None, *served.split(":", 1), None, 0,
                        ports[p].speed_gbps, str(lanes[p]) if lanes is not None else "", p + 1, False)
-             for p, served in subnet.cords]
+             for p, served, _ in subnet.cords]
     own = [x._replace(kind="access") if x.kind == "server" else x for x in ifaces]
     return sorted(own + cords, key=lambda x: x.index), cords
 
