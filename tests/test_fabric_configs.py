@@ -326,6 +326,10 @@ def test_oob_leaf_holds_the_gateway_every_host_it_serves_points_at(variants):
         storage = sum(d.role != "server" for d in fabric_plan(plan, "storage").devices)
         assert members == served and len(served) == 31 + 12 + storage  # 31 BMCs, 8 + 4 QM9700, the storage Clos
         assert not any("ip" in i for i in ifaces.values() if "bridge" in i)  # members are not routed
+        # Cumulus runs adaptive routing on Spectrum-4 only: not on the SN2201 (Spectrum-1), whose
+        # NVUE would refuse it; the storage SN5600s have it, and the plan says both
+        assert "adaptive-routing" not in body["router"] and not any("router" in i for i in ifaces.values())
+        assert not plan.fabrics["oob"].routing.adaptive_routing and plan.fabrics["storage"].routing.adaptive_routing
         # the subnet is redistributed toward the site network (the spines, where there are)
         rules = body["router-policy"]["prefix-list"]["CLUSTERC-LOCAL"]["rule"].values()
         subnet = str(IPv4Network(gateway, strict=False))
