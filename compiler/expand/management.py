@@ -292,4 +292,4 @@ def cord_lengths(loaded: LoadedSpec, i: int, plan, catalog: Catalog) -> None:
     ports["columns"] = [c for c in ports["columns"] if c not in ("length_m", "order_m")] + ["length_m", "order_m"]
     for row, length, ordered in zip(ports["rows"], need.tolist(), order.tolist(), strict=True):
         del row[len(ports["columns"]) - 2:]
-        row += [length, None if ordered != ordered else ordered]
+        row += [length, None if math.isnan(ordered) else ordered]

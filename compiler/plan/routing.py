@@ -47,7 +47,7 @@ class RoutingPlan:
     adaptive_routing: bool = False
     # Where this fabric is the management network: per management leaf (device index) the
     # subnet it serves and holds the gateway of (plan/fabrics.py serve_management_ports).
-    management_subnets: dict[int, "ManagementSubnet"] = field(default_factory=dict)
+    management_subnets: dict[int, ManagementSubnet] = field(default_factory=dict)
 
     def ip(self, value: int) -> str:
         return str(IPv4Address(int(value)))
