@@ -244,11 +244,8 @@ class ManagementCord:
 
 
 def management_cords(plan: Plan) -> list[ManagementCord]:
-    """Every management cord of the plan, fabric by fabric in plan.json's order."""
-    return plan.memo("management_cords", _management_cord_list)
-
-
-def _management_cord_list(plan: Plan) -> list[ManagementCord]:
+    """Every management cord of the plan, fabric by fabric in plan.json's order. Not memoised:
+    expand adds the cords' lengths once the layout has placed the switches."""
     out = []
     for name, record in (plan.fabrics or {}).items():
         table = (record.design or {}).get("management_ports") or {}

@@ -208,13 +208,14 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
             dev_names[links.a_dev].tolist(), a_name.tolist(), dev_names[links.b_dev].tolist(), b_name.tolist(),
             cable_type.tolist(), ids, color.tolist(), lengths, label_a, pulled) if keep)
-    body += "".join(fmt % row for row in _cord_rows(plan, site))
+    cords = _cord_rows(plan, site)
+    body += "".join(fmt % row for row in cords)
     out.write_text("netbox/cables.csv", _header("cables") + body)
     closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
     out.write_text("netbox/README.md", render_template(
         "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),
         types=len(types), devices=len(plan.devices), interfaces=sum(len(types[d.layout]["interfaces"]) for d in plan.devices),
-        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled) + len(management_cords(plan)),
+        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled) + len(cords),
         closest=closest))
 
 

@@ -279,9 +279,11 @@ def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.n
     """A management leaf's interfaces with every host port it serves in its access VLAN: its
     BMC links (kind server -> access) and, merged in panel order, the cords from other
     switches' management ports (no links of the plan: ManagementSubnet.cords); and those cords."""
-    cords = [Interface(str(names[p]), ports[p].name, "access", None, *served.split(":", 1), None, 0,
-                       ports[p].speed_gbps, str(lanes[p]) if lanes is not None else "", p + 1, False)
-             for p, served, _ in subnet.cords]
+    cords = []
+    for p, served, _ in subnet.cords:
+        switch, port = served.split(":", 1)
+        cords.append(Interface(str(names[p]), ports[p].name, "access", None, switch, port, None, 0, ports[p].speed_gbps,
+                               str(lanes[p]) if lanes is not None else "", p + 1, False))
     own = [x._replace(kind="access") if x.kind == "server" else x for x in ifaces]
     return sorted(own + cords, key=lambda x: x.index), cords
 
