@@ -37,12 +37,16 @@ def _rows(text: str) -> list[dict]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def _cable_rows_by_part(cabling: list[dict], media_parts: dict[str, set]) -> collections.Counter:
+def _cable_rows_by_part(cabling: list[dict], media_parts: dict[str, set],
+                        cord_m: dict[str, float | None] | None = None) -> collections.Counter:
     """(fabric, part as the BOM prints it) -> cabling.csv rows. A length without a part of
-    its own is ordered as `<generic part> <length> m`."""
+    its own is ordered as `<generic part> <length> m`. A management cord's row whose sheet
+    shows no length takes the plan's (`cord_m`, by cable id: ManagementCord.order_m)."""
     out = collections.Counter()
     for r in cabling:
         part, length = r["part_number"], r["length_m"]
+        if not length and (cord_m or {}).get(r["cable_id"]) is not None:
+            length = f"{cord_m[r['cable_id']]:g}"
         exact = not length or any(part in parts for parts in media_parts.values())
         out[(r.get("fabric", "compute"), part if exact else f"{part} {length} m")] += 1
     return out
@@ -67,7 +71,8 @@ def test_bom_cable_quantities_equal_cabling_rows_on_committed_examples(name):
     plan = build_plan(SPECS / f"{name}.yaml")[1]
     cabling = _rows((OUT / name / "cabling.csv").read_text())
     bom = _rows((OUT / name / "bom.csv").read_text())
-    assert _bom_cables(bom) == _cable_rows_by_part(cabling, _media_parts(plan))
+    cord_m = {c.cable_id: c.order_m for c in management_cords(plan)}
+    assert _bom_cables(bom) == _cable_rows_by_part(cabling, _media_parts(plan), cord_m)
     # the plan's cables, then the management cords (switch management ports are no plan links)
     assert len(cabling) == len(physical_cables(plan)) + len(management_cords(plan))
     if (OUT / name / "labels.csv").exists():

@@ -291,3 +291,114 @@ def test_storage_targets_get_addressed_ports_that_pass_yang(tmp_path, sonic_yang
     assert len(cfg["PORT"]) == 31 + 4  # dual-homed: one NIC of each DGX, one port of each target
     subnets = [k.split("|")[1] for k in cfg["INTERFACE"] if "|" in k]
     assert len(subnets) == 35 and all(IPv4Network(s, strict=False).subnet_of(IPv4Network("10.192.0.0/14")) for s in subnets)
+
+
+# --- the management network: each leaf holds the gateway of the subnet it serves -------------
+def _management_facts(plan):
+    """Per management leaf, from the plan's one record of it (design.fabrics.oob.management_network
+    and management_ports): (gateway/prefix, VLAN, the ports it serves as 'device:port')."""
+    oob = plan.fabrics["oob"].design
+    network, cords = oob["management_network"], oob["management_ports"]
+    served: dict[str, set[str]] = {}
+    for server, port, leaf, _ in network["bmc"]["rows"]:
+        served.setdefault(leaf, set()).add(f"{server}:{port}")
+    col = {c: k for k, c in enumerate(cords["columns"])}
+    for row in cords["rows"]:
+        served.setdefault(row[col["leaf"]], set()).add(f"{row[col['switch']]}:{row[col['port']]}")
+    return {leaf: (f"{gateway}/{network['prefix']}", network["vlan"], served.get(leaf, set()))
+            for leaf, _, gateway in network["subnets"]["rows"]}
+
+
+def test_oob_leaf_holds_the_gateway_every_host_it_serves_points_at(variants):
+    """Cumulus OOB leaf: an SVI in one access VLAN with its subnet's gateway, every BMC and
+    switch management port it serves an access port of that VLAN, and every served switch's
+    eth0 routes via that same address (one figure, read from the plan's management_network)."""
+    plan, folder = variants["cumulus"]
+    facts = _management_facts(plan)
+    assert list(facts) == ["oob-leaf-001"]
+    for leaf, (gateway, vlan, served) in facts.items():
+        body = yaml.load((folder / f"configs/{leaf}/startup.yaml").read_text(), Loader=_OnOffLoader)[0]["set"]
+        ifaces = body["interface"]
+        assert ifaces[f"vlan{vlan}"] == {"type": "svi", "vlan": vlan, "ip": {"address": {gateway: {}}}}
+        assert body["bridge"] == {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
+        members = {i["description"] for i in ifaces.values()
+                   if i.get("bridge", {}).get("domain", {}).get("br_default", {}).get("access") == vlan}
+        storage = sum(d.role != "server" for d in fabric_plan(plan, "storage").devices)
+        assert members == served and len(served) == 31 + 12 + storage  # 31 BMCs, 8 + 4 QM9700, the storage Clos
+        assert not any("ip" in i for i in ifaces.values() if "bridge" in i)  # members are not routed
+        # Cumulus runs adaptive routing on Spectrum-4 only: not on the SN2201 (Spectrum-1), whose
+        # NVUE would refuse it; the storage SN5600s have it, and the plan says both
+        assert "adaptive-routing" not in body["router"] and not any("router" in i for i in ifaces.values())
+        assert not plan.fabrics["oob"].routing.adaptive_routing and plan.fabrics["storage"].routing.adaptive_routing
+        # the subnet is redistributed toward the site network (the spines, where there are)
+        rules = body["router-policy"]["prefix-list"]["CLUSTERC-LOCAL"]["rule"].values()
+        subnet = str(IPv4Network(gateway, strict=False))
+        assert any(subnet in r["match"] for r in rules)
+        # the storage switches (Cumulus here) point their eth0 at it
+        for row in plan.fabrics["oob"].design["management_ports"]["rows"]:
+            if row[0] == "storage" and row[3] == leaf:
+                served_cfg = yaml.load((folder / f"configs/{row[1]}/startup.yaml").read_text(), Loader=_OnOffLoader)[0]["set"]
+                assert served_cfg["interface"]["eth0"]["ip"]["address"] == {f"{row[5]}/{gateway.split('/')[1]}": {}}
+                via = served_cfg["vrf"]["mgmt"]["router"]["static"]["0.0.0.0/0"]["via"]
+                assert list(via) == [gateway.split("/")[0]]
+        # and every BMC address is a host of that subnet, not the gateway
+        net = IPv4Network(gateway, strict=False)
+        bmcs = [row[3] for row in plan.fabrics["oob"].design["management_network"]["bmc"]["rows"] if row[2] == leaf]
+        assert len(bmcs) == 31 and all(IPv4Address(a) in net and f"{a}/{net.prefixlen}" != gateway for a in bmcs)
+
+
+def _oob_leaf_config(plan, nos):
+    """The OOB leaf's structured config, spelled for another NOS (no 1G management switch of
+    the catalog runs SONiC, EOS or FRR: the templates are exercised on the Cumulus plan's leaf,
+    its ports named as that NOS names a 48 + 4 port panel)."""
+    import dataclasses
+
+    from compiler.render.structured_config import switch_configs
+
+    view = fabric_plan(plan, "oob")
+    rename = {"sonic": lambda k: f"Ethernet{k - 1}", "eos": lambda k: f"Ethernet{k}", "frr": lambda k: f"swp{k}"}[nos]
+    switches = {d.layout for d in view.devices if d.role != "server"}
+    names = {lid: tuple(rename(k + 1) for k in range(len(view.layouts[lid]))) for lid in switches}
+    routing = dataclasses.replace(view.routing, port_names={**view.routing.port_names, nos: names})
+    [config] = [c for c in switch_configs(dataclasses.replace(view, routing=routing, _memo={}), nos) if c.access]
+    return config
+
+
+def test_oob_leaf_gateway_in_sonic_config_db_validates_against_yang(variants, sonic_yang):
+    from compiler.render.switch_configs import render_switch
+
+    plan, _ = variants["cumulus"]
+    [(gateway, vlan, served)] = _management_facts(plan).values()
+    config = _oob_leaf_config(plan, "sonic")
+    cfg = json.loads(render_switch(config)["config_db.json"])
+    sonic_yang.require(("VLAN", "VLAN_MEMBER", "VLAN_INTERFACE"))
+    assert sonic_yang.validate(cfg) == []
+    assert cfg["VLAN"] == {f"Vlan{vlan}": {"vlanid": str(vlan), "admin_status": "up"}}
+    assert cfg["VLAN_INTERFACE"] == {f"Vlan{vlan}": {}, f"Vlan{vlan}|{gateway}": {}}
+    members = {k.split("|")[1] for k, v in cfg["VLAN_MEMBER"].items() if v == {"tagging_mode": "untagged"}}
+    assert {cfg["PORT"][m]["description"] for m in members} == served
+    assert not members & {k.split("|")[0] for k in cfg["INTERFACE"]}  # a VLAN member is no routed interface
+    bad = json.loads(json.dumps(cfg))
+    bad["VLAN_MEMBER"][f"Vlan{vlan}|Ethernet999"] = {"tagging_mode": "untagged"}
+    assert any("leafref" in e or "Ethernet999" in e for e in sonic_yang.validate(bad))  # the gate can fail
+
+
+def test_oob_leaf_gateway_in_eos_and_frr(variants, tmp_path):
+    from compiler.render.switch_configs import render_switch
+
+    plan, _ = variants["cumulus"]
+    [(gateway, vlan, served)] = _management_facts(plan).values()
+    eos = render_switch(_oob_leaf_config(plan, "eos"))["startup-config"]
+    assert f"\nvlan {vlan}\n" in eos and f"\ninterface Vlan{vlan}\n   ip address {gateway}\n" in eos
+    blocks = [b for b in eos.split("\n!\n") if b.startswith("interface Ethernet")]
+    access = [b for b in blocks if f"   switchport access vlan {vlan}" in b]
+    assert {b.split("   description ")[1].split("\n")[0] for b in access} == served
+    assert all("no switchport" not in b and "ip address" not in b for b in access)
+    assert all((len(ln) - len(ln.lstrip(" "))) % 3 == 0 for ln in eos.splitlines())  # EOS indents by 3
+    frr = render_switch(_oob_leaf_config(plan, "frr"))["frr.conf"]
+    assert f"\ninterface vlan{vlan}\n ip address {gateway}\nexit\n" in frr
+    if shutil.which("vtysh"):
+        path = tmp_path / "frr.conf"
+        path.write_text(frr)
+        r = _vtysh_check(path, tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr

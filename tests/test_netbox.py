@@ -166,10 +166,12 @@ def test_netbox_folder_imports_in_order_with_the_pinned_releases_fields(designs,
     summary = json.loads((target / "summary.json").read_text())
     fabrics = summary.get("fabrics") or {"": summary}
     # NetBox cables join two interfaces: one per logical link a cabling.csv row carries (a
-    # twin-port DAC row carries two), the summary's count; management cords have no NetBox
-    # interfaces yet (switch management ports are not in the device types)
+    # twin-port DAC row carries two), the summary's count, and one per management cord (a
+    # switch's management port, an interface of its device type, to its management leaf)
     carried = sum(len(r["links"].split(";")) for r in cabling if not r["kind"].endswith("management-leaf"))
-    assert len(box.cabled) == 2 * carried == 2 * sum(sum(f["cables"].values()) for f in fabrics.values())
+    cords = sum(r["kind"].endswith("management-leaf") for r in cabling)
+    assert len(box.cabled) == 2 * (carried + cords)
+    assert carried == sum(sum(f["cables"].values()) for f in fabrics.values())
     assert len(box.devices) == len(plan.devices)
 
 
@@ -182,12 +184,11 @@ def test_every_fabric_is_in_netbox(designs):
     extra_switches = {d.name for d in plan.devices if d.fabric in ("storage", "oob") and d.role != "server"}
     assert {(site, "storage-su1-leaf-r1"), (site, "oob-leaf-001")} <= box.devices.keys()
     by_fabric = {}
-    for r in _rows(target / "cabling.csv"):
-        if not r["kind"].endswith("management-leaf"):  # management cords: no NetBox interfaces yet
-            by_fabric[r["fabric"]] = by_fabric.get(r["fabric"], 0) + len(r["links"].split(";"))
+    for r in _rows(target / "cabling.csv"):  # management cords included: the management ports are interfaces
+        by_fabric[r["fabric"]] = by_fabric.get(r["fabric"], 0) + len(r["links"].split(";"))
     extra = [r for r in _rows(target / "netbox/cables.csv")
              if {r["side_a_device"], r["side_b_device"]} & extra_switches]
-    assert len(extra) == by_fabric["storage"] + by_fabric["oob"] > 0  # 62 + 31 when written
+    assert len(extra) == by_fabric["storage"] + by_fabric["oob"] == 62 + 31 + 14  # + 8 leaves, 4 spines, 2 storage
     # a DGX's compute NICs are InfiniBand, its storage NICs Ethernet, its BMC RJ45
     dgx = next(t for (m, model), t in box.types.items() if model.startswith("DGX H100"))
     kinds = {i["name"]: i["type"] for i in dgx["interfaces"]}
@@ -253,3 +254,27 @@ def test_interface_types_are_netboxs_and_the_mapping_is_said(tmp_path, switch, s
     for t in mapped:
         assert t in types and f"| {t} |" in readme
     assert ("closest NetBox type" in readme) == bool(mapped)
+
+
+def test_management_ports_and_cords_are_in_netbox(designs):
+    """Every switch's device type lists its management port (1000BASE-T, management only) and
+    every management cord is a cable between the switch's and its management leaf's ports,
+    with the cord's orderable length from the plan."""
+    from compiler.plan.fabrics import management_cords
+
+    plan, target = designs["h100-superpod-1su-multi-fabric-hall"]
+    box = NetBox()
+    box.import_folder(target / "netbox")
+    for (_, model), t in box.types.items():
+        mgmt = [i for i in t["interfaces"] if i.get("mgmt_only")]
+        if model.startswith(("Quantum-2 QM9700", "Spectrum-4 SN5600", "Spectrum SN2201")):
+            assert mgmt == [{"name": "mgmt0" if "QM9700" in model else "eth0", "type": "1000base-t", "mgmt_only": True}], model
+        else:
+            assert not mgmt, model
+    cords = management_cords(plan)
+    assert len(cords) == 14
+    rows = {(r["side_a_device"], r["side_a_name"]): r for r in _rows(target / "netbox/cables.csv")}
+    for c in cords:
+        r = rows[(c.switch, c.port)]
+        assert (r["side_b_device"], r["side_b_name"], r["type"]) == (c.leaf, c.leaf_port, "cat6")
+        assert c.order_m is not None and float(r["length"]) == c.order_m and r["length_unit"] == "m"

@@ -360,7 +360,7 @@ def test_bad_management_gateway_is_a_clear_error(gateway, code):
 
 
 # --- NVUE -------------------------------------------------------------------------------
-NVUE_TOP = {"system", "interface", "router", "vrf", "qos", "router-policy", "service"}
+NVUE_TOP = {"system", "interface", "router", "vrf", "qos", "router-policy", "service", "bridge"}
 
 
 def _nvue_shape(doc) -> list[str]:
@@ -371,8 +371,15 @@ def _nvue_shape(doc) -> list[str]:
     body = doc[0]["set"]
     problems += [f"unknown top-level key {k}" for k in body if k not in NVUE_TOP]
     for name, iface in body["interface"].items():
-        if iface.get("type") not in ("loopback", "swp", "eth"):
+        if iface.get("type") not in ("loopback", "swp", "eth", "svi"):
             problems.append(f"interface {name}: type {iface.get('type')!r}")
+        # a VLAN's interface and an access port name a VLAN of the bridge domain
+        vlans = set(body.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {}))
+        used = [iface["vlan"]] if iface.get("type") == "svi" else []
+        used += [d["access"] for d in iface.get("bridge", {}).get("domain", {}).values() if "access" in d]
+        problems += [f"interface {name}: VLAN {v} is not a VLAN of br_default" for v in used if str(v) not in vlans]
+        if iface.get("type") == "svi" and name != f"vlan{iface.get('vlan')}":
+            problems.append(f"interface {name}: an SVI is named vlan<id>")
         for addr in iface.get("ip", {}).get("address", {}):
             if "/" not in addr:
                 problems.append(f"interface {name}: address {addr} without prefix length")

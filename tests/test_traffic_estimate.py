@@ -107,11 +107,12 @@ def test_closed_form_equals_every_routing(spec):
     assert estimate.method in ("no link shared at saturation", "routed")
 
 
-@pytest.mark.parametrize("spec,routing", [("roce-2spine-4leaf-cumulus.yaml", "ecmp"),
+@pytest.mark.parametrize("spec,routing", [("roce-2spine-4leaf-cumulus.yaml", "adaptive"),
                                           ("roce-2spine-4leaf-sonic.yaml", "ecmp"), ("b200-superpod-4su.yaml", "ftree"),
                                           ("dragonfly-2k.yaml", "minimal"), ("tpu-v4-pod.yaml", "minimal")])
 def test_the_routing_estimates_assume_is_what_the_fabric_runs(spec, routing):
-    """OpenSM's ftree on InfiniBand trees; per-flow ECMP on Ethernet; minimal on dragonflies
+    """OpenSM's ftree on InfiniBand trees; on Ethernet, adaptive where the NOS's files turn
+    per-packet adaptive routing on (Cumulus), per-flow ECMP otherwise; minimal on dragonflies
     and tori."""
     assert ring_bandwidth(fabric_plan(build_plan(SPECS / spec)[1])).routing == routing
 
@@ -241,3 +242,45 @@ def test_check_summary_compare_explore_and_traffic_agree(spec):
 def test_every_family_agrees(spec):
     _all_commands_agree(spec)
 
+
+
+# A fat tree whose ring in plan order crosses the spines (4 servers a leaf, 2:1): ECMP may
+# hash two ring flows onto one uplink, an even split at every hop never does.
+AR_TREE = {"name": "ar", "servers": 64, "server": "dgx-h100",
+           "fabric": {"topology": "fat-tree", "switch": "sn5600", "servers_per_leaf": 4, "oversubscription": "2:1"}}
+
+
+@pytest.mark.parametrize("nos, routing", [("cumulus", "adaptive"), ("sonic", "ecmp"), (None, "ecmp")])
+def test_adaptive_routing_is_a_plan_fact_every_command_reads(nos, routing):
+    """The NOS's files turn per-packet adaptive routing on (Cumulus: NVUE `router
+    adaptive-routing`) and the plan says so (RoutingPlan.adaptive_routing, plan.json
+    addressing.adaptive_routing): check, summary, compare, explore and traffic then price the
+    ring on `adaptive`, one figure; where collisions exist it is not ECMP's."""
+    spec = json.loads(json.dumps(AR_TREE))
+    if nos:
+        spec["fabric"]["nos"] = nos
+    _all_commands_agree(spec)
+    plan = build_plan(write_spec(WORK, spec_yaml(spec)))[1]
+    assert plan.routing.adaptive_routing is (routing == "adaptive")
+    figures = run_checks(plan).of(CollectivesFigures)
+    report = traffic_report(plan, ["ring-allreduce"])
+    assert figures.routing == report["reference_routing"] == routing
+    by_routing = {r["routing"]: r["min_fraction"] for r in report["results"]}
+    assert by_routing["adaptive"] == 1.0 and by_routing["ecmp"] < 0.5  # ECMP collides on the uplinks
+    assert round(figures.fabric_factor, 4) == by_routing[routing]
+    data = json.loads(_plan_json(plan))
+    assert data["addressing"]["adaptive_routing"] is (routing == "adaptive")
+    import jsonschema
+
+    from compiler.render.plan_json import schema_text
+
+    jsonschema.validate(data, json.loads(schema_text()))
+
+
+def _plan_json(plan) -> str:
+    from compiler.plan.serialize import plan_from_json, plan_json_text
+
+    text = plan_json_text(plan)
+    again = plan_from_json(json.loads(text))
+    assert again.routing.adaptive_routing == plan.routing.adaptive_routing  # read back
+    return text

@@ -82,6 +82,9 @@ class NosCapabilities(_Strict):
     # Per-packet adaptive routing on the fabric ports (Spectrum-X: NVUE `router adaptive-routing`);
     # False where the NOS's files have no way to say it (the file then says so).
     adaptive_routing: bool = False
+    # The switch ASICs (switches.yaml `asic`) the NOS runs it on: a fabric is adaptively routed
+    # only where every switch has one of them (the files turn it on only there).
+    adaptive_routing_asics: list[str] = []
     # Its files set the RoCE profile's QoS (trust DSCP, PFC, ECN, ETS) on the switch ports: the
     # fabric is lossless RoCE, so the servers' NICs on it get the same profile (host-configs/).
     roce_qos: bool = False

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..plan.fabrics import COMPUTE
+from ..plan.fabrics import COMPUTE, CORD_MEDIUM, management_cords
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, secondary_note, secondary_power_models, switch_optics_w
 from ..plan.views import cable_ids, cage_table, end_transceivers, port_table
@@ -117,6 +117,22 @@ def link_reach(plan: Plan) -> list[Finding]:
                     f"{max(rec['lengths_m'] or [rec['reach_m']]):g} m", cid)]
 
 
+def cord_reach(plan: Plan) -> list[Finding]:
+    """Management cords (plan/fabrics.py management_cords: a switch management port to its
+    management leaf, no link of the plan) longer than their medium reaches: the same
+    finding as a link's, naming the longest cord."""
+    beyond = [c for c in management_cords(plan) if c.length_m is not None and c.order_m is None]
+    if not beyond:
+        return []
+    worst = max(beyond, key=lambda c: c.length_m or 0.0)
+    rec = plan.facts["media"][CORD_MEDIUM]
+    return [Finding("LINK_BEYOND_REACH", "error",
+                    f"{len(beyond)} management cord(s) are longer than {CORD_MEDIUM} ({rec['cable_part_number']}) reaches "
+                    f"({max(rec['lengths_m'] or [rec['reach_m']]):g} m); the longest, {worst.cable_id} ({worst.switch} "
+                    f"{worst.port} to {worst.leaf} {worst.leaf_port}), needs {worst.length_m:.1f} m: place the management "
+                    f"leaf nearer the switches it serves", worst.cable_id)]
+
+
 def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     """A straight fiber joins one optical port (MPO) to one. Where a module carries two or
     more logical ports on one MPO (a 4 x 200G cage on a twin-port 2 x 400G module) and a
@@ -172,7 +188,7 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
 
 
 def physical_findings(plan: Plan) -> list[Finding]:
-    return rack_power(plan) + link_reach(plan) + fiber_mpo_sharing(plan)
+    return rack_power(plan) + link_reach(plan) + cord_reach(plan) + fiber_mpo_sharing(plan)
 
 
 def check_physical(ctx: CheckContext) -> tuple[PhysicalFigures, list[Finding]]:
@@ -180,4 +196,4 @@ def check_physical(ctx: CheckContext) -> tuple[PhysicalFigures, list[Finding]]:
     # with the compute fabric, over every fabric's devices; cable reach and MPO sharing are
     # each fabric's own links, judged on that fabric so its findings name it.
     racks = rack_power(ctx.all_fabrics) if ctx.fabric.name == COMPUTE else []
-    return PhysicalFigures(), racks + link_reach(ctx.plan) + fiber_mpo_sharing(ctx.plan)
+    return PhysicalFigures(), racks + link_reach(ctx.plan) + cord_reach(ctx.plan) + fiber_mpo_sharing(ctx.plan)

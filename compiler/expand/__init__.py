@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
-from . import addressing, extra_fabrics, facts, layout, requirements, scale_up, sonic_platform
+from . import addressing, extra_fabrics, facts, layout, management, requirements, scale_up, sonic_platform
 from .families import resolve_and_build
 from .resolve import ClosDesign
 
@@ -42,5 +42,7 @@ def expand(loaded: LoadedSpec) -> Plan:
             addressing.plan_routing(loaded, design, compute)
     if extra_designs:
         extra_fabrics.route(loaded, plan, extra_designs, _routed(design))
+        for i, _ in extra_designs:  # the management cords' lengths, from the places layout gave
+            management.cord_lengths(loaded, i, plan, design.catalog)
     plan.notes += sonic_platform.notes(plan)
     return plan

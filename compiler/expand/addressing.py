@@ -145,6 +145,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
         loopback=loopback, asn=asn, management=management, link_net=link_net,
         port_names=port_names, port_lanes=lanes, regions=regions,
         site=_site(loaded, pools["management"], management, extra),
+        adaptive_routing=_adaptive_routing(fabric.nos, design, plan),
     )
 
 
@@ -249,6 +250,17 @@ def _switch_ports(design: ClosDesign, plan: Plan, nos: str | None
     for lid in switch_layouts:
         lanes[lid] = ports.port_lanes(switch_of[lid], plan.layouts[lid])
     return port_names, lanes
+
+
+def _adaptive_routing(nos: str | None, design: ClosDesign, plan: Plan) -> bool:
+    """The fabric's switches run per-packet adaptive routing: its NOS's files turn it on, on
+    every one of its switch models' ASICs (catalog/data/nos.yaml)."""
+    if nos is None:
+        return False
+    caps = descriptor(nos).capabilities
+    models = {d.model for d in plan.devices if d.role in SWITCH_ROLES}
+    return caps.adaptive_routing and bool(models) and \
+        all(design.catalog.switches[m].asic in caps.adaptive_routing_asics for m in models)
 
 
 def _site(loaded: LoadedSpec, pool: IPv4Network, management: np.ndarray, extra: int | None) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan.model import Plan
-from ..plan.physical import U_M
+from ..plan.physical import U_M, Physical
 from ..spec.model import CableModel
 
 
@@ -29,15 +29,20 @@ def statement(model: CableModel, rack_width_m: float, row_pitch_m: float) -> str
 
 def link_lengths(plan: Plan, model: CableModel) -> np.ndarray:
     """Modelled length (routed + slack) in metres per link, float64."""
-    phys = plan.physical
-    assert phys is not None
-    links = plan.links
+    assert plan.physical is not None
+    return pair_lengths(plan.physical, plan.links.a_dev, plan.links.b_dev, model)
+
+
+def pair_lengths(phys: Physical, a_dev: np.ndarray, b_dev: np.ndarray, model: CableModel) -> np.ndarray:
+    """Modelled length (routed + slack) in metres of a cable between each pair of devices
+    (a_dev[k], b_dev[k]): a link's, or a cord between ports the layouts do not hold (a
+    switch's management port). float64."""
     row = np.array([r.row_index for r in phys.racks], dtype=np.float64)
     pos = np.array([r.position for r in phys.racks], dtype=np.float64)
     top = np.array([r.height_u for r in phys.racks], dtype=np.float64)
     port_u = (phys.dev_u.astype(np.float64) + phys.dev_height_u - 1)
-    ra, rb = phys.dev_rack[links.a_dev], phys.dev_rack[links.b_dev]
-    ua, ub = port_u[links.a_dev], port_u[links.b_dev]
+    ra, rb = phys.dev_rack[a_dev], phys.dev_rack[b_dev]
+    ua, ub = port_u[a_dev], port_u[b_dev]
     same = ra == rb
     in_rack = np.abs(ua - ub) * U_M + model.in_rack_m
     vertical = (top[ra] - ua) * U_M + (top[rb] - ub) * U_M + 2 * model.tray_drop_m

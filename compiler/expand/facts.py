@@ -27,6 +27,9 @@ def _model_record(catalog: Catalog, device) -> dict:
                 "power_confidence": sw.power.confidence, "power_source": sw.power.source,
                 "protocol": sw.protocol, "nos": list(sw.nos),  # what it runs: requirements.nos is judged on it
                 "infiniband": sw.infiniband.model_dump(mode="json") if sw.infiniband else None,
+                # its out-of-band management port (not in the port layout): NetBox's device type lists it
+                **({"management_port": {"name": sw.management_port.name, "form_factor": sw.management_port.cage.form_factor,
+                                        "gbps": sw.management_port.cage.gbps}} if sw.management_port else {}),
                 **({"sonic": {"platform": sw.sonic.platform, "hwsku": {str(k): v for k, v in sorted(sw.sonic.hwsku.items())},
                               **({"port_alias": sw.sonic.port_alias} if sw.sonic.port_alias else {})}}
                    if sw.sonic else {})}

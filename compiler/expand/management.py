@@ -32,15 +32,24 @@ from ipaddress import IPv4Address, IPv4Network
 
 import numpy as np
 
+from ..catalog import Catalog
 from ..catalog.models import NicGroup, Switch
 from ..diagnostics import SpecInvalid
+from ..plan.fabrics import CORD_MEDIUM
 from ..spec.load import LoadedSpec
 from ..spec.model import ExtraFabric
 from .addressing import REGIONS
 from .clos_inputs import SU_ONLY, ClosShape, size_field
+from .cable_lengths import pair_lengths
+from .media import orderable
 from .resolve import ClosDesign
 from .sizing import ClosSizing, PortSplit
 
+# The management leaves' access VLAN: every host port a leaf serves is an untagged member, the
+# gateway an interface in it. Any id from 2 to 4094 (VLAN 1 is the default VLAN every NOS
+# puts unconfigured ports in, so it would take stray ports in too); one id on every leaf,
+# since each leaf's VLAN is local to it (the leaves are routed to the spines).
+MANAGEMENT_VLAN = 10
 SPINES = 2  # two management spines: one lost leaves every leaf reachable
 # The extra fabric's default topology: leaves holding their hosts, at most a spine tier above.
 ONE_TIER = ExtraFabric.model_fields["topology"].default
@@ -280,10 +289,33 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
             del row[5:]
             row.append(str(IPv4Address(subnet(row[3]) + 2 + port_index[row[4]])))
     rec.design["management_network"] = {
-        "pool": str(pool), "prefix": prefix,
-        "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf; "
+        "pool": str(pool), "prefix": prefix, "vlan": MANAGEMENT_VLAN,
+        "rule": "a subnet per management leaf, its gateway the subnet's first address on that leaf, "
+                "in an access VLAN holding every host port the leaf serves; "
                 "the device on host port p (swp1 = 0) takes first + 2 + p",
         "subnets": {"columns": ["leaf", "subnet", "gateway"],
                     "rows": [[d.name, str(IPv4Network((subnet(d.name), prefix))), str(IPv4Address(subnet(d.name) + 1))]
                              for d in leaves]},
         "bmc": {"columns": ["server", "port", "leaf", "address"], "rows": bmc_rows}}
+
+
+def cord_lengths(loaded: LoadedSpec, i: int, plan, catalog: Catalog) -> None:
+    """With a layout: each management cord's modelled length (the switch's rack and U to its
+    management leaf's, the rule every copper cable of the plan follows: cable_lengths.py) and
+    its orderable length as the cord medium's cable comes (a generic Cat6 cord: whole metres,
+    up to its 100 m reach; none beyond, which the physical check reports). Appended to the
+    fabric's `management_ports` rows as `length_m` and `order_m` (null: none reaches)."""
+    layout = loaded.spec.layout
+    ports = plan.fabrics[loaded.spec.fabrics[i].name].design.get("management_ports")
+    if layout is None or plan.physical is None or not ports or not ports["rows"]:
+        return
+    col = {c: k for k, c in enumerate(ports["columns"])}
+    a = np.array([plan.device_index(row[col["switch"]]) for row in ports["rows"]], dtype=np.int64)
+    b = np.array([plan.device_index(row[col["leaf"]]) for row in ports["rows"]], dtype=np.int64)
+    need = pair_lengths(plan.physical, a, b, layout.cabling)
+    cable = catalog.cables[catalog.media[CORD_MEDIUM].cable]
+    order = orderable(cable.lengths_m, need, cable.reach_m)
+    ports["columns"] = [c for c in ports["columns"] if c not in ("length_m", "order_m")] + ["length_m", "order_m"]
+    for row, length, ordered in zip(ports["rows"], need.tolist(), order.tolist(), strict=True):
+        del row[len(ports["columns"]) - 2:]
+        row += [length, None if math.isnan(ordered) else ordered]

@@ -102,7 +102,7 @@ def _end_key(end: CableEnd) -> str:
     return cage_key(end.form_factor, end.top, end.cage_gbps, end.serdes_gbps)
 
 
-def _orderable(lengths_m: list[float], need_m: np.ndarray, reach_m: float) -> np.ndarray:
+def orderable(lengths_m: list[float], need_m: np.ndarray, reach_m: float) -> np.ndarray:
     """The shortest orderable length >= need; NaN where none is long enough. A cable the
     catalog lists no lengths for (a generic Cat6 patch cord, made or bought per site) is
     ordered at the need rounded up to a whole metre, up to its reach."""
@@ -192,7 +192,7 @@ def choose_by_length(plan: Plan, catalog: Catalog, requested: dict[str, str], le
         sel = choice == mi
         if sel.any():
             cable = catalog.cables[catalog.media[media_id].cable]
-            order[sel] = _orderable(cable.lengths_m, need[sel], cable.reach_m)
+            order[sel] = orderable(cable.lengths_m, need[sel], cable.reach_m)
     used_media = [m for mi, m in enumerate(media_ids) if (choice == mi).any()]
     remap = np.array([used_media.index(m) if m in used_media else -1 for m in media_ids], dtype=np.int16)
     return used_media, remap[choice], order

@@ -198,26 +198,36 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
         order = cables.order_m
         for length in np.unique(order[mine & ~np.isnan(order)]).tolist():
             here = mine & (order == length)
-            part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
-            note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
-                    "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
-                    "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
-                    "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
-                    "no part for this length in the catalog")
+            part, description, note = cable_of_length(m, length)
             in_group = np.zeros(cables.indptr.size - 1, dtype=bool)
             in_group[cables.group[here]] = True
             carried = np.zeros(len(links), dtype=bool)  # the logical links these cables carry
             carried[cables.links[np.repeat(in_group, np.diff(cables.indptr))]] = True
             extra = _fiber_note(plan, fibers, carried) if m["fit"] == "port" else ""
             extra += _shared_note(plan, cables, here, m) + _splitter_note(plan, carried, m)
-            out.append(BomLine("cable", part, f"{m['cable_description']}, {length:g} m", int(here.sum()),
-                               m["cable_power_w"], note + extra, length_m=length))
+            out.append(BomLine("cable", part, description, int(here.sum()), m["cable_power_w"], note + extra, length_m=length))
         too_long = mine & np.isnan(order)
         if too_long.any():
-            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
-                               m["cable_description"], int(too_long.sum()), None,
-                               "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
+            out.append(cable_beyond_reach(m, media_id, int(too_long.sum())))
     return out
+
+
+def cable_of_length(m: dict, length: float) -> tuple[str, str, str]:
+    """A medium's cable of one orderable length (plan facts' media record): its part number,
+    description and how the part was found."""
+    part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
+    note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
+            "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
+            "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
+            "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
+            "no part for this length in the catalog")
+    return part, f"{m['cable_description']}, {length:g} m", note
+
+
+def cable_beyond_reach(m: dict, media_id: str, quantity: int) -> BomLine:
+    """The line of cables no orderable length of the medium reaches (unpriced, no part)."""
+    return BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
+                   m["cable_description"], quantity, None, "no orderable length reaches: see the LINK_BEYOND_REACH finding")
 
 
 def _shared_note(plan: Plan, cables: PhysicalCables, sel: np.ndarray, medium: dict) -> str:

@@ -11,17 +11,18 @@ Fabric.links), the compute fabric's first, so its fabric plan keeps every index.
 from __future__ import annotations
 
 import dataclasses
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network
 from operator import attrgetter
 
 import numpy as np
 
-from .bom import BomLine, bill_of_materials
+from .bom import BomLine, bill_of_materials, cable_beyond_reach, cable_of_length
 from .fabric_record import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
+from .routing import ManagementSubnet
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
+__all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -147,9 +148,13 @@ def serve_management_ports(plan: Plan) -> None:
     record (`management_ports` rows [fabric, switch, port, leaf, leaf port, address] and the
     leaves' `management_network` subnets), into the switch's fabric routing plan where it has
     one (its management address, the subnet's prefix and gateway, which its config says).
+    The management network's own leaves take their subnets (the gateway they hold, the access
+    VLAN, the cords they serve) into its routing plan (management_subnets).
     Called once the routing plans exist: by expand and by plan.json's reader."""
     for rec in plan.fabrics.values():
         ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        if network and "vlan" in network and rec.routing is not None:  # plan.json of an older clusterc: none
+            rec.routing.management_subnets = _management_subnets(plan, rec, network, ports)
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
@@ -169,6 +174,28 @@ def serve_management_ports(plan: Plan) -> None:
             routing.management_gateway[k] = gateway[leaf]
 
 
+def _management_subnets(plan: Plan, rec: Fabric, network: dict, ports: dict | None) -> dict[int, ManagementSubnet]:
+    """Per management leaf (its index in the fabric's plan) the subnet it serves, from the
+    fabric record's `management_network` subnets and `management_ports` rows."""
+    view = fabric_plan(plan, rec.name)
+    index = {d.name: k for k, d in enumerate(view.devices)}
+    cords: dict[str, list[tuple[int, str, float | None]]] = {}
+    if ports and ports["rows"]:
+        col = {c: k for k, c in enumerate(ports["columns"])}
+        for row in ports["rows"]:
+            leaf = row[col["leaf"]]
+            layout = view.layouts[view.devices[index[leaf]].layout]
+            port = next(k for k, p in enumerate(layout.ports) if p.name == row[col["leaf_port"]])
+            ordered = row[col["order_m"]] if "order_m" in col else None
+            cords.setdefault(leaf, []).append((port, f"{row[col['switch']]}:{row[col['port']]}", ordered))
+    out = {}
+    for leaf, subnet, gateway in network["subnets"]["rows"]:
+        net = IPv4Network(subnet)
+        out[index[leaf]] = ManagementSubnet(int(network["vlan"]), int(net.network_address), net.prefixlen,
+                                            int(IPv4Address(gateway)), tuple(sorted(cords.get(leaf, ()))))
+    return out
+
+
 def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
     """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
     switches, optics, cables), then each extra fabric's switches, optics and cables
@@ -185,10 +212,16 @@ def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
                 lines.append(cord)
             else:
                 line = lines[same]
+                # the line says how its part was found; of the cords' notes, what they are (before the first ";")
                 lines[same] = dataclasses.replace(line, quantity=line.quantity + cord.quantity,
-                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes}")
+                                                  notes=f"{line.notes}; {cord.quantity} of them: {cord.notes.split('; ')[0]}")
         out += [(name, line) for line in lines]
     return out
+
+
+# The medium of a management cord: a switch management port and a management leaf's host
+# port are both 1000BASE-T RJ45 (catalog management_port, the management switch's panel).
+CORD_MEDIUM = "cat6"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -203,17 +236,25 @@ class ManagementCord:
     port: str  # the switch's management port (catalog), e.g. eth0
     leaf: str
     leaf_port: str
+    # With a layout (expand/management.py cord_lengths): the modelled length, switch rack and U
+    # to the leaf's by the rule every cable follows, and the orderable length (None: none
+    # reaches, the physical check says so). Both None without a layout.
+    length_m: float | None = None
+    order_m: float | None = None
 
 
 def management_cords(plan: Plan) -> list[ManagementCord]:
-    """Every management cord of the plan, fabric by fabric in plan.json's order."""
+    """Every management cord of the plan, fabric by fabric in plan.json's order. Not memoised:
+    expand adds the cords' lengths once the layout has placed the switches."""
     out = []
     for name, record in (plan.fabrics or {}).items():
         table = (record.design or {}).get("management_ports") or {}
         col = {c: k for k, c in enumerate(table.get("columns") or [])}
+        measured = "length_m" in col
         for row in table.get("rows") or []:
             switch, port, leaf, leaf_port = (row[col[c]] for c in ("switch", "port", "leaf", "leaf_port"))
-            out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port))
+            out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port,
+                                      row[col["length_m"]] if measured else None, row[col["order_m"]] if measured else None))
     return out
 
 
@@ -224,9 +265,21 @@ def _management_cords(plan: Plan, name: str) -> list:
     no links of the plan's tables and no rows of the cabling sheet; their places are in
     plan.json (design.fabrics.<name>.management_ports)."""
     cords = [c for c in management_cords(plan) if c.fabric == name]
-    cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    cat6 = plan.facts.get("media", {}).get(CORD_MEDIUM) if plan.facts else None
     if not cords or cat6 is None:
         return []
-    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
-                    notes="switch management ports to the management leaves (plan.json management_ports); "
-                          "lengths not modelled")]
+    note = "switch management ports to the management leaves (plan.json management_ports)"
+    if cords[0].length_m is None:
+        return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
+                        notes=f"{note}; lengths not modelled (no layout)")]
+    # one line per orderable length, spelled as the plan's cables of that length (bill_of_materials)
+    count: dict[float, int] = {}
+    for c in cords:
+        if c.order_m is not None:
+            count[float(c.order_m)] = count.get(float(c.order_m), 0) + 1
+    lines = []
+    for length, n in sorted(count.items()):
+        part, description, how = cable_of_length(cat6, length)
+        lines.append(BomLine("cable", part, description, n, cat6.get("cable_power_w"), f"{note}; {how}", length_m=length))
+    beyond = sum(c.order_m is None for c in cords)
+    return lines + ([cable_beyond_reach(cat6, CORD_MEDIUM, beyond)] if beyond else [])

@@ -41,9 +41,32 @@ class RoutingPlan:
     # that subnet's prefix length (expand/management.py); None without one.
     management_gateway: np.ndarray | None = None
     management_prefix: int | None = None
+    # The fabric's switches spread traffic by per-packet adaptive routing on their fabric
+    # ports: the NOS's files turn it on (catalog/data/nos.yaml capabilities.adaptive_routing).
+    # The traffic analysis and every collective estimate route such a fabric `adaptive`.
+    adaptive_routing: bool = False
+    # Where this fabric is the management network: per management leaf (device index) the
+    # subnet it serves and holds the gateway of (plan/fabrics.py serve_management_ports).
+    management_subnets: dict[int, ManagementSubnet] = field(default_factory=dict)
 
     def ip(self, value: int) -> str:
         return str(IPv4Address(int(value)))
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementSubnet:
+    """A management leaf's subnet (expand/management.py): the leaf holds its gateway on an
+    interface in one access VLAN whose members are every host port it serves, the BMC links
+    (links of the plan) and the cords from other switches' management ports (no links: those
+    ports are not in the switches' layouts, so they are listed here)."""
+
+    vlan: int  # the access VLAN's id
+    network: int  # uint32, the subnet's first address
+    prefix: int  # its length
+    gateway: int  # uint32, the leaf's own address on it
+    # (leaf port index in its layout, "<switch>:<port>" it serves, the cord's orderable length in
+    # metres: None without a layout or where none reaches)
+    cords: tuple[tuple[int, str, float | None], ...]
 
 
 def dotted(values: np.ndarray) -> list[str]:

@@ -88,7 +88,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     `plan` where the caller has them (the compute fabric's links are a prefix of the whole
     plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
-    head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
+    head = {"nos": r.nos, "adaptive_routing": r.adaptive_routing, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
                                                                 for nos, by in sorted(r.port_names.items())},
             # SerDes lanes per port ("0,1"), as SONiC's PORT table spells them: configs need them
@@ -196,7 +196,8 @@ def _routing_from_json(rec: dict, plan: Plan) -> RoutingPlan:
         port_names={nos: {lid: tuple(names) for lid, names in by.items()} for nos, by in rec["interface_names"].items()},
         port_lanes={lid: [[int(x) for x in text.split(",")] for text in lanes]
                     for lid, lanes in rec.get("port_lanes", {}).items()},
-        regions=rec["regions"], site=dict(rec.get("site") or {}))
+        regions=rec["regions"], site=dict(rec.get("site") or {}),
+        adaptive_routing=bool(rec.get("adaptive_routing", False)))  # absent: a plan.json of an older clusterc
 
 
 def plan_from_json(data: dict) -> Plan:

@@ -26,15 +26,16 @@ import re
 import numpy as np
 
 from ..check import CheckResults
+from ..plan.fabrics import CORD_MEDIUM, management_cords
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, fabric_protocol, port_table
+from ..plan.views import cable_ids, cable_labels, device_places, fabric_protocol, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format
 from .writer import OutputDir
 
 CABLE_TYPE = {"mmf": "mmf-om4", "smf": "smf-os2", "dac": "dac-passive", "lacc": "dac-active", "aec": "dac-active",
               "aoc": "aoc", "cat6": "cat6"}
-COLOR = {"aqua": "00ffff", "yellow": "ffeb3b", "black": "000000"}
+COLOR = {"aqua": "00ffff", "yellow": "ffeb3b", "black": "000000", "blue": "2196f3"}  # NetBox ColorChoices hex
 GENERIC_MANUFACTURER = "Generic"  # a catalog part without a vendor (a UFM appliance, a customer server)
 
 # (speed Gb/s, cage form factor) -> NetBox InterfaceTypeChoices value. NetBox names pluggable
@@ -138,11 +139,13 @@ def device_types(plan: Plan) -> dict[str, dict]:
         ports = plan.layouts[layout].ports
         height = int(phys.dev_height_u[i]) if phys is not None else (rec.get("rack_units") or 1)
         kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout])]
+        mgmt = rec.get("management_port")  # not in the layout: an Ethernet port of its own, mgmt_only
         out[layout] = {
             "manufacturer": rec["vendor"] or GENERIC_MANUFACTURER,
             "model": f"{rec['model']} ({layout})", "slug": slug(layout), "part_number": rec.get("part_number") or "",
             "u_height": height,
-            "interfaces": [(p.name, k) for p, k in zip(ports, kinds)],
+            "interfaces": [(p.name, k, False) for p, k in zip(ports, kinds)]
+            + ([(mgmt["name"], interface_type("ethernet", mgmt["gbps"], mgmt["form_factor"]), True)] if mgmt else []),
             "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds)
                                if CLOSEST.get((p.speed_gbps, p.form_factor)) == k}),
         }
@@ -206,9 +209,31 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
             dev_names[links.a_dev].tolist(), csv_column(a_name.tolist()), dev_names[links.b_dev].tolist(),
             csv_column(b_name.tolist()), cable_type.tolist(), csv_column(ids), color.tolist(), lengths,
             csv_column(label_a), pulled) if keep)
+    cords = _cord_rows(plan, site)
+    body += "".join(fmt % row for row in cords)
     out.write_text("netbox/cables.csv", _header("cables") + body)
     closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
     out.write_text("netbox/README.md", render_template(
         "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),
         types=len(types), devices=len(plan.devices), interfaces=sum(len(types[d.layout]["interfaces"]) for d in plan.devices),
-        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled), closest=closest))
+        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled) + len(cords),
+        closest=closest))
+
+
+def _cord_rows(plan: Plan, site: str) -> list[tuple]:
+    """The management cords (plan/fabrics.py management_cords: a switch's management port to
+    its management leaf), as cables of the management ports the device types list; their
+    orderable length where a layout gives one."""
+    media = plan.facts.get("media", {}).get(CORD_MEDIUM)
+    if media is None:
+        return []
+    places = plan.memo("device_places", device_places)
+    rows = []
+    for c in management_cords(plan):
+        near = f"{places[plan.device_index(c.switch)]}:{c.port}"
+        far = f"{places[plan.device_index(c.leaf)]}:{c.leaf_port}"
+        length = (f"{c.order_m:g}", "m") if c.order_m is not None else ("", "")
+        rows.append((csv_field(c.switch), csv_field(c.port), csv_field(c.leaf), csv_field(c.leaf_port),
+                     CABLE_TYPE[media["fiber"]], csv_field(c.cable_id), COLOR.get(media["jacket"], ""), *length,
+                     csv_field(f"{c.cable_id} {near} / {far}"), site, site))
+    return rows

@@ -20,12 +20,12 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from ..catalog.load import roce_profile_data
-from ..catalog.nos import descriptor
+from ..catalog.nos import Nos, descriptor
 from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, buffers, pfc_watchdog, sonic_ports
 from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
-from ..plan.routing import dotted
+from ..plan.routing import ManagementSubnet, dotted
 
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
@@ -77,7 +77,7 @@ def layout_cages(ports) -> LayoutCages:
 class Interface(NamedTuple):
     name: str  # as the NOS spells it
     panel: str  # front-panel name (labels, cabling.csv)
-    kind: str  # fabric | server
+    kind: str  # fabric | server | access (a management leaf's host port, in its access VLAN)
     address: str | None  # local /31 in CIDR form, None when unnumbered
     peer: str  # peer device
     peer_port: str  # peer port as the peer's NOS (or the server's panel) spells it
@@ -87,6 +87,15 @@ class Interface(NamedTuple):
     lanes: str  # SerDes lanes, "0,1,2,3"
     index: int  # 1-based logical port number on the panel
     uplink: bool  # toward a higher tier
+
+
+class AccessVlan(NamedTuple):
+    """A management leaf's subnet: one VLAN whose untagged members are its `access` interfaces
+    (BMCs and other switches' management ports), the gateway an interface in it."""
+
+    vlan: int
+    gateway: str  # the leaf's address on the subnet, CIDR (10.207.0.1/26): what every host it serves points at
+    subnet: str  # CIDR
 
 
 @dataclass(slots=True)
@@ -109,7 +118,7 @@ class SwitchConfig:
     port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
     cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
-    adaptive_routing: bool  # the NOS's files turn adaptive routing on (nos.yaml capabilities)
+    adaptive_routing: bool  # the files turn adaptive routing on (the plan's RoutingPlan.adaptive_routing)
     cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
     sonic_hwsku: str | None  # for the one port speed the switch uses, where evidenced; None for mixed speeds
@@ -119,6 +128,7 @@ class SwitchConfig:
     sonic_buffers: SonicBuffers | None
     pfc_watchdog: PfcWatchdog  # what the NOS's own default watchdog start would set for this many ports
     site: dict  # management_gateway, gateway_is_default, dns/ntp/syslog_servers (plan/routing.py, spec `site`)
+    access: AccessVlan | None = None  # a management leaf's subnet; None on every other switch
 
     @property
     def breakouts(self) -> list[tuple[str, int, int]]:
@@ -219,9 +229,25 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         # a management port the OOB network serves: its subnet's prefix and gateway (on the management leaf)
         served = oob_gateway is not None and bool(oob_gateway[i])
         site = {**r.site, "management_gateway": r.ip(oob_gateway[i]), "gateway_is_default": False} if served else r.site
-        ifaces = rows[lo:hi]
+        ifaces, if_speeds = rows[lo:hi], speeds[lo:hi]
+        if_cable_m = cable_m[lo:hi] if cable_m is not None else None
+        subnet = r.management_subnets.get(i)
+        access = prefixes = None
+        if subnet is not None:
+            ifaces, cords = _access_ports(ifaces, subnet, layout_names[d.layout], plan.layouts[d.layout].ports,
+                                          lanes.get(d.layout))
+            if_speeds = [x.speed_gbps for x in ifaces]
+            if if_cable_m is not None:
+                default_m = float(nos_facts.default_cable_length_m.get("leaf", 0))
+                cord_m = _round_lengths(nos_facts, [default_m if m is None else m for _, _, m in subnet.cords])
+                by_index = {x.index: m for x, m in zip(rows[lo:hi], if_cable_m, strict=True)}
+                by_index.update(zip((c.index for c in cords), cord_m, strict=True))
+                if_cable_m = [by_index[x.index] for x in ifaces]
+            net = f"{r.ip(subnet.network)}/{subnet.prefix}"
+            access = AccessVlan(subnet.vlan, f"{r.ip(subnet.gateway)}/{subnet.prefix}", net)
+            prefixes = [*local_prefixes, (net, subnet.prefix)]  # the subnet, redistributed to the spines
         sonic = models.get(d.model, {}).get("sonic")
-        used_speeds = set(speeds[lo:hi])
+        used_speeds = set(if_speeds)
         sku = sonic_hwsku(sonic, used_speeds)
         bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None
         device_type = nos_facts.role_types.get(d.role)
@@ -231,19 +257,35 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
             management_prefix=r.management_prefix if served else int(pools["management"].split("/")[1]),
             peering=r.peering,
-            interfaces=ifaces, local_prefixes=local_prefixes,
+            interfaces=ifaces, local_prefixes=prefixes or local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),
             port_mtu_bytes=nos_facts.port_mtu_bytes, roce=roce, cages=cages[d.layout],
-            adaptive_routing=nos_facts.capabilities.adaptive_routing,
-            cable_lengths_m=cable_m[lo:hi] if cable_m is not None else [],
+            # the plan's fact, where this NOS's files can spell it (the twin's FRR cannot)
+            adaptive_routing=r.adaptive_routing and nos_facts.capabilities.adaptive_routing,
+            cable_lengths_m=if_cable_m if if_cable_m is not None else [],
             site=site,
             sonic_platform=sonic["platform"] if sonic else None,
             sonic_hwsku=sku,
             sonic_ports=port_ids[d.layout],
-            sonic_buffers=buffers(bset, device_type, [x * 1000 for x in speeds[lo:hi]], cable_m[lo:hi],
-                                  roce.pfc_priorities) if bset else None,
-            pfc_watchdog=pfc_watchdog(hi - lo),
+            sonic_buffers=buffers(bset, device_type, [x * 1000 for x in if_speeds], if_cable_m,
+                                  roce.pfc_priorities) if bset and if_cable_m is not None else None,
+            pfc_watchdog=pfc_watchdog(len(ifaces)),
+            access=access,
         )
+
+
+def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.ndarray, ports,
+                  lanes: np.ndarray | None) -> tuple[list[Interface], list[Interface]]:
+    """A management leaf's interfaces with every host port it serves in its access VLAN: its
+    BMC links (kind server -> access) and, merged in panel order, the cords from other
+    switches' management ports (no links of the plan: ManagementSubnet.cords); and those cords."""
+    cords = []
+    for p, served, _ in subnet.cords:
+        switch, port = served.split(":", 1)
+        cords.append(Interface(str(names[p]), ports[p].name, "access", None, switch, port, None, 0, ports[p].speed_gbps,
+                               str(lanes[p]) if lanes is not None else "", p + 1, False))
+    own = [x._replace(kind="access") if x.kind == "server" else x for x in ifaces]
+    return sorted(own + cords, key=lambda x: x.index), cords
 
 
 def _cable_lengths(plan: Plan, nos_facts, link: np.ndarray, devices) -> list[int]:
@@ -257,6 +299,13 @@ def _cable_lengths(plan: Plan, nos_facts, link: np.ndarray, devices) -> list[int
     if phys is not None and phys.order_m is not None:
         measured = phys.order_m[link]
         length = np.where(np.isnan(measured), length, measured)
+    return _round_lengths(nos_facts, length)
+
+
+def _round_lengths(nos_facts: Nos, length: np.ndarray | list[float]) -> list[int]:
+    """Cable lengths (metres) rounded up to the next length the NOS's lookup table lists."""
+    classes = np.array(sorted(nos_facts.cable_length_classes_m), dtype=np.float64)
+    length = np.asarray(length, dtype=np.float64)
     pick = np.searchsorted(classes, length, side="left")
     # Longer than every row: the whole metres, not the longest row (that would under-size the
     # headroom silently; an unlisted length makes buffermgrd log that it has no profile).

@@ -5,7 +5,8 @@ the same pattern, placement and routing.
 What it assumes (stated in every output that shows it): NCCL's ring over the scale-up
 domains, one channel per NIC (patterns.py `ring-allreduce`), every server taking part in
 plan order, routed by the fabric's reference routing (routing.py: OpenSM's ftree on
-InfiniBand trees, per-flow ECMP on Ethernet Clos fabrics, minimal routes on dragonflies,
+InfiniBand trees, on Ethernet Clos fabrics `adaptive` where the plan says the switches run
+per-packet adaptive routing and per-flow ECMP otherwise, minimal routes on dragonflies,
 tori, meshes, rings and full meshes), links shared as the traffic analysis shares them.
 The bandwidth per GPU is the slowest connection's share of NIC line rate times the NIC
 Gb/s per GPU, exactly what `traffic` prices its collective times on.

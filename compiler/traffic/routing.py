@@ -67,9 +67,13 @@ class ClosRouting:
         return CLOS_ROUTINGS if ib and tree else CLOS_ROUTINGS[:2]
 
     def reference(self) -> str:
-        """InfiniBand trees run OpenSM's fat-tree engine; Ethernet fabrics hash per flow (the
-        plan does not record whether the NOS turns adaptive routing on)."""
-        return "ftree" if "ftree" in self.available() else "ecmp"
+        """InfiniBand trees run OpenSM's fat-tree engine; an Ethernet fabric whose switches run
+        per-packet adaptive routing (the plan's routing fact: the NOS's files turn it on) is
+        routed `adaptive`, every other one hashes per flow (`ecmp`)."""
+        if "ftree" in self.available():
+            return "ftree"
+        routing = self.fabric.plan.routing
+        return "adaptive" if routing is not None and routing.adaptive_routing else "ecmp"
 
     @cached_property
     def ftree(self):
