@@ -1,0 +1,127 @@
+"""Pull sheets (floor/<rack>.html): every cable on the sheets of the racks it ends in, this
+rack's end first, sorted by U then port; the rack heading on every printed page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from compiler.pipeline import build_plan, write_outputs
+
+SPECS = Path(__file__).parents[1] / "specs"
+CHROMIUM = shutil.which("chromium")
+
+
+class _Sheet(HTMLParser):
+    """The body rows of a pull sheet: per <tr>, per <td>, its text pieces."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.rows: list[list[list[str]]] = []
+        self.heading = ""
+        self._body = self._cell = self._head = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tbody":
+            self._body = True
+        elif tag == "tr" and self._body:
+            self.rows.append([])
+        elif tag == "td" and self._body:
+            self.rows[-1].append([])
+            self._cell = True
+        elif tag == "tr" and ("class", "rack") in attrs:
+            self._head = True
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self._cell = False
+        elif tag == "tr":
+            self._head = False
+
+    def handle_data(self, data):
+        if self._cell and data.strip():
+            self.rows[-1][-1].append(data.strip())
+        elif self._head:
+            self.heading += data
+
+
+@pytest.fixture(scope="module")
+def multi_fabric_hall(tmp_path_factory):
+    _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
+    folder = write_outputs(plan, tmp_path_factory.mktemp("out"), only=["floor", "cabling"])
+    return plan, folder
+
+
+def test_every_cable_is_on_the_sheets_of_its_two_racks_this_end_first_sorted_by_u_then_port(multi_fabric_hall):
+    plan, folder = multi_fabric_hall
+    cables = list(csv.DictReader(io.StringIO((folder / "cabling.csv").read_text())))
+    assert any(c["kind"].endswith("management-leaf") for c in cables)  # cords are on the sheets too
+    by_id = {c["cable_id"]: c for c in cables}
+    port_index = {(d.name, p.name): i for d in plan.devices for i, p in enumerate(plan.layouts[d.layout].ports)}
+    seen: Counter[tuple[str, str]] = Counter()
+    racks = plan.physical.racks
+    for rack in racks:
+        sheet = _Sheet((folder / "floor" / f"{rack.name}.html").read_text())
+        assert sheet.heading.startswith(rack.name) and f"row {rack.row}" in sheet.heading and "hall DH1" in sheet.heading
+        keys = []
+        for _, u, here, far, _, ident in sheet.rows:
+            cid = ident[0]
+            c = by_id[cid]
+            seen[(cid, rack.name)] += 1
+            # This rack's end first: the A end unless only the B end is here (or both are
+            # here and B is lower).
+            near = "a" if c["a_rack"] == rack.name else "b"
+            if c["a_rack"] == c["b_rack"] and (int(c["b_ru"]), port_index.get((c["b_device"], c["b_port"]), 1 << 30)) \
+                    < (int(c["a_ru"]), port_index.get((c["a_device"], c["a_port"]), 1 << 30)):
+                near = "b"
+            far_end = "b" if near == "a" else "a"
+            assert c[f"{near}_rack"] == rack.name and int(u[0]) == int(c[f"{near}_ru"].split(";")[0])
+            assert here[0] == c[f"{near}_device"].split(";")[0].replace(";", "+")
+            assert far[0] == f"{c[f'{far_end}_rack']} U{c[f'{far_end}_ru'].split(';')[0]}" and far[1] == c[f"{far_end}_device"]
+            assert ident[1] == c[f"label_{near}"]
+            assert "m" in _[0] or _[0] == "not modelled"
+            keys.append((int(u[0]), port_index.get((here[0], here[1].split("+")[0]), 1 << 30)))
+        assert keys == sorted(keys), f"{rack.name}: not sorted by U, then port"
+    for c in cables:
+        want = {c["a_rack"], c["b_rack"]}
+        got = {r for (cid, r), n in seen.items() if cid == c["cable_id"]}
+        assert got == want and all(seen[(c["cable_id"], r)] == 1 for r in want), c["cable_id"]
+    assert sum(seen.values()) == sum(1 + (c["a_rack"] != c["b_rack"]) for c in cables)
+
+
+def test_index_lists_racks_in_walking_order(multi_fabric_hall):
+    plan, folder = multi_fabric_hall
+    text = (folder / "floor" / "index.html").read_text()
+    order = [r.name for r in sorted(plan.physical.racks, key=lambda r: (r.row_index, r.position))]
+    where = [text.index(f'<a href="{name}.html">') for name in order]
+    assert where == sorted(where)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian package chromium not installed (./dev.sh test installs it as root)")
+@pytest.mark.parametrize("paper", ["A4", "letter"])
+def test_printed_sheet_has_the_rack_heading_and_page_n_of_m_on_every_page(multi_fabric_hall, tmp_path, paper):
+    pypdf = pytest.importorskip("pypdf")
+    _, folder = multi_fabric_hall
+    rack = "DH1.A09"  # the network rack: hundreds of cables, many pages
+    page = (folder / "floor" / f"{rack}.html").read_text().replace("@page{", f"@page{{size:{paper} portrait;", 1)
+    (tmp_path / "sheet.html").write_text(page)
+    pdf = tmp_path / "sheet.pdf"
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
+                        (tmp_path / "sheet.html").as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and pdf.exists(), r.stderr[-2000:]
+    pages = pypdf.PdfReader(pdf).pages
+    assert len(pages) > 3
+    for n, p in enumerate(pages, 1):
+        text = p.extract_text()
+        assert f"{rack} row A · hall DH1" in text.replace("\n", " ") and f"page {n} of {len(pages)}" in text, (n, text[:300])
