@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 import subprocess
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from compiler.pipeline import build_plan, write_outputs
@@ -56,7 +58,7 @@ class _Sheet(HTMLParser):
 @pytest.fixture(scope="module")
 def multi_fabric_hall(tmp_path_factory):
     _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
-    folder = write_outputs(plan, tmp_path_factory.mktemp("out"), only=["floor", "cabling"])
+    folder = write_outputs(plan, tmp_path_factory.mktemp("out"), only=["floor", "cabling", "labels"])
     return plan, folder
 
 
@@ -125,3 +127,84 @@ def test_printed_sheet_has_the_rack_heading_and_page_n_of_m_on_every_page(multi_
     for n, p in enumerate(pages, 1):
         text = p.extract_text()
         assert f"{rack} row A · hall DH1" in text.replace("\n", " ") and f"page {n} of {len(pages)}" in text, (n, text[:300])
+
+
+class _Labels(HTMLParser):
+    """labels.html: per label, its QR path (`d`), the symbol's size in modules and its text pieces."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.labels: list[tuple[str, int, list[str]]] = []
+        self._in = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "div" and a.get("class") == "l":
+            self.labels.append(("", 0, []))
+            self._in = True
+        elif tag == "svg" and self._in:
+            self.labels[-1] = ("", int(a["viewbox"].split()[2]), self.labels[-1][2])
+        elif tag == "path" and self._in:
+            self.labels[-1] = (a["d"], self.labels[-1][1], self.labels[-1][2])
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self.labels and len(self.labels[-1][2]) >= 4:
+            self._in = False
+
+    def handle_data(self, data):
+        if self._in and data.strip():
+            self.labels[-1][2].append(data.strip())
+
+
+def _raster(path: str, modules: int, scale: int = 6) -> np.ndarray:
+    """Our QR path (horizontal runs, `M x y.5 h w m gap 0 h w ...`) drawn as a greyscale
+    image, black on white, with a white margin: what a printer puts on the label."""
+    img = np.full((modules, modules), 255, dtype=np.uint8)
+    for row in re.findall(r"M[^M]+", path):
+        tokens = re.findall(r"([Mmh])(-?[\d.]+)(?:\s(-?[\d.]+))?", row)
+        x = y = 0.0
+        for op, a, b in tokens:
+            if op == "M":
+                x, y = float(a), float(b)
+            elif op == "m":
+                x += float(a)
+            else:
+                img[int(y), int(x):int(x + float(a))] = 0
+                x += float(a)
+    return np.pad(np.kron(img, np.ones((scale, scale), dtype=np.uint8)), 4 * scale, constant_values=255)
+
+
+def test_every_label_has_a_qr_code_that_decodes_to_its_cable_id_and_says_length_and_part(multi_fabric_hall):
+    zxingcpp = pytest.importorskip("zxingcpp")
+    plan, folder = multi_fabric_hall
+    cables = {c["cable_id"]: c for c in csv.DictReader(io.StringIO((folder / "cabling.csv").read_text()))}
+    labels = _Labels((folder / "labels.html").read_text()).labels
+    assert len(labels) == 2 * len(cables)  # both ends of every cable and cord
+    decoded = Counter()
+    for path, modules, (cid, here, far, fit) in labels:
+        assert modules >= 21  # a QR symbol (version 1 or more) and its quiet zone
+        found = [r.text for r in zxingcpp.read_barcodes(_raster(path, modules))]
+        assert found == [cid], (cid, found)
+        decoded[cid] += 1
+        c = cables[cid]
+        assert {here, far.removeprefix("→ ")} == set(c["label_a"][len(cid) + 1:].split(" / "))
+        assert fit == (f"{c['length_m']} m " if c["length_m"] else "not modelled ") + c["part_number"]
+    assert set(decoded.values()) == {2} and set(decoded) == set(cables)
+
+
+def test_labels_csv_carries_length_and_part_and_the_printer_csv_one_plain_row_per_label(multi_fabric_hall):
+    _, folder = multi_fabric_hall
+    cables = {c["cable_id"]: c for c in csv.DictReader(io.StringIO((folder / "cabling.csv").read_text()))}
+    labels = list(csv.DictReader(io.StringIO((folder / "labels.csv").read_text())))
+    assert all(r["length_m"] == cables[r["cable_id"]]["length_m"] and r["part"] == cables[r["cable_id"]]["part_number"]
+               for r in labels)
+    text = (folder / "labels-print.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0]) == ["cable_id", "end", "rack", "here", "far", "length", "part", "qr"]
+    assert len(rows) == len(labels) == len(text.splitlines()) - 1  # no line break inside a field
+    for r, lab in zip(rows, labels, strict=True):
+        c = cables[r["cable_id"]]
+        assert (r["cable_id"], r["end"]) == (lab["cable_id"], lab["end"]) and r["qr"] == r["cable_id"]
+        assert r["rack"] == c[f"{lab['end'].lower()}_rack"] and lab["label"] == f"{r['cable_id']} {r['here']} / {r['far']}"
+        assert all(len(v) < 256 for v in r.values())  # P-touch Template's field limit

@@ -104,7 +104,7 @@ def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name
     assert len(labels) == 2 * (cables + cords)
     assert [x["end"] for x in labels[:2]] == ["A", "B"]
     page = (target / "labels.html").read_text()
-    assert page.count('class="l"') == 2 * cables
+    assert page.count('class="l"') == 2 * (cables + cords)
 
 
 class _LabelSheet(HTMLParser):
@@ -134,7 +134,8 @@ class _LabelSheet(HTMLParser):
             self.headings[-1] += data
 
     def texts(self) -> list[str]:
-        return [" ".join(parts) for parts in self.labels]
+        """Each label as labels.csv spells it: `<id> <this end> / <far end>`."""
+        return [f"{p[0]} {p[1]} / {p[2].removeprefix('→ ')}" for p in self.labels]
 
 
 def _paged_sheets(folder: Path) -> tuple[list[str], list[_LabelSheet]]:
