@@ -58,7 +58,7 @@ class _Sheet(HTMLParser):
 @pytest.fixture(scope="module")
 def multi_fabric_hall(tmp_path_factory):
     _, plan = build_plan(SPECS / "h100-superpod-1su-multi-fabric-hall.yaml")
-    folder = write_outputs(plan, tmp_path_factory.mktemp("out"), only=["floor", "cabling", "labels"])
+    folder = write_outputs(plan, tmp_path_factory.mktemp("out"), only=["floor", "cabling", "labels", "workbook"])
     return plan, folder
 
 
@@ -208,3 +208,66 @@ def test_labels_csv_carries_length_and_part_and_the_printer_csv_one_plain_row_pe
         assert (r["cable_id"], r["end"]) == (lab["cable_id"], lab["end"]) and r["qr"] == r["cable_id"]
         assert r["rack"] == c[f"{lab['end'].lower()}_rack"] and lab["label"] == f"{r['cable_id']} {r['here']} / {r['far']}"
         assert all(len(v) < 256 for v in r.values())  # P-touch Template's field limit
+
+
+def _marked(folder: Path, tmp_path: Path, problem: str) -> Path:
+    rows = list(csv.DictReader(io.StringIO((folder / "floor" / "marks.csv").read_text())))
+    assert list(rows[0]) == ["cable_id", "a_rack", "a_device", "b_rack", "b_device", "status", "note"]
+    for r in rows:
+        r["status"], r["note"] = ("problem", "MPO end face dirty") if r["cable_id"] == problem else ("done", "")
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    (tmp_path / "marks.csv").write_text(out.getvalue())
+    return tmp_path / "marks.csv"
+
+
+def test_marks_with_one_problem_cable_come_back_as_exactly_that_missing_cable(multi_fabric_hall, tmp_path):
+    from compiler.verify import verify
+
+    plan, folder = multi_fabric_hall
+    problem = "dgx-su1-002:6"
+    result = verify(plan, [], marks=[_marked(folder, tmp_path, problem)])
+    assert not result["ok"] and [(m["kind"], m["cable_id"]) for m in result["mismatches"]] == [("missing", problem)]
+    all_done = _marked(folder, tmp_path, "none")
+    assert verify(plan, [], marks=[all_done])["ok"]
+
+
+def test_the_workbook_rack_sheets_saved_as_csv_are_marks_too(multi_fabric_hall, tmp_path):
+    from openpyxl import load_workbook
+
+    from compiler.verify import verify
+
+    plan, folder = multi_fabric_hall
+    problem = "dgx-su1-003:2"
+    wb = load_workbook(folder / "cabling.xlsx", read_only=True)
+    paths = []
+    for name in wb.sheetnames[1:]:  # every rack sheet, as a spreadsheet program saves it
+        rows = [list(r) for r in wb[name].iter_rows(values_only=True)]
+        header = rows[0]
+        for r in rows[1:]:
+            r[header.index("done")] = "problem" if r[header.index("cable_id")] == problem else "x"
+        out = io.StringIO()
+        csv.writer(out).writerows(rows)
+        paths.append(tmp_path / f"{name}.csv")
+        paths[-1].write_text(out.getvalue())
+    result = verify(plan, [], marks=paths)
+    assert [(m["kind"], m["cable_id"]) for m in result["mismatches"]] == [("missing", problem)]
+
+
+def test_marks_naming_an_unknown_cable_or_an_unknown_mark_are_input_errors(multi_fabric_hall, tmp_path):
+    from compiler.diagnostics import SpecInvalid
+    from compiler.verify import verify
+
+    plan, _ = multi_fabric_hall
+    (tmp_path / "m.csv").write_text("cable_id,status\ndgx-su1-001:1,done\ndgx-su1-01:2,done\ndgx-su1-001:3,maybe\n")
+    with pytest.raises(SpecInvalid) as err:
+        verify(plan, [], marks=[tmp_path / "m.csv"])
+    (bad,) = err.value.diagnostics
+    assert bad.code == "MARKS_UNREADABLE" and bad.line == 4 and "maybe" in bad.message
+    (tmp_path / "m.csv").write_text("cable_id,status\ndgx-su1-001:1,done\ndgx-su1-001;2,done\n")
+    with pytest.raises(SpecInvalid) as err:
+        verify(plan, [], marks=[tmp_path / "m.csv"])
+    (bad,) = err.value.diagnostics
+    assert bad.code == "MARKS_UNKNOWN_CABLE" and bad.line == 3 and "did you mean dgx-su1-001:2?" in bad.hint

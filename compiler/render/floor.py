@@ -6,7 +6,9 @@ then the far end (rack, U, device, port), the length as ordered, the part, the c
 the label on this end, sorted by U then port, with a box to tick. Printed on A4 or Letter
 portrait at 9 pt or more (long names wrap rather than shrink); the rack heading repeats on
 every printed page (a table <thead>) and the page margin says page n of m. HTML and CSS in
-templates/floor/. Written only for plans with a physical layout.
+templates/floor/. floor/marks.csv is the sheet the technician's marks go back into
+(done / problem per cable id), read by `clusterc verify --marks`. Written only for plans
+with a physical layout.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.model import Plan
-from .floor_rows import floor_rows, rack_entries
+from .csvtext import csv_field
+from .floor_rows import FloorRows, floor_rows, rack_entries
 from .templates import render_template, row_format
 from .writer import OutputDir
 
 FOLDER = "floor"
+MARKS_COLUMNS = ["cable_id", "a_rack", "a_device", "b_rack", "b_device", "status", "note"]
 
 
 def sheet_path(rack_name: str) -> str:
@@ -68,5 +72,16 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
             css_rack=_css_string(rec.name), css_design=_css_string(plan.name), row=html.escape(rec.row),
             hall=html.escape(hall), kind=html.escape(rec.kind), cables=hi - lo, design=design, rows=cells))
         index.append((html.escape(f"{rec.name}.html"), name, html.escape(rec.row), rec.position, html.escape(rec.kind), hi - lo))
+    out.write_text(f"{FOLDER}/marks.csv", marks_template(rack_names, rows))
     out.write_text(f"{FOLDER}/index.html", render_template(
         "floor/index.html.j2", title=html.escape(f"{plan.name} pull sheets"), racks=index, total=len(rows)))
+
+
+def marks_template(rack_names: np.ndarray, rows: FloorRows) -> str:
+    """floor/marks.csv: every cable once, in cabling.csv's order, with both ends' rack and
+    device, and `status` (done or problem) and `note` blank for the technician; what
+    `clusterc verify --marks` reads back (verify/marks.py)."""
+    a, b = rows.ends
+    cols = [rows.cable_id, rack_names[a.rack], a.device, rack_names[b.rack], b.device]
+    body = "".join(",".join(csv_field(str(c[i])) for c in cols) + ",,\n" for i in range(len(rows)))
+    return ",".join(MARKS_COLUMNS) + "\n" + body
