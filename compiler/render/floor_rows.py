@@ -14,6 +14,7 @@ lower U (then port). Sorted by rack, U, port index, cable. O(cables log cables) 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,12 +86,11 @@ def _floor_rows(plan: Plan) -> FloorRows:
     pairs: dict[tuple[int, float], tuple[str, str]] = {}
     part, length_text = np.empty(n, dtype=object), np.empty(n, dtype=object)
     for i, (m, o) in enumerate(zip(links.media[first].tolist(), order.tolist(), strict=True)):
-        key = (m, -1.0 if o != o else o)
-        if key not in pairs:
-            reach = o == o
-            pairs[key] = (cable_part(media_rec[m], o if reach else None) if reach else NO_MEDIUM,
-                          f"{o:g} m" if reach else NO_MEDIUM)
-        part[i], length_text[i] = pairs[key]
+        reach = not math.isnan(o)
+        spelled = (m, o if reach else -1.0)
+        if spelled not in pairs:
+            pairs[spelled] = (cable_part(media_rec[m], o) if reach else NO_MEDIUM, f"{o:g} m" if reach else NO_MEDIUM)
+        part[i], length_text[i] = pairs[spelled]
     cords = management_cords(plan)
     index = {d.name: i for i, d in enumerate(plan.devices)}
     places = plan.memo("device_places", device_places)
@@ -118,7 +118,7 @@ def _floor_rows(plan: Plan) -> FloorRows:
                              transceiver=np.concatenate([picked[3], _text([""] * len(cords))]),
                              label=np.concatenate([_text(labels[e]), cord_label])))
     cord_m = np.array([_cord_length(c) for c in cords], dtype=np.float64)
-    cord_text = _text([f"{x:g} m" if x == x else NOT_MODELLED for x in cord_m.tolist()])
+    cord_text = _text([NOT_MODELLED if math.isnan(x) else f"{x:g} m" for x in cord_m.tolist()])
     return FloorRows(cable_id=np.concatenate([ids, _text([c.cable_id for c in cords])]),
                      media=np.concatenate([media_kind, _text(["CAT6"] * len(cords))]),
                      length_m=np.concatenate([order.astype(np.float64), cord_m]),

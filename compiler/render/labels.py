@@ -22,13 +22,14 @@ Its HTML and CSS are in templates/labels/.
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
 from ..plan.fabrics import management_cords
+from ..plan.model import Plan
 from ..plan.views import device_places, floor_port_names
 from .csvtext import csv_field
 from .floor_rows import FloorRows, floor_rows, rack_entries
@@ -73,7 +74,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     both = np.empty(2 * len(cables), dtype=object)
     both[0::2], both[1::2] = parts[0], parts[1]
     rows = floor_rows(plan)  # the cables, then the management cords: labels.csv's order
-    lengths = [f"{x:g}" if x == x else "" for x in rows.length_m.tolist()]
+    lengths = ["" if math.isnan(x) else f"{x:g}" for x in rows.length_m.tolist()]
     tail = [f",{length},{csv_field(part)}\n" for length, part in zip(lengths, rows.part.tolist(), strict=True)]
     labelled = both.tolist() + _management_labels(plan, places)
     body = "".join(row + tail[k // 2] for k, row in enumerate(labelled))
@@ -83,8 +84,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if len(pages) == 1:
         out.write_text("labels.html", pages[0][1])
         return
-    for number, (_, text) in enumerate(pages, 1):
-        out.write_text(page_path(number), text)
+    for number, (_, page) in enumerate(pages, 1):
+        out.write_text(page_path(number), page)
     out.write_text("labels.html", index_html(plan, [summary for summary, _ in pages]))
 
 
@@ -135,6 +136,7 @@ def print_csv(plan: Plan, rows: FloorRows) -> str:
     breaks in a field, each under 256 characters). A layout binds its text objects to
     `cable_id`, `here`, `far`, `length`, `part`, and its QR object to `qr`. Labels in the
     order of labels.csv (a cable's two ends together)."""
+    assert plan.physical is not None
     names = [r.name for r in plan.physical.racks]
     lines = [",".join(PRINT_HEADER) + "\n"]
     for i, cid in enumerate(rows.cable_id.tolist()):
@@ -152,6 +154,7 @@ def label_pages(plan: Plan, rows: FloorRows) -> list[tuple[dict, str]]:
     a cable with both ends in the rack prints both labels there."""
     rack, row, end = rack_entries(rows)
     phys = plan.physical
+    assert phys is not None
     racks = phys.racks
     a, b = rows.ends
     both = a.rack[row] == b.rack[row]

@@ -14,14 +14,16 @@ created date: render/xlsx.py).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.power import rack_draw
-from .summary import speed_text, summarize
 from .floor_rows import floor_rows, rack_entries
+from .summary import speed_text, summarize
 from .writer import OutputDir
 from .xlsx import workbook
 
@@ -78,7 +80,7 @@ def rack_sheet_rows(plan: Plan) -> tuple[np.ndarray, list[list]]:
     rack, row, end = rack_entries(rows)
     bounds = np.searchsorted(rack, np.arange(len(phys.racks) + 1))
     names = np.array([r.name for r in phys.racks], dtype=object)
-    length = [x if x == x else t for x, t in zip(rows.length_m.tolist(), rows.length_text.tolist(), strict=True)]
+    length = [t if math.isnan(x) else x for x, t in zip(rows.length_m.tolist(), rows.length_text.tolist(), strict=True)]
     out = []
     ends = rows.ends
     for i, e in zip(row.tolist(), end.tolist(), strict=True):
