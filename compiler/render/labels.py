@@ -168,6 +168,7 @@ def label_pages(plan: Plan, rows: FloorRows) -> list[tuple[dict, str]]:
     # minutes and a gigabyte of HTML, so past the cap the sheets are text only and the
     # label printer's software draws the code from labels-print.csv.
     draw_qr = int(count.sum()) <= QR_HTML_MAX_LABELS
+    codes = [qr_svg(str(cid), QR_MM) for cid in rows.cable_id.tolist()] if draw_qr else [""] * len(rows)  # once a cable
     pages = []
     for number, (lo, hi) in enumerate(bounds, 1):
         title = f"{plan.name} cable labels" + (f", page {number} of {len(bounds)}" if paged else "")
@@ -177,8 +178,7 @@ def label_pages(plan: Plan, rows: FloorRows) -> list[tuple[dict, str]]:
             whole = int(rack_lo[r + 1] - rack_lo[r])
             cells = []
             for i, e, two in zip(row[first:last].tolist(), end[first:last].tolist(), both[first:last].tolist(), strict=True):
-                cid = str(rows.cable_id[i])
-                code = qr_svg(cid, QR_MM) if draw_qr else ""
+                cid, code = str(rows.cable_id[i]), codes[i]
                 fit = f"{esc(str(rows.length_text[i]))} {esc(str(rows.part[i]))}"
                 for k in [e] + ([1 - e] if two else []):
                     here, far = _ends_of(str(rows.ends[k].label[i]), cid)
