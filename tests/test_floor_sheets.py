@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shutil
 import subprocess
@@ -228,8 +229,14 @@ def test_marks_with_one_problem_cable_come_back_as_exactly_that_missing_cable(mu
 
     plan, folder = multi_fabric_hall
     problem = "dgx-su1-002:6"
+    import jsonschema
+
+    from compiler.verify import SCHEMA
+
     result = verify(plan, [], marks=[_marked(folder, tmp_path, problem)])
     assert not result["ok"] and [(m["kind"], m["cable_id"]) for m in result["mismatches"]] == [("missing", problem)]
+    jsonschema.validate(result, json.loads(SCHEMA.read_text()))  # --format json's contract
+    assert [i["format"] for i in result["inputs"]] == ["floor-marks"]
     all_done = _marked(folder, tmp_path, "none")
     assert verify(plan, [], marks=[all_done])["ok"]
 
@@ -271,3 +278,21 @@ def test_marks_naming_an_unknown_cable_or_an_unknown_mark_are_input_errors(multi
         verify(plan, [], marks=[tmp_path / "m.csv"])
     (bad,) = err.value.diagnostics
     assert bad.code == "MARKS_UNKNOWN_CABLE" and bad.line == 3 and "did you mean dgx-su1-001:2?" in bad.hint
+
+
+def test_cli_verify_marks_on_the_committed_template_exits_1_naming_the_problem_cable(tmp_path):
+    import os
+    import sys
+
+    root = Path(__file__).parents[1]
+    folder = root / "out" / "h100-superpod-1su-multi-fabric-hall"
+    marks = _marked(folder, tmp_path, "dgx-su1-004:3")
+    r = subprocess.run([sys.executable, "-m", "compiler.cli", "verify", str(folder), "--marks", str(marks), "--format", "json"],
+                       capture_output=True, text=True, timeout=300, check=False, cwd=root,
+                       env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 1, r.stderr[-2000:]
+    result = json.loads(r.stdout)
+    assert [(m["kind"], m["cable_id"]) for m in result["mismatches"]] == [("missing", "dgx-su1-004:3")]
+    r = subprocess.run([sys.executable, "-m", "compiler.cli", "verify", str(folder)], capture_output=True, text=True,
+                       timeout=300, check=False, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 2 and "no input files" in r.stderr and "Traceback" not in r.stderr
