@@ -296,3 +296,17 @@ def test_cli_verify_marks_on_the_committed_template_exits_1_naming_the_problem_c
     r = subprocess.run([sys.executable, "-m", "compiler.cli", "verify", str(folder)], capture_output=True, text=True,
                        timeout=300, check=False, cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     assert r.returncode == 2 and "no input files" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_management_cord_shows_its_orderable_length_where_the_plan_models_one():
+    import math
+    from types import SimpleNamespace
+
+    from compiler.render.floor_rows import NO_MEDIUM, NOT_MODELLED, _cord_length
+
+    assert _cord_length(SimpleNamespace(length_m=4.2, order_m=5.0)) == (5.0, "5 m")
+    none_reaches = _cord_length(SimpleNamespace(length_m=120.0, order_m=None))
+    assert math.isnan(none_reaches[0]) and none_reaches[1] == NO_MEDIUM
+    for cord in (SimpleNamespace(length_m=None, order_m=None), SimpleNamespace()):  # no layout; a plan before lengths
+        length, text = _cord_length(cord)
+        assert math.isnan(length) and text == NOT_MODELLED

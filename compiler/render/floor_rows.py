@@ -117,13 +117,15 @@ def _floor_rows(plan: Plan) -> FloorRows:
                              port=np.concatenate([picked[1], cord_port]), panel=np.concatenate([picked[2], cord_port]),
                              transceiver=np.concatenate([picked[3], _text([""] * len(cords))]),
                              label=np.concatenate([_text(labels[e]), cord_label])))
-    cord_m = np.array([_cord_length(c) for c in cords], dtype=np.float64)
-    cord_text = _text([NOT_MODELLED if math.isnan(x) else f"{x:g} m" for x in cord_m.tolist()])
+    cord_lengths = [_cord_length(c) for c in cords]
+    cord_m = np.array([m for m, _ in cord_lengths], dtype=np.float64)
+    cord_text = _text([t for _, t in cord_lengths])
+    cord_part = _text([cable_part(cat6, None if math.isnan(m) else m) if cat6 else "" for m in cord_m.tolist()])
     return FloorRows(cable_id=np.concatenate([ids, _text([c.cable_id for c in cords])]),
                      media=np.concatenate([media_kind, _text(["CAT6"] * len(cords))]),
                      length_m=np.concatenate([order.astype(np.float64), cord_m]),
                      length_text=np.concatenate([length_text, cord_text]),
-                     part=np.concatenate([part, _text([cat6.get("cable_part_number", "")] * len(cords))]),
+                     part=np.concatenate([part, cord_part]),
                      ends=(ends[0], ends[1]))
 
 
@@ -150,10 +152,14 @@ def _cord_label(cord, places: list[str], index: dict[str, int], end: int) -> str
     return f"{cord.cable_id} {near} / {far}" if end == 0 else f"{cord.cable_id} {far} / {near}"
 
 
-def _cord_length(cord) -> float:
-    """A management cord's orderable length where the plan models it, else NaN."""
-    value = getattr(cord, "length_m", None)
-    return float(value) if value is not None else float("nan")
+def _cord_length(cord) -> tuple[float, str]:
+    """A management cord's orderable length and its text: the length where the plan
+    models it (`order_m`), NO_MEDIUM where it models one no cord reaches, else NaN and
+    NOT_MODELLED (read by name: older plans' cords carry no lengths)."""
+    order, modelled = getattr(cord, "order_m", None), getattr(cord, "length_m", None)
+    if order is not None:
+        return float(order), f"{float(order):g} m"
+    return float("nan"), NO_MEDIUM if modelled is not None else NOT_MODELLED
 
 
 def rack_entries(rows: FloorRows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
