@@ -56,7 +56,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
                          esc(rack_names[far.rack]), far.u, esc(far.device), esc(far.port)])
     common = [esc(rows.length_text), esc(rows.part), esc(rows.cable_id)]
     labels = (esc(a.label), esc(b.label))
-    hall = phys.racks[0].name.split(".", 1)[0] if phys.racks else ""  # rack names are <hall>.<row><position>
+    hall = str(phys.model.get("hall", ""))  # the spec's layout.hall
     design = html.escape(plan.name)
     index = []
     for r in sorted(range(len(phys.racks)), key=lambda k: (phys.racks[k].row_index, phys.racks[k].position)):
