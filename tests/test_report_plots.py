@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from compiler.pipeline import build_plan, write_outputs
-from compiler.traffic.text import rate_text
+from compiler.render.units import rate_text
 
 SPECS = Path(__file__).parents[1] / "specs"
 

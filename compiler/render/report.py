@@ -26,7 +26,7 @@ from ..plan.order import order_totals
 from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from ..plan.power import rack_draw
-from ..traffic.text import rate_text
+from .units import rate_text
 from .axis import nice_ticks, tick_text
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes

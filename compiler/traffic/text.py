@@ -22,11 +22,6 @@ def _three_digits(v: float) -> str:
     return f"{v:.2f}"
 
 
-def rate_text(gbps: float) -> str:
-    """A bandwidth as people say it: Gb/s below 1 Tb/s, else Tb/s (800 Gb/s, 204.8 Tb/s)."""
-    return f"{gbps:,.4g} Gb/s" if gbps < 1000 else f"{gbps / 1000:,.4g} Tb/s"
-
-
 def size_text(n: int) -> str:
     """Bytes as the spec would write them: the unit giving the smallest whole number (140GB, 1GiB)."""
     units = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10),
