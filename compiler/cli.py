@@ -640,10 +640,12 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
 
 @app.command()
 def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output folder, its plan.json, or the spec"),
-           as_built: List[Path] = typer.Option(..., "--as-built", help="discovery output or as-built sheet: files or folders "
+           as_built: List[Path] = typer.Option([], "--as-built", help="discovery output or as-built sheet: files or folders "
                                                "(ibnetdiscover, lldpcli/NVUE/EOS JSON or SONiC `show lldp table` named "
                                                "<switch>.*, cabling CSV, NetBox cable CSV); more may follow as arguments"),
            more: Optional[List[Path]] = typer.Argument(None, help="more --as-built files or folders", show_default=False),
+           marks: List[Path] = typer.Option([], "--marks", help="a technician's marks: CSV of cable_id and status "
+                                            "(done/problem; floor/marks.csv) or a cabling.xlsx rack sheet saved as CSV"),
            format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
            scope: Optional[str] = typer.Option(None, "--scope", help="what must already be there: su1,su2,pod1,<rack>,<device> "
                                                "or all (default: whatever the input shows)"),
@@ -663,8 +665,8 @@ def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output fo
     tokens = [t.strip() for t in (scope or "").split(",") if t.strip()] or None
     try:
         loaded = load_plan(plan)
-        result = run_verify(loaded, list(as_built) + list(more or []), scope=tokens, ignore=kinds, plan_source=str(plan),
-                            write_guids=write_guids)
+        result = run_verify(loaded, list(as_built) + list(more or []), marks=list(marks), scope=tokens, ignore=kinds,
+                            plan_source=str(plan), write_guids=write_guids)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == DiffFormat.json else Format.text)
         raise typer.Exit(EXIT_INVALID)

@@ -73,15 +73,18 @@ def test_workbook_has_a_sheet_per_rack_sorted_by_u_with_frozen_header_and_filter
         assert ws.freeze_panes == "A2" and ws.auto_filter.ref.startswith("A1:")
         assert ws.page_setup.orientation == "landscape" and ws.print_title_rows in ("1:1", "$1:$1")
         header = [c.value for c in ws[1]]
-        assert header[:11] == ["cable_id", "a_row", "a_rack", "a_ru", "a_device", "a_port", "b_row", "b_rack", "b_ru",
-                               "b_device", "b_port"] and "label_a" in header and "length_m" in header
+        assert header == ["done", "u", "device", "port", "panel", "transceiver", "far_rack", "far_u", "far_device",
+                          "far_port", "length_m", "part_number", "cable_id", "label", "media"]
+        assert ws.oddHeader.left.text.startswith(f"&B{rack}") and "&N" in ws.oddHeader.right.text  # rack, page n of m
         rows = list(ws.iter_rows(min_row=2, values_only=True))
-        here = [(r[3] if r[2] == rack else r[8]) for r in rows]
+        here = [r[1] for r in rows]
         assert here == sorted(here), f"{rack} not sorted by U"
-        assert all(rack in (r[2], r[7]) for r in rows)
-        assert all(isinstance(r[13], (int, float)) and r[13] > 0 for r in rows)
-        seen.update(r[0] for r in rows)
-    assert len(seen) == len(plan.links)
+        assert all(r[13].startswith(f"{r[12]} {rack}-") for r in rows)  # this rack's end first
+        assert all(isinstance(r[10], (int, float)) and r[10] > 0 or r[10] == "not modelled" for r in rows)
+        seen.update(r[12] for r in rows)
+        width = ws.column_dimensions["M"].width  # the cable id column holds the longest id
+        assert width >= max(len(r[12]) for r in rows) if rows else True
+    assert len(seen) == len(physical_cables(plan)) + len(management_cords(plan))
 
 
 @pytest.mark.parametrize("name", RACK_SPECS)
@@ -101,7 +104,7 @@ def test_cabling_csv_and_labels_carry_rack_u_length_and_both_ends(compiled, name
     assert len(labels) == 2 * (cables + cords)
     assert [x["end"] for x in labels[:2]] == ["A", "B"]
     page = (target / "labels.html").read_text()
-    assert page.count('class="l"') == 2 * cables
+    assert page.count('class="l"') == 2 * (cables + cords)
 
 
 class _LabelSheet(HTMLParser):
@@ -131,7 +134,8 @@ class _LabelSheet(HTMLParser):
             self.headings[-1] += data
 
     def texts(self) -> list[str]:
-        return [" ".join(parts) for parts in self.labels]
+        """Each label as labels.csv spells it: `<id> <this end> / <far end>`."""
+        return [f"{p[0]} {p[1]} / {p[2].removeprefix('→ ')}" for p in self.labels]
 
 
 def _paged_sheets(folder: Path) -> tuple[list[str], list[_LabelSheet]]:

@@ -8,9 +8,9 @@ spelled by templates/explore/ (front.svg.j2, explore.html.j2).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from ..render.axis import nice_ticks, tick_text
 from ..render.report import report_css
 from ..render.templates import render_template
 from . import Exploration
@@ -53,31 +53,6 @@ def _y_axis(x: Exploration) -> tuple[str, str, str]:
     return "power_w", f"{steps[0].scope if steps else 'network'} power, kW", floor
 
 
-def nice_ticks(lo: float, hi: float, count: int = 5) -> tuple[list[float], float]:
-    """Round tick values inside [lo, hi], 1, 2 or 5 times a power of ten apart, about
-    `count` of them, and that step. The axis spans [lo, hi] itself: no empty margin to
-    reach a round end."""
-    if hi <= lo:
-        hi = lo + (abs(lo) or 1.0)
-    raw = (hi - lo) / count
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    first = math.ceil(lo / step - 1e-9) * step
-    ticks = []
-    v = first
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
-        v = first + len(ticks) * step
-    return ticks, step
-
-
-def _tick_text(v: float, step: float) -> str:
-    if step >= 1:
-        return f"{v:,.0f}"
-    decimals = max(0, -math.floor(math.log10(step)))
-    return f"{v:,.{decimals}f}"
-
-
 def _tip(e: Evaluated) -> str:
     return (f"{e.candidate.name}: " + ", ".join(f"{k.split('.')[-1]}={v}" for k, v in e.candidate.choices.items())
             + f"; {e.switches_total:,} switches, {e.cables:,} cables")
@@ -102,8 +77,8 @@ def front_plot(x: Exploration) -> dict:
     sy = _scale(y_lo, y_hi, HEIGHT - BOTTOM, TOP)
     tx, x_step = nice_ticks(x_lo, x_hi)
     ty, y_step = nice_ticks(y_lo, y_hi)
-    plot["x_ticks"] = [Tick(round(sx(v), 1), _tick_text(v, x_step)) for v in tx]
-    plot["y_ticks"] = [Tick(round(sy(v), 1), _tick_text(v, y_step)) for v in ty]
+    plot["x_ticks"] = [Tick(round(sx(v), 1), tick_text(v, x_step)) for v in tx]
+    plot["y_ticks"] = [Tick(round(sy(v), 1), tick_text(v, y_step)) for v in ty]
     front = sorted((p for p in pts if p[2] in x.front), key=lambda p: (p[0], p[1]))
     if len(front) > 1:
         plot["line"] = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b, _ in front)

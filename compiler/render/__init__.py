@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from . import (bom, cable_validation, cabling, checks, diagrams, elevations, graphml, host_configs, hosts_csv, infiniband,
+from . import (bom, cable_validation, cabling, checks, diagrams, elevations, floor, graphml, host_configs, hosts_csv, infiniband,
                interop, k8s, labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 COMPUTE: Literal["compute"] = "compute"  # the compute fabric: GPU traffic (NCCL, Slurm, InfiniBand, diagrams, ...)
@@ -48,6 +48,7 @@ RENDERERS = {
     "hosts": Renderer(hosts_csv.render, ALL),  # BMC addresses are on the oob fabric
     "workbook": Renderer(workbook.render, ALL),  # cabling.xlsx (with a physical layout)
     "labels": Renderer(labels.render, ALL),  # labels.csv, labels.html
+    "floor": Renderer(floor.render, ALL),  # floor/<rack>.html pull sheets, floor/index.html (with a physical layout)
     "diagrams": Renderer(diagrams.render, ALL),  # diagrams/*.svg|dot, each fabric's under diagrams/<fabric>/
     "racks": Renderer(elevations.render, ALL),  # racks/<rack>.svg (with a physical layout)
     "report": Renderer(report.render, ALL),  # report.html: every fabric's figures, BOM and overview

@@ -27,6 +27,8 @@ from ..plan.fabrics import COMPUTE, fabric_names, fabric_plan, is_multi_fabric
 from ..plan.model import Plan
 from ..plan.physical import spine_placement_sentence
 from ..plan.power import rack_draw
+from .units import rate_text
+from .axis import nice_ticks, tick_text
 from .bom import bom_table
 from .diagrams import fabric_overviews, scopes
 from .summary import speed_text, summarize
@@ -45,8 +47,16 @@ class Bar:
 
 
 @dataclass(frozen=True, slots=True)
+class Tick:
+    x: float  # px
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class BarChart:
-    """A horizontal bar chart, laid out here and drawn by the report template."""
+    """A horizontal bar chart, laid out here and drawn by the report template: bars, a
+    value axis under them with its ticks and label (with the unit), and a sentence that
+    says what the chart shows."""
 
     title: str
     width: int
@@ -54,6 +64,10 @@ class BarChart:
     left: int  # x where bars start
     row_px: int
     bars: tuple[Bar, ...]
+    axis_y: float  # px: the value axis under the bars
+    ticks: tuple[Tick, ...]
+    axis_label: str  # what the bars measure, with the unit
+    what: str  # one sentence: what the chart shows
 
 
 def report_css() -> str:
@@ -65,18 +79,51 @@ def report_findings(checks: CheckResults) -> list[Finding]:
     return list(checks.findings)
 
 
-def bars(title: str, items: list[tuple[str, float]], unit: str, width: int = 420) -> BarChart:
-    row, left = 22, 150
-    top = max((v for _, v in items), default=0) or 1
-    return BarChart(title, width, row * len(items) + 30, left, row,
-                    tuple(Bar(label, 10 + k * row, round((width - left - 70) * value / top, 1), f"{value:,.4g} {unit}")
-                          for k, (label, value) in enumerate(items)))
+def bars(title: str, items: list[tuple[str, float, str]], axis_label: str, what: str, width: int = 460) -> BarChart:
+    """A chart of (label, value in the axis's unit, value as text) bars."""
+    row, left, right = 22, 150, 80
+    top = max((v for _, v, _ in items), default=0) or 1
+    span = width - left - right
+    axis_y = 10 + row * len(items) + 2
+    values, step = nice_ticks(0, top, 4)
+    ticks = tuple(Tick(round(left + span * v / top, 1), tick_text(v, step)) for v in values)
+    return BarChart(title, width, int(axis_y) + 40, left, row,
+                    tuple(Bar(label, 10 + k * row, round(span * value / top, 1), text)
+                          for k, (label, value, text) in enumerate(items)), axis_y, ticks, axis_label, what)
+
+
+def bandwidth_chart(plan: Plan) -> BarChart:
+    per_tier = bandwidth_per_tier(plan)
+    tera = max((g for _, g in per_tier), default=0) >= 1000
+    scale, unit = (1000, "Tb/s") if tera else (1, "Gb/s")
+    return bars("Bandwidth per tier (one direction)", [(k, g / scale, rate_text(g)) for k, g in per_tier],
+                f"{unit}, one direction",
+                "The sum of the line rates of each tier's links, in one direction: what the tier can carry "
+                "at most; the tiers above the servers carry less where the fabric is oversubscribed.")
+
+
+def failure_chart(checks: CheckResults) -> BarChart:
+    items = failure_impact(checks)
+    sentence = ("How much of the fabric's bisection bandwidth (its worst balanced cut) is lost when one "
+                "switch of each role, or one link of each tier, fails")
+    if any(label.endswith("p99") for label, _ in items):
+        sentence += ", and in the worst 1 % of random link failures (Monte Carlo)"
+    return bars("Failure impact: bisection lost (worst balanced cut)", [(k, v, f"{v:,.3g} %") for k, v in items],
+                "% of bisection bandwidth lost", sentence + ".")
+
+
+def length_chart(hist: list[tuple[str, float]]) -> BarChart:
+    return bars("Links by orderable length (a twin-port copper cable carries two)",
+                [(k, n, f"{int(n):,} links") for k, n in hist], "links",
+                "How many links are ordered at each length: the modelled route plus slack, rounded up to a "
+                "length the part is sold in.")
 
 
 def bandwidth_per_tier(plan: Plan) -> list[tuple[str, float]]:
+    """Per link kind (tier), the sum of its links' line rates, Gb/s."""
     links = plan.links
     gbps = np.bincount(links.kind.astype(np.int64), weights=links.speed_gbps.astype(np.float64), minlength=len(plan.link_kinds))
-    return [(k, g / 1000) for k, g in zip(plan.link_kinds, gbps.tolist()) if g]
+    return [(k, g) for k, g in zip(plan.link_kinds, gbps.tolist()) if g]
 
 
 def failure_impact(checks: CheckResults) -> list[tuple[str, float]]:
@@ -167,11 +214,10 @@ def report_html(plan: Plan, checks: CheckResults) -> str:
     s = summarize(plan, checks)
     findings = report_findings(checks)
     header, rows = bom_table(plan)
-    plots = [bars("Bandwidth per tier (one direction)", bandwidth_per_tier(compute), "Tb/s"),
-             bars("Failure impact: bisection lost (worst balanced cut)", failure_impact(checks), "%")]
+    plots = [bandwidth_chart(compute), failure_chart(checks)]
     hist = length_histogram(compute)
     if hist:
-        plots.append(bars("Links by orderable length (a twin-port copper cable carries two)", hist, "links"))
+        plots.append(length_chart(hist))
     racks = []
     phys = plan.physical
     if phys is not None:

@@ -1,10 +1,12 @@
 """cabling.xlsx: the workbook the floor team works from (XlsxWriter, render/xlsx.py).
 
 A summary sheet (design, totals, the length model, cables by part and length, racks),
-then one sheet per rack listing every cable that ends in it, sorted by U and port,
-both ends with row/rack/U/device/port, the medium, the exact part, the orderable
-length and the label text for each end. Frozen header, filters, landscape and fitted
-to the page width with the header repeated on every printed page.
+then one sheet per rack with the rows of its pull sheet (render/floor.py): every cable
+with an end in it, this rack's end first (U, device, port as the NOS names it, panel
+name, transceiver), then the far end (rack, U, device, port), the orderable length, the
+exact part, the cable id, the label on this end and a `done` column to mark. Frozen
+header, filters, landscape and fitted to the page width with the header repeated and the
+rack and page n of m in the page header of every printed page.
 
 Written only for plans with a physical layout. Byte-identical across runs (a fixed
 created date: render/xlsx.py).
@@ -12,21 +14,22 @@ created date: render/xlsx.py).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.bom import bill_of_materials
 from ..plan.model import Plan
 from ..plan.power import rack_draw
+from .floor_rows import floor_rows, rack_entries
 from .summary import speed_text, summarize
-from ..plan.views import cable_ids, cable_labels, cable_part, floor_port_names
-from .rack_rows import rack_order
 from .writer import OutputDir
 from .xlsx import workbook
 
-COLUMNS = ["cable_id", "a_row", "a_rack", "a_ru", "a_device", "a_port", "b_row", "b_rack", "b_ru", "b_device", "b_port",
-           "media", "part_number", "length_m", "label_a", "label_b", "kind", "speed_gbps", "jacket_color"]
-WIDTHS = [10, 5, 10, 5, 16, 10, 5, 10, 5, 16, 10, 6, 16, 8, 42, 42, 12, 8, 8]
+COLUMNS = ["done", "u", "device", "port", "panel", "transceiver", "far_rack", "far_u", "far_device", "far_port",
+           "length_m", "part_number", "cable_id", "label", "media"]
+WIDTHS = [6, 5, 16, 12, 10, 16, 10, 6, 16, 12, 9, 18, 0, 0, 6]  # 0: as wide as the longest value (ids, labels)
 
 
 def _sheet(wb, title: str, widths: list[int], header: list, bold):
@@ -41,40 +44,6 @@ def _sheet(wb, title: str, widths: list[int], header: list, bold):
     ws.repeat_rows(0)
     ws.write_row(0, 0, header, bold)
     return ws
-
-
-def link_columns(plan: Plan) -> dict[str, list]:
-    """Every workbook column per link, as Python lists (built once with numpy indexing)."""
-    phys = plan.physical
-    links = plan.links
-    offsets = plan.port_offsets()
-    names = plan.memo("floor_port_names", floor_port_names)  # as cabling.csv names them: the NOS's
-    racks = phys.racks
-    dev_rack, dev_u = phys.dev_rack, phys.dev_u
-    dev_names = np.array([d.name for d in plan.devices], dtype=object)
-    rack_names = np.array([r.name for r in racks], dtype=object)
-    rack_rows = np.array([r.row for r in racks], dtype=object)
-    label_a, label_b = plan.memo("cable_labels", cable_labels)
-    media_rec = [plan.facts["media"][m] for m in plan.media]
-    cols: dict[str, list] = {"cable_id": plan.memo("cable_ids", cable_ids),
-                             "label_a": label_a, "label_b": label_b}
-    for end in ("a", "b"):
-        dev = getattr(links, f"{end}_dev")
-        cols[f"{end}_row"] = rack_rows[dev_rack[dev]].tolist()
-        cols[f"{end}_rack"] = rack_names[dev_rack[dev]].tolist()
-        cols[f"{end}_ru"] = dev_u[dev].tolist()
-        cols[f"{end}_device"] = dev_names[dev].tolist()
-        cols[f"{end}_port"] = names[offsets[dev] + getattr(links, f"{end}_port")].tolist()
-    media_idx = links.media.tolist()
-    order = phys.order_m.tolist()
-    cols["media"] = [media_rec[m]["fiber"].upper() for m in media_idx]
-    cols["part_number"] = [cable_part(media_rec[m], o) if o == o else "NO MEDIUM REACHES"
-                           for m, o in zip(media_idx, order)]
-    cols["length_m"] = [o if o == o else None for o in order]
-    cols["kind"] = np.array(plan.link_kinds, dtype=object)[links.kind].tolist()
-    cols["speed_gbps"] = links.speed_gbps.tolist()
-    cols["jacket_color"] = [media_rec[m]["jacket"] for m in media_idx]
-    return cols
 
 
 def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
@@ -102,20 +71,42 @@ def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
         ws.write_row(r, 0, row)
 
 
+def rack_sheet_rows(plan: Plan) -> tuple[np.ndarray, list[list]]:
+    """Every rack sheet's rows (COLUMNS) as the pull sheets list them (render/floor_rows.py:
+    this rack's end first, by U then port), and per rack where its rows start (rack count + 1)."""
+    phys = plan.physical
+    assert phys is not None
+    rows = floor_rows(plan)
+    rack, row, end = rack_entries(rows)
+    bounds = np.searchsorted(rack, np.arange(len(phys.racks) + 1))
+    names = np.array([r.name for r in phys.racks], dtype=object)
+    length = [t if math.isnan(x) else x for x, t in zip(rows.length_m.tolist(), rows.length_text.tolist(), strict=True)]
+    out = []
+    ends = rows.ends
+    for i, e in zip(row.tolist(), end.tolist(), strict=True):
+        near, far = ends[e], ends[1 - e]
+        out.append(["", int(near.u[i]), near.device[i], near.port[i], near.panel[i], near.transceiver[i],
+                    names[far.rack[i]], int(far.u[i]), far.device[i], far.port[i], length[i], rows.part[i],
+                    rows.cable_id[i], near.label[i], rows.media[i]])
+    return bounds, out
+
+
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if plan.physical is None or plan.physical.order_m is None:
         return
-    cols = link_columns(plan)
-    table = [cols[c] for c in COLUMNS]
-    rack, link, _ = rack_order(plan)
-    bounds = np.searchsorted(rack, np.arange(len(plan.physical.racks) + 1))
+    bounds, table = rack_sheet_rows(plan)
+    rows = floor_rows(plan)
+    longest = {"cable_id": max((len(t) for t in rows.cable_id.tolist()), default=8),
+               "label": max((len(t) for e in rows.ends for t in e.label.tolist()), default=20)}
+    widths = [w or min(longest[c] + 2, 80) for c, w in zip(COLUMNS, WIDTHS, strict=True)]
     with workbook() as (wb, buf):
         bold = wb.add_format({"bold": True})
         _summary(wb, bold, plan, checks)
         for r, rec in enumerate(plan.physical.racks):
-            ws = _sheet(wb, rec.name, WIDTHS, COLUMNS, bold)
-            chosen = link[bounds[r]:bounds[r + 1]].tolist()
-            for row, i in enumerate(chosen, start=1):
-                ws.write_row(row, 0, [col[i] for col in table])
-            ws.autofilter(0, 0, len(chosen), len(COLUMNS) - 1)
+            ws = _sheet(wb, rec.name, widths, COLUMNS, bold)
+            ws.set_header(f"&L&B{rec.name}&B  row {rec.row}&R&P of &N")  # rack and page n of m on every printed page
+            lo, hi = int(bounds[r]), int(bounds[r + 1])
+            for row, values in enumerate(table[lo:hi], start=1):
+                ws.write_row(row, 0, values)
+            ws.autofilter(0, 0, hi - lo, len(COLUMNS) - 1)
     out.write_bytes("cabling.xlsx", buf.getvalue())

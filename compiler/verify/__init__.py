@@ -19,6 +19,7 @@ import numpy as np
 from ..plan.model import Plan
 from .discovery import Discovery
 from .inputs import FORMATS, read_inputs
+from .marks import marks_discovery
 from .match import KINDS, compare
 from .report import build, markdown_report, text_report
 from .resolve import resolve
@@ -56,8 +57,13 @@ def verify_discovery(plan: Plan, disc: Discovery, *, scope: list[str] | None = N
     return result
 
 
-def verify(plan: Plan, paths: list[Path], **options) -> dict:
-    return verify_discovery(plan, read_inputs(paths), **options)
+def verify(plan: Plan, paths: list[Path], marks: list[Path] | None = None, **options) -> dict:
+    """Verify discovery output and as-built sheets (`paths`) and a technician's marks
+    (`marks`, marks.py), together."""
+    disc = read_inputs(paths) if paths or not marks else Discovery()
+    if marks:
+        disc.merge(marks_discovery(plan, marks))
+    return verify_discovery(plan, disc, **options)
 
 
 __all__ = ["verify", "verify_discovery", "read_inputs", "FORMATS", "KINDS", "SCHEMA", "text_report", "markdown_report"]
