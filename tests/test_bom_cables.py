@@ -81,15 +81,17 @@ def test_bom_cable_quantities_equal_cabling_rows_on_committed_examples(name):
 
 
 def test_twin_port_copper_is_one_row_two_links_one_label_pair(tmp_path):
-    """b200-superpod-4su-hall: the 12 short leaf-spine links on MCP4Y10 twin-port DAC are 6
-    cables (one per cage pair), the 256 LACC links 128: one row, two logical links, one
-    label pair each; the BOM orders 6 and 128."""
+    """b200-superpod-4su-hall, spine rack in the middle (B10): the 12 short links from SU2's
+    leaf rack beside it (B09) on MCP4Y10 twin-port DAC are 6 cables (one per cage pair); on
+    LACC go SU2's other 244 and the 12 + 12 from the top leaves of SU1 (A09) and SU3 (C09)
+    across one row pitch: 268 links, 134 cables. One row, two logical links, one label pair
+    each; the BOM orders 6 and 134."""
     plan = build_plan(SPECS / "b200-superpod-4su-hall.yaml")[1]
     folder = write_outputs(plan, tmp_path, ["cabling", "bom", "labels"])
     rows = _rows((folder / "cabling.csv").read_text())
     dac = [r for r in rows if r["media"] == "DAC"]
     lacc = [r for r in rows if r["media"] == "LACC"]
-    assert len(dac) == 6 and len(lacc) == 128
+    assert len(dac) == 6 and len(lacc) == 134
     for r in dac + lacc:
         links = r["links"].split(";")
         assert len(links) == 2 and r["cable_id"] == links[0]
@@ -102,7 +104,7 @@ def test_twin_port_copper_is_one_row_two_links_one_label_pair(tmp_path):
     bom = {line["part_number"]: int(line["quantity"]) for line in _rows((folder / "bom.csv").read_text())
            if line["category"] == "cable"}
     assert sum(q for p, q in bom.items() if p.startswith("MCP4Y10")) == 6
-    assert sum(q for p, q in bom.items() if p.startswith("MCA4J80")) == 128
+    assert sum(q for p, q in bom.items() if p.startswith("MCA4J80")) == 134
 
 
 GAUDI3_FAT_TREE = "name: g3\nserver: gaudi3-8\nservers: 64\nfabric: {topology: fat-tree, switch: tomahawk5, speed_gbps: 200}\n"

@@ -103,7 +103,8 @@ MANAGEMENT_KIND = "management-leaf"  # a switch's management port to a managemen
 def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str]:
     """One row per management cord (plan.fabrics.management_cords: a switch management port
     to a management leaf), after the plan's cables: the floor pulls them and the BOM orders
-    them. Kind `<fabric>:management-leaf`; no length is modelled for them yet."""
+    them. Kind `<fabric>:management-leaf`; with a layout, the cord's orderable and modelled
+    length (expand/management.py cord_lengths), as the plan's own cables show theirs."""
     media = plan.facts.get("media", {}).get("cat6") if plan.facts else None
     cords = management_cords(plan)
     if media is None or not cords:
@@ -120,8 +121,10 @@ def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str
         fields = [esc(c.cable_id), esc(f"{c.fabric}:{MANAGEMENT_KIND}"),
                   esc(c.switch), esc(sw.role), esc(c.port), esc(c.port), "1", "", place[index[c.switch]],
                   esc(c.leaf), esc(lf.role), esc(c.leaf_port), esc(cage), "1", "", place[index[c.leaf]],
-                  "1", "CAT6", "RJ45", csv_field(media["cable_part_number"]), "", media["jacket"], "",
-                  csv_field(f"{c.cable_id} {near} / {far}"), csv_field(f"{c.cable_id} {far} / {near}"), "",
+                  "1", "CAT6", "RJ45", csv_field(cable_part(media, c.order_m)),
+                  "" if c.order_m is None else f"{c.order_m:g}", media["jacket"], "",
+                  csv_field(f"{c.cable_id} {near} / {far}"), csv_field(f"{c.cable_id} {far} / {near}"),
+                  "" if c.length_m is None else f"{c.length_m:.2f}",
                   esc(c.cable_id)] + ([c.fabric] if multi else [])
         out.append(",".join(fields) + "\n")
     return out
