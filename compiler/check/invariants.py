@@ -55,7 +55,8 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     if (a_speed != b_speed).any():
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",
-                           f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
+                           f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} "
+                           f"vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
     return out + cage_invariants(plan) + fabric_invariants(plan)
 
 

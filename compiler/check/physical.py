@@ -136,7 +136,7 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     offsets = plan.port_offsets()
     mpo, shared = [], []
     for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
         module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
         per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports

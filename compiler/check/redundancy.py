@@ -130,7 +130,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     elif leaves.size <= EXACT_LEAF_LIMIT:
         targets, method = [int(v) for v in leaves if v != t0], f"exact: {leaves.size - 1} max-flows from the weakest {noun}"
     else:
-        same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
+        same = [int(v) for v, p in zip(leaves, pods, strict=True) if p == my_pod and v != t0]
         others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
         targets = same + others
         cap = MAX_SAMPLED_TARGETS if g.a.size <= LARGE_GRAPH_LINKS else MAX_SAMPLED_TARGETS_LARGE

@@ -283,7 +283,7 @@ def merge(plan: Plan, built: list) -> Plan:
     parts = [plan.links]
     notes = list(plan.notes)
     first_dev = len(plan.devices)
-    for fab, design, extra in built:
+    for fab, _design, extra in built:
         extra_servers = extra.devices[:n]
         # Both builders list server g (0-based, spec order) as device g; names may differ (SUs), ids do not.
         assert all(d.role == "server" for d in extra_servers) and extra.devices[n].role != "server"

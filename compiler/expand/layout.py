@@ -54,7 +54,7 @@ def _place_and_cable(plan: Plan, design: ClosDesign, loaded: LoadedSpec, extra_d
         "leaf_placement": layout.leaf_placement,
         "endpoint_rack_units": layout.endpoint_rack_units,
         "cabling": layout.cabling.model_dump(),
-        "confidence": "rack size, pitch and cable constants are configurable defaults (hardware.md 4: UNCONFIRMED)",
+        "confidence": "rack size, pitch and cable constants are configurable defaults (no vendor source states them: UNCONFIRMED)",
     }
     if loaded.spec.growth is not None:
         phys.model["built_for_servers"] = plan.design["servers"]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..diagnostics import Diagnostic, SpecInvalid
+from ..diagnostics import SpecInvalid
 from ..plan.fabrics import COMPUTE
 from ..plan.model import Plan, is_management_leaf
 from ..plan.physical import Physical, Rack
@@ -242,14 +242,14 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
     policy = layout.leaf_placement
     blocks: list[_Block] = []
     if policy == "top-of-rack":
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             switches = lf + ex
             n = sizes.tor_racks(len(srv), switches)
             per = math.ceil(len(srv) / n) if srv else 0
             racks = [("compute", srv[k * per:(k + 1) * per] + switches[k::n]) for k in range(n)]
             blocks.append(_Block(racks))
     elif policy == "network-rack":
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             blocks.append(_Block(_network_racks(lf + ex, sizes) + _compute_racks(srv, sizes)))
     else:  # end-of-row / middle-of-row: pack units into rows, network racks shared per row
         pending_srv: list[list[int]] = []
@@ -270,7 +270,7 @@ def _blocks(plan: Plan, design: ClosDesign, layout: Layout, sizes: _Sizes) -> li
             pending_lf.clear()
             pending_ex.clear()
 
-        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra):
+        for srv, lf, ex in zip(unit_servers, unit_leaves, unit_extra, strict=True):
             racks_if_added = (sum(math.ceil(len(s) / sizes.servers_per_rack) for s in pending_srv + [srv])
                               + len(sizes.pack(pending_lf + lf + pending_ex + ex)))
             if pending_srv and racks_if_added > layout.racks_per_row:
@@ -325,7 +325,7 @@ def place(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> Physical:
     racks: list[Rack] = []
     rack_spec = layout.rack
     flat = [r for b in blocks for r in b.racks]
-    for (kind, members), (row, pos) in zip(flat, positions):
+    for (kind, members), (row, pos) in zip(flat, positions, strict=True):
         index = len(racks)
         name = f"{layout.hall}.{row_name(row)}{pos + 1:02d}"
         racks.append(Rack(name, row_name(row), row, pos + 1, kind, rack_spec.height_u, sizes.usable_u, sizes.budget_w))

@@ -222,7 +222,8 @@ def resolve_common(loaded: LoadedSpec, link_kinds: tuple[str, ...] = CLOS_LINK_K
         speed = fabric.speed_gbps or up.port_gbps
     else:
         if nics is None:
-            raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",), f"server type '{server.id}' has no compute NIC group in the catalog")])
+            raise SpecInvalid([loaded.diagnostic("SPEC_NO_COMPUTE_NICS", ("server",),
+                                                 f"server type '{server.id}' has no compute NIC group in the catalog")])
         speed = fabric.speed_gbps or nics.speed_gbps
         if switch is None:  # switchless: both ends are the same NIC, so only its own speed
             if speed != nics.speed_gbps:

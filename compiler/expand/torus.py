@@ -75,7 +75,7 @@ def resolve(loaded: LoadedSpec) -> TorusDesign:
         error("SPEC_INVALID", ("fabric", "wrap"), f"wrap has {len(wrap)} entries but dims has {n}",
               f"give one true/false per dimension, e.g. wrap: {[fabric.topology == 'torus'] * n}")
         raise SpecInvalid(errors)
-    for d, (k, w) in enumerate(zip(dims, wrap)):
+    for d, (k, w) in enumerate(zip(dims, wrap, strict=True)):
         if w and k == 1:
             error("DESIGN_IMPOSSIBLE", ("fabric", "wrap") if fabric.wrap is not None else ("fabric", "dims"),
                   f"dimension {AXES[d]} has size 1 and is marked as torus (wrapped): a node cannot link to itself",
@@ -88,7 +88,8 @@ def resolve(loaded: LoadedSpec) -> TorusDesign:
         elif not wrap[t0]:
             error("SPEC_INVALID", ("fabric", "twist", "dims"), f"twist: dimension {AXES[t0]} is not wrapped, so it has no wrap-around links to twist")
         elif fabric.twist.offset >= dims[t1]:
-            error("SPEC_INVALID", ("fabric", "twist", "offset"), f"twist offset {fabric.twist.offset} must be below dimension {AXES[t1]}'s size {dims[t1]}")
+            error("SPEC_INVALID", ("fabric", "twist", "offset"),
+                  f"twist offset {fabric.twist.offset} must be below dimension {AXES[t1]}'s size {dims[t1]}")
         else:
             twist = (t0, t1, fabric.twist.offset)
     m = fabric.links_per_neighbor
@@ -175,8 +176,8 @@ def build(d: TorusDesign):
     if d.direct:
         host_layout = b.layout(PortLayout(f"{c.server.id}/host", ()))
         chip_layout = b.layout(_chip_layout(c.server, c.speed_gbps, n, m))
-        host_dims = tuple(k // g for k, g in zip(d.dims, d.host_grid))
-        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, d.host_grid)), host_dims)
+        host_dims = tuple(k // g for k, g in zip(d.dims, d.host_grid, strict=True))
+        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, d.host_grid, strict=True)), host_dims)
         for h in range(c.servers):
             b.add(Device(naming.server(c.server.hostname_prefix, h + 1, None), "server", c.server.id, host_layout, 0, h + 1))
         first = len(b.devices)

@@ -70,7 +70,7 @@ class Evaluated:
     unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
     # with `growth:`: the same design compiled at the growth target (final_size), the figures
     # above being day one's
-    final: "Evaluated | None" = None
+    final: Evaluated | None = None
     gpus: int | None = None
     seconds: float = 0.0
     invalid: tuple = ()  # the spec diagnostics of a candidate that does not compile

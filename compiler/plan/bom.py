@@ -88,7 +88,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         # their modules (a switch cage runs one or the other: media.optical_variant).
         tally: dict[str, int] = {}
         hosted: dict[str, int] = {}
-        for c, q, h in zip(combo.tolist(), qty.tolist(), at_server.tolist()):
+        for c, q, h in zip(combo.tolist(), qty.tolist(), at_server.tolist(), strict=True):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             part = transceiver_part(facts, media_id, key)
             if part is None:

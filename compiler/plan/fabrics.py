@@ -21,8 +21,8 @@ from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
-           "kind_of", "link_fabric", "single_fabric"]
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric",
+           "serve_management_ports", "kind_of", "link_fabric", "single_fabric"]
 
 
 def single_fabric(plan: Plan) -> dict[str, Fabric]:
@@ -169,7 +169,7 @@ def serve_management_ports(plan: Plan) -> None:
             routing.management_gateway[k] = gateway[leaf]
 
 
-def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
+def fabric_bom(plan: Plan) -> list[tuple[str, BomLine]]:
     """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
     switches, optics, cables), then each extra fabric's switches, optics and cables
     (its servers are the compute fabric's, counted once)."""

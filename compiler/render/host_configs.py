@@ -111,7 +111,7 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
     per_server: list[list[HostNic]] = [[] for _ in range(n)]
     first, end = server_ports or (0, None)
-    for d, p, a, g in zip(dev, port, addr, gw):
+    for d, p, a, g in zip(dev, port, addr, gw, strict=True):
         k = p - first + 1
         per_server[d].append(HostNic(k, port_names[devices[d].layout][p], a, g, first_table + k))
     group = port_names[devices[0].layout][first:end] if n else []

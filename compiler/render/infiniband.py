@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
+from ..plan.guids import MAX_CA_PORTS, ca_node_guid, device_guids
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import per_port
@@ -160,7 +160,7 @@ def _peers(plan: Plan, view: IbView) -> dict[int, list[tuple[int, int, int]]]:
     pport = np.concatenate([view.b_port, view.a_port])
     order = np.lexsort((lport, local))
     out: dict[int, list[tuple[int, int, int]]] = {}
-    for g, lp, pg, pp in zip(local[order].tolist(), lport[order].tolist(), peer[order].tolist(), pport[order].tolist()):
+    for g, lp, pg, pp in zip(local[order].tolist(), lport[order].tolist(), peer[order].tolist(), pport[order].tolist(), strict=True):
         out.setdefault(g, []).append((lp, pg, pp))
     return out
 

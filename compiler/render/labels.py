@@ -69,8 +69,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if len(pages) == 1:
         out.write_text("labels.html", pages[0][1])
         return
-    for number, (_, text) in enumerate(pages, 1):
-        out.write_text(page_path(number), text)
+    for number, (_, page) in enumerate(pages, 1):
+        out.write_text(page_path(number), page)
     out.write_text("labels.html", index_html(plan, [summary for summary, _ in pages]))
 
 
@@ -128,6 +128,7 @@ def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tupl
     """The printable sheets: (summary, HTML) per page; one page when every label fits."""
     rack, link, end = cable_rack_order(plan)
     phys = plan.physical
+    assert phys is not None  # labels are printed only for a plan with a physical layout
     cables = physical_cables(plan)
     racks = phys.racks
     # In-rack cables are listed once: both ends' labels are printed there.
@@ -145,7 +146,7 @@ def label_pages(plan: Plan, label_a: list[str], label_b: list[str]) -> list[tupl
             a, b = max(int(rack_lo[r]), lo), min(int(rack_lo[r + 1]), hi)
             whole = int(rack_lo[r + 1] - rack_lo[r])
             cells = []
-            for i, e, two in zip(link[a:b].tolist(), end[a:b].tolist(), both[a:b].tolist()):
+            for i, e, two in zip(link[a:b].tolist(), end[a:b].tolist(), both[a:b].tolist(), strict=True):
                 for t in [label_a[i] if e == 0 else label_b[i]] + ([label_b[i]] if two else []):
                     cid, rest = t.split(" ", 1)
                     cells.append(cell % (html.escape(cid), html.escape(rest)))

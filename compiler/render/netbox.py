@@ -1,4 +1,4 @@
-"""netbox/: the design as NetBox's own bulk import takes it (formats.md 6.1), every fabric
+"""netbox/: the design as NetBox's own bulk import takes it (dcim/forms/bulk_import.py), every fabric
 of the plan, imported in the order netbox/README.md gives: sites, racks, manufacturers,
 device roles, device types (YAML, with an interface template per port, so each device's
 interfaces are created with it), devices, cables. Manufacturers, roles and types are shared
@@ -104,7 +104,7 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
         proto = np.where(dev_proto[dev] != "", dev_proto[dev], dev_proto[peer])
         # one (layout, port) at a time: its first end in link order
         keys, at = np.unique(code[dev] * width + port.astype(np.int64), return_index=True)
-        for key, pr in zip(keys.tolist(), proto[at].tolist()):
+        for key, pr in zip(keys.tolist(), proto[at].tolist(), strict=True):
             row = out[lids[key // width]]
             if not row[key % width] and pr:
                 row[key % width] = pr
@@ -137,13 +137,13 @@ def device_types(plan: Plan) -> dict[str, dict]:
         rec = models[d.model]
         ports = plan.layouts[layout].ports
         height = int(phys.dev_height_u[i]) if phys is not None else (rec.get("rack_units") or 1)
-        kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout])]
+        kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout], strict=True)]
         out[layout] = {
             "manufacturer": rec["vendor"] or GENERIC_MANUFACTURER,
             "model": f"{rec['model']} ({layout})", "slug": slug(layout), "part_number": rec.get("part_number") or "",
             "u_height": height,
-            "interfaces": [(p.name, k) for p, k in zip(ports, kinds)],
-            "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds)
+            "interfaces": [(p.name, k) for p, k in zip(ports, kinds, strict=True)],
+            "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds, strict=True)
                                if CLOSEST.get((p.speed_gbps, p.form_factor)) == k}),
         }
     return out
@@ -204,7 +204,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         fmt % (da, csv_field(pa), db, csv_field(pb), k, csv_field(cid), c, length, unit, csv_field(lab), site, site)
         for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
             dev_names[links.a_dev].tolist(), a_name.tolist(), dev_names[links.b_dev].tolist(), b_name.tolist(),
-            cable_type.tolist(), ids, color.tolist(), lengths, label_a, pulled) if keep)
+            cable_type.tolist(), ids, color.tolist(), lengths, label_a, pulled, strict=True) if keep)
     out.write_text("netbox/cables.csv", _header("cables") + body)
     closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
     out.write_text("netbox/README.md", render_template(

@@ -46,6 +46,7 @@ def _sheet(wb, title: str, widths: list[int], header: list, bold):
 def link_columns(plan: Plan) -> dict[str, list]:
     """Every workbook column per link, as Python lists (built once with numpy indexing)."""
     phys = plan.physical
+    assert phys is not None and phys.order_m is not None  # the workbook is written only for a plan with a physical layout
     links = plan.links
     offsets = plan.port_offsets()
     names = plan.memo("floor_port_names", floor_port_names)  # as cabling.csv names them: the NOS's
@@ -69,7 +70,7 @@ def link_columns(plan: Plan) -> dict[str, list]:
     order = phys.order_m.tolist()
     cols["media"] = [media_rec[m]["fiber"].upper() for m in media_idx]
     cols["part_number"] = [cable_part(media_rec[m], o) if o == o else "NO MEDIUM REACHES"
-                           for m, o in zip(media_idx, order)]
+                           for m, o in zip(media_idx, order, strict=True)]
     cols["length_m"] = [o if o == o else None for o in order]
     cols["kind"] = np.array(plan.link_kinds, dtype=object)[links.kind].tolist()
     cols["speed_gbps"] = links.speed_gbps.tolist()
@@ -79,6 +80,7 @@ def link_columns(plan: Plan) -> dict[str, list]:
 
 def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
     phys = plan.physical
+    assert phys is not None  # the workbook is written only for a plan with a physical layout
     s = summarize(plan, checks)
     rows: list[list] = [["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
                         ["topology", f"{s['topology']}, {s['tiers']} tiers, {speed_text(s)}"]]
@@ -96,7 +98,7 @@ def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
     counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
     power = rack_draw(plan).known_w
     used = phys.rack_used_u()
-    rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used)]
+    rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used, strict=True)]
     ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10], ["design", plan.name], bold)
     for r, row in enumerate(rows, start=1):
         ws.write_row(r, 0, row)

@@ -15,7 +15,8 @@ registered in EXECUTORS."""
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from .errors import ResilienceError
 

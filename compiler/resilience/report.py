@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +76,7 @@ def _criticality(model: Model, rates: dict) -> dict:
                               "expected_gpu_share_lost": int(counts[p]) * u * cut / gpus,
                               "expected_bisection_lost": int(counts[p]) * u * lost})
     positions.sort(key=lambda r: (-r["expected_gpu_share_lost"] - r["expected_bisection_lost"], r["class"], r["position"]))
-    classes = {}
+    classes: dict[str, dict[str, float]] = {}
     for r in positions:
         c = classes.setdefault(r["class"], {"expected_gpus_cut_off": 0.0, "expected_bisection_lost": 0.0})
         c["expected_gpus_cut_off"] += r["expected_gpus_cut_off"]
@@ -196,7 +197,7 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
         raise ResilienceError("--routing needs --pattern (the collective whose throughput to measure)")
     collective = collective_setup(ctx.plan, ctx.graph, pattern, routing, seed) if pattern else None
     model = Model.build(comps, rates, min_fraction, collective)
-    report = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
+    report: dict[str, Any] = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
               "switches": _switches_by_role(ctx.plan), "components": counts,
               "rates": rates, "intact_bisection_gbps": model.intact_gbps, "seed": seed, "samples": samples,
               "executor": {"name": ex.name, "workers": ex.workers}}

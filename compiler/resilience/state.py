@@ -3,8 +3,8 @@
 A state is the set of units down per class. It becomes the check layer's masks: switches
 down (keep_switch), switch-switch links down (keep_link) and server links down; a GPU is
 cut off when no port of its NIC is reached (the check layer's reached_ports, less the ports
-whose own link is down), so a dual-plane GPU keeps going on one plane; bisection is the worst of the check layer's balanced cuts (ctx.worst_cut_gbps) on the
-damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
+whose own link is down), so a dual-plane GPU keeps going on one plane; bisection is the worst of
+the check layer's balanced cuts (ctx.worst_cut_gbps) on the damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
 not change the fabric's bisection (it shows as its GPU cut off)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Model:
 
     @classmethod
     def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float,
-              collective: Collective | None = None) -> "Model":
+              collective: Collective | None = None) -> Model:
         ctx = comps.ctx
         bis, _ = check_bisection(ctx)
         cuts = ctx.failure_cuts(bis.cuts)

@@ -1,8 +1,7 @@
 """Digital twin of an Ethernet fabric: real FRR daemons in network namespaces, wired as
 the cabling list says, loaded with the generated frr.conf, checked against the plan.
 
-Recipe: ../shared/reference/real-components.md section 2 (frr-fabric.sh). One namespace
-per switch and per sampled server; one veth pair per cable between them, each end
+How: one namespace per switch and per sampled server; one veth pair per cable between them, each end
 named as the NOS names the port; zebra + bgpd per switch under the `frr` user, in
 their own UTS namespace (so BGP sees the switch's hostname); `vtysh -b` loads the config.
 
@@ -211,7 +210,7 @@ class EthernetTwin:
         """One session per switch port wired to a switch; whom it should reach comes from
         that port's config, i.e. from the plan, whatever was actually cabled."""
         out = []
-        for link, ((a, na), (b, nb)) in sorted(self.wired.items()):
+        for _link, ((a, na), (b, nb)) in sorted(self.wired.items()):
             if self.nodes[a].switch and self.nodes[b].switch:
                 out += [{"device": self.plan.devices[a].name, "interface": na}, {"device": self.plan.devices[b].name, "interface": nb}]
         # the neighbor a config expects on an interface comes from the config itself
@@ -266,7 +265,8 @@ class EthernetTwin:
             if s["_failed"]:
                 continue
             if not s["ok"]:
-                why = s["state"] if s["state"] != "Established" else f"peer router id {s['peer_router_id']}, expected {s['expected_router_id']} ({s['expected_peer']})"
+                why = (s["state"] if s["state"] != "Established"
+                       else f"peer router id {s['peer_router_id']}, expected {s['expected_router_id']} ({s['expected_peer']})")
                 problems.append(f"{s['device']} {s['interface']} -> {s['expected_peer']}: {why}")
         return not problems, rows, problems
 
@@ -549,7 +549,7 @@ def _ping(twin: EthernetTwin) -> dict | None:
     _, per_server, _ = server_nics(twin.plan)
     src_nics, dst_nics = per_server[servers[0].index], per_server[servers[-1].index]
     rails = []
-    for a, b in zip(src_nics, dst_nics):
+    for a, b in zip(src_nics, dst_nics, strict=True):
         route = _run("ip", "-n", servers[0].ns, "-o", "route", "get", b.address, "from", a.address, check=False).stdout
         res = _run("ip", "netns", "exec", servers[0].ns, "ping", "-c", "1", "-W", "2", "-I", a.address, b.address, check=False)
         rails.append({"rail": a.rail, "from": f"{servers[0].name}:{a.ifname} {a.address}",

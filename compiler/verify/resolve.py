@@ -191,7 +191,6 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
     if candidates.size == 0:
         return False
     rows_of = {int(c): [] for c in candidates}
-    port_specs = [r[1] for r in disc.links] + [r[3] for r in disc.links]
     for j in np.flatnonzero(np.isin(both_node, candidates)).tolist():
         rows_of[int(both_node[j])].append(j)
     claimed = {}  # (device, fixed port or -1) -> node, for nodes that name their device correctly
@@ -241,7 +240,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
                 changed = True
         else:
             groups.setdefault(split_label(n.label, "ca")[0], []).append(node)
-    for host, nodes in sorted(groups.items()):
+    for _host, nodes in sorted(groups.items()):
         per_node = {node: vote(node) for node in nodes}
         devs: Counter = Counter()
         for votes in per_node.values():
