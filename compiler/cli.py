@@ -536,12 +536,13 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, format)
         raise typer.Exit(EXIT_INVALID) from None
-    pair = None
+    pair: tuple[str, str] | None = None
     if swap:
-        pair = tuple(c.strip() for c in swap.split(","))
-        if len(pair) != 2 or pair[0] == pair[1]:
+        cables = [c.strip() for c in swap.split(",")]
+        if len(cables) != 2 or cables[0] == cables[1]:
             print("error: --swap takes two different cable ids, e.g. leaf-001:5,leaf-002:6", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
+        pair = (cables[0], cables[1])
     try:
         report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout,
                                             lldp_out=lldp_out))

@@ -19,7 +19,7 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     names = [d.name for d in plan.devices]
     if len(set(names)) != len(names):
         seen: set[str] = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
+        dup = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]  # add() records n
         out.append(Finding("DEVICE_NAME_REUSED", "error", f"device name {dup} used twice", dup))
     sizes = np.fromiter((len(plan.layouts[d.layout]) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     offsets = plan.port_offsets()

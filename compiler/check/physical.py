@@ -104,6 +104,7 @@ def link_reach(plan: Plan) -> list[Finding]:
     if not beyond.any():
         return []
     idx = np.nonzero(beyond)[0]
+    assert phys.length_m is not None  # set together with order_m
     worst = int(idx[np.argmax(phys.length_m[idx])])
     links = plan.links
     media_id = plan.media[int(links.media[worst])]

@@ -148,7 +148,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
 
 
 def _worst_failure(w: WorstFailureFigures) -> dict | None:
-    if w.impact is None:
+    if w.impact is None or w.what is None:  # both set together, by the worst failure found
         return None
     return {"what": w.what.replace("link:", "link "), "element": w.impact.switch or w.impact.link,
             "bisection_lost_percent": w.impact.bisection_lost_percent, "servers_cut_off": w.impact.servers_cut_off}

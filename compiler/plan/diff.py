@@ -30,6 +30,7 @@ Cost: O(devices + links) Python dict work over both plans.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     both = sorted(set(old_dev) & set(new_dev))
     old_place = {rename.get(k, k): v for k, v in _places(old).items()}
     new_place = _places(new)
-    devices = {
+    devices: dict[str, list] = {
         "added": sorted(set(new_dev) - set(old_dev)),
         "removed": sorted(set(old_dev) - set(new_dev)),
         "changed": [{"name": n, "changes": _changes(("role", "model"), (old_dev[n].role, old_dev[n].model),
@@ -247,7 +248,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
             "delta": nb.get(key, 0) - ob.get(key, 0)}
            for key in sorted(set(ob) | set(nb), key=_bom_order) if ob.get(key, 0) != nb.get(key, 0)
            for cat, part, length in (key,)]
-    out = {
+    out: dict[str, Any] = {
         "old": old.name, "new": new.name,
         "devices": devices,
         "cables": {"added": added, "removed": removed, "changed": changed, "physical": physical,

@@ -49,7 +49,7 @@ def _link_rows(plan: Plan):
     media = np.array([enc(m) for m in plan.media], dtype=object)
     offsets = plan.port_offsets()
     phys = plan.physical
-    if phys is not None and phys.length_m is not None:
+    if phys is not None and phys.length_m is not None and phys.order_m is not None:  # set together
         lengths = [f"{x:.2f}" for x in phys.length_m.tolist()]
         orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
     else:
@@ -88,6 +88,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     `plan` where the caller has them (the compute fabric's links are a prefix of the whole
     plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
+    assert r is not None  # called only for a fabric with a routing plan
     head = {"nos": r.nos, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
                                                                 for nos, by in sorted(r.port_names.items())},

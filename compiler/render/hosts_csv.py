@@ -81,6 +81,7 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
         return out
     view = fabric_plan(plan, names[0])
     first, end = plan.fabrics[names[0]].server_ports
+    assert view.routing is not None  # a fabric that carries BMC rows is addressed (Ethernet)
     links, net = view.links, view.routing.link_net
     # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
     sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]

@@ -75,7 +75,7 @@ def _device_labels(plan: Plan) -> list[dict]:
         for key, value in (("su", d.su), ("pod", d.pod), ("rail", d.rail)):
             if value is not None:
                 labels[key] = str(value)
-        if racks is not None:
+        if racks is not None and phys is not None:
             labels["rack"] = racks[int(phys.dev_rack[i])]
         out.append(labels)
     return out

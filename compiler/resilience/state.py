@@ -52,11 +52,13 @@ class Model:
 
     @property
     def gpus(self) -> float:
+        assert self.nic_gpus is not None  # build() sets it
         return float(self.nic_gpus.sum())
 
     def gpus_cut_off(self, reach: np.ndarray) -> float:
         g = self.comps.ctx.graph
         gpu = g.at_is_gpu_server
+        assert self.at_nic is not None and self.nic_gpus is not None  # build() sets them
         reached = np.bincount(self.at_nic, weights=reach[gpu].astype(np.float64), minlength=self.nic_gpus.size)
         return float(self.nic_gpus[reached == 0].sum())
 
@@ -105,7 +107,9 @@ def masks(model: Model, down: dict[str, np.ndarray]):
     keep_switch = np.ones(g.n, dtype=bool)
     units = down.get("switch")
     if units is not None and units.size:
-        keep_switch[comps.groups["switch"].node[units]] = False
+        switch_node = comps.groups["switch"].node
+        assert switch_node is not None  # the switch class maps its units to graph nodes
+        keep_switch[switch_node[units]] = False
     return keep_switch, ~link_down[g.link], link_down[g.at_link], link_down
 
 

@@ -103,6 +103,7 @@ def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[Pha
             out[str(size)] = None  # a connection gets nothing: the collective never completes
             continue
         net = [p.min_fraction * nic_gbps_per_gpu for p in phases]
+        t: float | None  # None: the collective has no figure for this shape
         if pattern.kind == "ring-allreduce":  # the check's figures (check/collectives.py), one function
             t = allreduce_times(size, n, g, net[0], scaleup_gbps, alpha).ring_s
         elif pattern.kind == "hierarchical":

@@ -122,8 +122,9 @@ def simai_files(plan: Plan) -> dict[str, str]:
     lines = []
     names = [f"{i},gpu,{plan.devices[int(f.server_devices[i // g_per])].name} gpu{i % g_per}" for i in range(gpus)]
     # GPU <-> NVSwitch of its domain
+    nv_gbps = nv or 0.0  # domains is 0 without an NVLink figure, and the loop below does not run
     for g in range(gpus if domains else 0):
-        lines.append(f"{g} {gpus + (g // g_per) // per_domain_servers} {_gbps(nv)} {NVLINK_LATENCY_NS}ns 0")
+        lines.append(f"{g} {gpus + (g // g_per) // per_domain_servers} {_gbps(nv_gbps)} {NVLINK_LATENCY_NS}ns 0")
     names += [f"{gpus + k},nvswitch,scale-up domain {k + 1}" for k in range(domains)]
     names += [f"{switch_id[d]},switch,{plan.devices[d].name}" for d in switches]
     # NIC ports: the GPU each port serves (port p of R on a server of G GPUs serves GPU p*G//R)
