@@ -121,7 +121,7 @@ def page(x: Exploration, top: int) -> Page:
         headline=_headline(x),
         ranked_at=_ranked_at(x),
         rows=[_row(i, e, x) for i, e in enumerate(shown, start=1)],
-        why=[(e.candidate.name, x.why(e)) for e in shown if e is not x.best],
+        why=[(e.candidate.name, w) for e in shown if e is not x.best and (w := x.why(e)) is not None],  # None: never, ranked are feasible
         growth=_growth_rows(shown),
         rejected=[(e.candidate.name, _choices(e), e.rejected) for e in x.evaluated if e.rejected],
         unconfirmed=[(e.candidate.name, m) for e in shown for m in e.unconfirmed],

@@ -49,6 +49,7 @@ def _ports(plan: Plan, ib: bool) -> np.ndarray:
                 numbers[n] = [str(i + 1) for i in range(n)]
             out[d.port_offset:d.port_offset + n] = numbers[n]
     if ib:
+        assert ib_numbers is not None  # made above when ib
         links = plan.links
         offsets = plan.port_offsets()
         is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)

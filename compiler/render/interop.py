@@ -62,6 +62,7 @@ def lab_of(plan: Plan) -> NosLab | None:
 
 
 def air_dot(plan: Plan, lab: NosLab) -> str:
+    assert lab.air_os is not None  # written only for a NOS that Air runs
     fmt = row_format("air/elements.j2", "node", 3)
     nodes = [fmt % (q(d.name), q(d.role), q(lab.air_os)) for d in plan.devices if d.tier >= 1]
     return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=_switch_edges(plan))

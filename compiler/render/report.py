@@ -133,7 +133,7 @@ def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
 
 def fabric_rows(s: dict) -> list[tuple[str, ...]]:
     """One row per fabric (several-fabric plans): what summary.json's `fabrics` holds."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for name, f in (s.get("fabrics") or {}).items():
         out.append((name, f["topology"], f"{f['switch']} ({f['speed_gbps']}G)", str(f["tiers"]),
                     ", ".join(f"{n:,} {role}" for role, n in f["switches"].items()),

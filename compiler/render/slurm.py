@@ -35,6 +35,7 @@ def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
     if tiers == 3:
         pods: dict[int, list[str]] = {}
         for g, pod in group_pod.items():
+            assert pod is not None  # three tiers: every server is in a pod
             pods.setdefault(pod, []).append(g)
         for pod, members in pods.items():
             switches.append({"name": naming.pod_group(pod), "nodes": "", "switches": compress(members)})
