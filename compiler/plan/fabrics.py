@@ -153,7 +153,7 @@ def serve_management_ports(plan: Plan) -> None:
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
-        index: dict[str, tuple] = {}
+        index: dict[str, dict[str, int]] = {}  # fabric -> device name -> index in its view
         for row in ports["rows"]:
             fabric, switch, leaf, address = row[0], row[1], row[3], row[5]
             routing = plan.fabrics[fabric].routing if fabric in plan.fabrics else None
@@ -166,6 +166,7 @@ def serve_management_ports(plan: Plan) -> None:
                 routing.management_prefix = int(network["prefix"])
             k = index[fabric][switch]
             routing.management[k] = int(IPv4Address(address))
+            assert routing.management_gateway is not None  # made above, with the fabric's index
             routing.management_gateway[k] = gateway[leaf]
 
 

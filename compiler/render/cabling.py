@@ -14,6 +14,8 @@ Columns line up with NetBox's cable CSV and UFM's Cable Validation Tool P2P file
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..check import CheckResults
@@ -85,7 +87,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     a_col, b_col, carried = a_col.tolist(), b_col.tolist(), carried.tolist()
     if quote_names:  # cable ids are device names and port numbers
         ids, carried = [csv_field(c) for c in ids], [csv_field(c) for c in carried]
-    rows = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
+    rows: Iterator[tuple] = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
                label_a, label_b, modelled_lengths(plan), carried, strict=True)
     fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
     header = HEADER

@@ -14,6 +14,7 @@ row passes its full tuple. The file streams out: it is hundreds of MB at 100k+ G
 
 from __future__ import annotations
 
+from typing import Any
 from markupsafe import escape
 
 from ..check import CheckResults
@@ -75,17 +76,17 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
     formats: dict[tuple[bool, ...], str] = {}
     keys = zip(*[[v is not None for v in cols[fixed + i]] for i in mixed], strict=True)
     for row, key in zip(rows, keys, strict=True):
-        fmt = formats.get(key)
-        if fmt is None:
+        known = formats.get(key)
+        if known is None:
             shape = list(base)
             for i, present in zip(mixed, key, strict=True):
                 shape[i] = present
-            fmt = formats[key] = _format(macro, fixed, names, tuple(shape))
-        yield fmt % row
+            known = formats[key] = _format(macro, fixed, names, tuple(shape))
+        yield known % row
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    macros = environment().get_template("graphml/elements.j2").module
+    macros: Any = environment().get_template("graphml/elements.j2").module  # its macros are attributes made at run time
     dcols, lcols = device_columns(plan), link_columns(plan)
     nodes = _elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols)
     edges = _elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols)

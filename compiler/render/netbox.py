@@ -108,7 +108,7 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
             row = out[lids[key // width]]
             if not row[key % width] and pr:
                 row[key % width] = pr
-    model_of = {}
+    model_of: dict[str, str] = {}
     for d in plan.devices:
         model_of.setdefault(d.layout, d.model)
     for lid, model in model_of.items():
@@ -127,7 +127,7 @@ def device_types(plan: Plan) -> dict[str, dict]:
     the layout, so each port split is its own type), slug, height and one interface per port."""
     models = plan.facts["models"]
     phys = plan.physical
-    first = {}
+    first: dict[str, int] = {}
     for i, d in enumerate(plan.devices):
         first.setdefault(d.layout, i)
     protocols = port_protocols(plan)
@@ -177,7 +177,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     dev_rows = []
     for i, d in enumerate(plan.devices):
         t = types[d.layout]
-        place = ("", "", "")
+        place: tuple[str, str | int, str] = ("", "", "")
         if phys is not None:
             place = (_csv(phys.racks[int(phys.dev_rack[i])].name), int(phys.dev_u[i]), "front")
         dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(t["manufacturer"]), _csv(t["model"]), site, *place))

@@ -64,7 +64,7 @@ def _write_forked(configs: list[SwitchConfig], out: OutputDir, workers: int) -> 
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    views = [v for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
+    views = [(v, v.routing.nos) for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
     if not views:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
@@ -72,7 +72,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        configs = [c for v in views for c in switch_configs(v, v.routing.nos)]
+        configs = [c for v, nos in views for c in switch_configs(v, nos)]
         workers = min(len(os.sched_getaffinity(0)), 8) if hasattr(os, "sched_getaffinity") else 1
         if workers > 1 and len(configs) >= PARALLEL_FROM and hasattr(os, "fork"):
             _write_forked(configs, out, workers)
