@@ -65,7 +65,7 @@ class CompiledPlan:
         return self.plan.name
 
     @property
-    def spec(self) -> "Spec":
+    def spec(self) -> Spec:
         return self._loaded.spec
 
     def summary(self) -> dict:
@@ -83,9 +83,9 @@ class CompiledPlan:
         unknown = [o for o in only or [] if o not in RENDERERS]
         if unknown:
             raise ValueError(f"unknown output(s) {', '.join(unknown)}; known: {', '.join(RENDERERS)}")
-        return write_outputs(self.plan, out_dir, only, self._check_results())
+        return write_outputs(self.plan, Path(out_dir), only, self._check_results())
 
-    def to_networkx(self, fabric: str | None = None) -> "networkx.MultiGraph":
+    def to_networkx(self, fabric: str | None = None) -> networkx.MultiGraph:
         """A networkx MultiGraph: a node per device (role, model, tier, index, su, pod,
         rail, group, fabric, rack, u), an edge per link keyed by cable id (kind, fabric,
         speed_gbps, media, length_m, modelled_m, a_device, a_port, b_device, b_port;
@@ -100,7 +100,7 @@ class CompiledPlan:
         one edge (and its flow functions refuse it): use `capacity_graph()` for those."""
         return to_networkx(self._fabric_plan(fabric))
 
-    def capacity_graph(self, fabric: str | None = None) -> "networkx.Graph":
+    def capacity_graph(self, fabric: str | None = None) -> networkx.Graph:
         """A networkx Graph of the same nodes with one edge per pair of devices joined by
         cables: `links` (how many), `capacity` (summed Gb/s), `kind`. A max-flow over
         `links` between two leaves is the checks' edge-disjoint path count

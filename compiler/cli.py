@@ -13,7 +13,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -115,7 +115,7 @@ def _shows_progress(command):
     return run
 
 
-def _plans(specs: List[Path], failed: list[Diagnostic]):
+def _plans(specs: list[Path], failed: list[Diagnostic]):
     """(spec, plan) for every spec that compiles, one at a time (a big plan is not kept
     while the next builds); the diagnostics of the others go into `failed`."""
     from .pipeline import build_plan
@@ -128,7 +128,7 @@ def _plans(specs: List[Path], failed: list[Diagnostic]):
 
 
 @app.command()
-def validate(specs: List[Path] = typer.Argument(..., help="spec files"),
+def validate(specs: list[Path] = typer.Argument(..., help="spec files"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Check specs (syntax, catalog ids, feasibility) without writing anything."""
 
@@ -145,9 +145,9 @@ def validate(specs: List[Path] = typer.Argument(..., help="spec files"),
 
 @app.command(name="compile")
 @_shows_progress
-def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
+def compile_(specs: list[Path] = typer.Argument(..., help="spec files"),
              out: Path = typer.Option(Path("out"), "-o", "--out", help="output folder; each spec writes OUT/<name>/"),
-             only: Optional[str] = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
+             only: str | None = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
     from .check import run_checks
@@ -198,7 +198,7 @@ def compile_(specs: List[Path] = typer.Argument(..., help="spec files"),
 
 @app.command()
 @_shows_progress
-def check(specs: List[Path] = typer.Argument(..., help="spec files"),
+def check(specs: list[Path] = typer.Argument(..., help="spec files"),
           format: Format = typer.Option(Format.text, "--format", help="text or json"),
           verbose: bool = typer.Option(False, "-v", "--verbose", help="also print info findings")) -> None:
     """Check specs' plans: bisection, oversubscription, redundancy, failures, budgets, hops,
@@ -238,7 +238,7 @@ def check(specs: List[Path] = typer.Argument(..., help="spec files"),
 def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          new: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
          format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
-         fail_on: Optional[str] = typer.Option(None, "--fail-on", help="exit 1 if cables or devices were: added,removed,changed,physical,relabeled "
+         fail_on: str | None = typer.Option(None, "--fail-on", help="exit 1 if cables or devices were: added,removed,changed,physical,relabeled "
                                                                       "(changed: re-plugged, another speed, or a device of another model; "
                                                                       "physical: same ends, another rack/U/length/part/label, or a device moved; "
                                                                       "relabeled: a device renamed, its cables' labels)")) -> None:
@@ -255,7 +255,7 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
         old_plan, new_plan = load_plan(old), load_plan(new)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.text)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     d = diff_plans(old_plan, new_plan)
     d["summary"] = summary_deltas(summarize(old_plan, run_checks(old_plan)), summarize(new_plan, run_checks(new_plan)))
     if format == DiffFormat.json:
@@ -269,10 +269,10 @@ def diff(old: Path = typer.Argument(..., help="spec, compiled output folder, or 
 
 
 @app.command()
-def ci(specs: List[Path] = typer.Argument(..., help="spec files"),
+def ci(specs: list[Path] = typer.Argument(..., help="spec files"),
        against: str = typer.Option("origin/main", "--against", help="git ref to diff against"),
-       markdown: Optional[Path] = typer.Option(None, "--markdown", help="write the Markdown summary here (default: stdout)"),
-       fail_on: Optional[str] = typer.Option(None, "--fail-on", help="also fail if cables or devices were: added,removed,changed,physical,relabeled "
+       markdown: Path | None = typer.Option(None, "--markdown", help="write the Markdown summary here (default: stdout)"),
+       fail_on: str | None = typer.Option(None, "--fail-on", help="also fail if cables or devices were: added,removed,changed,physical,relabeled "
                                                                     "(a deleted spec is removed)")) -> None:
     """validate + check + diff against a git ref (built from the whole tree at the ref, renames followed), with a
     Markdown summary for the pull request."""
@@ -282,7 +282,7 @@ def ci(specs: List[Path] = typer.Argument(..., help="spec files"),
         result = run_ci(specs, against, _fail_on(fail_on))
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.text)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if markdown:
         markdown.write_text(result.markdown)
     else:
@@ -346,7 +346,7 @@ def catalog_show(entry: str = typer.Argument(..., help="a server, switch, transc
 
 
 @app.command("lint-nccl")
-def lint_nccl(files: List[Path] = typer.Argument(..., help="NCCL topology XML files (NCCL_TOPO_FILE)"),
+def lint_nccl(files: list[Path] = typer.Argument(..., help="NCCL topology XML files (NCCL_TOPO_FILE)"),
               strict: bool = typer.Option(False, "--strict", help="fail on warnings too"),
               format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Check NCCL topology files against NCCL's parser rules and the checklist (exit 1 on errors)."""
@@ -358,7 +358,7 @@ def lint_nccl(files: List[Path] = typer.Argument(..., help="NCCL topology XML fi
             text = path.read_text(encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
             print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
-            raise typer.Exit(EXIT_INVALID)
+            raise typer.Exit(EXIT_INVALID) from None
         findings = lint(text)
         failed |= any(f.severity == "error" or strict for f in findings)
         report.append({"file": str(path), "findings": [f.__dict__ for f in findings]})
@@ -396,16 +396,16 @@ def nccl_xml(server: str = typer.Argument(..., help="a server or VM type with a 
         print(write(topology_tree(topo, style)), end="")
     except StyleUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
 
 
 @app.command()
-def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files"),
+def compare(specs: list[Path] = typer.Argument(..., help="two or more spec files"),
             format: Format = typer.Option(Format.text, "--format", help="text or json"),
             samples: int = typer.Option(0, "--samples", min=0, help="also each design under this many sampled failure "
                                         "states (delivery, bisection, GPUs cut off: p99 and mean, as clusterc resilience); 0: not"),
             seed: int = typer.Option(1, "--seed", help="with --samples: the same seed gives the same figures"),
-            rates: Optional[Path] = typer.Option(None, "--rates", help="with --samples: failure rates YAML, as "
+            rates: Path | None = typer.Option(None, "--rates", help="with --samples: failure rates YAML, as "
                                                  "`clusterc resilience --rates` (default: the built-in rates)")) -> None:
     """Compare designs side by side: one column per spec (switches, cables, transceivers,
     power, bisection, oversubscription, hops, worst single failure; with --samples, what each
@@ -420,7 +420,7 @@ def compare(specs: List[Path] = typer.Argument(..., help="two or more spec files
                    for _spec, plan in _plans(specs, failed)]
     except ResilienceError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if failed:
         _print_diagnostics(failed, format)
         raise typer.Exit(EXIT_INVALID)
@@ -455,7 +455,7 @@ class Objective(str, Enum):
 def explore(requirements: Path = typer.Argument(..., help="a spec in which `server` and any `fabric` key may be a list of choices"),
             objective: Objective = typer.Option(Objective.switches, "--objective", help="what the winner minimises"),
             top: int = typer.Option(10, "--top", min=1, help="candidates shown (the Pareto front is always shown)"),
-            write_specs: Optional[Path] = typer.Option(None, "--write-specs", help="write the shown designs here as ordinary specs"),
+            write_specs: Path | None = typer.Option(None, "--write-specs", help="write the shown designs here as ordinary specs"),
             format: ExploreFormat = typer.Option(ExploreFormat.text, "--format",
                                                  help="text, json, markdown, or html (a page with the front plotted)"),
             max_candidates: int = typer.Option(1000, "--max-candidates", min=1, help="refuse a larger design space"),
@@ -464,12 +464,12 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
                                                                   "or at day one"),
             samples: int = typer.Option(200, "--samples", min=1, help="--objective resilience: failure states sampled per candidate"),
             seed: int = typer.Option(1, "--seed", help="--objective resilience: the same seed gives the same ranking"),
-            rates: Optional[Path] = typer.Option(None, "--rates", help="--objective resilience: failure rates YAML, "
+            rates: Path | None = typer.Option(None, "--rates", help="--objective resilience: failure rates YAML, "
                                                  "as `clusterc resilience --rates` (default: the built-in rates)"),
             executor: str = typer.Option("local", "--executor", help="where candidates run: local (a process pool) or dask "
                                          "(dask.distributed; the `resilience` extra)"),
             workers: int = typer.Option(1, "--workers", help="worker processes (local, or dask's local cluster)"),
-            address: Optional[str] = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
+            address: str | None = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
                                                   "e.g. tcp://scheduler:8786 (default: a local cluster)")) -> None:
     """Search a design space: compile and check every combination of choices, drop those that
     fail (with the reason), show the Pareto front, the winner for the objective and why the
@@ -488,10 +488,10 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
                              executor=make_executor(executor, workers, address), failures=failures)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == ExploreFormat.json else Format.text)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     except (ExecutorError, ResilienceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if write_specs is not None:
         written = write(result, write_specs, top)
         print(f"wrote {len(written)} spec(s) to {write_specs}", file=sys.stderr)
@@ -505,19 +505,20 @@ def explore(requirements: Path = typer.Argument(..., help="a spec in which `serv
 
 @app.command()
 def traffic(spec: Path = typer.Argument(..., help="spec file"),
-            pattern: Optional[str] = typer.Option(None, "--pattern", help="comma-separated: ring-allreduce, hierarchical, all-to-all, "
-                                                                           "permutation, shift[:K|:switch|:group] (default ring-allreduce,all-to-all,permutation)"),
-            routing: Optional[str] = typer.Option(None, "--routing", help="comma-separated: ecmp, adaptive, ftree (InfiniBand Clos); "
+            pattern: str | None = typer.Option(None, "--pattern", help="comma-separated: ring-allreduce, hierarchical, all-to-all, "
+                                                                           "permutation, shift[:K|:switch|:group] "
+                                                                           "(default ring-allreduce,all-to-all,permutation)"),
+            routing: str | None = typer.Option(None, "--routing", help="comma-separated: ecmp, adaptive, ftree (InfiniBand Clos); "
                                                                            "minimal, valiant, ugal (dragonfly). Default: all that apply"),
-            fail: Optional[str] = typer.Option(None, "--fail", help="also analyse after losing: spine:1, leaf:1, core:1, link:2 "
+            fail: str | None = typer.Option(None, "--fail", help="also analyse after losing: spine:1, leaf:1, core:1, link:2 "
                                                                      "(uplinks of the first leaf), or device names / cable ids"),
-            servers: Optional[str] = typer.Option(None, "--servers", help="job placement: all (default), first:N, random:N, or names"),
+            servers: str | None = typer.Option(None, "--servers", help="job placement: all (default), first:N, random:N, or names"),
             order: str = typer.Option("plan", "--order", help="rank order: plan, or random (a scattered job)"),
             qps: int = typer.Option(1, "--qps", help="queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): ECMP hashes each"),
             seed: int = typer.Option(1, "--seed", help="seed of the ECMP hash, permutations, random placement and sampled phases"),
-            phases: Optional[int] = typer.Option(None, "--phases", help="all-to-all: analyse at most this many of its phases, a seeded "
+            phases: int | None = typer.Option(None, "--phases", help="all-to-all: analyse at most this many of its phases, a seeded "
                                                                           "sample (default 16; above 16,384 GPUs 16 x 16,384 / GPUs, at least 4)"),
-            export: Optional[str] = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
+            export: str | None = typer.Option(None, "--export", help="also write simulator topologies: FORMAT[,FORMAT]:DIR "
                                                                          "(htsim, astra-sim, simai)"),
             format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """What the fabric delivers to collectives: each pattern under each routing, calibrated max-min
@@ -530,7 +531,7 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
         _, plan = build_plan(spec)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, format)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     split = lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None  # noqa: E731
     try:
         report = traffic_report(plan, split(pattern), split(routing), fail=fail, servers=servers, order=order,
@@ -542,7 +543,7 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
                                                         servers=servers, order=order, seed=seed, fail=fail)
     except TrafficError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if format == Format.json:
         print(json.dumps(report, indent=2))
     else:
@@ -551,11 +552,11 @@ def traffic(spec: Path = typer.Argument(..., help="spec file"),
 
 @app.command()
 def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet design: up to a few dozen switches)"),
-         fail_link: Optional[str] = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),
-         fail_switch: Optional[str] = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),
-         swap: Optional[str] = typer.Option(None, "--swap", help="wire two cables' upper ends swapped (CABLE,CABLE): a recabling mistake"),
+         fail_link: str | None = typer.Option(None, "--fail-link", help="after convergence, cut this cable (e.g. leaf-001:5)"),
+         fail_switch: str | None = typer.Option(None, "--fail-switch", help="after convergence, cut every cable of this switch"),
+         swap: str | None = typer.Option(None, "--swap", help="wire two cables' upper ends swapped (CABLE,CABLE): a recabling mistake"),
          timeout: float = typer.Option(90.0, "--timeout", help="seconds to wait for convergence"),
-         lldp_out: Optional[Path] = typer.Option(None, "--lldp-out", help="also run lldpd in every namespace and write each "
+         lldp_out: Path | None = typer.Option(None, "--lldp-out", help="also run lldpd in every namespace and write each "
                                                  "switch's `lldpcli -f json show neighbors details` into this folder "
                                                  "(input for clusterc verify)"),
          format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
@@ -567,19 +568,20 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
         _, plan = build_plan(spec)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, format)
-        raise typer.Exit(EXIT_INVALID)
-    pair = None
+        raise typer.Exit(EXIT_INVALID) from None
+    pair: tuple[str, str] | None = None
     if swap:
-        pair = tuple(c.strip() for c in swap.split(","))
-        if len(pair) != 2 or pair[0] == pair[1]:
+        cables = [c.strip() for c in swap.split(",")]
+        if len(cables) != 2 or cables[0] == cables[1]:
             print("error: --swap takes two different cable ids, e.g. leaf-001:5,leaf-002:6", file=sys.stderr)
             raise typer.Exit(EXIT_INVALID)
+        pair = (cables[0], cables[1])
     try:
         report = run_twin(plan, TwinOptions(fail_link=fail_link, fail_switch=fail_switch, swap=pair, timeout_s=timeout,
                                             lldp_out=lldp_out))
     except TwinUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if format == Format.json:
         print(json.dumps(report, indent=2))
     elif report.get("protocol") == "infiniband":
@@ -596,23 +598,23 @@ def twin(spec: Path = typer.Argument(..., help="spec file (a small Ethernet desi
 
 @app.command()
 def resilience(spec: Path = typer.Argument(..., help="spec, compiled output folder, or plan.json"),
-               rates: Optional[Path] = typer.Option(None, "--rates", help="YAML: per class (switch, transceiver, cable, nic) "
+               rates: Path | None = typer.Option(None, "--rates", help="YAML: per class (switch, transceiver, cable, nic) "
                                                     "afr (failures per component-year) and mttr_hours; others take the defaults"),
                samples: int = typer.Option(1000, "--samples", help="failure states to sample"),
                seed: int = typer.Option(1, "--seed", help="the same seed gives the same figures on any executor"),
                window_days: float = typer.Option(30.0, "--window-days", help="spares: the replenishment window, days"),
                confidence: float = typer.Option(0.95, "--confidence", help="spares: the stock covers the window's failures "
                                                 "with this probability"),
-               down: Optional[str] = typer.Option(None, "--down", help="evaluate this state exactly: comma-separated switch, "
+               down: str | None = typer.Option(None, "--down", help="evaluate this state exactly: comma-separated switch, "
                                                   "server or NIC names and cable ids, or a file of them, or `verify --format json` output"),
                executor: str = typer.Option("local", "--executor", help="where samples run: local (a process pool) or dask "
                                             "(dask.distributed; the `resilience` extra)"),
                workers: int = typer.Option(1, "--workers", help="worker processes (local, or dask's local cluster)"),
-               address: Optional[str] = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
+               address: str | None = typer.Option(None, "--address", help="dask: an existing cluster's scheduler, "
                                                      "e.g. tcp://scheduler:8786 (default: a local cluster)"),
-               pattern: Optional[str] = typer.Option(None, "--pattern", help="also the throughput of this collective "
+               pattern: str | None = typer.Option(None, "--pattern", help="also the throughput of this collective "
                                                      "per state (as `clusterc traffic`: ring-allreduce, all-to-all, ...)"),
-               routing: Optional[str] = typer.Option(None, "--routing", help="its routing (default: the fabric's first)"),
+               routing: str | None = typer.Option(None, "--routing", help="its routing (default: the fabric's first)"),
                format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown")) -> None:
     """What the fabric delivers on a normal day of failures (GPUs cut off, bisection: mean and percentiles), which
     components cost most, what spares to stock; with --down, what a given state loses and which repair restores most."""
@@ -626,10 +628,10 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
                                    address=address, pattern=pattern, routing=routing)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.text)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     except ResilienceError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if format == DiffFormat.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
@@ -640,17 +642,17 @@ def resilience(spec: Path = typer.Argument(..., help="spec, compiled output fold
 
 @app.command()
 def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output folder, its plan.json, or the spec"),
-           as_built: List[Path] = typer.Option([], "--as-built", help="discovery output or as-built sheet: files or folders "
+           as_built: list[Path] = typer.Option([], "--as-built", help="discovery output or as-built sheet: files or folders "
                                                "(ibnetdiscover, lldpcli/NVUE/EOS JSON or SONiC `show lldp table` named "
                                                "<switch>.*, cabling CSV, NetBox cable CSV); more may follow as arguments"),
-           more: Optional[List[Path]] = typer.Argument(None, help="more --as-built files or folders", show_default=False),
-           marks: List[Path] = typer.Option([], "--marks", help="a technician's marks: CSV of cable_id and status "
+           more: list[Path] | None = typer.Argument(None, help="more --as-built files or folders", show_default=False),
+           marks: list[Path] = typer.Option([], "--marks", help="a technician's marks: CSV of cable_id and status "
                                             "(done/problem; floor/marks.csv) or a cabling.xlsx rack sheet saved as CSV"),
            format: DiffFormat = typer.Option(DiffFormat.text, "--format", help="text, json or markdown"),
-           scope: Optional[str] = typer.Option(None, "--scope", help="what must already be there: su1,su2,pod1,<rack>,<device> "
+           scope: str | None = typer.Option(None, "--scope", help="what must already be there: su1,su2,pod1,<rack>,<device> "
                                                "or all (default: whatever the input shows)"),
-           ignore: Optional[str] = typer.Option(None, "--ignore", help="kinds not to report, e.g. speed,width on a simulated fabric"),
-           write_guids: Optional[Path] = typer.Option(None, "--write-guids", help="write OpenSM's GUID files and node-name map "
+           ignore: str | None = typer.Option(None, "--ignore", help="kinds not to report, e.g. speed,width on a simulated fabric"),
+           write_guids: Path | None = typer.Option(None, "--write-guids", help="write OpenSM's GUID files and node-name map "
                                                       "with the GUIDs ibnetdiscover found, by plan name, into this folder")) -> None:
     """Check the fabric as built against the plan, port by port: swapped, wrong-port, wrong-device, missing and
     unplanned cables, link speed and width, device names. Exit 0 as planned, 1 if anything differs."""
@@ -669,7 +671,7 @@ def verify(plan: Path = typer.Argument(..., help="the plan: a compiled output fo
                             plan_source=str(plan), write_guids=write_guids)
     except SpecInvalid as exc:
         _print_diagnostics(exc.diagnostics, Format.json if format == DiffFormat.json else Format.text)
-        raise typer.Exit(EXIT_INVALID)
+        raise typer.Exit(EXIT_INVALID) from None
     if format == DiffFormat.json:
         print(json.dumps(result, indent=2))
     elif format == DiffFormat.markdown:

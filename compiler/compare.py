@@ -146,5 +146,5 @@ def comparison_text(figures: list[dict]) -> str:
     rows = [("", [f["name"] for f in figures])] + comparison_rows(figures)
     label_w = max(len(r[0]) for r in rows)
     widths = [max(len(r[1][i]) for r in rows) for i in range(len(figures))]
-    lines = [f"{label:<{label_w}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths)) for label, cells in rows]
+    lines = [f"{label:<{label_w}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True)) for label, cells in rows]
     return "\n".join(line.rstrip() for line in lines) + "\n"

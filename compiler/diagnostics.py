@@ -69,7 +69,7 @@ def nearest(word: str, choices, n: int = 3) -> str:
     close = difflib.get_close_matches(str(word), choices, n=n, cutoff=0.5)
     # Only near-ties of the best match: "swich" means switch, not also core_switch.
     score = [difflib.SequenceMatcher(None, str(word), c).ratio() for c in close]
-    close = [c for c, r in zip(close, score) if r >= score[0] - 0.15] if close else close
+    close = [c for c, r in zip(close, score, strict=True) if r >= score[0] - 0.15] if close else close
     if close:
         return "did you mean " + " or ".join(close) + "?"
     shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")

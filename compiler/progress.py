@@ -15,12 +15,13 @@ import sys
 import threading
 import time
 from contextlib import contextmanager, nullcontext
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
+from typing import Any
 
 AFTER_ENV = "CLUSTERC_PROGRESS_AFTER_S"  # seconds of silence before stages show; tests force 0
 AFTER_S = 2.0
 
-_reporter: ContextVar["TerminalProgress | None"] = ContextVar("clusterc_progress", default=None)
+_reporter: ContextVar[TerminalProgress | None] = ContextVar("clusterc_progress", default=None)
 
 
 @contextmanager
@@ -58,11 +59,11 @@ class TerminalProgress:
         self._unshown: list[str] = []  # lines of stages finished while silent
         self._visible = False
         self._closed = False
-        self._status = None
+        self._status: Any = None  # a rich Status, made on first show (rich loads only on a terminal)
         self._timer: threading.Timer | None = None
-        self._token = None
+        self._token: Token[TerminalProgress | None] | None = None
 
-    def __enter__(self) -> "TerminalProgress":
+    def __enter__(self) -> TerminalProgress:
         self._token = _reporter.set(self)
         self._timer = threading.Timer(max(self.after_s, 0.0), self._show)
         self._timer.daemon = True
@@ -70,12 +71,14 @@ class TerminalProgress:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
         with self._lock:
             self._closed = True
             self._visible = False
             self._stop_spinner()
-        _reporter.reset(self._token)
+        if self._token is not None:
+            _reporter.reset(self._token)
 
     def begin(self, name: str) -> None:
         with self._lock:

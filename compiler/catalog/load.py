@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..yaml12.value_errors import describe
@@ -14,7 +15,7 @@ from ..yaml12 import Source, load_yaml_file, load_yaml_text
 from .models import Cable, HostTopology, Media, ScaleUpPart, Server, Switch, Transceiver
 from .nos import switch_nos_problems
 
-_SECTIONS = {
+_SECTIONS: dict[str, tuple[type[BaseModel], str]] = {
     "servers": (Server, "id"),
     "switches": (Switch, "id"),
     "transceivers": (Transceiver, "id"),
@@ -135,18 +136,21 @@ def roce_profile_data() -> dict:
     plain values, read with the spec's YAML 1.2 loader like every catalog file. One
     profile for every output that speaks RoCE, so switches and hosts cannot disagree."""
     text = (resources.files("compiler.catalog") / "data" / "roce.yaml").read_text(encoding="utf-8")
-    return dict(load_yaml_text(text, "<builtin>/roce.yaml").data["roce_profile"])
+    data: Any = load_yaml_text(text, "<builtin>/roce.yaml").data
+    return dict(data["roce_profile"])
 
 
 def monitoring_defaults() -> dict:
     """The built-in monitoring settings (data/monitoring.yaml: exporters, scrape intervals,
     alert thresholds) as plain values, read like every catalog file."""
     text = (resources.files("compiler.catalog") / "data" / "monitoring.yaml").read_text(encoding="utf-8")
-    return dict(load_yaml_text(text, "<builtin>/monitoring.yaml").data["monitoring"])
+    data: Any = load_yaml_text(text, "<builtin>/monitoring.yaml").data
+    return dict(data["monitoring"])
 
 
 def failure_rate_defaults() -> dict:
     """The built-in failure rates per component class (data/failure_rates.yaml: afr per
     component-year, mttr_hours, and their sources) as plain values, read like every catalog file."""
     text = (resources.files("compiler.catalog") / "data" / "failure_rates.yaml").read_text(encoding="utf-8")
-    return {k: dict(v) for k, v in load_yaml_text(text, "<builtin>/failure_rates.yaml").data["failure_rates"].items()}
+    data: Any = load_yaml_text(text, "<builtin>/failure_rates.yaml").data
+    return {k: dict(v) for k, v in data["failure_rates"].items()}

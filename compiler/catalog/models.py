@@ -43,7 +43,7 @@ class Cage(_Strict):
     # Electrical lane rate: a module runs only at its cage's signalling, so an XDR cage
     # (200G-PAM4 lanes: ConnectX-8, Quantum-X800) never takes an NDR module of the same
     # size (8 x 100G-PAM4), nor a 50G-lane QSFP-DD a 100G one. 100G-PAM4 (NDR, 400GbE,
-    # 800GbE; hardware.md section 3) is what most of the catalog runs, hence the default.
+    # 800GbE; NVIDIA's LinkX 100G-PAM4 line) is what most of the catalog runs, hence the default.
     serdes_gbps: int = Field(100, gt=0)
 
 
@@ -159,7 +159,7 @@ class SonicPlatform(_Strict):
             try:
                 self.port_alias.format(cage=1, breakout="a")
             except (KeyError, IndexError, ValueError) as e:
-                raise ValueError(f"port_alias {self.port_alias!r}: only {{cage}} and {{breakout}} can be filled in ({e})")
+                raise ValueError(f"port_alias {self.port_alias!r}: only {{cage}} and {{breakout}} can be filled in ({e})") from e
         return self
 
 
@@ -330,8 +330,8 @@ class Server(_Strict):
 
 
 class Transceiver(_Strict):
-    # The catalog key. Where the vendor publishes no part number (XDR modules: hardware.md
-    # section 6) the id names the module and `part_number` is null: the BOM then says
+    # The catalog key. Where the vendor publishes no part number (XDR modules: none found
+    # in NVIDIA's lists) the id names the module and `part_number` is null: the BOM then says
     # "part number not published" rather than print a name where a number belongs.
     id: str
     part_number: str | None
@@ -414,7 +414,7 @@ class Media(_Strict):
     field_cable: bool = True  # false: board trace or backplane, in the plan but never pulled on the floor
 
 
-# --- host topology: what NCCL_TOPO_FILE describes (../shared/reference/nccl-topology.md) ----
+# --- host topology: what NCCL_TOPO_FILE describes (NCCL's src/graph/topo.cc and xml.cc) ----
 # Every bus id here must be evidenced (a dump, a vendor table, a published file); a
 # switch that sysfs cannot show is marked virtual and uses NCCL's ffff domain.
 BUSID_PATTERN = r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$"
@@ -511,7 +511,8 @@ class HostTopology(_Strict):
         if dup:
             raise ValueError(f"busid {dup[0]} given twice")
         switches = {s.busid for s in self.switches}
-        for item in [*self.switches, *self.gpus, *self.nics]:
+        items: list[HostPciSwitch | HostGpu | HostNic] = [*self.switches, *self.gpus, *self.nics]
+        for item in items:
             if item.cpu not in numa:
                 raise ValueError(f"{item.busid}: cpu {item.cpu} is not a listed numaid")
             up = item.parent if isinstance(item, HostPciSwitch) else item.switch

@@ -91,7 +91,7 @@ def switch_nos_problems(switch: Switch) -> list[tuple[tuple, str, str]]:
     would silently fall back to panel names)."""
     registry = nos_registry()
     keys = sorted({n.port_names for n in registry.values()})
-    out = []
+    out: list[tuple[tuple, str, str]] = []
     for i, nos in enumerate(switch.nos):
         if nos not in registry:
             out.append((("nos", i), f"switch '{switch.id}' runs unknown NOS '{nos}'", unknown_nos_hint(nos)))

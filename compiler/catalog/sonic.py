@@ -36,7 +36,7 @@ class SonicPorts(NamedTuple):
     alias: list[str]
     # The port's cage, from 1: port_config.ini's index, by which xcvrd and sfputil find a port's
     # transceiver, so every port of a split cage has the same one (O128: Ethernet0 and Ethernet4 are 1).
-    index: list[int]
+    index: list[int]  # type: ignore[assignment]  # a field named like tuple.index(): read as .index only
 
 
 def sonic_ports(port_alias: str | None, ports) -> SonicPorts:
@@ -50,7 +50,7 @@ def sonic_ports(port_alias: str | None, ports) -> SonicPorts:
     if port_alias is None:
         return SonicPorts([p.name for p in ports], index)
     alias = [port_alias.format(cage=c, breakout=chr(ord("a") + p.lane - 1) if per_cage[p.cage] > 1 else "")
-             for p, c in zip(ports, index)]
+             for p, c in zip(ports, index, strict=True)]
     return SonicPorts(alias, index)
 
 
@@ -113,8 +113,8 @@ def buffers(bset: dict, device_type: str | None, speeds_mbps, cables_m, pfc_prio
     mode = pools[bset["lossless_pool"]]["mode"]
     lookup = {(int(r[0]), int(r[1])): r[2:] for r in bset["pg_lookup"]}
     profiles = {name: dict(fields) for name, fields in bset["profiles"].items()}
-    per_port = []
-    for speed, cable in zip(speeds_mbps, cables_m):
+    per_port: list[str | None] = []
+    for speed, cable in zip(speeds_mbps, cables_m, strict=True):
         row = lookup.get((int(speed), int(cable)))
         if row is None:
             per_port.append(None)
@@ -144,7 +144,7 @@ class PfcWatchdog(NamedTuple):
     pfc_stat_history: str
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pfc_watchdog(port_count: int) -> PfcWatchdog:
     """What `pfcwd start_default` writes for a switch whose PORT table has `port_count` ports."""
     d = _buffer_data()["pfc_watchdog"]

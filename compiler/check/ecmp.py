@@ -31,7 +31,7 @@ def expected_ecmp(plan: Plan, maximum_paths: int, failed_links: frozenset[int] =
     spine_down: dict[int, set[int]] = defaultdict(set)  # spine -> leaves
     spine_up: dict[int, set[int]] = defaultdict(set)  # spine -> cores
     core_down: dict[int, set[int]] = defaultdict(set)  # core -> spines
-    for i, (a, b) in enumerate(zip(a_dev, b_dev)):
+    for i, (a, b) in enumerate(zip(a_dev, b_dev, strict=True)):
         if i in failed_links or a in failed_devices or b in failed_devices:
             continue
         ra, rb = devices[a].role, devices[b].role

@@ -69,7 +69,7 @@ class FlowNetwork:
         if data.max() > _INT32_MAX:
             raise OverflowError("capacity above 2^31 Gb/s in one edge")
         m = csr_matrix((data.astype(np.int32), self.indices, self.indptr), shape=self.shape)
-        return int(maximum_flow(m, self.src, self.snk, method="dinic").flow_value)
+        return int(maximum_flow(m, self.src, self.snk, method="dinic").flow_value)  # type: ignore[arg-type]  # SciPy takes csr_matrix too; its stubs name only csr_array
 
 
 def unit_graph(g: FabricGraph, keep_link: np.ndarray | None = None) -> csr_matrix:
@@ -80,4 +80,4 @@ def unit_graph(g: FabricGraph, keep_link: np.ndarray | None = None) -> csr_matri
 
 def pair_paths(unit: csr_matrix, s: int, t: int) -> int:
     """Edge-disjoint paths between two switches of a `unit_graph`."""
-    return int(maximum_flow(unit, s, t, method="dinic").flow_value)
+    return int(maximum_flow(unit, s, t, method="dinic").flow_value)  # type: ignore[arg-type]  # SciPy takes csr_matrix too; its stubs name only csr_array

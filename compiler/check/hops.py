@@ -47,8 +47,8 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         method = f"BFS from {MAX_SOURCES} of {edge.size} {what}"
     else:
         sources, method = edge, f"BFS from all {edge.size} {what}"
-    unit = g.adjacency(np.ones(g.a.size, dtype=np.int64))
-    dist = shortest_path(unit, unweighted=True, indices=sources)[:, edge]
+    unit_graph = g.adjacency(np.ones(g.a.size, dtype=np.int64))
+    dist = shortest_path(unit_graph, unweighted=True, indices=sources)[:, edge]
     src_group = group[np.searchsorted(edge, sources)]
     across = src_group[:, None] != group[None, :]
     # Switches on the path = switch-to-switch edges + 1; a direct network counts node-to-node

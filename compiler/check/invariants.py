@@ -19,7 +19,7 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     names = [d.name for d in plan.devices]
     if len(set(names)) != len(names):
         seen: set[str] = set()
-        dup = next(n for n in names if n in seen or seen.add(n))
+        dup = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]  # add() records n
         out.append(Finding("DEVICE_NAME_REUSED", "error", f"device name {dup} used twice", dup))
     sizes = np.fromiter((len(plan.layouts[d.layout]) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     offsets = plan.port_offsets()
@@ -55,7 +55,8 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     if (a_speed != b_speed).any():
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",
-                           f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
+                           f"link {i + 1}: {int(a_speed[i])} Gb/s at {names[int(links.a_dev[i])]} "
+                           f"vs {int(b_speed[i])} Gb/s at {names[int(links.b_dev[i])]}"))
     return out + cage_invariants(plan) + fabric_invariants(plan)
 
 

@@ -104,6 +104,7 @@ def link_reach(plan: Plan) -> list[Finding]:
     if not beyond.any():
         return []
     idx = np.nonzero(beyond)[0]
+    assert phys.length_m is not None  # set together with order_m
     worst = int(idx[np.argmax(phys.length_m[idx])])
     links = plan.links
     media_id = plan.media[int(links.media[worst])]
@@ -152,7 +153,7 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     offsets = plan.port_offsets()
     mpo, shared = [], []
     for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
         module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
         per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports

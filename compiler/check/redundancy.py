@@ -19,6 +19,7 @@ reported (it loses its own GPUs; no fabric element fails), nor single-homing (no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -130,7 +131,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     elif leaves.size <= EXACT_LEAF_LIMIT:
         targets, method = [int(v) for v in leaves if v != t0], f"exact: {leaves.size - 1} max-flows from the weakest {noun}"
     else:
-        same = [int(v) for v, p in zip(leaves, pods) if p == my_pod and v != t0]
+        same = [int(v) for v, p in zip(leaves, pods, strict=True) if p == my_pod and v != t0]
         others = [int(leaves[np.argmax(pods == p)]) for p in np.unique(pods) if p != my_pod]
         targets = same + others
         cap = MAX_SAMPLED_TARGETS if g.a.size <= LARGE_GRAPH_LINKS else MAX_SAMPLED_TARGETS_LARGE
@@ -291,6 +292,7 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
     for sc in failure_scenarios(ctx):
         imp = _scenario_impact(ctx, base, failure_cuts, sc)
         if sc.switch is not None:
+            assert sc.keep_switch is not None  # a switch scenario removes its switch
             # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
             # from a leaf that lost a path through this switch.
             if sc.what != "leaf" and not ctx.plan.design_record.direct:  # a lost chip is a path end too
@@ -302,7 +304,7 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
             findings.append(Finding("SINGLE_SWITCH_FAILURE", "info",
                                     f"losing {sc.what} {imp.switch}: bisection -{imp.bisection_lost_percent}% "
                                     f"({imp.bisection_gbps:,} Gb/s), {ports:,} GPU NIC port{'s' if ports != 1 else ''} and "
-                                    f"{nodes:,} {node}{'s' if nodes != 1 else ''} cut off", imp.switch))
+                                    f"{nodes:,} {node}{'s' if nodes != 1 else ''} cut off", sc.switch))
         else:
             imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, sc.keep_link, _leaf_near(ctx, sc.near), quick=True)[0])
         failures[sc.what] = imp
@@ -399,7 +401,7 @@ def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple
     return WorstFailureFigures(worst_what, worst, len(scenarios), measured), []
 
 
-def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
+def _leaf_near(ctx: CheckContext, switches: Sequence[int]) -> int | None:
     """A leaf among `switches`, else one below them (walking down one or two tiers)."""
     g = ctx.graph
     if ctx.plan.design_record.direct:
@@ -409,7 +411,7 @@ def _leaf_near(ctx: CheckContext, switches: list[int]) -> int | None:
         leaves = [s for s in frontier if ctx.switch_tier[s] == 1 and not ctx.management[s]]
         if leaves:
             return leaves[0]
-        nxt = []
+        nxt: list[int] = []
         for s in frontier:
             nbr = np.concatenate([g.a[g.b == s], g.b[g.a == s]])
             nxt.extend(int(x) for x in nbr[(ctx.switch_tier[nbr] < ctx.switch_tier[s]) & ~ctx.management[nbr]][:1])

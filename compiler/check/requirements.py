@@ -45,6 +45,7 @@ def _survive(ctx: CheckContext, survive: dict, bisection: BisectionFigures) -> t
         key = (imp.servers_cut_off, -imp.bisection_gbps)
         if worst_key is None or key > worst_key:
             worst, worst_sc, worst_key = imp, sc, key
+    assert worst is not None and worst_sc is not None  # scenarios is not empty
     fraction = worst.bisection_gbps / base if base else 0.0
     need = survive.get("min_bisection_fraction", 0.5)
     what = worst_sc.what
@@ -103,13 +104,13 @@ def check_requirements(ctx: CheckContext, bisection: BisectionFigures, oversubsc
                         "judged_by": "clusterc resilience",
                         "examined": "not judged here: judged by `clusterc resilience`"})
     if "max_hops" in req:
-        measured = hops.max_switches if hops.max_switches is not None else hops.max
-        ok = measured is not None and measured <= req["max_hops"]
-        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": measured,
+        most_hops = hops.max_switches if hops.max_switches is not None else hops.max
+        ok = most_hops is not None and most_hops <= req["max_hops"]
+        results.append({"name": "max_hops", "ok": ok, "required": req["max_hops"], "measured": most_hops,
                         "examined": hops.method or "no GPU pair to measure"})
         if not ok:
             findings.append(Finding("HOPS_ABOVE_LIMIT", "error",
-                                    f"longest GPU-to-GPU path crosses {measured} switches; the limit is {req['max_hops']}", "fabric"))
+                                    f"longest GPU-to-GPU path crosses {most_hops} switches; the limit is {req['max_hops']}", "fabric"))
     traffic_results, traffic_findings = traffic_requirement_results(traffic)
     results += traffic_results
     findings += traffic_findings

@@ -11,7 +11,8 @@ dependencies first, and returns CheckResults, which the pipeline hands to the re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 from ..plan.fabrics import COMPUTE
 from .bisection import CONVENTION

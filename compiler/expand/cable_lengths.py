@@ -1,4 +1,4 @@
-"""Cable lengths from rack positions: the model of hardware.md section 4, vectorised.
+"""Cable lengths from rack positions: a rule-based routed-length model, vectorised.
 
     in one rack:      L = |U_a - U_b| x 44.45 mm + in_rack
     between racks:    L = v_a + v_b + h_run

@@ -141,7 +141,7 @@ def _notes(d: DirectDesign) -> list[str]:
     lo, hi = min(t), max(t)
     spread = f"{lo}" if lo == hi else f"{lo} or {hi}"
     rounds = ring_rounds(n) if d.ring else mesh_rounds(n)
-    idle = n * d.rails - 2 * sum(tk * len(m) for tk, m in zip(t, rounds))
+    idle = n * d.rails - 2 * sum(tk * len(m) for tk, m in zip(t, rounds, strict=True))
     notes = []
     if d.ring:
         notes.append(f"ring of {n} servers: port r of server i meets port r of server i+1 (rail affinity); ring edges "

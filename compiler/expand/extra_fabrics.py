@@ -14,6 +14,7 @@ and routing. All numpy column work; no per-link Python objects.
 from __future__ import annotations
 
 import dataclasses
+from ipaddress import IPv4Network
 
 import numpy as np
 
@@ -328,7 +329,7 @@ def merge(plan: Plan, built: list) -> Plan:
     parts = [plan.links]
     notes = list(plan.notes)
     first_dev = len(plan.devices)
-    for fab, design, extra in built:
+    for fab, _design, extra in built:
         extra_servers = extra.devices[:n]
         # Both builders list server g (0-based, spec order) as device g; names may differ (SUs), ids do not.
         assert all(d.role == "server" for d in extra_servers) and extra.devices[n].role != "server"
@@ -404,7 +405,7 @@ def check_pools(loaded: LoadedSpec, fabrics: list[int | None]) -> None:
     """No pool of one fabric (None: compute; i: fabrics[i]) overlaps a pool of another.
     (Within one fabric the Addressing model already keeps its four pools apart.)"""
     spec = loaded.spec
-    seen: list[tuple[str, str, object, tuple]] = []  # (fabric, pool, network, path)
+    seen: list[tuple[str, str, IPv4Network, tuple]] = []  # (fabric, pool, network, path)
     errors = []
     written = loaded.source.positions  # point at the pool the user wrote, not at a default
     for i in fabrics:

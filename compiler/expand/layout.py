@@ -75,7 +75,7 @@ def _place_and_cable(plan: Plan, design: ClosDesign, loaded: LoadedSpec, extra_d
         "leaf_placement": layout.leaf_placement,
         "endpoint_rack_units": layout.endpoint_rack_units,
         "cabling": layout.cabling.model_dump(),
-        "confidence": "rack size, pitch and cable constants are configurable defaults (hardware.md 4: UNCONFIRMED)",
+        "confidence": "rack size, pitch and cable constants are configurable defaults (no vendor source states them: UNCONFIRMED)",
     }
     phys.model["spine_placement"] = _comparison(hall, where, chosen, options, refused)
     if loaded.spec.growth is not None:

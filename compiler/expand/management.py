@@ -219,7 +219,7 @@ def assign(design: ClosDesign, managed: list[ManagedPort], leaf_names: list[str]
     if len(slots) < len(managed):  # resolve_oob sized the leaves for them: our bug
         raise RuntimeError(f"{len(managed)} management ports, {len(slots)} free host ports on the management leaves")
     return [[m.fabric, m.device, m.port, leaf_names[leaf], leaf_port_names[port]]
-            for m, (leaf, port) in zip(managed, slots)]
+            for m, (leaf, port) in zip(managed, slots, strict=False)]  # the first free slots; more may be free
 
 
 def subnet_prefix(host_ports: int) -> int:
@@ -280,7 +280,7 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
     server_ports = plan.layouts[plan.devices[0].layout].ports if n_servers else ()
     bmc_rows = []
     for a, ap, b, bp in zip(lt.a_dev[own][bmc].tolist(), lt.a_port[own][bmc].tolist(),
-                            lt.b_dev[own][bmc].tolist(), lt.b_port[own][bmc].tolist()):
+                            lt.b_dev[own][bmc].tolist(), lt.b_port[own][bmc].tolist(), strict=True):
         bmc_rows.append([names[a], server_ports[ap].name, names[b], str(IPv4Address(subnet(names[b]) + 2 + bp))])
     ports = rec.design.get("management_ports")
     if ports:

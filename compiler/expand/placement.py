@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..diagnostics import Diagnostic, SpecInvalid
+from ..diagnostics import SpecInvalid
 from ..plan.fabrics import COMPUTE
 from ..plan.model import Plan, is_management_leaf
 from ..plan.physical import Physical, Rack

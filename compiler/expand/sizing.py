@@ -95,7 +95,7 @@ class LeafPorts:
     up_group_cages: int = 0
 
     @classmethod
-    def of(cls, switch, down_gbps: int, up_gbps: int) -> "LeafPorts":
+    def of(cls, switch, down_gbps: int, up_gbps: int) -> LeafPorts:
         group = switch.uplink_cages
         if group is not None and up_gbps in group.modes:
             return cls(switch.cages, down_gbps, switch.modes[down_gbps].ports_per_cage,

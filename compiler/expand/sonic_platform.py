@@ -37,7 +37,7 @@ def notes(plan: Plan) -> list[str]:
         keep = is_switch[dev]
         pairs = np.unique(np.stack([dev[keep], speed[keep]]), axis=1)  # (switch, speed), sorted by switch
         speeds: dict[int, list[int]] = {}
-        for d, s in zip(*pairs.tolist()):
+        for d, s in zip(*pairs.tolist(), strict=True):
             speeds.setdefault(d, []).append(s)
         out += _beyond_lookup(view, name)
         groups = Counter((devices[d].model, tuple(s)) for d, s in speeds.items())

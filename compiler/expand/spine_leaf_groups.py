@@ -9,7 +9,7 @@ the published shape, with a note that prices the two against each other.
 - core group j holds the cores that join the spines at position j of every group; each
   spine spreads its uplinks evenly over the cores of its group.
 
-GB200 SuperPOD (designs.md): 18 trays per rack, 4 rails, 8 racks per SLG, 6 spines: a leaf
+GB200 SuperPOD (NVIDIA's DGX SuperPOD GB200 reference architecture): 18 trays per rack, 4 rails, 8 racks per SLG, 6 spines: a leaf
 18 down / 18 up, 3 links per leaf-spine pair, spines 24 down / 24 up; at 2 SU 8 SLGs, 6
 core groups of 3 cores of 64 ports: 64 leaves, 48 spines, 18 cores.
 

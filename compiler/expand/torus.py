@@ -203,8 +203,8 @@ def build(d: TorusDesign):
     if d.direct:
         host_layout = b.layout(PortLayout(f"{c.server.id}/host", ()))
         chip_layout = b.layout(_chip_layout(c.server, c.speed_gbps, n, m))
-        host_dims = tuple(k // g for k, g in zip(d.dims, d.host_grid))
-        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, d.host_grid)), host_dims)
+        host_dims = tuple(k // g for k, g in zip(d.dims, d.host_grid, strict=True))
+        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, d.host_grid, strict=True)), host_dims)
         for h in range(c.servers):
             b.add(Device(naming.server(c.server.hostname_prefix, h + 1, None), "server", c.server.id, host_layout, 0, h + 1))
         first = len(b.devices)

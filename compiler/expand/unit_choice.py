@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .sizing import ClosSizing
 

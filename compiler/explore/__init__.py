@@ -153,6 +153,7 @@ def candidate_json(ev: Evaluated, front: set[int]) -> dict:
 def _growth_json(ev: Evaluated) -> dict:
     """Day one (the figures above) and the growth target: what the choice costs at each step."""
     f = ev.final
+    assert f is not None  # called only for a candidate with a growth target
 
     def step(e: Evaluated) -> dict:
         return {"gpus": e.gpus, "switches": e.switches_total, "switches_by_role": e.switches, "cables": e.cables,

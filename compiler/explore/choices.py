@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from typing import Any
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, SpecInvalid
@@ -49,7 +50,7 @@ def design_space(source: Source) -> tuple[dict, dict[str, list]]:
                                       hint="start from a spec; make any fabric key a list of choices, e.g. tiers: [2, 3]")])
     varied: dict[str, list] = {}
     problems = []
-    entries = [(("server",), "server", data.get("server"))]
+    entries: list[tuple[tuple, str, Any]] = [(("server",), "server", data.get("server"))]
     entries += [(("fabric", k), f"fabric.{k}", v) for k, v in data["fabric"].items()]
     for path, label, value in entries:
         if not _is_choice(path[-1], value):
@@ -87,7 +88,7 @@ def candidates(source: Source, limit: int) -> list[Candidate]:
     for i, combo in enumerate(itertools.product(*(varied[k] for k in keys)), start=1):
         spec = copy.deepcopy(base)
         spec.pop("explore", None)
-        chosen = dict(zip(keys, combo))
+        chosen = dict(zip(keys, combo, strict=True))
         for key, value in chosen.items():
             if key == "server":
                 spec["server"] = value

@@ -84,7 +84,7 @@ class Evaluated:
     unconfirmed: list[str] = field(default_factory=list)  # requirements that could not be judged (unknown power)
     # with `growth:`: the same design compiled at the growth target (final_size), the figures
     # above being day one's
-    final: "Evaluated | None" = None
+    final: Evaluated | None = None
     gpus: int | None = None
     seconds: float = 0.0
     invalid: tuple = ()  # the spec diagnostics of a candidate that does not compile
@@ -172,7 +172,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
 
 
 def _worst_failure(w: WorstFailureFigures) -> dict | None:
-    if w.impact is None:
+    if w.impact is None or w.what is None:  # both set together, by the worst failure found
         return None
     return {"what": w.what.replace("link:", "link "), "element": w.impact.switch or w.impact.link,
             "bisection_lost_percent": w.impact.bisection_lost_percent, "servers_cut_off": w.impact.servers_cut_off}

@@ -103,7 +103,9 @@ def _fmt(metric: str, v) -> str:
 def why_loses(ev: Evaluated, best: Evaluated, objective: str, metrics: list[str], at: str = "day-one") -> str:
     """One line: how a runner-up compares with the winner, worse first, then what it gains."""
     ev, best = at_step(ev, at), at_step(best, at)
-    worse, gains, ties = [], [], []
+    worse: list[str] = []
+    gains: list[str] = []
+    ties: list[str] = []
     for m in metrics:
         a, b = value(ev, m), value(best, m)
         if a == b:

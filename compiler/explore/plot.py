@@ -8,6 +8,8 @@ spelled by templates/explore/ (front.svg.j2, explore.html.j2).
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from ..render.axis import nice_ticks, tick_text
@@ -63,7 +65,7 @@ def front_plot(x: Exploration) -> dict:
     key, label, floor = _y_axis(x)
     where = " at the growth target" if x.ranked_at == "target" else ""
     title = f"{label}{where} against bisection per GPU: {len(x.feasible)} feasible designs, Pareto front joined"
-    plot = {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP, "bottom": HEIGHT - BOTTOM,
+    plot: dict[str, Any] = {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP, "bottom": HEIGHT - BOTTOM,
             "title": title, "y_label": label, "x_label": "bisection per GPU, Gb/s (worst balanced cut)",
             "caption": f"{label}{where} ({floor})" if floor else f"{label}{where}",
             "dots": [], "line": "", "x_ticks": [], "y_ticks": []}

@@ -113,8 +113,8 @@ def _growth_rows(shown: list[Evaluated]) -> list[list[str]]:
         rows.append([ev.candidate.name, "added by growth", more(ev.gpus, f.gpus, lambda d: f"+{d:,}"),
                      more(ev.switches_total, f.switches_total, lambda d: f"+{d:,}"),
                      more(ev.cables, f.cables, lambda d: f"+{d:,}"), more(ev.transceivers, f.transceivers, lambda d: f"+{d:,}"),
-                     more(ev.power_w, f.power_w, lambda d: f"+{d / 1000:,.1f}" + (" +?" if f.power_unknown_for else "")),
-                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}"),
+                     more(ev.power_w, f.power_w, lambda d: f"+{d / 1000:,.1f}" + (" +?" if f.power_unknown_for else "")),  # noqa: B023
+                     more(ev.cost, f.cost, lambda d: f"+{d:,.0f} {ev.currency}"),  # noqa: B023 (more() calls it at once)
                      more(ev.bisection_gbps, f.bisection_gbps, lambda d: f"{d:+,}")])
     return rows
 
@@ -126,7 +126,7 @@ def page(x: Exploration, top: int) -> Page:
         headline=_headline(x),
         ranked_at=_ranked_at(x),
         rows=[_row(i, e, x) for i, e in enumerate(shown, start=1)],
-        why=[(e.candidate.name, x.why(e)) for e in shown if e is not x.best],
+        why=[(e.candidate.name, w) for e in shown if e is not x.best and (w := x.why(e)) is not None],  # None: never, ranked are feasible
         growth=_growth_rows(shown),
         rejected=[(e.candidate.name, _choices(e), e.rejected) for e in x.evaluated if e.rejected],
         unconfirmed=[(e.candidate.name, m) for e in shown for m in e.unconfirmed],
@@ -138,7 +138,7 @@ def page(x: Exploration, top: int) -> Page:
 def _columns(rows: list[list[str]], header: tuple[str, ...], left: set[int]) -> list[str]:
     table = [list(header)] + rows
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    return ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
             for r in table]
 
 

@@ -1,6 +1,6 @@
 """Decide an NCCL topology tree from a catalog host topology.
 
-Two styles (../shared/reference/nccl-topology.md section 5):
+Two styles:
 - skeleton: only <cpu> and <pci> (switches and the GPU/NIC leaves with their real bus
   ids); NCCL discovers GPUs, NVLink and NICs itself. What NVIDIA recommends.
 - full: also <gpu dev sm> under each GPU and <nic><net name speed port/></nic> under
@@ -101,6 +101,7 @@ def _devices(topo: HostTopology, numaid: int, switch: str | None, full: bool) ->
         if nic.cpu == numaid and nic.switch == switch:
             el = _pci(nic.busid, nic.pci_class, nic.ids, nic.link)
             if full:
+                assert nic.name is not None  # missing_for() refuses the full style without it
                 net = [("name", nic.name)]
                 if nic.speed_mbps:
                     net.append(("speed", str(nic.speed_mbps)))

@@ -27,6 +27,6 @@ def differences(a: Element, b: Element, path: str = "") -> list[str]:
     right = sorted(b.children, key=canonical)
     if len(left) != len(right):
         out.append(f"{here}: {len(left)} vs {len(right)} children")
-    for x, y in zip(left, right):
+    for x, y in zip(left, right, strict=True):
         out.extend(differences(x, y, here))
     return out

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 class Element:
     name: str
     attrs: list[tuple[str, str]] = field(default_factory=list)
-    children: list["Element"] = field(default_factory=list)
+    children: list[Element] = field(default_factory=list)
     line: int = 0  # 1-based source line when parsed; 0 when built
 
     def get(self, key: str) -> str | None:
@@ -23,7 +23,7 @@ class Element:
 
     def walk(self):
         """Depth-first, parents before children: (element, parent)."""
-        stack = [(self, None)]
+        stack: list[tuple[Element, Element | None]] = [(self, None)]
         while stack:
             node, parent = stack.pop()
             yield node, parent

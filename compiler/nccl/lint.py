@@ -1,10 +1,10 @@
-"""A strict validator for NCCL_TOPO_FILE: the checklist of nccl-topology.md section 10,
-one finding per problem, each tied to a line.
+"""A strict validator for NCCL_TOPO_FILE: what NCCL's topology parser (src/graph/xml.cc)
+rejects, ignores or misreads, one finding per problem, each tied to a line.
 
 Errors are what NCCL fails on, silently ignores, or silently misreads (the file then
 has no or the wrong effect). Warnings are what NCCL accepts but makes a file fragile
 (stale overrides copied from a dump, relying on autofill, size near the limits).
-Every published NVIDIA-dialect file in ../shared/reference/nccl-xml/ has no errors;
+Every published NVIDIA-dialect file we know of (cloud vendors' topology files) has no errors;
 files the compiler writes have no findings at all.
 """
 
@@ -16,7 +16,7 @@ from .element import Element
 from .parse import Finding, parse
 
 BUSID_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-HIDDEN_NVSWITCH = "fffffff:ff:ff.0"  # what NCCL prints for an NVSwitch a VM hides (nccl#1182)
+HIDDEN_NVSWITCH = "fffffff:ff:ff.0"  # what NCCL prints for an NVSwitch a VM hides (github.com/NVIDIA/nccl/issues/1182)
 # NCCL's dictionaries (src/graph/topo.cc). NCCL matches by prefix: a value that merely
 # starts with a key is read as that key; anything else falls back silently.
 LINK_SPEEDS = ("2.5 GT/s", "5 GT/s", "8 GT/s", "16 GT/s", "32 GT/s", "2.5 GT/s PCIe", "5.0 GT/s PCIe",
@@ -165,7 +165,7 @@ def _tree(root: Element, out: list[Finding]) -> None:
     cpus = [c for c in root.children if c.name == "cpu"]
     if len(cpus) == 1 and not any(c.name == "pci" and c.children for c in cpus[0].children):
         out.append(Finding("warning", "NCCL_FLAT_HOST", root.line,
-                           "one CPU and no PCIe switches: NCCL detects such a host as well without a file (aws-ofi-nccl#466)"))
+                           "one CPU and no PCIe switches: NCCL detects such a host as well without a file (github.com/aws/aws-ofi-nccl/issues/466)"))
     if not cpus:
         out.append(Finding("error", "NCCL_NO_CPU", root.line, "<system> has no <cpu>: NCCL has nothing to start from"))
 
@@ -191,12 +191,15 @@ def _attrs(el: Element, out: list[Finding]) -> None:
             elif re.fullmatch(r"-?0[0-9]+", value):
                 out.append(Finding("warning", "NCCL_OCTAL", el.line, f"<{el.name} {key}=\"{value}\">: a leading 0 means octal to NCCL"))
     if len(el.attrs) > MAX_ATTRS:
-        out.append(Finding("error", "NCCL_TOO_MANY_ATTRS", el.line, f"<{el.name}> has {len(el.attrs)} attributes; NCCL silently drops all after {MAX_ATTRS}"))
+        out.append(Finding("error", "NCCL_TOO_MANY_ATTRS", el.line,
+                           f"<{el.name}> has {len(el.attrs)} attributes; NCCL silently drops all after {MAX_ATTRS}"))
     elif el.name == "net" and len(el.attrs) > NET_ATTR_HEADROOM:
-        out.append(Finding("warning", "NCCL_NET_ATTRS", el.line, f"<net> has {len(el.attrs)} attributes; NCCL adds up to 6 of its own (limit {MAX_ATTRS})"))
+        out.append(Finding("warning", "NCCL_NET_ATTRS", el.line,
+                           f"<net> has {len(el.attrs)} attributes; NCCL adds up to 6 of its own (limit {MAX_ATTRS})"))
     for key in REQUIRED.get(el.name, ()):
         if not el.has(key):
-            out.append(Finding("error", "NCCL_ATTR_MISSING", el.line, f"<{el.name}> needs {key}: NCCL aborts with 'Attribute {key} of node {el.name} not found'"))
+            out.append(Finding("error", "NCCL_ATTR_MISSING", el.line,
+                               f"<{el.name}> needs {key}: NCCL aborts with 'Attribute {key} of node {el.name} not found'"))
 
 
 def _children(el: Element, out: list[Finding]) -> None:
@@ -204,7 +207,8 @@ def _children(el: Element, out: list[Finding]) -> None:
     if count > MAX_CHILDREN:
         out.append(Finding("error", "NCCL_TOO_MANY_CHILDREN", el.line, f"<{el.name}> has {count} children; NCCL 2.21+ allows {MAX_CHILDREN}"))
     elif count > MAX_CHILDREN_OLD:
-        out.append(Finding("warning", "NCCL_MANY_CHILDREN", el.line, f"<{el.name}> has {count} children: NCCL 2.18-2.20 crash above {MAX_CHILDREN_OLD}"))
+        out.append(Finding("warning", "NCCL_MANY_CHILDREN", el.line,
+                           f"<{el.name}> has {count} children: NCCL 2.18-2.20 crash above {MAX_CHILDREN_OLD}"))
 
 
 def _is_virtual(busid: str | None) -> bool:
@@ -241,7 +245,8 @@ def _pci(el: Element, out: list[Finding]) -> None:
                                f"use one of {', '.join(LINK_SPEEDS)}"))
     cls = el.get("class")
     if cls is not None and not re.fullmatch(r"0x[0-9a-f]{6}", cls):
-        out.append(Finding("warning", "NCCL_CLASS_FORMAT", el.line, f"class {cls!r}: NCCL matches 0x-prefixed 6-digit classes by prefix; anything else counts as a switch"))
+        out.append(Finding("warning", "NCCL_CLASS_FORMAT", el.line,
+                           f"class {cls!r}: NCCL matches 0x-prefixed 6-digit classes by prefix; anything else counts as a switch"))
     missing_link = [k for k in ("class", "link_speed", "link_width") if not el.has(k)]
     if _is_virtual(busid):
         if missing_link:
@@ -281,4 +286,5 @@ def _cpu(el: Element, out: list[Finding]) -> None:
     else:
         out.append(Finding("error", "NCCL_CPU_INCOMPLETE", el.line,
                            f"cpu {el.get('numaid')} lacks {', '.join(missing)} and has no real device under it to autofill from: "
-                           "NCCL aborts with 'Attribute arch of node cpu not found' (nccl#379, aws-ofi-nccl#785)"))
+                           "NCCL aborts with 'Attribute arch of node cpu not found' "
+                           "(github.com/NVIDIA/nccl/issues/379, github.com/aws/aws-ofi-nccl/issues/785)"))

@@ -79,7 +79,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
         cage_type[cage_of_port] = type_of_port
         cages, media_idx = np.divmod(in_use, n_media)
-        combo, inverse, qty = np.unique(cage_type[cages] * n_media + media_idx, return_inverse=True, return_counts=True)
+        combo, inverse, per_combo = np.unique(cage_type[cages] * n_media + media_idx, return_inverse=True, return_counts=True)
         tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
         cage_at_server = np.zeros(cage_type.size, dtype=bool)
         cage_at_server[cage_of_port[ends]] = tiers[np.concatenate([links.a_dev, links.b_dev])] == 0
@@ -88,7 +88,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         # their modules (a switch cage runs one or the other: media.optical_variant).
         tally: dict[str, int] = {}
         hosted: dict[str, int] = {}
-        for c, q, h in zip(combo.tolist(), qty.tolist(), at_server.tolist()):
+        for c, q, h in zip(combo.tolist(), per_combo.tolist(), at_server.tolist(), strict=True):
             key, media_id = type_keys[c // n_media], plan.media[c % n_media]
             part = transceiver_part(facts, media_id, key)
             if part is None:

@@ -77,7 +77,7 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     offsets = plan.port_offsets()
     out = []
     for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
         module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
         shared = (module > 0) & (cage_ports[cage[gid]] > module)
@@ -162,7 +162,7 @@ def physical_cable_ids(plan: Plan) -> list[str]:
 def _physical_cable_ids(plan: Plan) -> list[str]:
     cables = physical_cables(plan)
     ids = plan.memo("cable_ids", cable_ids)
-    return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist())]
+    return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist(), strict=True)]
 
 
 def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:

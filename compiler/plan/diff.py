@@ -30,6 +30,7 @@ Cost: O(devices + links) Python dict work over both plans.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class _Cables:
         self.a_port, self.b_port = ports[offsets[links.a_dev] + links.a_port], ports[offsets[links.b_dev] + links.b_port]
         self.a_key = (keyed[links.a_dev] + "\t" + self.a_port).tolist()
         self.b_key = (keyed[links.b_dev] + "\t" + self.b_port).tolist()
-        self.key = [a + "\n" + b for a, b in zip(self.a_key, self.b_key)]
+        self.key = [a + "\n" + b for a, b in zip(self.a_key, self.b_key, strict=True)]
         self.kind = np.array(plan.link_kinds, dtype=object)[links.kind]
         self.speed = links.speed_gbps
         phys = link_physical(plan)
@@ -86,7 +87,7 @@ class _Cables:
         return {"cable_id": self.ids[i], "a": [self.a_dev[i], self.a_port[i]], "b": [self.b_dev[i], self.b_port[i]],
                 "kind": self.kind[i], "media": self.attrs["media"][i], "speed_gbps": int(self.speed[i])}
 
-    def changes(self, i: int, other: "_Cables", j: int, keys=CABLE_ATTRIBUTES) -> dict[str, dict]:
+    def changes(self, i: int, other: _Cables, j: int, keys=CABLE_ATTRIBUTES) -> dict[str, dict]:
         return {k: {"old": _plain(self.attrs[k][i]), "new": _plain(other.attrs[k][j])} for k in keys
                 if self.attrs[k][i] != other.attrs[k][j]}
 
@@ -97,7 +98,7 @@ def _plain(value):
 
 
 def _changes(keys: tuple[str, ...], old: tuple, new: tuple) -> dict[str, dict]:
-    return {k: {"old": o, "new": n} for k, o, n in zip(keys, old, new) if o != n}
+    return {k: {"old": o, "new": n} for k, o, n in zip(keys, old, new, strict=True) if o != n}
 
 
 def _places(plan: Plan) -> dict[str, tuple]:
@@ -105,7 +106,7 @@ def _places(plan: Plan) -> dict[str, tuple]:
     if phys is None:
         return {d.name: (None, None) for d in plan.devices}
     racks = [r.name for r in phys.racks]
-    return {d.name: (racks[r], u) for d, r, u in zip(plan.devices, phys.dev_rack.tolist(), phys.dev_u.tolist())}
+    return {d.name: (racks[r], u) for d, r, u in zip(plan.devices, phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)}
 
 
 def _bom(plan: Plan) -> dict[tuple, int]:
@@ -158,7 +159,7 @@ def cost_delta(old: Plan, new: Plan) -> dict | None:
         return None
     # The whole order (cluster scope, spares by the one rule); where parts are unpriced the
     # priced parts' sum, with the unpriced ones named beside it.
-    totals = [order_totals(p, "cluster") if prices else None for p, prices in zip((old, new), priced)]
+    totals = [order_totals(p, "cluster") if prices else None for p, prices in zip((old, new), priced, strict=True)]
     costs = [t.priced if t is not None else None for t in totals]
     currencies = [p["currency"] if p else None for p in priced]
     same = currencies[0] == currencies[1] and None not in costs
@@ -176,7 +177,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     both = sorted(set(old_dev) & set(new_dev))
     old_place = {rename.get(k, k): v for k, v in _places(old).items()}
     new_place = _places(new)
-    devices = {
+    devices: dict[str, list] = {
         "added": sorted(set(new_dev) - set(old_dev)),
         "removed": sorted(set(old_dev) - set(new_dev)),
         "changed": [{"name": n, "changes": _changes(("role", "model"), (old_dev[n].role, old_dev[n].model),
@@ -202,8 +203,8 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     taken[sj] = True
     old_done = np.zeros(len(oc), dtype=bool)
     old_done[si] = True
-    new_by_end = dict(zip(nc.a_key, range(len(nc))))
-    new_by_end.update(zip(nc.b_key, range(len(nc))))
+    new_by_end = dict(zip(nc.a_key, range(len(nc)), strict=True))
+    new_by_end.update(zip(nc.b_key, range(len(nc)), strict=True))
     plug_i, plug_j, removed_i = [], [], []
     for i in np.nonzero(~old_done)[0].tolist():
         for end in (oc.a_key[i], oc.b_key[i]):
@@ -219,7 +220,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     reconcile(old, new, oc, nc, rename, si, sj, plug_i, plug_j, removed_i, added_j)
     # 3. what the matched cables are now
     changed = [{"old": oc.record(i), "new": nc.record(j), "what": "an end moved", "changes": oc.changes(i, nc, j)}
-               for i, j in zip(plug_i, plug_j)]
+               for i, j in zip(plug_i, plug_j, strict=True)]
     speed = oc.speed[si] != nc.speed[sj]
     phys_differs = np.zeros(si.size, dtype=bool)
     for k in CABLE_ATTRIBUTES:
@@ -231,13 +232,13 @@ def diff_plans(old: Plan, new: Plan) -> dict:
     renamed_dev = np.array([d.name in rename for d in old.devices] or [False], dtype=bool)
     renamed = renamed_dev[oc.a_idx[si]] | renamed_dev[oc.b_idx[si]] if si.size else np.zeros(0, dtype=bool)
     physical, relabeled = [], []
-    for i, j in zip(si[speed].tolist(), sj[speed].tolist()):
+    for i, j in zip(si[speed].tolist(), sj[speed].tolist(), strict=True):
         changed.append({"old": oc.record(i), "new": nc.record(j), "what": "speed", "changes": oc.changes(i, nc, j)})
     is_physical = ~speed & (phys_differs | (labels_differ & ~renamed))
-    for i, j in zip(si[is_physical].tolist(), sj[is_physical].tolist()):
+    for i, j in zip(si[is_physical].tolist(), sj[is_physical].tolist(), strict=True):
         physical.append({**nc.record(j), "changes": oc.changes(i, nc, j)})
     is_relabel = ~speed & ~is_physical & renamed
-    for i, j in zip(si[is_relabel].tolist(), sj[is_relabel].tolist()):
+    for i, j in zip(si[is_relabel].tolist(), sj[is_relabel].tolist(), strict=True):
         relabeled.append({**nc.record(j), "old_cable_id": oc.ids[i], "old_a": [oc.a_dev[i], oc.a_port[i]],
                           "old_b": [oc.b_dev[i], oc.b_port[i]], "changes": oc.changes(i, nc, j, LABELS)})
     removed = [oc.record(i) for i in removed_i]
@@ -247,7 +248,7 @@ def diff_plans(old: Plan, new: Plan) -> dict:
             "delta": nb.get(key, 0) - ob.get(key, 0)}
            for key in sorted(set(ob) | set(nb), key=_bom_order) if ob.get(key, 0) != nb.get(key, 0)
            for cat, part, length in (key,)]
-    out = {
+    out: dict[str, Any] = {
         "old": old.name, "new": new.name,
         "devices": devices,
         "cables": {"added": added, "removed": removed, "changed": changed, "physical": physical,

@@ -51,8 +51,8 @@ class Fabric:
     links: range  # its links in plan.links (end b is always one of its own switches)
     server_ports: tuple[int, int]  # [first, end) of the servers' ports that are this fabric's NICs
     design: dict  # its resolved design (plain JSON): compute's is Plan.design; an extra fabric's its own record
-    routing: "RoutingPlan | None" = None  # Ethernet: addresses and ASNs, sized to this fabric (module doc)
-    domains: "ScaleUpDomains | None" = None  # scale-up only: which GPUs share a domain (plan/scale_up.py)
+    routing: RoutingPlan | None = None  # Ethernet: addresses and ASNs, sized to this fabric (module doc)
+    domains: ScaleUpDomains | None = None  # scale-up only: which GPUs share a domain (plan/scale_up.py)
 
     @property
     def is_network(self) -> bool:
@@ -75,7 +75,7 @@ class Fabric:
         return {**self.design, "nic_group": self.nic_group, "server_ports": list(self.server_ports)}
 
 
-def scale_up_fabric(domains: "ScaleUpDomains", compute: Fabric | None) -> Fabric:
+def scale_up_fabric(domains: ScaleUpDomains, compute: Fabric | None) -> Fabric:
     """The scale-up fabric's record: the compute fabric's servers; no devices of its own (NVLink
     switch trays are counted in its domains, not listed as devices); as links, the compute
     fabric's where those are the scale-up wiring (a chip torus), else none."""

@@ -22,8 +22,8 @@ from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 from .routing import ManagementSubnet
 
-__all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
-           "kind_of", "link_fabric", "single_fabric"]
+__all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan",
+           "fabric_record", "is_multi_fabric", "serve_management_ports", "kind_of", "link_fabric", "single_fabric"]
 
 
 def single_fabric(plan: Plan) -> dict[str, Fabric]:
@@ -158,7 +158,7 @@ def serve_management_ports(plan: Plan) -> None:
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
-        index: dict[str, tuple] = {}
+        index: dict[str, dict[str, int]] = {}  # fabric -> device name -> index in its view
         for row in ports["rows"]:
             fabric, switch, leaf, address = row[0], row[1], row[3], row[5]
             routing = plan.fabrics[fabric].routing if fabric in plan.fabrics else None
@@ -171,6 +171,7 @@ def serve_management_ports(plan: Plan) -> None:
                 routing.management_prefix = int(network["prefix"])
             k = index[fabric][switch]
             routing.management[k] = int(IPv4Address(address))
+            assert routing.management_gateway is not None  # made above, with the fabric's index
             routing.management_gateway[k] = gateway[leaf]
 
 
@@ -196,7 +197,7 @@ def _management_subnets(plan: Plan, rec: Fabric, network: dict, ports: dict | No
     return out
 
 
-def fabric_bom(plan: Plan) -> list[tuple[str, object]]:
+def fabric_bom(plan: Plan) -> list[tuple[str, BomLine]]:
     """(fabric, BomLine) for every fabric: the compute fabric's full bill (servers, NICs,
     switches, optics, cables), then each extra fabric's switches, optics and cables
     (its servers are the compute fabric's, counted once)."""

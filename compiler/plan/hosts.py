@@ -52,7 +52,7 @@ def host_table(plan: Plan) -> HostTable:
         group = [leaf_names.get(f, "") for f in first_leaf]
     up = plan.scale_up
     if up is not None and up.spans_servers:
-        domain = [up.domain_of(n) + 1 for n in range(servers.size)]
+        domain: list[int | None] = [up.domain_of(n) + 1 for n in range(servers.size)]
     else:
         domain = [None] * servers.size
     return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain, kind_of_group)

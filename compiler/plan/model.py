@@ -103,7 +103,7 @@ class LinkTable:
     speed_gbps: np.ndarray
 
     @classmethod
-    def concat(cls, parts: list["LinkTable"]) -> "LinkTable":
+    def concat(cls, parts: list[LinkTable]) -> LinkTable:
         if not parts:
             z = np.zeros(0, dtype=np.int32)
             return cls(z, z, z, z, z.astype(np.int16), z.astype(np.int16), z)
@@ -126,27 +126,27 @@ class Plan:
     facts: dict = field(default_factory=dict)  # catalog facts in use: models, media, transceivers
     requirements: dict = field(default_factory=dict)  # what must hold (from the spec), plain JSON values
     analysis: dict = field(default_factory=dict)  # analysis settings (collective message sizes, latency)
-    physical: "Physical | None" = None  # racks, rack/U per device, lengths per link (spec `layout`)
+    physical: Physical | None = None  # racks, rack/U per device, lengths per link (spec `layout`)
     # Ethernet: the routing (addresses, ASNs, NOS port names: plan/routing.py) of the fabric this
     # plan is read as: the compute fabric's on a whole plan (the same object as
     # fabrics["compute"].routing, sized to that fabric), a fabric's own on its fabric plan.
-    routing: "RoutingPlan | None" = None
+    routing: RoutingPlan | None = None
     # every fabric by name, compute first (plan/fabric_record.py): its devices and links as index
     # ranges, its design and routing; the scale-up domains last (Plan.scale_up). Empty only
     # on a plan a builder has not finished (expand sets it); plan/fabrics.py reads an empty
     # one as a single compute fabric.
-    fabrics: "dict[str, Fabric]" = field(default_factory=dict)
+    fabrics: dict[str, Fabric] = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
-    def scale_up(self) -> "ScaleUpDomains | None":
+    def scale_up(self) -> ScaleUpDomains | None:
         """Which GPUs share an NVLink domain: the scale-up fabric's record (plan/scale_up.py)."""
         rec = self.fabrics.get(SCALE_UP)
         return None if rec is None else rec.domains
 
     @scale_up.setter
-    def scale_up(self, domains: "ScaleUpDomains | None") -> None:
+    def scale_up(self, domains: ScaleUpDomains | None) -> None:
         self.fabrics.pop(SCALE_UP, None)
         if domains is not None:
             self.fabrics[SCALE_UP] = scale_up_fabric(domains, self.fabrics.get(COMPUTE))
@@ -200,4 +200,4 @@ class Plan:
 
     def count_by_kind(self) -> dict[str, int]:
         counts = np.bincount(self.links.kind.astype(np.int64), minlength=len(self.link_kinds))
-        return {k: int(c) for k, c in zip(self.link_kinds, counts) if c}
+        return {k: int(c) for k, c in zip(self.link_kinds, counts, strict=True) if c}

@@ -113,33 +113,34 @@ def _lengths(plan: Plan, field: str) -> list:
 
 def present(names, row) -> dict:
     """The attributes of one node or edge that apply (not None)."""
-    return {k: v for k, v in zip(names, row) if v is not None}
+    return {k: v for k, v in zip(names, row, strict=True) if v is not None}
 
 
 def _add_devices(g, plan: Plan) -> list[str]:
     """A node per device with the attributes that apply; returns the names in device order."""
     dcols = device_columns(plan)
     dnames = list(DEVICE_ATTRIBUTES)
-    g.add_nodes_from(zip(dcols["name"], (present(dnames, row) for row in zip(*(dcols[a] for a in dnames)))))
+    g.add_nodes_from(zip(dcols["name"], (present(dnames, row) for row in zip(*(dcols[a] for a in dnames), strict=True)), strict=True))
     return dcols["name"]
 
 
-def to_networkx(plan: Plan) -> "networkx.MultiGraph":
+def to_networkx(plan: Plan) -> networkx.MultiGraph:
     """The plan as a networkx MultiGraph: a node per device, an edge per link (key = cable
     id), attributes as in DEVICE_ATTRIBUTES and LINK_ATTRIBUTES. The graph's `name` is the
     plan's. Servers are nodes too: restrict to switches (`tier > 0`) for switch-only analyses."""
     import networkx as nx  # ~0.1 s to import; only the API and tests need it
 
-    g = nx.MultiGraph(name=plan.name)
+    g: nx.MultiGraph = nx.MultiGraph(name=plan.name)
     _add_devices(g, plan)
     lcols = link_columns(plan)
     lnames = list(LINK_ATTRIBUTES)
-    rows = (present(lnames, row) for row in zip(*(lcols[a] for a in lnames)))
-    g.add_edges_from(zip(lcols["a_device"], lcols["b_device"], lcols["cable"], rows))
+    rows = (present(lnames, row) for row in zip(*(lcols[a] for a in lnames), strict=True))
+    # (u, v, key, data): MultiGraph takes 4-tuples, the stubs declare only Graph's forms
+    g.add_edges_from(zip(lcols["a_device"], lcols["b_device"], lcols["cable"], rows, strict=True))  # type: ignore[arg-type]
     return g
 
 
-def to_capacity_graph(plan: Plan) -> "networkx.Graph":
+def to_capacity_graph(plan: Plan) -> networkx.Graph:
     """The plan as a simple networkx Graph: the nodes of `to_networkx`, one edge per pair of
     devices joined by cables, with `links` (how many cables), `capacity` (their summed
     Gb/s: networkx's flow functions read this name by default) and `kind` (of the first
@@ -147,7 +148,7 @@ def to_capacity_graph(plan: Plan) -> "networkx.Graph":
     networkx's flow and cut algorithms, which a MultiGraph's parallel cables defeat."""
     import networkx as nx
 
-    g = nx.Graph(name=plan.name)
+    g: nx.Graph = nx.Graph(name=plan.name)
     names = _add_devices(g, plan)
     L = plan.links
     if len(L) == 0:
@@ -160,5 +161,5 @@ def to_capacity_graph(plan: Plan) -> "networkx.Graph":
     kinds = np.array(plan.link_kinds, dtype=object)[L.kind[first]].tolist()
     a_dev, b_dev = L.a_dev[first].tolist(), L.b_dev[first].tolist()  # end a stays the lower tier
     g.add_edges_from((names[a], names[b], {"links": int(n), "capacity": int(c), "kind": k})
-                     for a, b, n, c, k in zip(a_dev, b_dev, links.tolist(), capacity.tolist(), kinds))
+                     for a, b, n, c, k in zip(a_dev, b_dev, links.tolist(), capacity.tolist(), kinds, strict=True))
     return g

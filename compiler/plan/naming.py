@@ -130,7 +130,7 @@ def tree_root(tiers: int) -> str:
 
 def coordinate(prefix: str, coord: tuple[int, ...]) -> str:
     """A torus position, 0-based as in the k-ary n-cube literature: tpuv4-x03-y15-z00."""
-    return prefix + "".join(f"-{axis}{c:02d}" for axis, c in zip("xyz", coord))
+    return prefix + "".join(f"-{axis}{c:02d}" for axis, c in zip("xyz", coord, strict=False))  # 1 to 3 dimensions: the first len(coord) axes
 
 
 def group_switch(role: str, group: int, index: int) -> str:

@@ -45,7 +45,8 @@ def order_lines(plan: Plan) -> list[tuple[str | None, BomLine]]:
 
 def _order_lines(plan: Plan) -> list[tuple[str | None, BomLine]]:
     multi = is_multi_fabric(plan)
-    parts = list(fabric_bom(plan)) if multi else [(None, line) for line in plan.memo("bom", bill_of_materials)]
+    parts: list[tuple[str | None, BomLine]] = (list(fabric_bom(plan)) if multi
+                                               else [(None, line) for line in plan.memo("bom", bill_of_materials)])
     spares = spare_lines([line for _, line in parts], plan.facts.get("bom", {}).get("spares_percent", {}))
     return parts + [(WHOLE_ORDER if multi else None, line) for line in spares]
 
@@ -97,7 +98,8 @@ def line_totals(lines: list[BomLine], prices: dict | None, scope: str | None = N
         power -= sum(line.unit_power_w * line.in_servers for line in sel if line.unit_power_w is not None)
     unknown = tuple(sorted({line.part_number or line.description for line in sel
                             if line.unit_power_w is None and line.category in POWERED and not is_included(line)}))
-    priced, unpriced = None, ()
+    priced: Decimal | None = None
+    unpriced: tuple[str, ...] = ()
     if prices is not None:
         priced = Decimal(0)
         missing = set()

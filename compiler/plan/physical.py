@@ -41,7 +41,7 @@ class Physical:
     model: dict = field(default_factory=dict)  # the length model's constants and its statement
     # In one fabric's view (plan/fabrics.py): the whole plan's physical side. Racks are
     # shared by every fabric, so what a rack holds and draws is counted from it.
-    whole: "Physical | None" = None
+    whole: Physical | None = None
 
     def rack_used_u(self) -> np.ndarray:
         src = self.whole or self

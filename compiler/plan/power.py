@@ -2,10 +2,10 @@
 switches' cages, with what is unknown kept apart (never counted as 0 W unsaid).
 
 Why the optics: a switch's published power excludes its modules (Tomahawk 5 boxes: 913 W
-"typical without optics", hardware.md), and 64 cages of 17 W twin-port modules add more
+"typical without optics", UfiSpace S9321-64E), and 64 cages of 17 W twin-port modules add more
 than that again. A server's figure is its system maximum (DGX: PSU-rated), which we take
 to include its own NIC modules, so server-side optics are not added. Active copper draws
-at most 1.5 W per end (hardware.md LinkX table) and is left out.
+at most 1.5 W per end (NVIDIA's LinkX 100G-PAM4 overview) and is left out.
 
 O(devices + links) numpy; memoised on the plan (`plan.memo`).
 """
@@ -30,6 +30,7 @@ class RackDraw:
 
     def unknown_models(self, plan: Plan, rack: int) -> list[str]:
         """The models in `rack` whose draw (or whose modules' draw) is unpublished."""
+        assert plan.physical is not None  # racks exist only with a physical layout
         dev = np.nonzero((plan.physical.dev_rack == rack) & _device_unknown(plan))[0]
         return sorted({plan.devices[i].model for i in dev.tolist()})
 
@@ -104,6 +105,7 @@ def rack_draw(plan: Plan) -> RackDraw:
 
 def _rack_draw(plan: Plan) -> RackDraw:
     phys = plan.physical
+    assert phys is not None  # racks exist only with a physical layout
     if phys.whole is not None:  # our bug: a fabric's view holds only its own devices
         raise ValueError("rack_draw needs the whole plan (every fabric shares the racks), not one fabric's view")
     racks = len(phys.racks)

@@ -73,4 +73,4 @@ def dotted(values: np.ndarray) -> list[str]:
     """uint32 addresses as dotted quads, vectorised over the octets."""
     v = values.astype(np.int64)
     octets = [((v >> s) & 255).tolist() for s in (24, 16, 8, 0)]
-    return [f"{a}.{b}.{c}.{d}" for a, b, c, d in zip(*octets)]
+    return [f"{a}.{b}.{c}.{d}" for a, b, c, d in zip(*octets, strict=True)]

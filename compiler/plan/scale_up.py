@@ -63,5 +63,5 @@ class ScaleUpDomains:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict | None) -> "ScaleUpDomains | None":
+    def from_json(cls, data: dict | None) -> ScaleUpDomains | None:
         return None if data is None else cls(**data)

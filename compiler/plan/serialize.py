@@ -49,7 +49,7 @@ def _link_rows(plan: Plan):
     media = np.array([enc(m) for m in plan.media], dtype=object)
     offsets = plan.port_offsets()
     phys = plan.physical
-    if phys is not None and phys.length_m is not None:
+    if phys is not None and phys.length_m is not None and phys.order_m is not None:  # set together
         lengths = [f"{x:.2f}" for x in phys.length_m.tolist()]
         orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
     else:
@@ -57,7 +57,7 @@ def _link_rows(plan: Plan):
     rows = zip([enc(c) for c in plan.memo("cable_ids", cable_ids)], kinds[links.kind].tolist(),
                names[links.a_dev].tolist(), port_names[offsets[links.a_dev] + links.a_port].tolist(),
                names[links.b_dev].tolist(), port_names[offsets[links.b_dev] + links.b_port].tolist(),
-               links.speed_gbps.tolist(), media[links.media].tolist(), lengths, orders)
+               links.speed_gbps.tolist(), media[links.media].tolist(), lengths, orders, strict=True)
     return _Raw("[%s,%s,%s,%s,%s,%s,%d,%s,%s,%s]" % r for r in rows)
 
 
@@ -88,6 +88,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     `plan` where the caller has them (the compute fabric's links are a prefix of the whole
     plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
     r = plan.routing
+    assert r is not None  # called only for a fabric with a routing plan
     head = {"nos": r.nos, "adaptive_routing": r.adaptive_routing, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
             "asn_range": list(r.asn_range), "interface_names": {nos: {lid: list(n) for lid, n in sorted(by.items())}
                                                                 for nos, by in sorted(r.port_names.items())},
@@ -100,7 +101,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     numbered = np.nonzero(r.link_net)[0]
     ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     nets = dotted(r.link_net[numbered])
-    link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets))
+    link_rows = _Raw('["%s","%s/31"]' % (ids[i], n) for i, n in zip(numbered.tolist(), nets, strict=True))
     return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
             + ',\n    "links": ' + _table(ADDRESS_LINK_COLUMNS, link_rows, "    ") + "\n  }")
 
@@ -128,11 +129,11 @@ def plan_json_text(plan: Plan) -> str:
     phys = plan.physical
     if phys is not None:
         rack_names = [r.name for r in phys.racks]
-        places = [(rack_names[r], u) for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())]
+        places = [(rack_names[r], u) for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
     else:
         places = [(None, None)] * len(plan.devices)
     device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric, rack, u]
-                   for d, (rack, u) in zip(plan.devices, places))
+                   for d, (rack, u) in zip(plan.devices, places, strict=True))
     layouts = ",\n".join(f"    {_dump(lid)}: " + _layout_table(lay) for lid, lay in plan.layouts.items())
     head = {
         "$schema": "plan.schema.json",
@@ -205,12 +206,12 @@ def plan_from_json(data: dict) -> Plan:
     from it as from the plan that wrote it (tests/test_metamorphic.py)."""
     if data.get("format") != FORMAT or data.get("version") != VERSION:
         raise ValueError(f"not a {FORMAT} v{VERSION} file")
-    layouts = {lid: PortLayout(lid, tuple(Port(**dict(zip(table["columns"], row))) for row in table["rows"]))
+    layouts = {lid: PortLayout(lid, tuple(Port(**dict(zip(table["columns"], row, strict=True))) for row in table["rows"]))
                for lid, table in data["port_layouts"].items()}
     devices = []
     offset = 0
     for row in data["devices"]["rows"]:
-        rec = dict(zip(data["devices"]["columns"], row))
+        rec = dict(zip(data["devices"]["columns"], row, strict=True))
         dev = Device(rec["name"], rec["role"], rec["model"], rec["layout"], rec["tier"], rec["index"],
                      su=rec["su"], pod=rec["pod"], rail=rec["rail"], group=rec["group"], fabric=rec["fabric"],
                      port_offset=offset)
@@ -291,7 +292,7 @@ def _physical_from_json(data: dict, plan: Plan, by_name: dict[str, int]) -> Phys
     extra endpoint's height from the model (files written before it was recorded: 1U)."""
     rec = data["physical"]
     model = rec["model"]
-    rack_rows = [dict(zip(rec["racks"]["columns"], row)) for row in rec["racks"]["rows"]]
+    rack_rows = [dict(zip(rec["racks"]["columns"], row, strict=True)) for row in rec["racks"]["rows"]]
     racks = [Rack(r["name"], r["row"], _row_index(r["row"]), r["position"], r["kind"], r["height_u"], r["usable_u"],
                   float(r["power_budget_w"])) for r in rack_rows]
     rack_index = {r.name: i for i, r in enumerate(racks)}

@@ -50,7 +50,7 @@ def splitter_heads(cage: np.ndarray, cage_ports: np.ndarray, lane: np.ndarray, g
 def cable_ids(plan: Plan) -> list[str]:
     """Every link's cable id (see naming.cable_id), in link order."""
     names = [d.name for d in plan.devices]
-    return [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist())]
+    return [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist(), strict=True)]
 
 
 def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
@@ -76,7 +76,7 @@ def device_nos(plan: Plan) -> list[str | None]:
     are written for a NOS (spec fabric.nos / fabrics[].nos); None for servers, endpoints,
     InfiniBand switches and fabrics without one."""
     by_fabric: dict[str, str | None] = {}
-    out = []
+    out: list[str | None] = []
     for d in plan.devices:
         if d.tier == 0:
             out.append(None)
@@ -98,7 +98,7 @@ def floor_port_names(plan: Plan) -> np.ndarray:
     nos_of = plan.memo("device_nos", device_nos)
     per: dict[tuple[str, str | None], np.ndarray] = {}
     parts = []
-    for d, nos in zip(plan.devices, nos_of):
+    for d, nos in zip(plan.devices, nos_of, strict=True):
         key = (d.layout, nos)
         arr = per.get(key)
         if arr is None:
@@ -106,7 +106,7 @@ def floor_port_names(plan: Plan) -> np.ndarray:
             if nos is not None:
                 rec = plan.fabrics.get(d.fabric) if plan.fabrics else None
                 routing = rec.routing if rec is not None else plan.routing
-                names = routing.port_names.get(nos, {}).get(d.layout)
+                names = routing.port_names.get(nos, {}).get(d.layout) if routing is not None else None
             arr = per[key] = np.array(list(names) if names else [p.name for p in plan.layouts[d.layout].ports], dtype=object)
         parts.append(arr)
     return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
@@ -167,7 +167,7 @@ def device_places(plan: Plan) -> list[str]:
     if phys is None:
         return [d.name for d in plan.devices]
     racks = [r.name for r in phys.racks]
-    return [f"{racks[r]}-{u:02d}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())]
+    return [f"{racks[r]}-{u:02d}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
 
 
 def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
@@ -181,7 +181,7 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     a = (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port]).tolist()
     b = (place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port]).tolist()
     ids = plan.memo("cable_ids", cable_ids)
-    return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b)])
+    return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b, strict=True)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b, strict=True)])
 
 
 def fabric_protocol(plan: Plan) -> str | None:
@@ -246,7 +246,7 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
     offsets = plan.port_offsets()
     widest = np.zeros(len(links), dtype=np.int64)  # Gb/s of one optical port, the wider end's; 0: no module
     for parts, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                          (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port)):
+                          (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
         module_ports = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
         widest = np.maximum(widest, np.where(module_ports > 0, cage_gbps[gid] // np.maximum(module_ports, 1), 0))
@@ -273,7 +273,7 @@ def link_physical(plan: Plan) -> dict[str, list]:
         a_u, b_u = phys.dev_u[links.a_dev].tolist(), phys.dev_u[links.b_dev].tolist()
         order = [None] * n if phys.order_m is None else [None if x != x else x for x in phys.order_m.tolist()]
     facts = plan.facts["media"]
-    parts = [cable_part(facts[m], o) for m, o in zip(media_ids, order)]
+    parts = [cable_part(facts[m], o) for m, o in zip(media_ids, order, strict=True)]
     return {"a_rack": a_rack, "a_u": a_u, "a_transceiver": a_tr.tolist(), "b_rack": b_rack, "b_u": b_u,
             "b_transceiver": b_tr.tolist(), "media": media_ids, "length_m": order, "part_number": parts,
             "label_a": label_a, "label_b": label_b}

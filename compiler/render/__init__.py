@@ -18,7 +18,8 @@ the plan and check result types, never expand, pipeline or CLI.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
+from collections.abc import Callable
 
 from . import (bom, cable_validation, cabling, checks, diagrams, elevations, floor, graphml, host_configs, hosts_csv, infiniband,
                interop, k8s, labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)

@@ -50,6 +50,7 @@ def _ports(plan: Plan, ib: bool) -> np.ndarray:
                 numbers[n] = [str(i + 1) for i in range(n)]
             out[d.port_offset:d.port_offset + n] = numbers[n]
     if ib:
+        assert ib_numbers is not None  # made above when ib
         links = plan.links
         offsets = plan.port_offsets()
         is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)
@@ -92,7 +93,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     kinds = np.array(["Switch" if d.role in SWITCH_ROLES else "Host" for d in plan.devices], dtype=object)
     a, b = links.a_dev, links.b_dev
     rows = zip(names[a].tolist(), kinds[a].tolist(), ports[offsets[a] + links.a_port].tolist(),
-               names[b].tolist(), kinds[b].tolist(), ports[offsets[b] + links.b_port].tolist())
+               names[b].tolist(), kinds[b].tolist(), ports[offsets[b] + links.b_port].tolist(), strict=True)
     out.write_bytes(f"{FOLDER}/p2p.xlsx", table_xlsx("P2P", COLUMNS, rows))
     if mapping:
         out.write_text(f"{FOLDER}/hca_mapping.csv", csv_text(["port", "hca-name"], mapping))

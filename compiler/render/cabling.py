@@ -6,13 +6,15 @@ lists the logical cable ids it carries, and each end column holds one value wher
 links agree, else theirs `;`-separated in `links` order. An 800G link between twin-port
 modules is two fibers: two rows, ids `<link>.1` and `<link>.2`.
 
-Columns follow the cable-schedule layout in formats.md 7.2; the physical columns
+Columns line up with NetBox's cable CSV and UFM's Cable Validation Tool P2P file; the physical columns
 (row, rack, RU, length) stay empty unless the spec has a physical layout. With one,
 `part_number` is the exact orderable part for `length_m` (the orderable length) and
 `modelled_m` is the length the model gives before rounding up.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -66,13 +68,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     multi = multi_link_cables(cables)
     if multi:  # several links on one cable: each column its links' values joined
         per_device = _device_columns(plan)
-        ends = list(zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels)))
+        ends = list(zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels), strict=True))
         for idx, matrix in multi:
             text = logical_arr[matrix[:, 0]]
             for j in range(1, matrix.shape[1]):
                 text = text + ";" + logical_arr[matrix[:, j]]
             carried[idx] = text
-            for col, (dev, gid, tr) in zip((a_col, b_col), ends):
+            for col, (dev, gid, tr) in zip((a_col, b_col), ends, strict=True):
                 columns = _raw_end(plan, per_device, dev[matrix], gid[matrix], tr[matrix])
                 escape = np.frompyfunc(csv_field, 1, 1) if _raw_needs_quoting(columns) else None
                 pieces = [joined(c) for c in columns]
@@ -85,13 +87,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     a_col, b_col, carried = a_col.tolist(), b_col.tolist(), carried.tolist()
     if quote_names:  # cable ids are device names and port numbers
         ids, carried = [csv_field(c) for c in ids], [csv_field(c) for c in carried]
-    rows = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
-               label_a, label_b, modelled_lengths(plan), carried)
+    rows: Iterator[tuple] = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
+               label_a, label_b, modelled_lengths(plan), carried, strict=True)
     fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
         names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
-        rows = (row + (f,) for row, f in zip(rows, names))
+        rows = (row + (f,) for row, f in zip(rows, names, strict=True))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
     body = "".join(fmt % row for row in rows) + "".join(management_cord_rows(plan, place, quote_names))
     out.write_text("cabling.csv", ",".join(header) + "\n" + body)
@@ -138,12 +140,12 @@ def port_pieces(plan: Plan) -> np.ndarray:
     floor = plan.memo("floor_port_names", floor_port_names)
     pieces: dict[tuple[str, str | None], np.ndarray] = {}
     parts = []
-    for d, nos in zip(plan.devices, nos_of):
+    for d, nos in zip(plan.devices, nos_of, strict=True):
         key = (d.layout, nos)
         if key not in pieces:
             ports = plan.layouts[d.layout].ports
             names = floor[d.port_offset:d.port_offset + len(ports)].tolist()
-            pieces[key] = np.array([f"{csv_field(n)},{csv_field(p.cage)},{p.lane}" for n, p in zip(names, ports)], dtype=object)
+            pieces[key] = np.array([f"{csv_field(n)},{csv_field(p.cage)},{p.lane}" for n, p in zip(names, ports, strict=True)], dtype=object)
         parts.append(pieces[key])
     return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
 
@@ -201,7 +203,7 @@ def physical_pieces(plan: Plan) -> np.ndarray:
     if phys is None:
         return np.full(len(plan.devices), ",,", dtype=object)
     racks = [f"{csv_field(r.row)},{csv_field(r.name)}" for r in phys.racks]
-    return np.array([f"{racks[r]},{u}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist())], dtype=object)
+    return np.array([f"{racks[r]},{u}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)], dtype=object)
 
 
 def media_tail(plan: Plan) -> list[str]:
@@ -222,7 +224,7 @@ def media_tail(plan: Plan) -> list[str]:
     order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
     pairs, inverse = np.unique(np.stack([media, order]), axis=1, return_inverse=True)
     pieces = []
-    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist()):
+    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist(), strict=True):
         f, c, j, pol = pieces_by_media[mi]
         rec = plan.facts["media"][plan.media[mi]]
         part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec["cable_part_number"]

@@ -55,9 +55,9 @@ def cost_text(cost: dict) -> str:
     if cost["unpriced_old"] and cost["unpriced_old"] == cost["unpriced_new"]:
         text += f"; without a price (before and after): {', '.join(cost['unpriced_new'])}"
     else:
-        for side in ("old", "new"):
-            if cost[f"unpriced_{side}"]:
-                text += f"; {side} without a price: {', '.join(cost[f'unpriced_{side}'])}"
+        for which in ("old", "new"):
+            if cost[f"unpriced_{which}"]:
+                text += f"; {which} without a price: {', '.join(cost[f'unpriced_{which}'])}"
     return text
 
 

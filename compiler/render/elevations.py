@@ -25,6 +25,7 @@ ELEMENTS = "racks/elements.j2"
 
 def rack_svg(plan: Plan, r: int) -> str:
     phys = plan.physical
+    assert phys is not None  # elevations are written only for a plan with a physical layout
     rack = phys.racks[r]
     members = np.nonzero(phys.dev_rack == r)[0].tolist()
     height = rack.height_u * U_PX

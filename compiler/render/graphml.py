@@ -14,6 +14,7 @@ row passes its full tuple. The file streams out: it is hundreds of MB at 100k+ G
 
 from __future__ import annotations
 
+from typing import Any
 from markupsafe import escape
 
 from ..check import CheckResults
@@ -48,7 +49,7 @@ def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> s
     """The %-format of one shape: `fixed` leading values (id, ends) always present, then
     `names` where `present` says so."""
     marks = [_MARK.format(i) for i in range(fixed + len(names))]
-    data = [(n, marks[fixed + i]) for i, (n, p) in enumerate(zip(names, present)) if p]
+    data = [(n, marks[fixed + i]) for i, (n, p) in enumerate(zip(names, present, strict=True)) if p]
     text = macro(*marks[:fixed], data).replace("%", "%%")
     flags = (True,) * fixed + present
     for i, mark in enumerate(marks):
@@ -70,25 +71,25 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
     absent = [c.count(None) for c in cols[fixed:]]  # C speed
     base = tuple(a < n_rows for a in absent)  # present in every row, or (if absent from all) in none
     mixed = [i for i, a in enumerate(absent) if 0 < a < n_rows]
-    rows = zip(*cols)
+    rows = zip(*cols, strict=True)
     if not mixed:
         fmt = _format(macro, fixed, names, base)
         yield from map(fmt.__mod__, rows)
         return
     formats: dict[tuple[bool, ...], str] = {}
-    keys = zip(*[[v is not None for v in cols[fixed + i]] for i in mixed])
-    for row, key in zip(rows, keys):
-        fmt = formats.get(key)
-        if fmt is None:
+    keys = zip(*[[v is not None for v in cols[fixed + i]] for i in mixed], strict=True)
+    for row, key in zip(rows, keys, strict=True):
+        known = formats.get(key)
+        if known is None:
             shape = list(base)
-            for i, present in zip(mixed, key):
+            for i, present in zip(mixed, key, strict=True):
                 shape[i] = present
-            fmt = formats[key] = _format(macro, fixed, names, tuple(shape))
-        yield fmt % row
+            known = formats[key] = _format(macro, fixed, names, tuple(shape))
+        yield known % row
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    macros = environment().get_template("graphml/elements.j2").module
+    macros: Any = environment().get_template("graphml/elements.j2").module  # its macros are attributes made at run time
     dcols, lcols = device_columns(plan), link_columns(plan)
     nodes = _elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols)
     edges = _elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols)

@@ -45,6 +45,7 @@ Cost: O(servers x NICs), vectorised over the link tables; one small template per
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -100,6 +101,7 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     devices = plan.devices
     n = sum(1 for d in devices if d.role == "server")
     links = plan.links
+    assert r is not None  # host configs are written only for an addressed (Ethernet) fabric
     net = r.link_net
     sel = np.nonzero((links.a_dev < n) & (net != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
@@ -111,7 +113,7 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
     per_server: list[list[HostNic]] = [[] for _ in range(n)]
     first, end = server_ports or (0, None)
-    for d, p, a, g in zip(dev, port, addr, gw):
+    for d, p, a, g in zip(dev, port, addr, gw, strict=True):
         k = p - first + 1
         per_server[d].append(HostNic(k, port_names[devices[d].layout][p], a, g, first_table + k))
     group = port_names[devices[0].layout][first:end] if n else []
@@ -148,7 +150,7 @@ NETPLAN = "hosts/netplan.yaml.j2"
 
 
 def netplan_text(host: str, nics: list[HostNic], pools: list[str], mtu_bytes: int,
-                 others: list[tuple[HostFabric, list[HostNic]]] = ()) -> str:
+                 others: Sequence[tuple[HostFabric, list[HostNic]]] = ()) -> str:
     """One server's netplan file: every compute NIC with its table's routes to the fabric pools
     and its rule, rail 1 also carrying the main table's routes (traffic that picks no source);
     then each storage / in-band fabric's NICs with routes to that fabric's pools only."""
@@ -223,6 +225,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         out.write_text(f"{FOLDER}/{server_type}/nccl.conf", env.get_template("hosts/nccl.conf.j2").render(
             **{**ctx, "rails": rails}, ib=ib, others=[f.name for f in others]))
     if busids and roce_rails:
+        assert hcas is not None  # both from the host topology's rail NICs
         link = env.get_template("hosts/fabric-nic.link.j2")
         for k, port, _ in roce_rails:
             out.write_text(f"{FOLDER}/{server_type}/systemd-link/10-clusterc-rail{k}.link",

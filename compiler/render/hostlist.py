@@ -60,7 +60,9 @@ def expand(expr: str) -> list[str]:
 
 
 def _split_top(expr: str) -> list[str]:
-    items, depth, cur = [], 0, []
+    items: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in expr:
         if ch == "[":
             depth += 1

@@ -48,7 +48,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, ";".join(leaves),
              "" if dom is None else naming.nvlink_domain(dom), r, u, b, m)
             for name, su, pod, group, leaves, dom, r, u, b, m in zip(hosts.names, hosts.su, hosts.pod, hosts.group,
-                                                                    hosts.rail_leaves, hosts.domain, rack, ru, bmc, mgmt))
+                                                                    hosts.rail_leaves, hosts.domain, rack, ru, bmc, mgmt, strict=True))
     out.write_text("hosts.csv", csv_text(HEADER, rows))
 
 
@@ -62,7 +62,7 @@ def _rack_ru(plan: Plan, n: int) -> tuple[list[str], list[int | str]]:
 
 def _addresses(values: np.ndarray) -> list[str]:
     """uint32 addresses as dotted quads; 0 (none) as empty."""
-    return [a if v else "" for a, v in zip(dotted(values), values.tolist())]
+    return [a if v else "" for a, v in zip(dotted(values), values.tolist(), strict=True)]
 
 
 def _bmc_addresses(plan: Plan, n: int) -> list[str]:
@@ -81,6 +81,7 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
         return out
     view = fabric_plan(plan, names[0])
     first, end = plan.fabrics[names[0]].server_ports
+    assert view.routing is not None  # a fabric that carries BMC rows is addressed (Ethernet)
     links, net = view.links, view.routing.link_net
     # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
     sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
+from ..plan.guids import MAX_CA_PORTS, ca_node_guid, device_guids
 from ..plan.model import Plan
 from ..plan.views import fabric_protocol
 from ..plan.views import per_port
@@ -82,7 +82,8 @@ def ib_view(plan: Plan) -> IbView:
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
         node = np.where(is_ca[dev], ca_node_guid(dev_guid[dev], port), dev_guid[dev])
         ends += [node.astype(np.uint64), ib_port[offsets[dev] + port]]
-    return IbView(dev_guid, is_ca, *ends, port_numbers_known=bool(per_cage))
+    a_node, a_port, b_node, b_port = ends
+    return IbView(dev_guid, is_ca, a_node, a_port, b_node, b_port, port_numbers_known=bool(per_cage))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
@@ -160,7 +161,7 @@ def _peers(plan: Plan, view: IbView) -> dict[int, list[tuple[int, int, int]]]:
     pport = np.concatenate([view.b_port, view.a_port])
     order = np.lexsort((lport, local))
     out: dict[int, list[tuple[int, int, int]]] = {}
-    for g, lp, pg, pp in zip(local[order].tolist(), lport[order].tolist(), peer[order].tolist(), pport[order].tolist()):
+    for g, lp, pg, pp in zip(local[order].tolist(), lport[order].tolist(), peer[order].tolist(), pport[order].tolist(), strict=True):
         out.setdefault(g, []).append((lp, pg, pp))
     return out
 
@@ -202,9 +203,10 @@ def _ibdiag(plan: Plan, view: IbView, nodes: list[_Node], switch_type: str) -> d
     sections = [(system_type(dev), plan.devices[dev].name, lines) for dev, lines in systems.items()]
     files = {"topology.topo": render_template("infiniband/topology.topo.j2", name=plan.name, sections=sections)}
     # IBNL: the switch as one ASIC with panel ports P1..Pn; a host as one single-port CA per NIC port.
+    radix = plan.design_record.switch_radix
+    assert radix is not None  # an InfiniBand fabric is switched
     files[f"ibnl/{switch_type}.ibnl"] = render_template(
-        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", plan.design_record.switch_radix, "U1",
-                                                               [(k, f"P{k}") for k in range(1, plan.design_record.switch_radix + 1)])])
+        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", radix, "U1", [(k, f"P{k}") for k in range(1, radix + 1)])])
     for layout_id in sorted({plan.devices[n.dev].layout for n in nodes if n.ca}):
         dev = next(d for d in plan.devices if d.layout == layout_id)
         files[f"ibnl/{dev.model}.ibnl"] = render_template(

@@ -1,4 +1,4 @@
-"""Topology files for Ethernet lab and validation tools (formats.md 5), written for
+"""Topology files for Ethernet lab and validation tools (PTM, NVIDIA Air, containerlab), written for
 designs whose switches run Ethernet:
 
 - ptm/topology.dot: Cumulus PTM's expected cabling, `"a":"swp1" -- "b":"swp2"`, the
@@ -48,7 +48,7 @@ def _switch_edges(plan: Plan) -> list[str]:
     a, b = links.a_dev[sel], links.b_dev[sel]
     pa, pb = names[offsets[a] + links.a_port[sel]], names[offsets[b] + links.b_port[sel]]
     fmt = row_format("ptm/elements.j2", "edge", 4)
-    return [fmt % (x, q(p), y, q(r)) for x, p, y, r in zip(dev[a].tolist(), pa.tolist(), dev[b].tolist(), pb.tolist())]
+    return [fmt % (x, q(p), y, q(r)) for x, p, y, r in zip(dev[a].tolist(), pa.tolist(), dev[b].tolist(), pb.tolist(), strict=True)]
 
 
 def ptm_dot(plan: Plan) -> str:
@@ -62,6 +62,7 @@ def lab_of(plan: Plan) -> NosLab | None:
 
 
 def air_dot(plan: Plan, lab: NosLab) -> str:
+    assert lab.air_os is not None  # written only for a NOS that Air runs
     fmt = row_format("air/elements.j2", "node", 3)
     nodes = [fmt % (q(d.name), q(d.role), q(lab.air_os)) for d in plan.devices if d.tier >= 1]
     return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=_switch_edges(plan))
@@ -75,7 +76,7 @@ def clab_yaml(plan: Plan, lab: NosLab) -> str:
     nodes = [node % ((d.name, *switch) if d.tier >= 1 else (d.name, SERVER_KIND, SERVER_IMAGE)) for d in plan.devices]
     names = np.array([d.name for d in plan.devices], dtype=object)
     edges = [link % row for row in zip(names[links.a_dev].tolist(), (links.a_port + 1).tolist(),
-                                       names[links.b_dev].tolist(), (links.b_port + 1).tolist())]
+                                       names[links.b_dev].tolist(), (links.b_port + 1).tolist(), strict=True)]
     return render_template("containerlab/topology.clab.yml.j2", name=plan.name, nodes=nodes, links=edges)
 
 

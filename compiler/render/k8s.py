@@ -1,6 +1,6 @@
 """Kubernetes topology labels and the matching Kueue Topology and ResourceFlavor.
 
-Levels from coarse to fine (formats.md 2): pod (three tiers), scalable unit, leaf
+Levels from coarse to fine (as Kueue's Topology requires): pod (three tiers), scalable unit, leaf
 (fat-trees; in a rail-optimized fabric the SU is the leaf group), scale-up domain
 (GB200 NVL72 rack, only when it nests inside an SU), then kubernetes.io/hostname,
 which Kueue allows only as the last level. Every key and value is checked against
@@ -47,9 +47,9 @@ def _check(keys: list[str], rows) -> None:
     problems = [key_problem(k) for k in keys]
     values = {v for node, labels in rows for _, v in labels} | {node for node, _ in rows}
     problems += [value_problem(v) for v in sorted(values)]
-    problems = [x for x in problems if x]
-    if problems:
-        raise AssertionError("Kubernetes label syntax: " + "; ".join(problems[:5]))
+    found = [x for x in problems if x]
+    if found:
+        raise AssertionError("Kubernetes label syntax: " + "; ".join(found[:5]))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

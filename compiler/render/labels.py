@@ -154,7 +154,7 @@ def label_pages(plan: Plan, rows: FloorRows) -> list[tuple[dict, str]]:
     a cable with both ends in the rack prints both labels there."""
     rack, row, end = rack_entries(rows)
     phys = plan.physical
-    assert phys is not None
+    assert phys is not None  # labels are printed only for a plan with a physical layout
     racks = phys.racks
     a, b = rows.ends
     both = a.rack[row] == b.rack[row]

@@ -75,7 +75,7 @@ def _device_labels(plan: Plan) -> list[dict]:
         for key, value in (("su", d.su), ("pod", d.pod), ("rail", d.rail)):
             if value is not None:
                 labels[key] = str(value)
-        if racks is not None:
+        if racks is not None and phys is not None:
             labels["rack"] = racks[int(phys.dev_rack[i])]
         out.append(labels)
     return out
@@ -143,7 +143,7 @@ def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
               + ("(InfiniBand port number; a CA peer as the node-name map names it)." if ib else "(NOS interface names)."),
               "# TYPE clusterc_plan_port gauge"]
     port_line = 'clusterc_plan_port{name="%s",port="%s",peer="%s",peer_port="%s",cable="%s"} 1'
-    lines += map(port_line.__mod__, zip(*(_escaped(ports[:, j]) for j in range(ports.shape[1]))))
+    lines += map(port_line.__mod__, zip(*(_escaped(ports[:, j]) for j in range(ports.shape[1])), strict=True))
     host_lines = []
     tails: dict[str, list[str]] = {}  # per layout: each RDMA port's line after the host's name
     for d in plan.devices:

@@ -16,4 +16,5 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         if record is None:
             continue
         f = nccl_file(server, HostTopology.model_validate(record), style)
+        assert f.path is not None and f.text is not None  # a file is made whenever the topology is known
         out.write_text(f.path, f.text)

@@ -1,4 +1,4 @@
-"""netbox/: the design as NetBox's own bulk import takes it (formats.md 6.1), every fabric
+"""netbox/: the design as NetBox's own bulk import takes it (dcim/forms/bulk_import.py), every fabric
 of the plan, imported in the order netbox/README.md gives: sites, racks, manufacturers,
 device roles, device types (YAML, with an interface template per port, so each device's
 interfaces are created with it), devices, cables. Manufacturers, roles and types are shared
@@ -105,11 +105,11 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
         proto = np.where(dev_proto[dev] != "", dev_proto[dev], dev_proto[peer])
         # one (layout, port) at a time: its first end in link order
         keys, at = np.unique(code[dev] * width + port.astype(np.int64), return_index=True)
-        for key, pr in zip(keys.tolist(), proto[at].tolist()):
+        for key, pr in zip(keys.tolist(), proto[at].tolist(), strict=True):
             row = out[lids[key // width]]
             if not row[key % width] and pr:
                 row[key % width] = pr
-    model_of = {}
+    model_of: dict[str, str] = {}
     for d in plan.devices:
         model_of.setdefault(d.layout, d.model)
     for lid, model in model_of.items():
@@ -128,7 +128,7 @@ def device_types(plan: Plan) -> dict[str, dict]:
     the layout, so each port split is its own type), slug, height and one interface per port."""
     models = plan.facts["models"]
     phys = plan.physical
-    first = {}
+    first: dict[str, int] = {}
     for i, d in enumerate(plan.devices):
         first.setdefault(d.layout, i)
     protocols = port_protocols(plan)
@@ -138,15 +138,15 @@ def device_types(plan: Plan) -> dict[str, dict]:
         rec = models[d.model]
         ports = plan.layouts[layout].ports
         height = int(phys.dev_height_u[i]) if phys is not None else (rec.get("rack_units") or 1)
-        kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout])]
+        kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout], strict=True)]
         mgmt = rec.get("management_port")  # not in the layout: an Ethernet port of its own, mgmt_only
         out[layout] = {
             "manufacturer": rec["vendor"] or GENERIC_MANUFACTURER,
             "model": f"{rec['model']} ({layout})", "slug": slug(layout), "part_number": rec.get("part_number") or "",
             "u_height": height,
-            "interfaces": [(p.name, k, False) for p, k in zip(ports, kinds)]
+            "interfaces": [(p.name, k, False) for p, k in zip(ports, kinds, strict=True)]
             + ([(mgmt["name"], interface_type("ethernet", mgmt["gbps"], mgmt["form_factor"]), True)] if mgmt else []),
-            "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds)
+            "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds, strict=True)
                                if CLOSEST.get((p.speed_gbps, p.form_factor)) == k}),
         }
     return out
@@ -180,7 +180,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     dev_rows = []
     for i, d in enumerate(plan.devices):
         t = types[d.layout]
-        place = ("", "", "")
+        place: tuple[str, str | int, str] = ("", "", "")
         if phys is not None:
             place = (_csv(phys.racks[int(phys.dev_rack[i])].name), int(phys.dev_u[i]), "front")
         dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(t["manufacturer"]), _csv(t["model"]), site, *place))
@@ -208,7 +208,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
             dev_names[links.a_dev].tolist(), csv_column(a_name.tolist()), dev_names[links.b_dev].tolist(),
             csv_column(b_name.tolist()), cable_type.tolist(), csv_column(ids), color.tolist(), lengths,
-            csv_column(label_a), pulled) if keep)
+            csv_column(label_a), pulled, strict=True) if keep)
     cords = _cord_rows(plan, site)
     body += "".join(fmt % row for row in cords)
     out.write_text("netbox/cables.csv", _header("cables") + body)

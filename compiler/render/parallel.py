@@ -24,7 +24,7 @@ import os
 import pickle
 import sys
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from ..plan.model import Plan
 from ..progress import quiet, stage
@@ -38,7 +38,7 @@ WORKERS_ENV = "CLUSTERC_RENDER_WORKERS"
 MAX_WORKERS = 8
 
 # The longest outputs on a large plan start first so that none of them is left running
-# alone at the end (CPU seconds at 131,072 GPUs: benchmarks/outputs.py); the rest follow
+# alone at the end (CPU seconds at 131,072 GPUs: benchmarks/performance.py); the rest follow
 # in registry order. Only the order of the work changes, never what is written.
 LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling", "host-configs", "netbox", "diagrams",
               "plan")

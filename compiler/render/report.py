@@ -123,7 +123,7 @@ def bandwidth_per_tier(plan: Plan) -> list[tuple[str, float]]:
     """Per link kind (tier), the sum of its links' line rates, Gb/s."""
     links = plan.links
     gbps = np.bincount(links.kind.astype(np.int64), weights=links.speed_gbps.astype(np.float64), minlength=len(plan.link_kinds))
-    return [(k, g) for k, g in zip(plan.link_kinds, gbps.tolist()) if g]
+    return [(k, g) for k, g in zip(plan.link_kinds, gbps.tolist(), strict=True) if g]
 
 
 def failure_impact(checks: CheckResults) -> list[tuple[str, float]]:
@@ -143,7 +143,7 @@ def length_histogram(plan: Plan) -> list[tuple[str, float]]:
         return []
     order = phys.order_m
     values, counts = np.unique(order[~np.isnan(order)], return_counts=True)
-    items = [(f"{v:g} m", float(c)) for v, c in zip(values.tolist(), counts.tolist())]
+    items = [(f"{v:g} m", float(c)) for v, c in zip(values.tolist(), counts.tolist(), strict=True)]
     beyond = int(np.isnan(order).sum())
     return items + ([("beyond reach", float(beyond))] if beyond else [])
 
@@ -181,7 +181,7 @@ def totals(s: dict, plan: Plan, compute: Plan) -> list[tuple[str, str]]:
 
 def fabric_rows(s: dict) -> list[tuple[str, ...]]:
     """One row per fabric (several-fabric plans): what summary.json's `fabrics` holds."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for name, f in (s.get("fabrics") or {}).items():
         out.append((name, f["topology"], f"{f['switch']} ({f['speed_gbps']}G)", str(f["tiers"]),
                     ", ".join(f"{n:,} {role}" for role, n in f["switches"].items()),
@@ -224,7 +224,7 @@ def report_html(plan: Plan, checks: CheckResults) -> str:
         counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
         power_w, used = rack_draw(plan).known_w, phys.rack_used_u()
         racks = [(r.name, r.kind, f"{int(c):,}", f"{int(u)}/{r.usable_u}", fmt(round(float(p) / 1000, 1)),
-                  fmt(r.power_budget_w / 1000)) for r, c, p, u in zip(phys.racks, counts, power_w, used)]
+                  fmt(r.power_budget_w / 1000)) for r, c, p, u in zip(phys.racks, counts, power_w, used, strict=True)]
     return render_template(
         "report/report.html.j2",
         name=plan.name,

@@ -1,12 +1,12 @@
 """Slurm topology: topology.conf (tree plugin), topology.yaml (25.05+), and for
 scale-up domains that span servers (GB200 NVL72 racks) topology-block.conf.
 
-Tree (formats.md 1.1): one *logical* leaf per leaf group, never a node under several
+Tree (Slurm's topology.conf(5), topology/tree): one *logical* leaf per leaf group, never a node under several
 leaves. A rail-optimized server reaches every rail leaf of its SU, so the SU is the
 leaf; a fat-tree server sits on one leaf. Leaf groups hang under their pod (three
 tiers) and pods or groups under one root, so every node is reachable from one switch.
 
-Block (formats.md 1.2): one block per scale-up domain, in server (network-locality)
+Block (Slurm 23.11+, topology/block): one block per scale-up domain, in server (network-locality)
 order; BlockSizes = base x 2^k (k = 0..15), up to the node count.
 """
 
@@ -27,7 +27,7 @@ MAX_BLOCK_DOUBLINGS = 15  # Slurm: each later BlockSizes value is base x 2^k, 1 
 def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
     groups: dict[str, list[str]] = {}
     group_pod: dict[str, int | None] = {}
-    for name, group, pod in zip(hosts.names, hosts.group, hosts.pod):
+    for name, group, pod in zip(hosts.names, hosts.group, hosts.pod, strict=True):
         groups.setdefault(group, []).append(name)
         group_pod[group] = pod
     switches = [{"name": g, "nodes": compress(names), "switches": ""} for g, names in groups.items()]
@@ -35,6 +35,7 @@ def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
     if tiers == 3:
         pods: dict[int, list[str]] = {}
         for g, pod in group_pod.items():
+            assert pod is not None  # three tiers: every server is in a pod
             pods.setdefault(pod, []).append(g)
         for pod, members in pods.items():
             switches.append({"name": naming.pod_group(pod), "nodes": "", "switches": compress(members)})
@@ -47,7 +48,7 @@ def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
 
 def blocks(hosts: HostTable, base: int) -> tuple[list[dict], list[int]]:
     members: dict[int, list[str]] = {}
-    for name, domain in zip(hosts.names, hosts.domain):
+    for name, domain in zip(hosts.names, hosts.domain, strict=True):
         if domain is not None:
             members.setdefault(domain, []).append(name)
     out = [{"name": naming.nvlink_domain(d), "nodes": compress(names)} for d, names in members.items()]

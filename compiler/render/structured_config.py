@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from types import SimpleNamespace
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def _check_builtin_roce(nos_facts, roce: SimpleNamespace) -> None:
         raise RoceProfileMismatch(
             f"{nos_facts.name} configs name the NOS's own RoCE profile, whose "
             + ", ".join(f"{k} is {builtin[k]}" for k in differ)
-            + f"; the RoCE profile (catalog/data/roce.yaml) has "
+            + "; the RoCE profile (catalog/data/roce.yaml) has "
             + ", ".join(f"{k} {getattr(roce, k)}" for k in differ)
             + f": spell the values in the {nos_facts.id} templates before changing the profile")
 
@@ -117,7 +118,7 @@ class SwitchConfig:
     maximum_paths: int
     port_mtu_bytes: int | None  # the NOS's port MTU (catalog/data/nos.yaml); None where its files set none
     roce: SimpleNamespace
-    cages: "LayoutCages"  # the switch model's cages, for breakouts (shared by every switch of the model)
+    cages: LayoutCages  # the switch model's cages, for breakouts (shared by every switch of the model)
     adaptive_routing: bool  # the files turn adaptive routing on (the plan's RoutingPlan.adaptive_routing)
     cable_lengths_m: list[int]  # per interface, for NOSes that size buffers by it (nos.yaml); else empty
     sonic_platform: str | None  # catalog (switches.yaml sonic:), where evidenced
@@ -205,7 +206,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
         np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
         all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
-        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist())))
+        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist(), strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
     loopbacks = dotted(r.loopback)

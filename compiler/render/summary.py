@@ -32,7 +32,7 @@ def cables_by_kind(plan: Plan) -> dict[str, int]:
         return plan.count_by_kind()
     keep = np.array(pulled, dtype=bool)[plan.links.media]
     counts = np.bincount(plan.links.kind[keep].astype(np.int64), minlength=len(plan.link_kinds))
-    return {k: int(c) for k, c in zip(plan.link_kinds, counts) if c}
+    return {k: int(c) for k, c in zip(plan.link_kinds, counts, strict=True) if c}
 
 
 def speed_text(summary: dict) -> str:

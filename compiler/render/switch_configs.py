@@ -41,7 +41,7 @@ def _write(configs: list[SwitchConfig], out: OutputDir) -> None:
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    views = [v for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
+    views = [(v, v.routing.nos) for v in (fabric_plan(plan, name) for name in fabric_names(plan)) if v.routing is not None and v.routing.nos]
     if not views:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
@@ -49,7 +49,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        configs = [c for v in views for c in switch_configs(v, v.routing.nos)]
+        configs = [c for v, nos in views for c in switch_configs(v, nos)]
         # shares of the switches in forked children, each writing its switches' files
         in_shares(lambda k, n: _write(configs[k::n], out), share_workers(len(configs), PARALLEL_FROM))
     finally:

@@ -48,6 +48,7 @@ def _sheet(wb, title: str, widths: list[int], header: list, bold):
 
 def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
     phys = plan.physical
+    assert phys is not None  # the workbook is written only for a plan with a physical layout
     s = summarize(plan, checks)
     rows: list[list] = [["GPUs", s["gpus"]], ["servers", f"{s['servers']} x {s['server']}"],
                         ["topology", f"{s['topology']}, {s['tiers']} tiers, {speed_text(s)}"]]
@@ -65,7 +66,7 @@ def _summary(wb, bold, plan: Plan, checks: CheckResults) -> None:
     counts = np.bincount(phys.dev_rack, minlength=len(phys.racks))
     power = rack_draw(plan).known_w
     used = phys.rack_used_u()
-    rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used)]
+    rows += [[r.name, r.kind, int(c), round(float(p) / 1000, 1), int(u)] for r, c, p, u in zip(phys.racks, counts, power, used, strict=True)]
     ws = _sheet(wb, "Summary", [28, 60, 12, 14, 10], ["design", plan.name], bold)
     for r, row in enumerate(rows, start=1):
         ws.write_row(r, 0, row)

@@ -35,7 +35,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -277,7 +277,7 @@ class OutputDir:
         return json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
 
     # --- writing ------------------------------------------------------------------------
-    def __enter__(self) -> "OutputDir":
+    def __enter__(self) -> OutputDir:
         parent = self.target.parent
         parent.mkdir(parents=True, exist_ok=True)
         if self.target.exists() and not self.target.is_dir():
@@ -296,7 +296,7 @@ class OutputDir:
     def _claim_stale(self) -> list[tuple[Path, int | None]]:
         """Under the folder lock: temporary folders of compiles that died, locked by us now.
         A previous output that a killed fallback swap left aside goes back in place."""
-        claimed = []
+        claimed: list[tuple[Path, int | None]] = []
         for temp in sorted(self.target.parent.glob(f"{self._prefix}*")):
             fd = _open_dir(temp)
             if fd is None:

@@ -24,7 +24,7 @@ import struct
 import zipfile
 import zlib
 from contextlib import contextmanager
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import xlsxwriter
 
@@ -39,7 +39,7 @@ def table_xlsx(sheet: str, columns: Sequence[str], rows: Iterable[Sequence]) -> 
     """One sheet `sheet`: the header `columns`, then `rows` (str, int, float; None: an empty cell)."""
     from rustpy_xlsxwriter import FastExcel  # imported here: only the outputs that write a table load it
 
-    records = (dict(zip(columns, row)) for row in rows)
+    records = (dict(zip(columns, row, strict=True)) for row in rows)
     buf = io.BytesIO()
     FastExcel(buf).sheet(sheet, _with_header(columns, records)).save()
     return _fixed_core_dates(buf.getvalue())

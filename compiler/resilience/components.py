@@ -111,12 +111,12 @@ def components_of(ctx: CheckContext) -> Components:
     optical = np.array([bool(plan.facts["media"][m]["needs_transceivers"]) for m in plan.media], dtype=bool)
     opt = optical[end_media] if n else np.zeros(0, dtype=bool)
     end_label = np.array([f"{k} optic ({r} end)" for k, r in zip(np.concatenate([kinds, kinds]).tolist(),
-                                                                 roles[end_dev].tolist())], dtype=object).astype(str) \
+                                                                 roles[end_dev].tolist(), strict=True)], dtype=object).astype(str) \
         if n else np.zeros(0, dtype=str)
     key = end_cage[opt] * max(len(plan.media), 1) + end_media[opt]
     def cage_name(first, sel=opt):  # `<device>:cage<label>`, the cage as the switch's faceplate labels it
         return [f"{names[d]}:cage{plan.layouts[plan.devices[d].layout].ports[p].cage}"
-                for d, p in zip(end_dev[sel][first].tolist(), end_port[sel][first].tolist())]
+                for d, p in zip(end_dev[sel][first].tolist(), end_port[sel][first].tolist(), strict=True)]
     transceiver = _group("transceiver", key, end_link[opt], end_label[opt], cage_name)
 
     gpu_server = np.array([d.role == "server" for d in plan.devices], dtype=bool)
@@ -135,5 +135,5 @@ def components_of(ctx: CheckContext) -> Components:
     nic_key = np.where(per_cage[dev_e], first_port[cage_e], gport)  # named by its first port
     nic = _group("nic", nic_key, end_link[nic_end], np.full(int(nic_end.sum()), "nic", dtype=object).astype(str),
                  lambda first, sel=nic_end: [f"{names[int(d)]}:nic{int(p) + 1}" for d, p in
-                                             zip(end_dev[sel][first], end_port[sel][first])])
+                                             zip(end_dev[sel][first], end_port[sel][first], strict=True)])
     return Components(ctx, {"switch": switch, "transceiver": transceiver, "cable": cable, "nic": nic}, n)

@@ -36,6 +36,7 @@ def load_rates(path: str | Path | None, classes: dict[str, int], strict: bool = 
         given = dict(source.data)
 
     def at(*keys) -> str:  # file:line:column: the field path
+        assert source is not None  # only called on the entries of a file
         line, col = source.where(keys)
         return f"{path}:{line}:{col}: {'.'.join(str(k) for k in keys)}"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import poisson

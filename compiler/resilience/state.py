@@ -3,8 +3,8 @@
 A state is the set of units down per class. It becomes the check layer's masks: switches
 down (keep_switch), switch-switch links down (keep_link) and server links down; a GPU is
 cut off when no port of its NIC is reached (the check layer's reached_ports, less the ports
-whose own link is down), so a dual-plane GPU keeps going on one plane; bisection is the worst of the check layer's balanced cuts (ctx.worst_cut_gbps) on the
-damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
+whose own link is down), so a dual-plane GPU keeps going on one plane; bisection is the worst of
+the check layer's balanced cuts (ctx.worst_cut_gbps) on the damaged fabric, as a fraction of the intact fabric's worst cut. A server link down does
 not change the fabric's bisection (it shows as its GPU cut off)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Model:
 
     @classmethod
     def build(cls, comps: Components, rates: dict[str, dict], min_fraction: float,
-              collective: Collective | None = None, per_server: bool = False) -> "Model":
+              collective: Collective | None = None, per_server: bool = False) -> Model:
         """`per_server`: a GPU is cut off when no port of its server on this fabric is reached
         (a storage or management fabric serves the whole server through any of its NICs);
         else when no port of its own NIC is (the compute fabric: each GPU has its NIC)."""
@@ -55,11 +55,13 @@ class Model:
 
     @property
     def gpus(self) -> float:
+        assert self.nic_gpus is not None  # build() sets it
         return float(self.nic_gpus.sum())
 
     def gpus_cut_off(self, reach: np.ndarray) -> float:
         g = self.comps.ctx.graph
         gpu = g.at_is_gpu_server
+        assert self.at_nic is not None and self.nic_gpus is not None  # build() sets them
         reached = np.bincount(self.at_nic, weights=reach[gpu].astype(np.float64), minlength=self.nic_gpus.size)
         return float(self.nic_gpus[reached == 0].sum())
 
@@ -111,7 +113,9 @@ def masks(model: Model, down: dict[str, np.ndarray]):
     keep_switch = np.ones(g.n, dtype=bool)
     units = down.get("switch")
     if units is not None and units.size:
-        keep_switch[comps.groups["switch"].node[units]] = False
+        switch_node = comps.groups["switch"].node
+        assert switch_node is not None  # the switch class maps its units to graph nodes
+        keep_switch[switch_node[units]] = False
     return keep_switch, ~link_down[g.link], link_down[g.at_link], link_down
 
 

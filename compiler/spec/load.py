@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from ..diagnostics import Diagnostic, SpecInvalid, in_file_order, nearest
 from .model import TRAFFIC_PATTERNS, Spec
@@ -52,7 +54,7 @@ def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
     return list(current.model_fields)
 
 
-def _hint_for(err: dict, loc: tuple) -> str:
+def _hint_for(err: Mapping[str, Any], loc: tuple) -> str:
     kind = err["type"]
     if "hint" in err.get("ctx", {}):  # a validator that knows better (e.g. the NOS registry's)
         return err["ctx"]["hint"]
@@ -70,13 +72,13 @@ def _hint_for(err: dict, loc: tuple) -> str:
         expected = str(err.get("ctx", {}).get("expected", ""))
         values = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
         allowed = [a or b for a, b in values]
-        given = err.get("input")
-        close = nearest(given.lower().replace("_", "-"), allowed) if allowed and isinstance(given, str) else ""
+        value = err.get("input")
+        close = nearest(value.lower().replace("_", "-"), allowed) if allowed and isinstance(value, str) else ""
         return close if close.startswith("did you mean") else "allowed: " + expected
     return ""
 
 
-def _literal_message(err: dict, hint: str) -> tuple[str, str]:
+def _literal_message(err: Mapping[str, Any], hint: str) -> tuple[str, str]:
     """A value not in a fixed list: '"2"' quoted where the list has the number 2 says so."""
     given, expected = err.get("input"), str(err.get("ctx", {}).get("expected", ""))
     if isinstance(given, str) and given.strip().isdigit() and re.search(rf"(?<!')\b{given.strip()}\b(?!')", expected):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from ipaddress import IPv4Address, IPv4Network
 from typing import Annotated, Literal
@@ -236,14 +235,14 @@ class ExtraFabric(_Strict):
     scalable_unit: int | None = Field(None, ge=1, le=4096, description="servers per scalable unit (SU)")
     speed_gbps: int | None = Field(None, gt=0, description="link speed; default: the NIC group's speed")
     media: str | dict[str, str] | None = Field(None, description="medium, or per link kind {server-leaf: mmf, leaf-spine: smf}")
-    extra_endpoints: list["ExtraEndpoint"] = Field(
+    extra_endpoints: list[ExtraEndpoint] = Field(
         default_factory=list, max_length=64,
         description="devices on this fabric only, e.g. storage targets: [{role: vast, count: 8, ports: 2}]; "
                     "named <fabric>-<role>-NN, on free leaf downlinks")
     nos: NosId | None = Field(
         None, description="Ethernet only: the switch operating system to write this fabric's configs for (the switch model must run it)")
     addressing: Addressing = Field(
-        default_factory=lambda: Addressing(**extra_fabric_pools(0)),
+        default_factory=lambda: Addressing.model_validate(extra_fabric_pools(0)),
         description="Ethernet: this fabric's pools, peering and ASN plan. Pools not given default to the k-th extra "
                     "fabric's share of 10.192.0.0/10 (a /13 each, apart from the compute defaults): server_links "
                     "10.x.0.0/14, fabric_links /15, loopbacks /16, management /16, x = 192 + 8(k-1)")
@@ -333,7 +332,9 @@ class Addressing(_Strict):
             return (first, last) if needed <= last - first + 1 else ASN_RANGES["4-byte"]
         if self.asn in ASN_RANGES:
             return ASN_RANGES[self.asn]
-        first, last = (int(x) for x in _ASN_RANGE.match(self.asn).groups())
+        m = _ASN_RANGE.match(self.asn)
+        assert m is not None  # the field's validator accepted only a known name or this form
+        first, last = (int(x) for x in m.groups())
         return first, last
 
     def pools(self) -> dict[str, IPv4Network]:
@@ -363,7 +364,7 @@ def unique_endpoint_roles(value: list) -> list:
     return value
 
 
-ATTACH = ("leaf", "spine", "core", "management-leaf")
+ATTACH = Literal["leaf", "spine", "core", "management-leaf"]
 
 
 class ExtraEndpoint(_Strict):
@@ -374,7 +375,7 @@ class ExtraEndpoint(_Strict):
     ports: int = Field(1, ge=1, le=64, description="fabric ports per device")
     speed_gbps: int | None = Field(None, gt=0, description="default: the fabric's link speed")
     form_factor: Literal["OSFP", "QSFP112"] = "OSFP"
-    attach: Literal[ATTACH] = Field(
+    attach: ATTACH = Field(
         "leaf", description="where the ports go (expand/endpoints.py): leaf (default; free leaf downlinks, as NVIDIA's "
                             "SuperPOD puts UFM in a server slot; the default SU leaves room), spine or core (spare ports "
                             "of that tier), management-leaf (leaves of their own, each linked once to every spine)")
@@ -492,13 +493,13 @@ class Collectives(_Strict):
         return value
 
 
-BOM_CATEGORIES = ("switch", "server", "nic", "transceiver", "cable", "scale-up")
+BOM_CATEGORIES = Literal["switch", "server", "nic", "transceiver", "cable", "scale-up"]
 
 
 class Bom(_Strict):
     """Bill of materials: what to order beyond the plan (spares) and what it costs (prices)."""
 
-    spares_percent: dict[Literal[BOM_CATEGORIES], Annotated[float, Field(ge=0, le=100)]] = Field(
+    spares_percent: dict[BOM_CATEGORIES, Annotated[float, Field(ge=0, le=100)]] = Field(
         default_factory=dict,
         description="spares per part of a category, as a percentage of the quantity, rounded up per part "
                     "(e.g. {transceiver: 2, cable: 2}); default: none")
@@ -553,7 +554,7 @@ LEAF_PLACEMENTS = ("end-of-row", "middle-of-row", "top-of-rack", "network-rack")
 
 class RackSpec(_Strict):
     """One rack type. 48U/600 mm/1,200 mm are industry conventions, not vendor facts
-    (hardware.md 4, UNCONFIRMED): defaults to be overridden by the site's numbers."""
+    (no vendor source states them): defaults to be overridden by the site's numbers."""
 
     height_u: int = Field(48, ge=4, le=60, description="rack height in U")
     power_kw: float = Field(40.0, gt=0, le=1000, description="power budget per rack, kW")
@@ -563,7 +564,7 @@ class RackSpec(_Strict):
 
 
 class CableModel(_Strict):
-    """Constants of the cable-length model (hardware.md 4; assumptions, configurable)."""
+    """Constants of the cable-length model (assumptions, configurable)."""
 
     tray_drop_m: float = Field(0.3, ge=0, le=5, description="from the top of a rack into the overhead tray, per end")
     in_rack_m: float = Field(0.5, ge=0, le=5, description="routing through the rack's cable manager for an in-rack cable")
@@ -581,7 +582,8 @@ class Layout(_Strict):
     rack: RackSpec = Field(default_factory=RackSpec)
     servers_per_rack: int | None = Field(None, ge=1, le=64, description="default: as many as U and power allow")
     leaf_placement: Literal["end-of-row", "middle-of-row", "top-of-rack", "network-rack"] = Field(
-        "end-of-row", description="end-of-row | middle-of-row: network racks per row; network-rack: beside each SU; top-of-rack: leaves in the compute racks",
+        "end-of-row",
+        description="end-of-row | middle-of-row: network racks per row; network-rack: beside each SU; top-of-rack: leaves in the compute racks",
     )
     endpoint_rack_units: int = Field(1, ge=1, le=10, description="height of an extra endpoint (UFM, storage head), not in the catalog")
     spine_placement: Literal["auto", "start", "middle", "end", "rows"] = Field(

@@ -59,8 +59,13 @@ class Topology:
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch", "uplink_speed_gbps")
-_CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord, tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
-             supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
+# keyword arguments shared by a family's Topology entries below
+_CLOS: dict[str, Any]
+_TORUS: dict[str, Any]
+_DRAGONFLY: dict[str, Any]
+_DIRECT: dict[str, Any]
+_CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord, tree=True, supports_layout=True, supports_growth=True,
+             supports_extra_endpoints=True, supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
 _TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
               needs_dims=True, diagram="grid", switch_roles=("router",))
 _DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",

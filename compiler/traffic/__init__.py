@@ -42,7 +42,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
     try:
         failure = parse_failure(view, fail)
     except ValueError as exc:
-        raise TrafficError(str(exc))
+        raise TrafficError(str(exc)) from exc
     intact = TrafficFabric(view)
     scenarios = [("", intact)]
     if fail:
@@ -55,7 +55,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         chosen = placement(intact, servers, order, seed)
         built = [build_pattern(intact, p, chosen, seed, max_phases) for p in (patterns or DEFAULT_PATTERNS)]
     except (PatternError, RoutingError) as exc:
-        raise TrafficError(str(exc))
+        raise TrafficError(str(exc)) from exc
     results, unavailable = [], []
     for label, fabric in scenarios:
         r_fab = router if fabric is intact else Router(fabric, qps=qps, seed=seed)
@@ -65,7 +65,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
                     phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
                 except RoutingError as exc:
                     if not label:
-                        raise TrafficError(str(exc))
+                        raise TrafficError(str(exc)) from exc
                     # the failure leaves a fabric this routing cannot route (OpenSM's ftree falls back to updn)
                     entry = {"pattern": pat.name, "routing": routing, "failure": label, "reason": str(exc)}
                     unavailable.append(entry)

@@ -103,13 +103,14 @@ def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[Pha
             out[str(size)] = None  # a connection gets nothing: the collective never completes
             continue
         net = [p.min_fraction * nic_gbps_per_gpu for p in phases]
+        t: float | None  # None: the collective has no figure for this shape
         if pattern.kind == "ring-allreduce":  # the check's figures (check/collectives.py), one function
             t = allreduce_times(size, n, g, net[0], scaleup_gbps, alpha).ring_s
         elif pattern.kind == "hierarchical":
             t = allreduce_times(size, n, g, net[0], scaleup_gbps, alpha).hierarchical_s
         elif pattern.kind == "all-to-all":
             per_peer = size / n
-            t = sum(ph.weight * transfer_time_s(per_peer, b) for ph, b in zip(pattern.phases, net)) + (n - 1) * alpha
+            t = sum(ph.weight * transfer_time_s(per_peer, b) for ph, b in zip(pattern.phases, net, strict=True)) + (n - 1) * alpha
         else:  # a permutation or shift: every GPU sends `size` bytes to its partner
             t = transfer_time_s(size, net[0]) + alpha
         out[str(size)] = None if t is None or math.isinf(t) else round(t, 6)
@@ -132,7 +133,7 @@ def summarise(fabric: TrafficFabric, pattern: Pattern, routing: str, phases: lis
     hot = hot[offered[hot] > 0]
     hot_links = [{**d, "offered_load": round(float(offered[i]), 4), "flows": round(float(flows_on[i]), 3),
                   "utilisation": round(float(util[i]), 4)}
-                 for i, d in zip(hot.tolist(), fabric.describe_links(hot))]
+                 for i, d in zip(hot.tolist(), fabric.describe_links(hot), strict=True)]
     return {
         "pattern": pattern.name,
         "routing": routing,

@@ -62,7 +62,7 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
 
 def flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, seed: int) -> np.ndarray:
     packed = (np.asarray(src, np.uint64) << np.uint64(32)) | (np.asarray(dst, np.uint64) << np.uint64(8)) | np.asarray(qp, np.uint64)
-    return splitmix64(splitmix64(np.uint64(seed)) ^ packed)
+    return splitmix64(splitmix64(np.asarray(seed, dtype=np.uint64)) ^ packed)
 
 
 def switch_choice(keys: np.ndarray, device: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -161,7 +161,7 @@ class ClosRoutes:
         n = self.f.graph.n
         deg = np.diff(self.up_ptr)
         live = np.bincount(self.lo[self.alive], minlength=n)
-        head_all = self.reach.all(axis=1)
+        head_all = np.asarray(self.reach.all(axis=1), dtype=bool)
         bad = np.bincount(self.lo[~head_all[self.hi]], minlength=n)
         return (deg == live) & (bad == 0)
 

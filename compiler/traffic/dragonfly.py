@@ -49,17 +49,17 @@ class DragonflyRoutes:
         alive = fabric.switch_links_alive()
         self.local_nbr: dict[int, list[tuple[int, int]]] = defaultdict(list)  # switch -> (neighbour, directed link)
         loc = np.flatnonzero((kind == "local") & alive)
-        for a, b, link in zip(g.a[loc].tolist(), g.b[loc].tolist(), g.link[loc].tolist()):
+        for a, b, link in zip(g.a[loc].tolist(), g.b[loc].tolist(), g.link[loc].tolist(), strict=True):
             self.local_nbr[a].append((b, 2 * link))
             self.local_nbr[b].append((a, 2 * link + 1))
         glob = np.flatnonzero((kind == "global") & alive)
         # global cables per ordered group pair, both directions: (tail switch, head switch, directed link)
         self.global_links: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
-        for a, b, link in zip(g.a[glob].tolist(), g.b[glob].tolist(), g.link[glob].tolist()):
+        for a, b, link in zip(g.a[glob].tolist(), g.b[glob].tolist(), g.link[glob].tolist(), strict=True):
             ga, gb = int(self.group[a]), int(self.group[b])
             self.global_links[(ga, gb)].append((a, b, 2 * link))
             self.global_links[(gb, ga)].append((b, a, 2 * link + 1))
-        self._intra: dict[tuple[int, int], dict[int, float]] = {}
+        self._intra: dict[tuple[int, int], dict[int, float] | None] = {}
         self._dist: dict[int, dict[int, int]] = {}
 
     # --- inside a group -----------------------------------------------------------------
@@ -228,7 +228,7 @@ class DragonflyRoutes:
         """Per flow: True where UGAL-G sends it through Valiant."""
         load: dict[tuple[int, int], float] = defaultdict(float)  # offered Gb/s per group pair under minimal
         cross = ok & (gs != gd)
-        for a, b, w in zip(gs[cross].tolist(), gd[cross].tolist(), gbps[cross].tolist()):
+        for a, b, w in zip(gs[cross].tolist(), gd[cross].tolist(), gbps[cross].tolist(), strict=True):
             load[(a, b)] += w
         cap = {k: sum(self.f.cap_gbps[l] for _, _, l in v) for k, v in self.global_links.items()}
 

@@ -75,14 +75,14 @@ def write_exports(plan: Plan, spec: str, **traffic) -> dict[str, str]:
             if fmt == "htsim":
                 files.update(htsim_run_files(view, **traffic))
         except ExportError as exc:
-            raise TrafficError(f"--export {fmt}: {exc}")
+            raise TrafficError(f"--export {fmt}: {exc}") from exc
         target = Path(folder) / fmt
         try:
             target.mkdir(parents=True, exist_ok=True)
             for name, text in files.items():
                 (target / name).write_text(text)
         except OSError as exc:
-            raise TrafficError(f"--export: cannot write {target}: {exc.strerror}")
+            raise TrafficError(f"--export: cannot write {target}: {exc.strerror}") from exc
         written[fmt] = str(target)
     return written
 
@@ -122,15 +122,16 @@ def simai_files(plan: Plan) -> dict[str, str]:
     lines = []
     names = [f"{i},gpu,{plan.devices[int(f.server_devices[i // g_per])].name} gpu{i % g_per}" for i in range(gpus)]
     # GPU <-> NVSwitch of its domain
+    nv_gbps = nv or 0.0  # domains is 0 without an NVLink figure, and the loop below does not run
     for g in range(gpus if domains else 0):
-        lines.append(f"{g} {gpus + (g // g_per) // per_domain_servers} {_gbps(nv)} {NVLINK_LATENCY_NS}ns 0")
+        lines.append(f"{g} {gpus + (g // g_per) // per_domain_servers} {_gbps(nv_gbps)} {NVLINK_LATENCY_NS}ns 0")
     names += [f"{gpus + k},nvswitch,scale-up domain {k + 1}" for k in range(domains)]
     names += [f"{switch_id[d]},switch,{plan.devices[d].name}" for d in switches]
     # NIC ports: the GPU each port serves (port p of R on a server of G GPUs serves GPU p*G//R)
     ports = np.diff(f.ep_first)
     local = f.ep_port * g_per // ports[f.ep_server]
     gpu_of_ep = f.ep_server * g_per + local
-    for g, link in zip(gpu_of_ep.tolist(), f.ep_link.tolist()):
+    for g, link in zip(gpu_of_ep.tolist(), f.ep_link.tolist(), strict=True):
         lines.append(f"{g} {switch_id[int(L.b_dev[link])]} {_gbps(float(L.speed_gbps[link]))} {NIC_LATENCY_NS}ns 0")
     inner = np.flatnonzero(np.isin(L.a_dev, switches) & np.isin(L.b_dev, switches))
     for link in inner.tolist():
@@ -184,7 +185,7 @@ def htsim_files(plan: Plan) -> dict[str, str]:
     spine_down = int(np.bincount(L.b_dev[L.kind == kinds.index("leaf-spine")]).max())
     lat = NIC_LATENCY_NS
     out = [f"# csg-htsim fat tree config (FatTreeTopology::load) for {plan.name}, written by clusterc.",
-           f"# Node i is the i-th GPU NIC port in fabric order (nodes.csv). Latencies: SimAI's default",
+           "# Node i is the i-th GPU NIC port in fabric order (nodes.csv). Latencies: SimAI's default",
            f"# NIC latency ({lat} ns); the plan has no cable delays. Queue sizes: set with htsim's -q.",
            f"Nodes {nodes}", f"Tiers {tiers}", f"Podsize {pod}", "",
            "Tier 0", f"Downlink_speed_Gbps {speed('server-leaf')}", f"Radix_Down {down}", f"Radix_Up {up}",

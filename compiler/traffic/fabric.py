@@ -32,7 +32,7 @@ class Failure:
     links: np.ndarray  # plan link indices
 
     @staticmethod
-    def none() -> "Failure":
+    def none() -> Failure:
         return Failure("", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
@@ -125,7 +125,7 @@ class TrafficFabric:
         up = np.asarray(directed) % 2 == 0
         names = [d.name for d in self.plan.devices]
         out = []
-        for li, u in zip(link.tolist(), up.tolist()):
+        for li, u in zip(link.tolist(), up.tolist(), strict=True):
             a, b = names[int(L.a_dev[li])], names[int(L.b_dev[li])]
             out.append({"cable": ids[li], "from": a if u else b, "to": b if u else a,
                         "kind": self.plan.link_kinds[int(L.kind[li])]})

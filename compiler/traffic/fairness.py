@@ -50,7 +50,7 @@ class Term:
             v = m.T @ v
         return v if self.classes is None else v[self.classes]
 
-    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Term":
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> Term:
         """The same term over a subset of flows (indices) and links (indices)."""
         last = self.chain[-1][links]
         if self.classes is None:
@@ -78,7 +78,7 @@ class Incidence:
             out += t.touches(links)
         return out
 
-    def restrict(self, flows: np.ndarray, links: np.ndarray) -> "Incidence":
+    def restrict(self, flows: np.ndarray, links: np.ndarray) -> Incidence:
         return Incidence(flows.size, links.size, [t.restrict(flows, links) for t in self.terms])
 
 

@@ -227,7 +227,6 @@ class FtreeRoutes:
         return groups["g_hi"][gid], groups["links"][groups["g_first"][gid] + port]
 
     def _main_paths(self) -> None:
-        c = self.c
         leaf_groups = self._up_groups(self.leaves)
         self.s_star, self.leaf_link = self._pick(leaf_groups, self.e_leaf, self.e_k)
         if self.tiers == 3:

@@ -21,7 +21,6 @@ O(flows x diameter).
 
 from __future__ import annotations
 
-from functools import cached_property
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -177,7 +176,7 @@ class DimensionOrderRoutes:
         goal = np.array(np.unravel_index(dn[moving], self.dims))
         rows, links, shares = [], [], []
         broken = np.zeros(moving.size, dtype=bool)
-        for axis, (k, wrap) in enumerate(zip(self.dims, self.wrap)):
+        for axis, (k, wrap) in enumerate(zip(self.dims, self.wrap, strict=True)):
             delta = (goal[axis] - cur[axis]) % k if wrap else goal[axis] - cur[axis]
             step = np.where(delta > 0, 1, -1)
             count = np.abs(delta)

@@ -2,7 +2,9 @@
 
 | family | routings | model |
 |---|---|---|
-| clos, planes | ecmp, adaptive, ftree | static per-flow hash over the valley-free equal-cost next hops, one sub-flow per QP; an even split at every hop (clos.py); OpenSM's fat-tree LFTs on InfiniBand trees (ftree.py) |
+| clos, planes | ecmp | static per-flow hash over the valley-free equal-cost next hops, one sub-flow per QP (clos.py) |
+| clos, planes | adaptive | an even split at every hop (clos.py) |
+| clos, planes | ftree | OpenSM's fat-tree LFTs on InfiniBand trees (ftree.py) |
 | dragonfly | minimal, valiant, ugal | dragonfly.py |
 | torus, direct | minimal | shortest paths split evenly, wraparound included, servers or chips relaying where they are the nodes (minimal.py) |
 | torus | dimension-order | x, then y, then z, each the short way round, even over parallel cables (minimal.py) |
@@ -56,7 +58,7 @@ class ClosRouting:
         try:
             self.clos = ClosRoutes(fabric)
         except NotClos as exc:
-            raise RoutingError(f"'{topo}': {exc}")
+            raise RoutingError(f"'{topo}': {exc}") from exc
 
     def available(self) -> tuple[str, ...]:
         plan = self.fabric.plan
@@ -80,7 +82,7 @@ class ClosRouting:
         try:
             return FtreeRoutes(self.clos)
         except NotClos as exc:
-            raise RoutingError(f"ftree: {exc}")
+            raise RoutingError(f"ftree: {exc}") from exc
 
     def route(self, routing: str, phase: Phase) -> Routed:
         f = self.fabric
@@ -100,7 +102,7 @@ class ClosRouting:
         try:
             fl, ln, ok, secondary = self.ftree.paths(phase.src, phase.dst)
         except NotClos as exc:
-            raise RoutingError(f"ftree: {exc}")
+            raise RoutingError(f"ftree: {exc}") from exc
         return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
 
 

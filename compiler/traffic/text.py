@@ -48,7 +48,7 @@ def traffic_text(report: dict) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     left = 2 if rows[0][2] != "failure" else 3
     for row in rows:
-        lines.append("  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        lines.append("  " + "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))))
     lines.append("  (mean: throughput over NIC line rate; slowest: the connection that paces the collective; "
                  "max load: offered load on the busiest link at line rate; times: alpha-beta at the slowest connection)")
     if report.get("reference_routing"):

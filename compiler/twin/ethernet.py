@@ -1,8 +1,7 @@
 """Digital twin of an Ethernet fabric: real FRR daemons in network namespaces, wired as
 the cabling list says, loaded with the generated frr.conf, checked against the plan.
 
-Recipe: ../shared/reference/real-components.md section 2 (frr-fabric.sh). One namespace
-per switch and per sampled server; one veth pair per cable between them, each end
+How: one namespace per switch and per sampled server; one veth pair per cable between them, each end
 named as the NOS names the port; zebra + bgpd per switch under the `frr` user, in
 their own UTS namespace (so BGP sees the switch's hostname); `vtysh -b` loads the config.
 
@@ -28,12 +27,14 @@ import signal
 import subprocess
 import tempfile
 import time
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..catalog.nos import TWIN_NOS
 from ..check.ecmp import expected_ecmp
 from ..plan.model import Plan
+from ..plan.routing import RoutingPlan
 from ..plan.views import cable_ids
 from ..render.host_configs import server_nics
 from ..plan.naming import SWITCH_ROLES
@@ -95,7 +96,10 @@ def preflight(plan: Plan) -> None:
 
 class EthernetTwin:
     def __init__(self, plan: Plan, options: TwinOptions):
+        assert plan.routing is not None  # preflight() refused a plan without one
         self.plan = plan
+        self.routing: RoutingPlan = plan.routing
+        self.expected: list[dict] = []  # the sessions the configs ask for: expected_sessions(), once up
         self.opt = options
         self.run_id = f"cct{os.getpid()}"
         self.work: Path | None = None  # made by up(), so a refused run leaves nothing behind
@@ -115,7 +119,7 @@ class EthernetTwin:
 
     def _ifname(self, dev: int, port: int) -> str:
         d = self.plan.devices[dev]
-        names = self.plan.routing.port_names[TWIN_NOS].get(d.layout)
+        names = self.routing.port_names[TWIN_NOS].get(d.layout)
         name = names[port] if names else self.plan.layouts[d.layout].ports[port].name
         if len(name) > 15 or "/" in name or " " in name:
             raise TwinUnavailable(f"port name {name!r} of {d.name} is not a Linux interface name")
@@ -162,7 +166,7 @@ class EthernetTwin:
         """Sampled servers as host-configs/netplan sets them up (render/host_configs.py): the
         odd address of each NIC's /31, one routing table per NIC with a rule for its address,
         and the main table's routes to the fabric over rail 1."""
-        r = self.plan.routing
+        r = self.routing
         _, per_server, _ = server_nics(self.plan)
         pools = (r.pools["server_links"], r.pools["loopbacks"])
         for i, node in self.nodes.items():
@@ -211,7 +215,7 @@ class EthernetTwin:
         """One session per switch port wired to a switch; whom it should reach comes from
         that port's config, i.e. from the plan, whatever was actually cabled."""
         out = []
-        for link, ((a, na), (b, nb)) in sorted(self.wired.items()):
+        for _link, ((a, na), (b, nb)) in sorted(self.wired.items()):
             if self.nodes[a].switch and self.nodes[b].switch:
                 out += [{"device": self.plan.devices[a].name, "interface": na}, {"device": self.plan.devices[b].name, "interface": nb}]
         # the neighbor a config expects on an interface comes from the config itself
@@ -249,7 +253,7 @@ class EthernetTwin:
         return {"sessions": sessions, "routes": routes}
 
     def compare(self, obs: dict, failed_links: frozenset[int], failed_devices: frozenset[int]) -> tuple[bool, list[dict], list[str]]:
-        r = self.plan.routing
+        r = self.routing
         leaves = [i for i in self.nodes if self.plan.devices[i].role == "leaf"]
         max_paths = min((c.maximum_paths for c in self.configs.values() if c.role == "leaf"), default=1)
         expect = expected_ecmp(self.plan, max_paths, failed_links, failed_devices,
@@ -266,7 +270,8 @@ class EthernetTwin:
             if s["_failed"]:
                 continue
             if not s["ok"]:
-                why = s["state"] if s["state"] != "Established" else f"peer router id {s['peer_router_id']}, expected {s['expected_router_id']} ({s['expected_peer']})"
+                why = (s["state"] if s["state"] != "Established"
+                       else f"peer router id {s['peer_router_id']}, expected {s['expected_router_id']} ({s['expected_peer']})")
                 problems.append(f"{s['device']} {s['interface']} -> {s['expected_peer']}: {why}")
         return not problems, rows, problems
 
@@ -339,7 +344,7 @@ class EthernetTwin:
             self._lldpcli(node, "update")
 
     def _lldpd_alive(self, node: _Node, deadline: float, what: str) -> None:
-        if node.lldpd.poll() is not None or time.monotonic() > deadline:
+        if node.lldpd is None or node.lldpd.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"lldpd in {node.name} {what}: see {node.dir / 'lldpd.log'}")
 
     def collect_lldp(self, out: Path) -> dict:
@@ -498,11 +503,11 @@ def run(plan: Plan, options: TwinOptions) -> dict:
             twin.start_lldp()  # before convergence: LLDP comes up while BGP does
         twin.expected = twin.expected_sessions()
         ok, elapsed, obs, rows, problems = twin.wait()
-        report = {
+        report: dict[str, Any] = {
             "converged": ok, "convergence_s": round(time.monotonic() - twin.t_start, 2),
             "switches": sum(1 for n in twin.nodes.values() if n.switch),
             "servers_sampled": [n.name for n in twin.nodes.values() if not n.switch],
-            "links_wired": len(twin.wired), "peering": plan.routing.peering,
+            "links_wired": len(twin.wired), "peering": twin.routing.peering,
             "sessions": [{k: v for k, v in s.items() if not k.startswith("_")} for s in obs["sessions"]],
             "ecmp": rows, "problems": problems,
         }
@@ -549,7 +554,7 @@ def _ping(twin: EthernetTwin) -> dict | None:
     _, per_server, _ = server_nics(twin.plan)
     src_nics, dst_nics = per_server[servers[0].index], per_server[servers[-1].index]
     rails = []
-    for a, b in zip(src_nics, dst_nics):
+    for a, b in zip(src_nics, dst_nics, strict=True):
         route = _run("ip", "-n", servers[0].ns, "-o", "route", "get", b.address, "from", a.address, check=False).stdout
         res = _run("ip", "netns", "exec", servers[0].ns, "ping", "-c", "1", "-W", "2", "-I", a.address, b.address, check=False)
         rails.append({"rail": a.rail, "from": f"{servers[0].name}:{a.ifname} {a.address}",

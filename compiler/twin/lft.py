@@ -31,7 +31,7 @@ class LftTables:
         view = plan.memo("ib_view", ib_view)
         port_link: dict[tuple[int, int], int] = {}
         for i, (a, ap, b, bp) in enumerate(zip(view.a_node.tolist(), view.a_port.tolist(),
-                                               view.b_node.tolist(), view.b_port.tolist())):
+                                               view.b_node.tolist(), view.b_port.tolist(), strict=True)):
             port_link[(a, ap)] = i
             port_link[(b, bp)] = i
         dev_of_guid = {int(g): i for i, g in enumerate(view.device_guid.tolist()) if not view.is_ca[i]}
@@ -62,7 +62,7 @@ class LftTables:
         L = f.plan.links
         flows, links = [], []
         ok = np.zeros(src.size, dtype=bool)
-        for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist())):
+        for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):
             hops = [2 * int(f.ep_link[s])]
             dev = int(L.b_dev[f.ep_link[s]])
             for _ in range(max_hops):

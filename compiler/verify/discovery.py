@@ -56,7 +56,7 @@ class Discovery:
              lane_gbps: float | None = None, lanes: int | None = None) -> None:
         self.links.append((a, a_port, b, b_port, lane_gbps, lanes, source))
 
-    def merge(self, other: "Discovery") -> None:
+    def merge(self, other: Discovery) -> None:
         for key, n in other.nodes.items():
             mine = self.nodes.get(key)
             if mine is None:

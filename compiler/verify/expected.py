@@ -58,7 +58,7 @@ def _ib(plan, disc, links, names, rates):
 
     ib_number = {lid: {i: n for n, i in table.items()} for lid, table in numbers.items()}
     for c, (a, pa, b, pb, speed) in enumerate(zip(links.a_dev.tolist(), links.a_port.tolist(), links.b_dev.tolist(),
-                                                   links.b_port.tolist(), links.speed_gbps.tolist())):
+                                                   links.b_port.tolist(), links.speed_gbps.tolist(), strict=True)):
         ka, na = end(a, pa)
         kb, nb = end(b, pb)
         lanes, lane = rates.get(c, (4, speed / 4 if speed / 4 in LANE_GBPS.values() else per_lane))
@@ -76,7 +76,7 @@ def _lldp(plan, disc, links, names, rates):
     layouts = [d.layout for d in plan.devices]
     tiers = np.array([d.tier for d in plan.devices])
     for c, (a, pa, b, pb) in enumerate(zip(links.a_dev.tolist(), links.a_port.tolist(), links.b_dev.tolist(),
-                                            links.b_port.tolist())):
+                                            links.b_port.tolist(), strict=True)):
         speed = rates.get(c, (None, None))[1]
         for (x, px), (y, py) in (((a, pa), (b, pb)), ((b, pb), (a, pa))):
             if tiers[x] == 0:

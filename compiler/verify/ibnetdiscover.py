@@ -88,7 +88,7 @@ def parse(text: str, file: str) -> Discovery:
                     descs = _PEER_DESC.findall(comment)
                     if descs:
                         disc.node(peer, descs[-1], "ca" if peer_id.startswith("H-") else "switch", f"{file}:{lineno}")
-            if port_guid:
+            if port_guid and port_guids is not None:  # set with `current`, checked above
                 port_guids[int(port)] = int(port_guid, 16)
             append((current, int(port), peer, int(peer_port), lane, lanes, f"{file}:{lineno}"))
             continue

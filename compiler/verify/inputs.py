@@ -61,7 +61,7 @@ def read_file(path: Path) -> Discovery:
         except json.JSONDecodeError as exc:
             raise SpecInvalid([Diagnostic("ASBUILT_UNREADABLE", f"not valid JSON: {exc.msg}", file=file, line=exc.lineno,
                                           column=exc.colno)]) from None
-        for name, (kind, module) in FORMATS.items():
+        for kind, module in FORMATS.values():
             if kind == "json" and module.looks_like(data):
                 return module.parse(data, file, path.stem)
         raise _unknown(file, "JSON that is neither `lldpcli -f json show neighbors details`, `nv show interface -o json` "

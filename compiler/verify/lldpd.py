@@ -26,8 +26,7 @@ def _entries(interfaces):
         interfaces = [interfaces]
     for item in interfaces or ():
         if isinstance(item, dict):
-            for name, body in item.items():
-                yield name, body
+            yield from item.items()
 
 
 def parse(data, file: str, device: str) -> Discovery:

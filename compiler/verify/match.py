@@ -102,10 +102,9 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
     p_ok = p_right & ~p_switch
     # a port named twice with different partial peers: the first explains the cable
     port_unchecked = np.zeros(n_cables, dtype=bool)
-    ok_cables, first_ok = np.unique(pc[p_ok], return_index=True)
+    ok_cables = np.unique(pc[p_ok])
     port_unchecked[ok_cables] = True
     matched[ok_cables] = True
-    p_ok_rows = np.flatnonzero(p_ok)[first_ok]
     p_bad = ~p_right
     seen_ports[p_g] = True
 
@@ -125,7 +124,7 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
         return int(b_g[c]) if int(a_g[c]) == g else int(a_g[c])
 
     sw_cables, first_sw = np.unique(pc[p_switch], return_index=True)
-    for c, r in zip(sw_cables.tolist(), p_rows[np.flatnonzero(p_switch)[first_sw]].tolist()):
+    for c, r in zip(sw_cables.tolist(), p_rows[np.flatnonzero(p_switch)[first_sw]].tolist(), strict=True):
         if matched[c]:
             continue  # a host's row already placed it
         consumed[c] = True
@@ -228,7 +227,7 @@ def _rates(plan: Plan, disc: Discovery, rows: np.ndarray, cables: np.ndarray, ig
     InfiniBand, 4 lanes where the per-lane rate is a standard one (400G = 4xNDR)."""
     out = []
     lane_rates = set(LANE_GBPS.values())
-    for r, c in zip(rows.tolist(), cables.tolist()):
+    for r, c in zip(rows.tolist(), cables.tolist(), strict=True):
         lane, lanes = disc.links[r][4], disc.links[r][5]
         if lane is None:
             continue

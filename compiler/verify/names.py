@@ -19,6 +19,7 @@ Cost: one pass per layout (a few hundred ports each), independent of the plan's 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from ..catalog.nics import nic_devices
@@ -64,14 +65,14 @@ def port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
 
 
 def _port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
-    routing_names = {}
+    routing_names: dict[str, list[list[str]]] = {}
     if plan.routing is not None:  # built from a spec: the names the configs were written with
         for by_layout in plan.routing.port_names.values():
             for lid, names in by_layout.items():
                 routing_names.setdefault(lid, []).append(list(names))
     out: dict[str, dict[str, int]] = {}
     for lid, layout in plan.layouts.items():
-        lists = [[p.name for p in layout.ports]]
+        lists: list[Sequence[str | None]] = [[p.name for p in layout.ports]]
         switch = _switch_of(lid)
         if switch is not None:
             lists += list(_nos_names(switch, layout).values())
@@ -85,8 +86,8 @@ def _port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
         lists += routing_names.get(lid, [])
         table: dict[str, int] = {}
         clash: set[str] = set()
-        for names in lists:
-            for i, name in enumerate(names):
+        for spelled in lists:
+            for i, name in enumerate(spelled):
                 if not name:
                     continue
                 for key in {name, name.lower()}:

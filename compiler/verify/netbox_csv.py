@@ -4,8 +4,7 @@ NetBox's bulk-import form (`side_a_device`, `side_a_name`, `side_b_device`,
 `side_b_name`, `status`), which is also what clusterc writes in netbox/cables.csv.
 
 Column names from netbox-community/netbox dcim/tables/cables.py (CableTable verbose
-names) and dcim/forms/bulk_import.py (CableImportForm); ../shared/reference/formats.md
-section 6.1. Only cables whose status is connected count as built (planned and
+names) and dcim/forms/bulk_import.py (CableImportForm). Only cables whose status is connected count as built (planned and
 decommissioning ones are not); a termination cell listing several interfaces
 (`swp1,swp2`) is a multi-termination cable and is read as its first pair.
 """

@@ -42,15 +42,16 @@ class _Places:
         port = g - int(self.offsets[dev])
         d = self.plan.devices[dev]
         name, cage = floor_name(self.plan, dev, port)
-        out = {"device": d.name, "port": name}
+        out: dict[str, str | int] = {"device": d.name, "port": name}
         if cage is not None:
             out["cage"] = cage
         ib = self.ib.get(d.layout, {}).get(port)
         if ib is not None:
             out["ib_port"] = ib
-        if self.racks is not None:
-            out["rack"] = self.racks[int(self.plan.physical.dev_rack[dev])]
-            out["u"] = int(self.plan.physical.dev_u[dev])
+        phys = self.plan.physical
+        if self.racks is not None and phys is not None:  # racks are named only with a physical layout
+            out["rack"] = self.racks[int(phys.dev_rack[dev])]
+            out["u"] = int(phys.dev_u[dev])
         return out
 
     def found_end(self, g: int, node: int, row: int, side: int) -> dict:
@@ -206,7 +207,7 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
             continue
         seen_names.add(key)
         exp = {"device": plan.devices[dev].name}
-        if places.racks is not None:
+        if places.racks is not None and plan.physical is not None:  # racks are named only with a physical layout
             exp.update(rack=places.racks[int(plan.physical.dev_rack[dev])], u=int(plan.physical.dev_u[dev]))
         mismatches.append({
             "kind": "name", "cable_id": None, "cables": [], "anchor": None, "expected": exp, "found": {"device": key[0]},
@@ -234,7 +235,7 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         "ok": not mismatches,
         "plan": plan.name,
         "plan_source": plan_source,
-        "inputs": [{"file": f, "format": fmt} for f, fmt in zip(disc.files, disc.formats)],
+        "inputs": [{"file": f, "format": fmt} for f, fmt in zip(disc.files, disc.formats, strict=True)],
         "checked_cables": checked,
         "matched_cables": int((outcome.matched & in_scope & scope.expected).sum()),
         "mismatches": mismatches,

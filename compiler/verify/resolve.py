@@ -118,8 +118,8 @@ def _resolve_ports(plan: Plan, disc: Discovery, res: Resolved, spell) -> None:
     for lid in layout_ids:
         table = ib.get(lid, {})
         arr = np.full(max(table, default=0) + 1, UNRESOLVED, dtype=np.int64)
-        for number, local in table.items():
-            arr[number] = local
+        for number, port in table.items():
+            arr[number] = port
         ib_lookup.append(arr)
     rows = disc.links
     for side, (nodes, col) in enumerate(((res.a_node, 1), (res.b_node, 3))):
@@ -190,8 +190,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
     candidates = np.flatnonzero(suspect & (n_rows > 0))
     if candidates.size == 0:
         return False
-    rows_of = {int(c): [] for c in candidates}
-    port_specs = [r[1] for r in disc.links] + [r[3] for r in disc.links]
+    rows_of: dict[int, list[int]] = {int(c): [] for c in candidates}
     for j in np.flatnonzero(np.isin(both_node, candidates)).tolist():
         rows_of[int(both_node[j])].append(j)
     claimed = {}  # (device, fixed port or -1) -> node, for nodes that name their device correctly
@@ -214,7 +213,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
     for node in candidates.tolist():
         n = disc.nodes[res.keys[node]]
         if n.kind != "ca":
-            votes = Counter()
+            votes: Counter = Counter()
             for (dev, _port), k in vote(node).items():
                 votes[dev] += k
             if not votes:
@@ -241,7 +240,7 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
                 changed = True
         else:
             groups.setdefault(split_label(n.label, "ca")[0], []).append(node)
-    for host, nodes in sorted(groups.items()):
+    for _host, nodes in sorted(groups.items()):
         per_node = {node: vote(node) for node in nodes}
         devs: Counter = Counter()
         for votes in per_node.values():
@@ -254,10 +253,10 @@ def _identify_by_neighbours(plan: Plan, disc: Discovery, res: Resolved) -> bool:
             continue
         for node, votes in per_node.items():
             res.node_dev[node] = dev
-            ports = [p for (d, p), _k in votes.most_common() if d == dev]
-            if ports and (dev, ports[0]) not in claimed:
-                res.node_port[node] = ports[0]
-                claimed[(dev, ports[0])] = node
+            ranked = [p for (d, p), _k in votes.most_common() if d == dev]
+            if ranked and (dev, ranked[0]) not in claimed:
+                res.node_port[node] = ranked[0]
+                claimed[(dev, ranked[0])] = node
             res.renamed.append((node, dev))
         changed = True
     return changed

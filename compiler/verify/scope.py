@@ -37,7 +37,7 @@ def _device_groups(plan: Plan) -> list[str | None]:
     if plan.physical is not None:
         names = [r.name for r in plan.physical.racks]
         racks = [names[r] for r in plan.physical.dev_rack.tolist()]
-    out = []
+    out: list[str | None] = []
     for i, d in enumerate(plan.devices):
         if d.su is not None:
             out.append(f"su{d.su}")
@@ -64,7 +64,7 @@ def selected_devices(plan: Plan, tokens: list[str]) -> np.ndarray:
         elif tok in names:
             hit[names[tok]] = True
         elif tok in racks:
-            hit = dev_rack == racks.index(tok)
+            hit = np.asarray(dev_rack == racks.index(tok), dtype=bool)
         elif tok[:2] == "su" and tok[2:].isdigit():
             hit = np.array([d.su == int(tok[2:]) for d in plan.devices], dtype=bool)
         elif tok[:3] == "pod" and tok[3:].isdigit():

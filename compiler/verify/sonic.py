@@ -86,8 +86,8 @@ def _cells(line: str, spans: list[tuple[int, int]]) -> list[str] | None:
     starts = [s for s, _ in spans]
     if not any(b < len(line) and line[b - 1] != " " and line[b] != " " for b in starts[1:]):
         bounds = starts + [len(line) + 1]
-        cells = [line[bounds[i]:bounds[i + 1]].strip() for i in range(len(spans))]
-        return (cells + [""] * 5)[:5]
+        fixed = [line[bounds[i]:bounds[i + 1]].strip() for i in range(len(spans))]
+        return (fixed + [""] * 5)[:5]
     words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", line)]
     if len(words) < 3:
         return None

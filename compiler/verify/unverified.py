@@ -66,11 +66,12 @@ def check_technology(plan: Plan, disc: Discovery, res: Resolved) -> None:
         if tech not in planned:
             foreign.setdefault(tech, {}).setdefault(file, line)
         elif file not in errors and dev >= 0 and protocol[dev] not in (None, tech):
-            d = plan.devices[dev]
+            d, planned_protocol = plan.devices[dev], protocol[dev]
+            assert planned_protocol is not None  # the condition above
             errors[file] = Diagnostic(
                 "ASBUILT_WRONG_FABRIC", f"{_TOOL[tech]} of {d.name}, which the plan makes an {protocol[dev]} switch "
                 f"({d.model}, fabric {d.fabric})", file=file, line=line,
-                hint=f"give {_TOOL[protocol[dev]]} for {d.name}, or check the file's name")
+                hint=f"give {_TOOL[planned_protocol]} for {d.name}, or check the file's name")
     for tech, files in foreign.items():  # one error per technology, at its first file: a folder may hold thousands
         first = min(files)
         others = f" (and {len(files) - 1:,} more file(s) like it)" if len(files) > 1 else ""
@@ -140,12 +141,12 @@ def input_findings(plan: Plan, disc: Discovery, res: Resolved, seen_ports: np.nd
 
     index = {k: i for i, k in enumerate(res.keys)}
     for node_key, spelling, what, source in disc.unreadable:
-        node = index.get(node_key, -1)
-        if node < 0 or res.node_dev[node] < 0:
+        n_at = index.get(node_key, -1)
+        if n_at < 0 or res.node_dev[n_at] < 0:
             continue  # a table of an unknown device: reported once above
-        g = local_port(node, spelling)
+        g = local_port(n_at, spelling)
         if g < 0:
-            unplaced_port(node, spelling, what, source)
+            unplaced_port(n_at, spelling, what, source)
             continue
         if seen_ports[g]:
             continue  # the port shows a neighbour that could be placed (the host's lldpd beside its NIC's agent)
@@ -167,11 +168,11 @@ def input_findings(plan: Plan, disc: Discovery, res: Resolved, seen_ports: np.nd
     # rows of a reporting plan device on a port that is none of its own, whose far end is no port either
     lost = np.flatnonzero((res.a_gport < 0) & (res.b_gport < 0) & (res.node_dev[res.a_node] >= 0))
     for r in lost.tolist():
-        node = int(res.a_node[r])
-        if not disc.nodes[res.keys[node]].reported:
+        n_at = int(res.a_node[r])
+        if not disc.nodes[res.keys[n_at]].reported:
             continue
         row = disc.links[r]
         far_node = int(res.b_node[r])
-        unplaced_port(node, row[1] if isinstance(row[1], tuple) else (f"IB port {row[1]}",),
+        unplaced_port(n_at, row[1] if isinstance(row[1], tuple) else (f"IB port {row[1]}",),
                       f"a neighbour {res.labels[far_node]!r}", row[6], outside=res.node_dev[far_node] < 0)
     return out, covered, management

@@ -9,6 +9,8 @@ a hint that says what to write instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from .source import Source
 
@@ -50,7 +52,7 @@ def _number_text(value: str) -> str | None:
     return digits
 
 
-def _bound(err: dict, loc: tuple, written: str) -> tuple[str, str] | None:
+def _bound(err: Mapping[str, Any], loc: tuple, written: str) -> tuple[str, str] | None:
     """Limits in our words: what the value is, the limit, and why there is one."""
     kind, ctx = err["type"], err.get("ctx") or {}
     unit = _unit_of(loc)
@@ -89,7 +91,7 @@ def _as_written(source: Source | None, loc: tuple, value) -> str:
     return repr(value)
 
 
-def describe(err: dict, loc: tuple, source: Source | None = None) -> tuple[str, str] | None:
+def describe(err: Mapping[str, Any], loc: tuple, source: Source | None = None) -> tuple[str, str] | None:
     """(message, hint) for a pydantic type error, or None to keep pydantic's wording."""
     kind, value = err["type"], err.get("input")
     written = _as_written(source, loc, value)

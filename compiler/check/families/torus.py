@@ -33,10 +33,10 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
         return None, "no closed form for a twisted torus (max-flow only)"
     dims, wrap = d.dims, d.wrap
     nodes = math.prod(dims)
-    crossings = [_crossings(k, w, nodes) for k, w in zip(dims, wrap) if k >= 2 and k % 2 == 0]
+    crossings = [_crossings(k, w, nodes) for k, w in zip(dims, wrap, strict=True) if k >= 2 and k % 2 == 0]
     if not crossings:
         return None, "no closed form: no dimension of even size (max-flow over balanced cuts, an upper bound)"
-    odd = [_crossings(k, w, nodes) for k, w in zip(dims, wrap) if k >= 3 and k % 2]
+    odd = [_crossings(k, w, nodes) for k, w in zip(dims, wrap, strict=True) if k >= 3 and k % 2]
     if odd and min(odd) < min(crossings):
         return None, (f"no closed form: an odd dimension's planes cross {min(odd):,} node pairs, fewer than the best even "
                       f"dimension's {min(crossings):,}, and halving through its middle layer has no proven minimum "
@@ -115,4 +115,4 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     d = plan.design_record
     if d.twist or not d.direct:
         return None
-    return sum(k // 2 if w else k - 1 for k, w in zip(d.dims, d.wrap))
+    return sum(k // 2 if w else k - 1 for k, w in zip(d.dims, d.wrap, strict=True))

@@ -34,7 +34,7 @@ def circle(name: str, title: str, subtitle: str, labels: list[tuple[str, tuple[s
     lo, hi = np.minimum(ga, gb), np.maximum(ga, gb)
     pairs, inverse, counts = np.unique(lo * n + hi, return_inverse=True, return_counts=True)
     bw = np.bincount(inverse, weights=gbps.astype(np.float64), minlength=len(pairs))
-    inside = {a: c for p, c in zip(pairs.tolist(), counts.tolist()) for a, b in [divmod(p, n)] if a == b}
+    inside = {a: c for p, c in zip(pairs.tolist(), counts.tolist(), strict=True) for a, b in [divmod(p, n)] if a == b}
     lines = [ls + ((f"{inside[k]:,} links inside",) if k in inside else ()) for k, (_, ls, _) in enumerate(labels)]
     w = max(max((text_px(t) for ls in lines for t in ls), default=40) + 2 * BOX_PAD_PX, 48)
     h = BOX_PAD_PX + LINE_PX * max(len(ls) for ls in lines)
@@ -47,11 +47,12 @@ def circle(name: str, title: str, subtitle: str, labels: list[tuple[str, tuple[s
     d = Drawing(name=name, title=title, width=width, height=cy + ry + h / 2 + 2 * MARGIN_PX + 20)
     d.texts.append(Text(MARGIN_PX, 24, title, TITLE_PX, bold=True))
     d.texts.append(Text(MARGIN_PX, 42, subtitle, SMALL_PX, colour="#555555"))
-    for k, ((bid, _, tip), ls) in enumerate(zip(labels, lines)):
+    for k, ((bid, _, tip), ls) in enumerate(zip(labels, lines, strict=True)):
         angle = -math.pi / 2 + 2 * math.pi * k / max(n, 1)
         x, y = cx + rx * math.cos(angle), cy + ry * math.sin(angle)
         d.boxes.append(Box(bid, x - w / 2, y - h / 2, w, h, ls, fill, BOX_STROKE, tip))
-    chords = [(divmod(p, n), c, g) for p, c, g in zip(pairs.tolist(), counts.tolist(), bw.tolist()) if divmod(p, n)[0] != divmod(p, n)[1]]
+    chords = [(divmod(p, n), c, g) for p, c, g in zip(pairs.tolist(), counts.tolist(), bw.tolist(), strict=True)
+              if divmod(p, n)[0] != divmod(p, n)[1]]
     uniform = len({c for _, c, _ in chords}) == 1
     thin = len(chords) > 48
     for (a, b), c, g in chords:
@@ -70,7 +71,7 @@ def circle(name: str, title: str, subtitle: str, labels: list[tuple[str, tuple[s
 def switchless(plan: Plan, scope: str = "servers") -> Drawing:
     """A ring or full mesh of servers: every server on the ellipse, chords by link count."""
     devs = plan.devices
-    labels = [(d.name, (d.name,), f"{d.name} ({d.model})") for d in devs]
+    labels: list[tuple[str, tuple[str, ...], str]] = [(d.name, (d.name,), f"{d.name} ({d.model})") for d in devs]
     group = np.arange(len(devs), dtype=np.int64)
     links = plan.links
     topology = plan.design.get("topology", "")

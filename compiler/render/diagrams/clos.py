@@ -202,7 +202,7 @@ def bundles_of(plan: Plan, link_ids: np.ndarray, shown: np.ndarray, cell_of: np.
     gbps = np.bincount(inverse, weights=links.speed_gbps[link_ids][keep].astype(np.float64), minlength=len(pairs))
     a, b = np.divmod(pairs, n)
     rails = [c.rail for c in cells]
-    colours = [rail_colour(rails[x] if rails[x] is not None else rails[y]) for x, y in zip(a.tolist(), b.tolist())]
+    colours = [rail_colour(rails[x] if rails[x] is not None else rails[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
     return Bundles(a, b, counts, gbps.astype(np.int64), colours)
 
 
@@ -220,7 +220,7 @@ def gap_notes(plan: Plan, link_ids: np.ndarray, rows: list[Row], shown: np.ndarr
     key = upper[adjacent] * len(plan.link_kinds) + kinds[adjacent]
     pairs, counts = np.unique(key, return_counts=True)
     notes: dict[int, list[str]] = {}
-    for p, c in zip(pairs.tolist(), counts.tolist()):
+    for p, c in zip(pairs.tolist(), counts.tolist(), strict=True):
         gap, kind = divmod(p, len(plan.link_kinds))
         notes.setdefault(gap, []).append(f"{c:,} {_kind_name(plan.link_kinds[kind])}")
     return {gap: ", ".join(v) for gap, v in notes.items()}
@@ -312,7 +312,7 @@ def clos_overview(plan: Plan) -> Drawing:
     # extra endpoints (UFM, storage targets): a box per role in a row of their own below
     roles = [d.role for d in devs]
     endpoints: list[Cell] = []
-    for role in dict.fromkeys(r for r, d in zip(roles, devs) if d.tier == 0 and r != "server"):
+    for role in dict.fromkeys(r for r, d in zip(roles, devs, strict=True) if d.tier == 0 and r != "server"):
         idx = [i for i, r in enumerate(roles) if r == role]
         endpoints.append(Cell(role, (role, counted(role, len(idx))), (role, counted(role, len(idx))), ENDPOINT_FILL,
                               title=f"{counted(role, len(idx))}: {devs[idx[0]].name} …", size=0))

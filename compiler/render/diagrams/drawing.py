@@ -59,7 +59,7 @@ class Edge(NamedTuple):
 
     a: str  # box ids
     b: str
-    count: int
+    count: int  # type: ignore[assignment]  # a field named like tuple.count(): read as .count only
     x1: float
     y1: float
     x2: float

@@ -39,12 +39,12 @@ def torus_overview(plan: Plan) -> Drawing:
     dims3, wrap3 = dims + [1] * (3 - n_dims), wrap + [False] * (3 - n_dims)
     limit = BLOCKS_PER_AXIS[n_dims]
     size = [math.ceil(k / limit) for k in dims3]  # coordinates per block along each axis
-    nblk = [math.ceil(k / s) for k, s in zip(dims3, size)]
+    nblk = [math.ceil(k / s) for k, s in zip(dims3, size, strict=True)]
 
     nodes = np.array([i for i, d in enumerate(devs) if d.role == node_role], dtype=np.int64)
     linear = np.fromiter((devs[i].index - 1 for i in nodes.tolist()), dtype=np.int64, count=len(nodes))
     coords = np.unravel_index(linear, dims3)
-    bc = [c // s for c, s in zip(coords, size)]
+    bc = [c // s for c, s in zip(coords, size, strict=True)]
     block = np.full(len(devs), -1, dtype=np.int64)
     block[nodes] = np.ravel_multi_index(bc, nblk)
     links = plan.links
@@ -104,13 +104,13 @@ def torus_overview(plan: Plan) -> Drawing:
                            BOX_STROKE, f"{lines[0]}: {lines[1]}, {lines[2]}"))
     per_axis: dict[str, set[int]] = {}
     inside = {}
-    for p, c, g in zip(pairs.tolist(), counts.tolist(), bw.tolist()):
+    for p, c, g in zip(pairs.tolist(), counts.tolist(), bw.tolist(), strict=True):
         a, b = divmod(p, n)
         if a == b:
             inside[a] = c
             continue
         ca, cb = np.unravel_index(a, nblk), np.unravel_index(b, nblk)
-        diff = [abs(int(u) - int(v)) for u, v in zip(ca, cb)]
+        diff = [abs(int(u) - int(v)) for u, v in zip(ca, cb, strict=True)]
         axis = max(range(3), key=lambda i: diff[i])
         per_axis.setdefault(AXES[axis], set()).add(c)
         p_box, r_box = d.boxes[a], d.boxes[b]
@@ -148,7 +148,7 @@ def _span(b: int, size: int, k: int) -> str:
 
 
 def _block_name(x: int, y: int, size: list[int], dims: list[int], n_dims: int) -> str:
-    parts = [f"{a}{_span(v, s, k)}" for a, v, s, k in zip(AXES, (x, y), size, dims)]
+    parts = [f"{a}{_span(v, s, k)}" for a, v, s, k in zip(AXES, (x, y), size, dims, strict=False)]  # the panel is x by y: z is not named
     return " ".join(parts[:min(n_dims, 2)])
 
 

@@ -79,7 +79,7 @@ def device_cells(devices: list[Device], order: list[int], keys: list, cap: int, 
     prefix = token_prefix(names)
     size_of: dict = {}
     part_names: dict = {}
-    for k, name in zip(keys, names):
+    for k, name in zip(keys, names, strict=True):
         size_of[k] = size_of.get(k, 0) + 1
         part_names.setdefault(k, []).append(name)
     part_prefix = {k: token_prefix(v) or prefix for k, v in part_names.items()}

@@ -13,6 +13,7 @@ one caption in the gap says so instead of a label on each edge.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +74,7 @@ def bandwidth(gbps: float) -> str:
 
 
 def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bundles,
-            rails: list[int] = (), gap_notes: dict[int, str] | None = None, footnote: str = "") -> Drawing:
+            rails: Sequence[int] = (), gap_notes: dict[int, str] | None = None, footnote: str = "") -> Drawing:
     """Lay rows out top to bottom. `gap_notes[k]` names the links between row k and k+1;
     the footnote goes under the last row."""
     avail = MAX_WIDTH_PX - ROW_LABEL_PX - 2 * MARGIN_PX
@@ -84,7 +85,7 @@ def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bund
         full = max((_lines_px(c.lines, c.bold) for c in row.cells), default=0) + 2 * BOX_PAD_PX
         use_full = full <= slot
         texts = [c.lines if use_full else c.short for c in row.cells]
-        natural = max((_lines_px(ts, c.bold) for c, ts in zip(row.cells, texts)), default=0) + 2 * BOX_PAD_PX
+        natural = max((_lines_px(ts, c.bold) for c, ts in zip(row.cells, texts, strict=True)), default=0) + 2 * BOX_PAD_PX
         w = max(MIN_BOX_PX, min(natural, slot))
         # text still wider than its box: a smaller font for this row, down to MIN_FONT_PX
         font = max(MIN_FONT_PX, min(FONT_PX, FONT_PX * (w - 2 * BOX_PAD_PX) / max(natural - 2 * BOX_PAD_PX, 1)))
@@ -92,7 +93,7 @@ def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bund
         sizes.append((w, h, texts, not use_full and any(c.lines != c.short for c in row.cells), round(font, 1)))
     # every row spreads over the widest row's span (boxes centred in equal slots), so a
     # row of 4 units under 16 spines spans the same width as the spines
-    span = max((len(r.cells) * (w + BOX_GAP_PX) - BOX_GAP_PX for r, (w, *_) in zip(rows, sizes)), default=0)
+    span = max((len(r.cells) * (w + BOX_GAP_PX) - BOX_GAP_PX for r, (w, *_) in zip(rows, sizes, strict=True)), default=0)
     width = max(MIN_WIDTH_PX, ROW_LABEL_PX + 2 * MARGIN_PX + span, text_px(title, TITLE_PX) + 2 * MARGIN_PX,
                 text_px(subtitle, SMALL_PX) + 2 * MARGIN_PX, text_px(footnote, SMALL_PX) + 2 * MARGIN_PX)
     left, right = ROW_LABEL_PX + MARGIN_PX, width - MARGIN_PX
@@ -108,10 +109,10 @@ def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bund
     y = HEADER_PX
     row_of: list[int] = []
     row_y: list[tuple[float, float]] = []
-    for r, (row, (w, h, texts, short, font)) in enumerate(zip(rows, sizes)):
+    for r, (row, (w, h, texts, short, font)) in enumerate(zip(rows, sizes, strict=True)):
         n = len(row.cells)
         slot = span / max(n, 1)
-        for k, (cell, ts) in enumerate(zip(row.cells, texts)):
+        for k, (cell, ts) in enumerate(zip(row.cells, texts, strict=True)):
             d.boxes.append(Box(cell.id, left + slot * (k + 0.5) - w / 2, y, w, h, ts, cell.fill, cell.stroke,
                                cell.title or cell.id, cell.members, cell.bold, font))
             row_of.append(r)
@@ -176,18 +177,18 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     x_hi, step_hi = _spread(hi, lo, bx, bw, bcx, across)
     y_lo, y_hi = by[lo], by[hi] + bh[hi]
     a_is_lo = lo == a
-    x1 = np.where(a_is_lo, x_lo, x_hi); y1 = np.where(a_is_lo, y_lo, y_hi)
-    x2 = np.where(a_is_lo, x_hi, x_lo); y2 = np.where(a_is_lo, y_hi, y_lo)
+    x1, y1 = np.where(a_is_lo, x_lo, x_hi), np.where(a_is_lo, y_lo, y_hi)
+    x2, y2 = np.where(a_is_lo, x_hi, x_lo), np.where(a_is_lo, y_hi, y_lo)
     # a label sits near the end whose attachments are farther apart, where labels do not collide
     t = np.where(np.where(a_is_lo, step_lo >= step_hi, step_hi >= step_lo), 0.2, 0.8)
     lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
     cols = [np.round(v, 1).tolist() for v in (x1, y1, x2, y2, lx, ly)]
     ids = [box.id for box in boxes]
     widths = [1.2 if crowded[u] and adj else edge_width(c)
-              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count.tolist())]
+              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count.tolist(), strict=True)]
     for e, (ea, eb, c, g, col, lab, same, w) in enumerate(zip(a.tolist(), b.tolist(), count.tolist(),
                                                                bundles.gbps.tolist(), bundles.colour, labelled.tolist(),
-                                                               (ra == rb).tolist(), widths)):
+                                                               (ra == rb).tolist(), widths, strict=True)):
         title = f"{ids[ea]} — {ids[eb]}: {c:,} link{'s' if c > 1 else ''}, {bandwidth(g)}"
         label = f"x{c:,}" if lab else ""
         if same:  # inside one row: an arc above it
