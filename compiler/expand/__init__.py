@@ -29,7 +29,7 @@ def expand(loaded: LoadedSpec) -> Plan:
         layout.apply(plan, design, loaded, extra_designs)
     facts.attach(plan, design.catalog)
     facts.attach_bom(plan, loaded)
-    plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design["server"]], plan.design["servers"])
+    plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design_record.server], plan.design_record.servers)
     spec = loaded.spec
     plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}
     if spec.requirements and spec.requirements.max_oversubscription:
@@ -43,4 +43,5 @@ def expand(loaded: LoadedSpec) -> Plan:
     if extra_designs:
         fabrics.route(loaded, plan, extra_designs, _routed(design))
     plan.notes += sonic_platform.notes(plan)
+    plan.seal_view()  # the typed contract every later stage reads (plan/fabric_view.py)
     return plan

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .fabric import Fabric
+    from .fabric_view import FabricView
     from .routing import RoutingPlan
     from .scale_up import ScaleUpDomains
 
@@ -138,6 +139,25 @@ class Plan:
     fabrics: "dict[str, Fabric]" = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
+    _view: "FabricView | None" = field(default=None, repr=False)
+
+    @property
+    def view(self) -> "FabricView":
+        """The typed view every stage after expand reads (plan/fabric_view.py): this plan's
+        design record, its facts as records, its server range (checked), its routing. Built
+        by expand's last step (seal_view); a plan read from plan.json or materialised for
+        one fabric builds its own on first read."""
+        if self._view is None:
+            self.seal_view()
+        assert self._view is not None
+        return self._view
+
+    def seal_view(self) -> "FabricView":
+        """Build the view from `design`, `facts`, the devices and the routing, as they are now;
+        PlanContractError (a ValueError) where the servers do not come first."""
+        from .fabric_view import build_view
+        self._view = build_view(self.design, self.facts, self.devices, self.routing)
+        return self._view
 
     @property
     def scale_up(self) -> "ScaleUpDomains | None":
@@ -154,9 +174,9 @@ class Plan:
     @property
     def design_record(self) -> DesignRecord:
         """The design as a typed record of its family (compiler/topology/records.py); `design`
-        is its plain-JSON form, written to plan.json as is. Built on each read, not cached:
-        expand still adds keys to `design` after the plan exists."""
-        return design_record(self.design)
+        is its plain-JSON form, written to plan.json as is. The view's once expand has sealed
+        it; before that (expand still adds keys to `design`) built on each read."""
+        return self._view.design if self._view is not None else design_record(self.design)
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""
