@@ -149,7 +149,7 @@ def serve_management_ports(plan: Plan) -> None:
     one (its management address, the subnet's prefix and gateway, which its config says).
     Called once the routing plans exist: by expand and by plan.json's reader."""
     for rec in plan.fabrics.values():
-        ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        ports, network = rec.management_ports, rec.management_network
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
             continue
         gateway = {leaf: int(IPv4Address(gw)) for leaf, _, gw in network["subnets"]["rows"]}
@@ -209,7 +209,7 @@ def management_cords(plan: Plan) -> list[ManagementCord]:
     """Every management cord of the plan, fabric by fabric in plan.json's order."""
     out = []
     for name, record in (plan.fabrics or {}).items():
-        table = (record.design or {}).get("management_ports") or {}
+        table = record.management_ports or {}
         col = {c: k for k, c in enumerate(table.get("columns") or [])}
         for row in table.get("rows") or []:
             switch, port, leaf, leaf_port = (row[col[c]] for c in ("switch", "port", "leaf", "leaf_port"))
@@ -224,9 +224,9 @@ def _management_cords(plan: Plan, name: str) -> list:
     no links of the plan's tables and no rows of the cabling sheet; their places are in
     plan.json (design.fabrics.<name>.management_ports)."""
     cords = [c for c in management_cords(plan) if c.fabric == name]
-    cat6 = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    cat6 = plan.view.facts.media.get("cat6")
     if not cords or cat6 is None:
         return []
-    return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
+    return [BomLine("cable", cat6.cable_part_number, cat6.cable_description, len(cords), cat6.cable_power_w,
                     notes="switch management ports to the management leaves (plan.json management_ports); "
                           "lengths not modelled")]

@@ -79,7 +79,7 @@ class MediumFacts:
     jacket: str | None
     transceivers: dict[str, str | None]  # cage key -> transceiver id (None: the catalog has none)
     needs_transceivers: bool
-    fit: str | None = None
+    fit: str = "port"  # port | cage | split: what one cable serves
     lengths_m: tuple[float, ...] = ()
     parts: dict[str, str] = field(default_factory=dict)  # orderable length (`{:g}`) -> part number
     cable_power_w: float | None = None

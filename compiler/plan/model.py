@@ -159,6 +159,10 @@ class Plan:
         self._view = build_view(self.design, self.facts, self.devices, self.routing)
         return self._view
 
+    def drop_view(self) -> None:
+        """Forget the view: what it is built from changed (expand re-attaching facts)."""
+        self._view = None
+
     @property
     def scale_up(self) -> "ScaleUpDomains | None":
         """Which GPUs share an NVLink domain: the scale-up fabric's record (plan/scale_up.py)."""
