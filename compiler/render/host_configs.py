@@ -55,7 +55,6 @@ from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
 from ..plan.routing import dotted
-from ..plan.views import fabric_protocol
 from .structured_config import roce_profile
 from .templates import environment, row_format
 from .writer import OutputDir
@@ -191,7 +190,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     env = environment()
     roce = roce_profile()
     # InfiniBand compute beside these fabrics: nccl.conf must keep NCCL off their RDMA NICs
-    ib = r is None and fabric_protocol(compute) == "infiniband"
+    ib = r is None and compute.view.protocol == "infiniband"
     names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
                                                                       None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
@@ -199,8 +198,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(
             name, nics[s] if nics else [], pools, roce.host_mtu_bytes, [(f, f.per_server[s]) for f in others if f.per_server[s]]))
 
-    server_type = plan.design["server"]
-    topo = plan.facts.get("host_topology", {}).get(server_type)
+    view = plan.view
+    server_type = view.design.server
+    topo = view.facts.host_topology.get(server_type)
     topo_nics = rail_nics(topo, len(ports))
     hcas = [n["name"] for n in topo_nics] if topo_nics else None
     busids = [n["busid"] for n in topo_nics] if topo_nics else None

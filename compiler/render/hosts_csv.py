@@ -71,7 +71,7 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
     bmc = np.zeros(n, dtype=np.uint32)
     if not names:
         return [""] * n
-    network = plan.fabrics[names[0]].design.get("management_network")
+    network = plan.fabrics[names[0]].management_network
     if network is not None:  # the management network: a BMC is a host on its leaf's subnet (expand/management.py)
         index = {d.name: k for k, d in enumerate(plan.devices[:n])}
         out = [""] * n

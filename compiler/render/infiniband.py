@@ -24,7 +24,6 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
 from ..plan.views import per_port
 from ..topology import topology
 from .templates import render_template
@@ -43,7 +42,7 @@ LINK_RATE = {100: "4xEDR", 400: "4xNDR", 800: "4xXDR"}
 
 
 def is_infiniband(plan: Plan) -> bool:
-    return fabric_protocol(plan) == "infiniband"
+    return plan.view.protocol == "infiniband"
 
 
 @dataclass
@@ -59,9 +58,15 @@ class IbView:
     port_numbers_known: bool
 
 
+def _ib_facts(plan: Plan) -> dict:
+    """The catalog's InfiniBand record of the fabric's switch model (port numbering, ibdiag
+    system type); empty where the catalog has none."""
+    rec = plan.view.role_model("leaf")
+    return (rec.infiniband if rec is not None else None) or {}
+
+
 def ib_view(plan: Plan) -> IbView:
-    facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
-    per_cage = facts.get("ports_per_cage")
+    per_cage = _ib_facts(plan).get("ports_per_cage")
     dev_guid = plan.memo("ib_device_guids", device_guids)
     is_ca = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
     switch_layouts = {d.layout for d in plan.devices if d.tier > 0}
@@ -89,7 +94,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_infiniband(plan):
         return
     view = plan.memo("ib_view", ib_view)
-    sw_facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
+    sw_facts = _ib_facts(plan)
     nodes = _nodes(plan, view)
     top_tier = max(d.tier for d in plan.devices)
     roots = [n for n in nodes if not n.ca and plan.devices[n.dev].tier == top_tier]

@@ -32,7 +32,7 @@ from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import cable_ids, fabric_protocol
+from ..plan.views import cable_ids
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -164,7 +164,7 @@ def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    proto = fabric_protocol(plan)
+    proto = plan.view.protocol
     if proto is None:
         return  # a direct network: no switches to watch
     ib = proto == "infiniband"
@@ -172,14 +172,14 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     ports_cfg = cfg["exporter_ports"]
     hosts = [i for i, d in enumerate(plan.devices) if d.tier == 0]
     eth_switches = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES
-                    and plan.facts["models"].get(d.model, {}).get("protocol") == "ethernet"]
+                    and plan.view.model_protocol(d.model) == "ethernet"]
     ib_numbers = not ib or plan.memo("ib_view", ib_view).port_numbers_known
     ports = _switch_ports(plan, ib) if ib_numbers else np.zeros((0, 5), dtype=object)
     exporter_host = None
     if ib:
         endpoints = [d.name for d in plan.devices if d.tier == 0 and d.role != "server"]
         exporter_host = (endpoints or [plan.devices[hosts[0]].name])[0]
-    speed = int(plan.design.get("speed_gbps") or 0)
+    speed = plan.view.design.speed_gbps
     rate = LINK_RATE.get(speed, "")
     lane_gbps = IB_LANE_GBPS.get(rate[2:]) if ib and rate else None
     roce = roce_profile()

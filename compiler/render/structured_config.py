@@ -207,8 +207,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     _check_builtin_roce(nos_facts, roce)
     switch_layouts = {devices[i].layout: devices[i].model for i in np.nonzero(is_switch)[0].tolist()}
     cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in switch_layouts}
-    models = plan.facts.get("models", {})
-    port_ids = {lid: sonic_ports((models.get(model, {}).get("sonic") or {}).get("port_alias"), plan.layouts[lid].ports)
+    facts = plan.view.facts
+    port_ids = {lid: sonic_ports(rec.sonic_port_alias if (rec := facts.model(model)) is not None else None, plan.layouts[lid].ports)
                 for lid, model in switch_layouts.items()}
     cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
     speeds = speed.tolist()
@@ -220,7 +220,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         served = oob_gateway is not None and bool(oob_gateway[i])
         site = {**r.site, "management_gateway": r.ip(oob_gateway[i]), "gateway_is_default": False} if served else r.site
         ifaces = rows[lo:hi]
-        sonic = models.get(d.model, {}).get("sonic")
+        sonic = rec.sonic if (rec := facts.model(d.model)) is not None else None
         used_speeds = set(speeds[lo:hi])
         sku = sonic_hwsku(sonic, used_speeds)
         bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None

@@ -26,8 +26,8 @@ def _switch_roles(plan: Plan) -> list[str]:
 
 def cables_by_kind(plan: Plan) -> dict[str, int]:
     """Links per kind that are field cables (board traces and backplanes are not)."""
-    media = plan.facts.get("media", {})
-    pulled = [media.get(m, {}).get("field_cable", True) for m in plan.media]
+    media = plan.view.facts.media
+    pulled = [media[m].field_cable if m in media else True for m in plan.media]
     if all(pulled):
         return plan.count_by_kind()
     keep = np.array(pulled, dtype=bool)[plan.links.media]

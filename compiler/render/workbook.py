@@ -55,7 +55,7 @@ def link_columns(plan: Plan) -> dict[str, list]:
     rack_names = np.array([r.name for r in racks], dtype=object)
     rack_rows = np.array([r.row for r in racks], dtype=object)
     label_a, label_b = plan.memo("cable_labels", cable_labels)
-    media_rec = [plan.facts["media"][m] for m in plan.media]
+    media_rec = [plan.view.facts.media[m] for m in plan.media]
     cols: dict[str, list] = {"cable_id": plan.memo("cable_ids", cable_ids),
                              "label_a": label_a, "label_b": label_b}
     for end in ("a", "b"):
@@ -67,13 +67,13 @@ def link_columns(plan: Plan) -> dict[str, list]:
         cols[f"{end}_port"] = names[offsets[dev] + getattr(links, f"{end}_port")].tolist()
     media_idx = links.media.tolist()
     order = phys.order_m.tolist()
-    cols["media"] = [media_rec[m]["fiber"].upper() for m in media_idx]
+    cols["media"] = [media_rec[m].fiber.upper() for m in media_idx]
     cols["part_number"] = [cable_part(media_rec[m], o) if o == o else "NO MEDIUM REACHES"
                            for m, o in zip(media_idx, order)]
     cols["length_m"] = [o if o == o else None for o in order]
     cols["kind"] = np.array(plan.link_kinds, dtype=object)[links.kind].tolist()
     cols["speed_gbps"] = links.speed_gbps.tolist()
-    cols["jacket_color"] = [media_rec[m]["jacket"] for m in media_idx]
+    cols["jacket_color"] = [media_rec[m].jacket for m in media_idx]
     return cols
 
 
