@@ -32,7 +32,7 @@ class ModelFacts:
     confidence: str
     # switch
     protocol: str | None = None  # infiniband | ethernet
-    nos: tuple[str, ...] = ()
+    nos: tuple[str, ...] | None = None  # None: a plan.json from before the facts recorded it
     infiniband: dict | None = None  # the catalog's InfiniBand record (port numbering, ...)
     sonic: dict | None = None  # platform, hwsku, port_alias
     power_confidence: str | None = None
