@@ -42,7 +42,7 @@ from .fabric import TrafficFabric, parse_failure
 from .patterns import build_pattern, fabric_order, placement
 from .routing import Router
 from . import DEFAULT_PATTERNS, traffic_report
-from ..topology import is_tree
+from ..topology import ClosRecord, PlanesRecord, is_tree
 
 FORMATS = ("simai", "htsim", "astra-sim")
 NIC_LATENCY_NS = 500  # SimAI gen_Topo_Template.py default, 0.0005 ms
@@ -89,8 +89,8 @@ def write_exports(plan: Plan, spec: str, **traffic) -> dict[str, str]:
 
 def _simai_gpu_type(plan: Plan) -> str:
     """SimAI's GPU type where the server is one it knows (its latency tables), else NONE."""
-    server = plan.design["server"]
-    text = f"{server} {plan.facts.get('models', {}).get(server, {}).get('model', '')}".upper()
+    server = plan.view.server_model
+    text = f"{plan.view.design.server} {server.model if server is not None else ''}".upper()
     return next((t for t in SIMAI_GPU_TYPES if t in text), "NONE")
 
 
@@ -106,7 +106,7 @@ def _gbps(v: float) -> str:
 
 
 def simai_files(plan: Plan) -> dict[str, str]:
-    if plan.design.get("direct"):
+    if plan.view.design.direct:
         raise ExportError("a direct network (no switches) has no SimAI switch nodes")
     f = TrafficFabric(plan)
     L = plan.links
@@ -271,7 +271,9 @@ def htsim_path_choice(plan: Plan, f: TrafficFabric, flow: np.ndarray, link: np.n
     ls = plan.link_kinds.index("leaf-spine")
     cable = np.flatnonzero(L.kind == ls)
     spines = np.unique(L.b_dev[cable])
-    bundle = int(plan.design["leaf_spine_links_per_pair"])
+    design = plan.view.design
+    assert isinstance(design, (ClosRecord, PlanesRecord)) and design.leaf_spine_links_per_pair is not None
+    bundle = design.leaf_spine_links_per_pair
     rank = np.zeros(len(L), dtype=np.int64)  # a cable's place in its leaf-spine bundle
     key = L.a_dev[cable].astype(np.int64) * (int(L.b_dev.max()) + 1) + L.b_dev[cable]
     srt = np.lexsort((cable, key))
@@ -356,7 +358,7 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
     """Traffic matrices of each pattern (all-to-all: its fullest analysed phase), per Clos routing the matrix that
     pins htsim_ndp's flows to the routes traffic chose, and run.sh with the
     command lines (host link speed, node count and end time included)."""
-    pinned = plan.design.get("tiers") == 2  # the path index below is agg x bundle x bundle: two tiers
+    pinned = plan.view.design.tiers == 2  # the path index below is agg x bundle x bundle: two tiers
     intact = TrafficFabric(plan)
     node = htsim_nodes(intact)
     n = node.size
