@@ -57,4 +57,4 @@ def _place_and_cable(plan: Plan, design: ClosDesign, loaded: LoadedSpec, extra_d
         "confidence": "rack size, pitch and cable constants are configurable defaults (hardware.md 4: UNCONFIRMED)",
     }
     if loaded.spec.growth is not None:
-        phys.model["built_for_servers"] = plan.design["servers"]
+        phys.model["built_for_servers"] = plan.design_record.servers

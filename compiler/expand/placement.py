@@ -310,7 +310,7 @@ def place(plan: Plan, design: ClosDesign, loaded: LoadedSpec) -> Physical:
     rows_needed = positions[-1][0] + 1 if positions else 0
     if rows_needed > layout.rows:
         kinds = [kind for b in blocks for kind, _ in b.racks]
-        grown = f" at the growth target ({plan.design['servers']:,} servers)" if loaded.spec.growth is not None else ""
+        grown = f" at the growth target ({plan.design_record.servers:,} servers)" if loaded.spec.growth is not None else ""
         raise _fail(loaded, "LAYOUT_HALL_TOO_SMALL", ("layout", "rows"),
                     f"the hall is too small{grown}: {len(kinds)} racks ({kinds.count('compute')} compute, "
                     f"{kinds.count('network')} network, {sizes.servers_per_rack} servers per rack, "

@@ -14,12 +14,12 @@ import numpy as np
 
 from ..topology import DesignRecord, design_record
 from .fabric import COMPUTE, SCALE_UP, scale_up_fabric
+from .fabric_view import FabricView, build_view
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .fabric import Fabric
-    from .fabric_view import FabricView
     from .routing import RoutingPlan
     from .scale_up import ScaleUpDomains
 
@@ -155,7 +155,6 @@ class Plan:
     def seal_view(self) -> "FabricView":
         """Build the view from `design`, `facts`, the devices and the routing, as they are now;
         PlanContractError (a ValueError) where the servers do not come first."""
-        from .fabric_view import build_view
         self._view = build_view(self.design, self.facts, self.devices, self.routing)
         return self._view
 

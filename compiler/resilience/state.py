@@ -78,7 +78,8 @@ def _gpus_per_nic(comps: Components) -> tuple[np.ndarray, np.ndarray]:
     dev_of_nic = np.zeros(ids.size, dtype=np.int64)
     dev_of_nic[at_nic] = g.at_device[gpu]
     nics_per_dev = np.bincount(dev_of_nic, minlength=len(plan.devices))
-    gpus_per_dev = np.array([plan.facts["models"][d.model].get("gpus") or 0 if d.role == "server" else 0
+    models = plan.view.facts.models
+    gpus_per_dev = np.array([models[d.model].gpus or 0 if d.role == "server" else 0
                              for d in plan.devices], dtype=np.float64)
     per = gpus_per_dev[dev_of_nic]
     nic_gpus = np.where(per > 0, per / np.maximum(nics_per_dev[dev_of_nic], 1), 1.0)  # a chip: one accelerator
