@@ -54,7 +54,7 @@ from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
-from ..plan.routing import dotted
+from ..plan.routing import dotted, link_end_addresses
 from .structured_config import roce_profile
 from .templates import environment, row_format
 from .writer import OutputDir
@@ -99,14 +99,13 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     devices = plan.devices
     n = sum(1 for d in devices if d.role == "server")
     links = plan.links
-    net = r.link_net
-    sel = np.nonzero((links.a_dev < n) & (net != 0))[0]
+    upper, lower = link_end_addresses(r.link_net)  # the leaf is the gateway, the NIC the lower end
+    sel = np.nonzero((links.a_dev < n) & (lower != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
     dev = links.a_dev[sel].tolist()
     port = links.a_port[sel].tolist()
-    base = net[sel].astype(np.int64)
-    gw = dotted(base)
-    addr = dotted(base + 1)
+    gw = dotted(upper[sel])
+    addr = dotted(lower[sel])
     port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
     per_server: list[list[HostNic]] = [[] for _ in range(n)]
     first, end = server_ports or (0, None)

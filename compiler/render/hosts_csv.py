@@ -26,7 +26,7 @@ from ..plan import naming
 from ..plan.fabrics import COMPUTE, fabric_plan
 from ..plan.hosts import host_table
 from ..plan.model import Plan
-from ..plan.routing import dotted
+from ..plan.routing import dotted, link_end_addresses
 from .csvtext import csv_text
 from .writer import OutputDir
 
@@ -81,10 +81,11 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
         return out
     view = fabric_plan(plan, names[0])
     first, end = plan.fabrics[names[0]].server_ports
-    links, net = view.links, view.routing.link_net
-    # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
-    sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]
+    links = view.links
+    _, lower = link_end_addresses(view.routing.link_net)
+    # The server's first cabled BMC port, where its cable has a /31 (the server is the lower end).
+    sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (lower != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
     dev, pick = np.unique(links.a_dev[sel], return_index=True)
-    bmc[dev] = net[sel[pick]] + 1
+    bmc[dev] = lower[sel[pick]]
     return _addresses(bmc)

@@ -25,7 +25,7 @@ from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, b
 from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
-from ..plan.routing import dotted
+from ..plan.routing import dotted, link_end_addresses
 
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
@@ -176,10 +176,10 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
     # each link's two addresses as text once, then picked per end
-    nets = r.link_net.astype(np.int64)
-    even = np.array(dotted(nets), dtype=object)
-    odd = np.array(dotted(nets + 1), dtype=object)
-    numbered = nets[link] != 0
+    upper_addr, lower_addr = link_end_addresses(r.link_net)
+    even = np.array(dotted(upper_addr), dtype=object)
+    odd = np.array(dotted(lower_addr), dtype=object)
+    numbered = upper_addr[link] != 0
     local_txt = np.where(upper, even[link], odd[link])
     peer_txt = np.where(upper, odd[link], even[link])
     kind = np.where(is_switch[peer], "fabric", "server").astype(object)
