@@ -185,3 +185,11 @@ def test_no_stage_derives_the_uplink_speed_or_a_role_model_itself():
              if rel.startswith(later) and not line.lstrip().startswith("#")
              and (uplink.search(line) or role_model.search(line))]
     assert found == []
+
+
+def test_later_stages_read_the_sealed_views_design():
+    """`Plan.design_record` is rebuilt on each read for expand, whose design still grows; every
+    later stage reads the sealed view's record (`plan.view.design`), one object per plan."""
+    found = [f"compiler/{rel}:{n}" for rel, n, line in _lines()
+             if "design_record" in line and not rel.startswith(("expand/", "topology/", "plan/model.py", "plan/fabric_view.py"))]
+    assert found == []

@@ -162,7 +162,7 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
         return []
     names = [d.name for d in plan.devices]
     a, b = names[int(links.a_dev[example])], names[int(links.b_dev[example])]
-    part = media[plan.media[int(links.media[example])]]["cable_part_number"]
+    part = media[plan.media[int(links.media[example])]].cable_part_number
     cid = plan.memo("cable_ids", cable_ids)[example]
     return [Finding("FIBER_MPO_SHARED", "warning",
                     f"{bad_mpos:,} optical ports (MPOs) carry two or more logical ports to different peers, e.g. at "

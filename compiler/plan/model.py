@@ -176,10 +176,10 @@ class Plan:
 
     @property
     def design_record(self) -> DesignRecord:
-        """The design as a typed record of its family (compiler/topology/records.py); `design`
-        is its plain-JSON form, written to plan.json as is. The view's once expand has sealed
-        it; before that (expand still adds keys to `design`) built on each read."""
-        return self._view.design if self._view is not None else design_record(self.design)
+        """The design as a typed record of its family (compiler/topology/records.py), built on
+        each read: expand's, while it still adds keys to `design`. Every later stage reads
+        `view.design`, the record the sealed view holds."""
+        return design_record(self.design)
 
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""

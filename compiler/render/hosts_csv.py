@@ -41,7 +41,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     n = len(hosts.names)
     # Servers come first in the plan and in every fabric view, so a server's device index is its row.
     assert all(d.role == "server" for d in plan.devices[:n]), "servers are not the first devices of the plan"
-    server = plan.design_record.server
+    server = plan.view.design.server
     rack, ru = _rack_ru(plan, n)
     mgmt = _addresses(compute.routing.management[:n]) if compute.routing is not None else [""] * n
     bmc = _bmc_addresses(plan, n)

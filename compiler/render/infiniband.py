@@ -99,7 +99,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     top_tier = max(d.tier for d in plan.devices)
     roots = [n for n in nodes if not n.ca and plan.devices[n.dev].tier == top_tier]
     computes = [n for n in nodes if n.ca and plan.devices[n.dev].role == "server"]
-    engines = TREE_ENGINES if topology(plan.design_record.topology).tree else DEFAULT_ENGINES
+    engines = TREE_ENGINES if topology(plan.view.design.topology).tree else DEFAULT_ENGINES
     files = {
         "opensm.conf": render_template(
             "infiniband/opensm.conf.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines,
@@ -118,9 +118,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         if sw_facts.get("system_type"):
             files.update(_ibdiag(plan, view, nodes, sw_facts["system_type"]))
         else:
-            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.design_record.switch} in the catalog"))
+            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.view.design.switch} in the catalog"))
     else:
-        why = f"{plan.design_record.switch}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
+        why = f"{plan.view.design.switch}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
         left_out += [("topology.ibnetdiscover", why), ("topology.topo", why)]
     files["README.md"] = render_template(
         "infiniband/README.md.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines, files=sorted(files),
@@ -173,8 +173,8 @@ def _peers(plan: Plan, view: IbView) -> dict[int, list[tuple[int, int, int]]]:
 def _ibnetdiscover(plan: Plan, view: IbView, nodes: list[_Node]) -> str:
     by_guid = {n.guid: n for n in nodes}
     peers = plan.memo("ib_peers", lambda p: _peers(p, view))
-    rate = LINK_RATE.get(int(plan.design_record.speed_gbps), "")
-    nports = plan.design_record.switch_radix
+    rate = LINK_RATE.get(int(plan.view.design.speed_gbps), "")
+    nports = plan.view.design.switch_radix
     records = []
     for n in nodes:
         ports = []
@@ -208,8 +208,8 @@ def _ibdiag(plan: Plan, view: IbView, nodes: list[_Node], switch_type: str) -> d
     files = {"topology.topo": render_template("infiniband/topology.topo.j2", name=plan.name, sections=sections)}
     # IBNL: the switch as one ASIC with panel ports P1..Pn; a host as one single-port CA per NIC port.
     files[f"ibnl/{switch_type}.ibnl"] = render_template(
-        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", plan.design_record.switch_radix, "U1",
-                                                               [(k, f"P{k}") for k in range(1, plan.design_record.switch_radix + 1)])])
+        "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", plan.view.design.switch_radix, "U1",
+                                                               [(k, f"P{k}") for k in range(1, plan.view.design.switch_radix + 1)])])
     for layout_id in sorted({plan.devices[n.dev].layout for n in nodes if n.ca}):
         dev = next(d for d in plan.devices if d.layout == layout_id)
         files[f"ibnl/{dev.model}.ibnl"] = render_template(

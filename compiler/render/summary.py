@@ -100,7 +100,7 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     """One fabric's figures for summary.json: its switches, cables, optics and the measured
     down:up ratio per tier (the compute fabric's other checks are in the top level)."""
     view = fabric_plan(plan, name)
-    d = view.design_record
+    d = view.view.design
     switches: dict[str, int] = {}
     for dev in map(plan.devices.__getitem__, plan.fabrics[name].devices):  # its own devices (servers are shared)
         if dev.tier > 0:

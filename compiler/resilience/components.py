@@ -85,7 +85,7 @@ def components_of(ctx: CheckContext) -> Components:
 
     # switches: the graph's nodes (none in a direct network, whose nodes are chips or servers);
     # their attached links follow from the graph (flows, reach)
-    nodes = np.zeros(0, dtype=np.int64) if plan.design_record.direct else np.nonzero(ctx.switch_tier > 0)[0]
+    nodes = np.zeros(0, dtype=np.int64) if plan.view.design.direct else np.nonzero(ctx.switch_tier > 0)[0]
     renum = np.full(g.n, -1, dtype=np.int64)
     renum[nodes] = np.arange(nodes.size)
     sw_links_owner = renum[np.concatenate([g.a, g.b, g.at_switch])]

@@ -155,7 +155,7 @@ class TorusRouting(MinimalRouting):
     (not with a twist: its wraparound moves along a second axis)."""
 
     def available(self) -> tuple[str, ...]:
-        return TORUS_ROUTINGS if self.fabric.plan.design_record.twist is None else MINIMAL_ROUTINGS
+        return TORUS_ROUTINGS if self.fabric.plan.view.design.twist is None else MINIMAL_ROUTINGS
 
     @cached_property
     def dimension_order(self) -> DimensionOrderRoutes:
@@ -187,7 +187,7 @@ class Router:
         self.fabric = fabric
         self.qps = qps
         self.seed = seed
-        self.model = ROUTES[topology(fabric.plan.design_record.topology).family](fabric, qps, seed)
+        self.model = ROUTES[topology(fabric.plan.view.design.topology).family](fabric, qps, seed)
 
     def available(self) -> tuple[str, ...]:
         return self.model.available()
