@@ -193,3 +193,43 @@ def test_later_stages_read_the_sealed_views_design():
     found = [f"compiler/{rel}:{n}" for rel, n, line in _lines()
              if "design_record" in line and not rel.startswith(("expand/", "topology/", "plan/model.py", "plan/fabric_view.py"))]
     assert found == []
+
+
+def test_protocol_is_read_through_the_view_only():
+    """A fabric's protocol is the view's (`protocol`, `is_infiniband`), a device model's
+    `model_protocol`: no stage reads a model record's protocol field itself."""
+    field = re.compile(r"(?<!view)\.protocol\b|[\"']protocol[\"']\](?!\s*=[^=])|get\([\"']protocol[\"']")  # a read, not a key written
+    found = [f"compiler/{rel}:{n}: {line.strip()}" for rel, n, line in _lines()
+             if rel.startswith(("check/", "render/", "traffic/", "explore/", "verify/", "resilience/", "twin/", "plan/"))
+             and rel not in ("plan/fabric_view.py", "plan/facts.py") and field.search(line)]
+    assert found == []
+
+
+def test_infiniband_port_numbers_are_one_rule(plans):
+    """The subnet manager's files and verify's name matching number an InfiniBand switch port
+    alike (ModelFacts.ib_port_numbers): on the H100 SuperPOD example (QM9700: 32 OSFP cages of
+    2 ports), cage 17 lane 2 is port 34 in both, and no other module reads ports_per_cage."""
+    from compiler.render.infiniband import ib_view
+    from compiler.verify.names import ib_port_numbers
+
+    plan = fabric_plan(plans["h100-superpod-1su"])
+    view = ib_view(plan)
+    by_layout = ib_port_numbers(plan)
+    offsets = plan.port_offsets()
+    checked = 0
+    for end_dev, end_port, numbers in ((plan.links.a_dev, plan.links.a_port, view.a_port),
+                                       (plan.links.b_dev, plan.links.b_port, view.b_port)):
+        for dev, port, number in zip(end_dev.tolist(), end_port.tolist(), numbers.tolist(), strict=True):
+            d = plan.devices[dev]
+            if d.tier > 0:
+                assert by_layout[d.layout][number] == port
+                checked += 1
+    tiers = np.array([d.tier for d in plan.devices])
+    assert checked == int((tiers[plan.links.a_dev] > 0).sum() + (tiers[plan.links.b_dev] > 0).sum()) > len(plan.links)
+    leaf = next(d for d in plan.devices if d.role == "leaf")
+    ports = plan.layouts[leaf.layout].ports
+    p = next(i for i, x in enumerate(ports) if x.cage == "17" and x.lane == 2)
+    assert by_layout[leaf.layout][34] == p
+    found = [f"compiler/{rel}:{n}" for rel, n, line in _lines() if "ports_per_cage\")" in line
+             and rel != "plan/facts.py" and not rel.startswith(("expand/", "catalog/"))]
+    assert found == []

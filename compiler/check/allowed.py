@@ -62,7 +62,7 @@ def nos_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Finding]]:
                                         model))
             elif not set(runs) & set(allowed):
                 why = (f"its catalog entry lists {', '.join(runs)}" if runs else
-                       "it is an InfiniBand switch, configured by its subnet manager" if rec.protocol == "infiniband"
+                       "it is an InfiniBand switch, configured by its subnet manager" if plan.view.model_protocol(model) == "infiniband"
                        else "its catalog entry lists no NOS")
                 findings.append(Finding("NOS_NOT_ALLOWED", "error",
                                         f"{label}{model} ({_count_text(per)}) runs none of the allowed NOS "

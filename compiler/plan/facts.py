@@ -9,7 +9,10 @@ through these records (FabricView.facts), never by string key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from .model import Port
 
 
 def _known(cls: type, rec: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +63,14 @@ class ModelFacts:
         if known.get("nics") is None:
             known.pop("nics", None)
         return cls(**known)
+
+    def ib_port_numbers(self, ports: Sequence[Port]) -> list[int] | None:
+        """The InfiniBand port number of each port (what ibnetdiscover and OpenSM print):
+        cage c, lane l is `ports_per_cage * (c - 1) + l` where the catalog establishes the
+        numbering (`infiniband.ports_per_cage`), None where it does not. The one place the
+        rule lives: the InfiniBand files and verify's name matching both call it."""
+        per_cage = (self.infiniband or {}).get("ports_per_cage")
+        return [per_cage * (int(p.cage) - 1) + p.lane for p in ports] if per_cage else None
 
     @property
     def sonic_port_alias(self) -> str | None:

@@ -66,20 +66,22 @@ def _ib_facts(plan: Plan) -> dict:
 
 
 def ib_view(plan: Plan) -> IbView:
-    per_cage = _ib_facts(plan).get("ports_per_cage")
     dev_guid = plan.memo("ib_device_guids", device_guids)
     is_ca = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
-    switch_layouts = {d.layout for d in plan.devices if d.tier > 0}
+    switch_layouts = {d.layout: d.model for d in plan.devices if d.tier > 0}
     numbers = {}
+    known = True
     for lid, lay in plan.layouts.items():
         if lid not in switch_layouts:
             if len(lay) > MAX_CA_PORTS:
                 raise ValueError(f"{lid}: {len(lay)} ports exceed the {MAX_CA_PORTS} CAs a device's GUID block holds")
             numbers[lid] = np.ones(len(lay), dtype=np.int64)  # each NIC port is port 1 of its own CA
-        elif per_cage:
-            numbers[lid] = np.array([per_cage * (int(p.cage) - 1) + p.lane for p in lay.ports], dtype=np.int64)
-        else:
-            numbers[lid] = np.zeros(len(lay), dtype=np.int64)  # unknown numbering: never written
+            continue
+        rec = plan.view.facts.model(switch_layouts[lid])
+        per_port_number = rec.ib_port_numbers(lay.ports) if rec is not None else None
+        known = known and per_port_number is not None
+        # unknown numbering: zeros, never written
+        numbers[lid] = np.array(per_port_number or [0] * len(lay), dtype=np.int64)
     ib_port = per_port(plan, numbers).astype(np.int64)
     offsets = plan.port_offsets()
     links = plan.links
@@ -87,7 +89,7 @@ def ib_view(plan: Plan) -> IbView:
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
         node = np.where(is_ca[dev], ca_node_guid(dev_guid[dev], port), dev_guid[dev])
         ends += [node.astype(np.uint64), ib_port[offsets[dev] + port]]
-    return IbView(dev_guid, is_ca, *ends, port_numbers_known=bool(per_cage))
+    return IbView(dev_guid, is_ca, *ends, port_numbers_known=known and bool(switch_layouts))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

@@ -109,10 +109,8 @@ def ib_port_numbers(plan: Plan) -> dict[str, dict[int, int]]:
         if d.tier == 0 or d.layout in out:
             continue
         rec = plan.view.facts.model(d.model)
-        per_cage = ((rec.infiniband if rec is not None else None) or {}).get("ports_per_cage")
-        layout = plan.layouts[d.layout]
-        out[d.layout] = ({per_cage * (int(p.cage) - 1) + p.lane: i for i, p in enumerate(layout.ports)}
-                         if per_cage else {})
+        numbers = rec.ib_port_numbers(plan.layouts[d.layout].ports) if rec is not None else None
+        out[d.layout] = {number: i for i, number in enumerate(numbers or ())}
     return out
 
 
