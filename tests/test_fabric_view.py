@@ -215,7 +215,6 @@ def test_infiniband_port_numbers_are_one_rule(plans):
     plan = fabric_plan(plans["h100-superpod-1su"])
     view = ib_view(plan)
     by_layout = ib_port_numbers(plan)
-    offsets = plan.port_offsets()
     checked = 0
     for end_dev, end_port, numbers in ((plan.links.a_dev, plan.links.a_port, view.a_port),
                                        (plan.links.b_dev, plan.links.b_port, view.b_port)):
