@@ -76,10 +76,12 @@ class Device:
     layout: str  # PortLayout id
     tier: int  # 0 endpoints, 1 leaf, 2 spine, 3 core
     index: int  # 1-based within its group (SU, pod, core group)
-    su: int | None = None
-    pod: int | None = None
+    su: int | None = None  # scalable unit (Clos, multi-plane)
+    # pod and group are family coordinates: what each means per family is
+    # plan/fabric_view.py COORDINATES (plan.view.device_coordinates)
+    pod: int | None = None  # Clos pod (three tiers); dragonfly group; a management leaf's pod
     rail: int | None = None
-    group: int | None = None  # core group (spine position it serves); plane (multi-plane); a management leaf's number
+    group: int | None = None  # core group (Clos); plane (multi-plane); host server (torus chips); a management leaf's number
     fabric: str = "compute"
     port_offset: int = 0  # first global port id; set by Plan.add_devices
 
