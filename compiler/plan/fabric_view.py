@@ -52,7 +52,7 @@ class DeviceCoordinates:
 # a management leaf of extra endpoints, expand/endpoints.py, carries its number in both).
 COORDINATES: dict[str, DeviceCoordinates] = {
     "clos": DeviceCoordinates(pod="three tiers: the pod of a leaf or spine (1-based); None with two tiers",
-                              group="a core's core group (the spine position it serves)"),
+                              group="a core's core group (the spine position it serves); a management leaf's number"),
     "planes": DeviceCoordinates(pod="three tiers: a leaf's or spine's pod within its plane",
                                 group="multi-plane: the plane of a ToR, spine or core"),
     "dragonfly": DeviceCoordinates(pod="the dragonfly group of a switch (1-based)", group=None),
