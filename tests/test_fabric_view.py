@@ -232,3 +232,18 @@ def test_infiniband_port_numbers_are_one_rule(plans):
     found = [f"compiler/{rel}:{n}" for rel, n, line in _lines() if "ports_per_cage\")" in line
              and rel != "plan/facts.py" and not rel.startswith(("expand/", "catalog/"))]
     assert found == []
+
+
+def test_each_fabric_has_its_own_view(plans):
+    """h100-superpod-1su-multi-fabric (its spec): an InfiniBand compute fabric of QM9700s, an
+    Ethernet storage fabric of SN5600s, an out-of-band fabric of SN2201s that carries the
+    management network; all three reach the same 31 servers."""
+    from compiler.plan.fabrics import fabric_names, fabric_view
+
+    plan = plans["h100-superpod-1su-multi-fabric"]
+    views = {name: fabric_view(plan, name) for name in fabric_names(plan)}
+    assert {n: (v.fabric, v.protocol, v.model_id("leaf")) for n, v in views.items()} == {
+        "compute": (None, "infiniband", "qm9700"), "storage": ("storage", "ethernet", "sn5600"),
+        "oob": ("oob", "ethernet", "sn2201")}
+    assert {len(v.servers) for v in views.values()} == {31}
+    assert views["oob"].management_network is not None and views["compute"].management_network is None

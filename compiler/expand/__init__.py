@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
+from ..plan.fabrics import COMPUTE, fabric_plan, seal_views, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
 from . import addressing, fabrics, facts, layout, requirements, scale_up, sonic_platform
@@ -43,5 +43,5 @@ def expand(loaded: LoadedSpec) -> Plan:
     if extra_designs:
         fabrics.route(loaded, plan, extra_designs, _routed(design))
     plan.notes += sonic_platform.notes(plan)
-    plan.seal_view()  # the typed contract every later stage reads (plan/fabric_view.py)
+    seal_views(plan)  # the typed contract every later stage reads (plan/fabric_view.py), per fabric
     return plan

@@ -18,10 +18,11 @@ import numpy as np
 
 from .bom import BomLine, bill_of_materials
 from .fabric import COMPUTE, SCALE_UP, Fabric, kind_of
+from .fabric_view import FabricView
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 
-__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "is_multi_fabric", "serve_management_ports",
+__all__ = ["COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan", "fabric_record", "fabric_view", "is_multi_fabric", "seal_views", "serve_management_ports",
            "kind_of", "link_fabric", "single_fabric"]
 
 
@@ -67,6 +68,20 @@ def fabric_plan(plan: Plan, name: str = COMPUTE) -> Plan:
     if not is_multi_fabric(plan):
         return plan
     return plan.memo(f"fabric_plan:{name}", lambda p: _materialise(p, p.fabrics[name]))
+
+
+def fabric_view(plan: Plan, name: str = COMPUTE) -> FabricView:
+    """The typed view of one fabric (plan/fabric_view.py): its fabric plan's, sealed."""
+    return fabric_plan(plan, name).view
+
+
+def seal_views(plan: Plan) -> None:
+    """Expand's last step: the plan's view and every fabric's, built from the finished plan
+    (a fabric plan materialised while expand still ran is rebuilt)."""
+    plan.seal_view()
+    if is_multi_fabric(plan):
+        for name in fabric_names(plan):
+            fabric_plan(plan, name).seal_view()
 
 
 def fabric_check_plan(plan: Plan, name: str = COMPUTE) -> Plan:
