@@ -114,7 +114,7 @@ def link_reach(plan: Plan) -> list[Finding]:
                     f"{idx.size} link(s) are longer than any medium at their speed reaches; the longest, {cid} "
                     f"({a} to {b}, {int(links.speed_gbps[worst])}G), needs {phys.length_m[worst]:.1f} m and the "
                     f"longest-reach medium that fits its ends ({media_id}, {rec.cable_part_number}) comes in at most "
-                    f"{max(rec.lengths_m or [rec.reach_m]):g} m", cid)]
+                    f"{max(rec.lengths_m or [rec.reach_m or 0.0]):g} m", cid)]
 
 
 def fiber_mpo_sharing(plan: Plan) -> list[Finding]:

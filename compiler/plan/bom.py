@@ -59,7 +59,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
                                  rec.power_w, "maximum power" if rec.power_w else "power not published"))
             if rec.nics:
                 nic_part = rec.nic_part_number or ("built in" if rec.nics_built_in else NOT_IN_CATALOG)
-                lines.append(BomLine("nic", nic_part, rec.nic, qty * rec.nics, None,
+                lines.append(BomLine("nic", nic_part, rec.nic or "", qty * rec.nics, None,
                                      "part of the server" if rec.nics_built_in else "order separately"))
         elif rec.kind == "chip":
             continue  # counted in its host server
@@ -215,7 +215,7 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
                                m.cable_power_w, note + extra, length_m=length))
         too_long = mine & np.isnan(order)
         if too_long.any():
-            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m.lengths_m or [m.reach_m]):g} m",
+            out.append(BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m.lengths_m or [m.reach_m or 0.0]):g} m",
                                m.cable_description, int(too_long.sum()), None,
                                "no orderable length reaches: see the LINK_BEYOND_REACH finding"))
     return out
