@@ -247,3 +247,11 @@ def test_each_fabric_has_its_own_view(plans):
         "oob": ("oob", "ethernet", "sn2201")}
     assert {len(v.servers) for v in views.values()} == {31}
     assert views["oob"].management_network is not None and views["compute"].management_network is None
+
+
+def test_expand_and_the_view_share_the_uplink_rule():
+    """ClosDesign.up_gbps (expand) and FabricView.uplink_gbps (every later stage) both call
+    topology.records.uplink_gbps: the rule has no other spelling in compiler/."""
+    spelled = re.compile(r"uplink_speed_gbps\s+or\b")
+    found = [f"compiler/{rel}:{n}" for rel, n, line in _lines() if spelled.search(line) and rel != "topology/records.py"]
+    assert found == []

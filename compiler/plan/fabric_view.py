@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..topology import DesignRecord, design_record, topology
+from ..topology.records import uplink_gbps
 from .facts import ModelFacts, PlanFacts
 from .routing import link_end_addresses
 
@@ -109,7 +110,7 @@ class FabricView:
     def uplink_gbps(self) -> int:
         """Every leaf-spine and spine-core link's speed: the design's uplink speed where it
         differs from the downlinks' (fabric.uplink_speed_gbps), else the fabric speed."""
-        return getattr(self.design, "uplink_speed_gbps", None) or self.design.speed_gbps
+        return uplink_gbps(getattr(self.design, "uplink_speed_gbps", None), self.design.speed_gbps)
 
     @property
     def gpus_per_server(self) -> int:
