@@ -255,3 +255,13 @@ def test_expand_and_the_view_share_the_uplink_rule():
     spelled = re.compile(r"uplink_speed_gbps\s+or\b")
     found = [f"compiler/{rel}:{n}" for rel, n, line in _lines() if spelled.search(line) and rel != "topology/records.py"]
     assert found == []
+
+
+def test_nos_port_names_are_read_in_one_place():
+    """A port's name as a NOS spells it comes from plan/views.py (nos_port_names per NOS,
+    floor_port_names per device's fabric): no output or the twin indexes the routing plan's
+    port_names itself."""
+    found = [f"compiler/{rel}:{n}: {line.strip()}" for rel, n, line in _lines()
+             if re.search(r"\.port_names(\.get\(|\[)", line)
+             and rel not in ("plan/views.py", "plan/serialize.py") and not rel.startswith("expand/")]
+    assert found == []

@@ -71,6 +71,17 @@ def port_table(plan: Plan) -> dict[str, np.ndarray]:
     return out
 
 
+def nos_port_names(plan: Plan, nos: str | None) -> np.ndarray:
+    """Per global port, its name as `nos` spells it on a switch of this plan's routing
+    (RoutingPlan.port_names, from the switch model's nos_port_names), the panel name where
+    it has none (servers, InfiniBand, a model without that NOS's names, no NOS). Switch
+    configs (the fabric's NOS, or the twin's), monitoring and the twin read ports so."""
+    routing = plan.routing
+    per_layout = routing.port_names.get(nos, {}) if nos is not None and routing is not None else {}
+    return per_port(plan, {lid: np.array(per_layout.get(lid) or [p.name for p in lay.ports], dtype=object)
+                           for lid, lay in plan.layouts.items()})
+
+
 def device_nos(plan: Plan) -> list[str | None]:
     """Per device, the NOS whose names its ports carry: a switch of a fabric whose configs
     are written for a NOS (spec fabric.nos / fabrics[].nos); None for servers, endpoints,

@@ -32,7 +32,7 @@ from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import cable_ids
+from ..plan.views import cable_ids, nos_port_names, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -107,16 +107,13 @@ def _switch_ports(plan: Plan, ib: bool):
         view = plan.memo("ib_view", ib_view)
         a_port = np.array([str(n) for n in view.a_port.tolist()], dtype=object)
         b_port = np.array([str(n) for n in view.b_port.tolist()], dtype=object)
-        panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in plan.devices])
+        panel = plan.memo("port_table", port_table)["name"]
         a_name = np.where(is_switch[links.a_dev], names[links.a_dev],
                           names[links.a_dev] + " " + panel[offsets[links.a_dev] + links.a_port])
         b_name = np.where(is_switch[links.b_dev], names[links.b_dev],
                           names[links.b_dev] + " " + panel[offsets[links.b_dev] + links.b_port])
     else:
-        r = plan.routing
-        per_layout = r.port_names.get(r.nos, {}) if r is not None and r.nos else {}
-        port_names = np.concatenate([np.array(per_layout.get(d.layout) or [p.name for p in plan.layouts[d.layout].ports],
-                                              dtype=object) for d in plan.devices])
+        port_names = nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
         a_port = port_names[offsets[links.a_dev] + links.a_port]
         b_port = port_names[offsets[links.b_dev] + links.b_port]
         a_name, b_name = names[links.a_dev], names[links.b_dev]

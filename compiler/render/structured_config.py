@@ -26,6 +26,7 @@ from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import dotted, link_end_addresses
+from ..plan.views import nos_port_names, port_table
 
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
@@ -149,7 +150,7 @@ class SwitchConfig:
 def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     r = plan.routing
     assert r is not None, "switch configs need an Ethernet plan"
-    names = r.port_names[nos]
+    assert nos in r.port_names, f"the routing plan names no ports for {nos}"
     devices = plan.devices
     n_dev = len(devices)
     links = plan.links
@@ -169,10 +170,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
 
     # port names: per global port id, the NOS name on switches and the panel name elsewhere
     offsets = plan.port_offsets()
-    layout_names = {lid: np.array(names.get(lid) or [p.name for p in lay.ports], dtype=object)
-                    for lid, lay in plan.layouts.items()}
-    all_names = np.concatenate([layout_names[d.layout] for d in devices])
-    panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in devices])
+    all_names = nos_port_names(plan, nos)
+    panel = plan.memo("port_table", port_table)["name"]
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
     # each link's two addresses as text once, then picked per end
