@@ -22,6 +22,19 @@ def _known(cls: type, rec: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class IbFacts:
+    """How an InfiniBand switch model appears to fabric management (catalog InfinibandFacts)."""
+
+    ports_per_cage: int | None = None  # None: the port numbering is not established
+    system_type: str | None = None  # ibdiagnet's SYSTEM-TYPE (IBNL name); None where unknown
+    notes: str = ""
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> IbFacts | None:
+        return None if rec is None else cls(**_known(cls, rec))
+
+
+@dataclass(frozen=True, slots=True)
 class ModelFacts:
     """One catalog model in use: a switch, a server, a chip (part of its host) or an extra
     endpoint (UFM, storage head: no catalog model). Fields of other kinds are None."""
@@ -36,7 +49,7 @@ class ModelFacts:
     # switch
     protocol: str | None = None  # infiniband | ethernet
     nos: tuple[str, ...] | None = None  # None: a plan.json from before the facts recorded it
-    infiniband: dict | None = None  # the catalog's InfiniBand record (port numbering, ...)
+    infiniband: IbFacts | None = None  # an InfiniBand switch's port numbering and ibdiagnet type
     sonic: dict | None = None  # platform, hwsku, port_alias
     power_confidence: str | None = None
     power_source: str | None = None
@@ -62,6 +75,7 @@ class ModelFacts:
             known["nos"] = tuple(known["nos"])
         if known.get("nics") is None:
             known.pop("nics", None)
+        known["infiniband"] = IbFacts.from_json(known.get("infiniband"))
         return cls(**known)
 
     def ib_port_numbers(self, ports: Sequence[Port]) -> list[int] | None:
@@ -69,7 +83,7 @@ class ModelFacts:
         cage c, lane l is `ports_per_cage * (c - 1) + l` where the catalog establishes the
         numbering (`infiniband.ports_per_cage`), None where it does not. The one place the
         rule lives: the InfiniBand files and verify's name matching both call it."""
-        per_cage = (self.infiniband or {}).get("ports_per_cage")
+        per_cage = self.infiniband.ports_per_cage if self.infiniband is not None else None
         return [per_cage * (int(p.cage) - 1) + p.lane for p in ports] if per_cage else None
 
     @property

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.guids import MAX_CA_PORTS, ca_node_guid, ca_port_guid, device_guids
+from ..plan.facts import IbFacts
 from ..plan.model import Plan
 from ..plan.views import per_port
 from ..topology import topology
@@ -58,11 +59,11 @@ class IbView:
     port_numbers_known: bool
 
 
-def _ib_facts(plan: Plan) -> dict:
+def _ib_facts(plan: Plan) -> IbFacts:
     """The catalog's InfiniBand record of the fabric's switch model (port numbering, ibdiag
-    system type); empty where the catalog has none."""
+    system type); an empty one where the catalog has none."""
     rec = plan.view.role_model("leaf")
-    return (rec.infiniband if rec is not None else None) or {}
+    return (rec.infiniband if rec is not None else None) or IbFacts()
 
 
 def ib_view(plan: Plan) -> IbView:
@@ -117,12 +118,12 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     left_out = []
     if view.port_numbers_known:
         files["topology.ibnetdiscover"] = _ibnetdiscover(plan, view, nodes)
-        if sw_facts.get("system_type"):
-            files.update(_ibdiag(plan, view, nodes, sw_facts["system_type"]))
+        if sw_facts.system_type:
+            files.update(_ibdiag(plan, view, nodes, sw_facts.system_type))
         else:
             left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.view.design.switch} in the catalog"))
     else:
-        why = f"{plan.view.design.switch}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
+        why = f"{plan.view.design.switch}: {sw_facts.notes or 'IB port numbering not in the catalog'}"
         left_out += [("topology.ibnetdiscover", why), ("topology.topo", why)]
     files["README.md"] = render_template(
         "infiniband/README.md.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines, files=sorted(files),
