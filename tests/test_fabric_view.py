@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from compiler.diagnostics import SpecInvalid
-from compiler.plan.fabric_view import COORDINATES, PlanContractError, build_view, server_range
+from compiler.plan.fabric_view import PlanContractError, build_view, server_range
 from compiler.plan.fabrics import fabric_plan
 from compiler.plan.load import read_plan_json
 from compiler.plan.model import Device
 from compiler.render.host_configs import server_nics
 from compiler.render.structured_config import switch_configs
-from compiler.topology import FAMILY_NAMES
+from compiler.topology import TOPOLOGIES, topology
 
 from .conftest import ROOT
 
@@ -91,14 +91,22 @@ def test_the_view_reads_each_committed_example(plans):
         n = len(view.servers)
         assert all(d.role == "server" for d in plan.devices[:n]) and all(d.role != "server" for d in plan.devices[n:]), name
         assert view.model_id("leaf") == view.design.switch, name
-        if view.device_coordinates is COORDINATES["clos"]:  # what the record says pod and group mean, held
+        coordinates = view.device_coordinates  # a coordinate the plan sets is one its descriptor explains
+        assert coordinates.pod is not None or all(d.pod is None for d in plan.devices), name
+        assert coordinates.group is not None or all(d.group is None for d in plan.devices), name
+        if topology(view.design.topology).family == "clos":  # and means what the descriptor says
             assert {d.role for d in plan.devices if d.pod is not None} <= {"leaf", "spine"}, name
             assert {d.role for d in plan.devices if d.group is not None and d.role != "core"} <= {"leaf"}, name
-            assert all(d.role != "leaf" or d.group is None or d.su is None for d in plan.devices), name
 
 
-def test_every_family_says_what_pod_and_group_mean():
-    assert set(COORDINATES) == set(FAMILY_NAMES)
+def test_each_topology_says_what_pod_and_group_mean():
+    """The families whose lowering sets Device.pod or Device.group say what it means there
+    (Clos and multi-plane both; dragonfly pod, a torus of chips group); ring and full mesh neither."""
+    said = {name: (t.pod_means is not None, t.group_means is not None) for name, t in TOPOLOGIES.items()}
+    assert said["fat-tree"] == said["rail-optimized"] == said["multi-plane"] == (True, True)
+    assert said["dragonfly"] == said["dragonfly+"] == (True, False)
+    assert said["torus"] == said["mesh"] == (False, True)
+    assert said["ring"] == said["full-mesh"] == said["rail-only"] == (False, False)
 
 
 def _device(name: str, role: str) -> Device:

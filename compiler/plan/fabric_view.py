@@ -43,23 +43,11 @@ class PlanContractError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DeviceCoordinates:
-    """What `Device.pod` and `Device.group` mean in a family (None: the family leaves it unset)."""
+    """What `Device.pod` and `Device.group` mean in a topology (its descriptor's pod_means and
+    group_means, compiler/topology/; None: its lowering leaves it unset)."""
 
     pod: str | None
     group: str | None
-
-
-# What the lowering of each family writes into Device.pod and Device.group (expand/<family>.py;
-# a management leaf of extra endpoints, expand/endpoints.py, carries its number in both).
-COORDINATES: dict[str, DeviceCoordinates] = {
-    "clos": DeviceCoordinates(pod="three tiers: the pod of a leaf or spine (1-based); None with two tiers",
-                              group="a core's core group (the spine position it serves); a management leaf's number"),
-    "planes": DeviceCoordinates(pod="three tiers: a leaf's or spine's pod within its plane",
-                                group="multi-plane: the plane of a ToR, spine or core"),
-    "dragonfly": DeviceCoordinates(pod="the dragonfly group of a switch (1-based)", group=None),
-    "torus": DeviceCoordinates(pod=None, group="a chip's host server (1-based), on a torus of chips"),
-    "direct": DeviceCoordinates(pod=None, group=None),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +116,8 @@ class FabricView:
     @property
     def device_coordinates(self) -> DeviceCoordinates:
         """What Device.pod and Device.group mean in this plan's family."""
-        return COORDINATES[topology(self.design.topology).family]
+        topo = topology(self.design.topology)
+        return DeviceCoordinates(pod=topo.pod_means, group=topo.group_means)
 
 
 def server_range(devices: list[Device]) -> range:

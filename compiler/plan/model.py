@@ -78,7 +78,7 @@ class Device:
     index: int  # 1-based within its group (SU, pod, core group)
     su: int | None = None  # scalable unit (Clos, multi-plane)
     # pod and group are family coordinates: what each means per family is
-    # plan/fabric_view.py COORDINATES (plan.view.device_coordinates)
+    # its topology descriptor's pod_means / group_means (plan.view.device_coordinates)
     pod: int | None = None  # Clos pod (three tiers); dragonfly group; a management leaf's pod
     rail: int | None = None
     group: int | None = None  # core group (Clos); plane (multi-plane); host server (torus chips); a management leaf's number
