@@ -5,17 +5,20 @@ stages after expand (check, render, traffic, verify, resilience, explore) read t
 through this view: the design as its family's typed record, the catalog facts as typed
 records, and the rules several outputs share, each derived here once:
 
-- the switch model serving a role, and its protocol (`model_id`, `protocol`);
+- the switch model serving a role, and its protocol (`model_id`, `role_model`, `protocol`,
+  `model_protocol`);
 - the speed of switch-to-switch links (`uplink_gbps`: the design's uplink speed, else its speed);
 - each link end's address (`link_end_addresses`: plan/routing.py's /31 rule);
 - the server range: servers come first in the device list, and no server follows another
   device. Outputs index servers as `devices[:n]`; the view refuses a plan where that is false.
 
 `Device.pod` and `Device.group` are family coordinates; `device_coordinates` says what each
-means in this plan's family.
+means in this plan's topology (its descriptor's pod_means, group_means).
 
-Expand builds the view last (expand.seal): a plan read from plan.json or materialised for
-one fabric (plan/fabrics.fabric_plan) builds its own on first read (Plan.view).
+Expand's last step seals the plan's view and every fabric's (plan/fabrics.seal_views); a
+plan read from plan.json seals its own, and a fabric plan materialised later
+(plan/fabrics.fabric_plan) builds its view on first read (Plan.view). Cost: O(devices) for
+the server range, O(models + media) for the facts: ~2 ms of CPU on a 131,072-GPU plan.
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ class FabricView:
     # --- device coordinates --------------------------------------------------------------
     @property
     def device_coordinates(self) -> DeviceCoordinates:
-        """What Device.pod and Device.group mean in this plan's family."""
+        """What Device.pod and Device.group mean in this plan's topology."""
         topo = topology(self.design.topology)
         return DeviceCoordinates(pod=topo.pod_means, group=topo.group_means)
 
