@@ -117,7 +117,7 @@ class CompiledPlan:
         return fabric_plan(self.plan, fabric)
 
     def __repr__(self) -> str:
-        d = self.plan.design_record
+        d = self.plan.view.design
         return (f"<CompiledPlan {self.name}: {d.gpus:,} GPUs, {d.topology}, {len(self.plan.devices):,} devices, "
                 f"{len(self.plan.links):,} links>")
 

@@ -62,7 +62,7 @@ class PriceList(BaseModel):
     parts: dict[str, Price] = Field(description="unit price by part number, as the BOM prints it (bom.csv part_number)")
 
     def as_facts(self, file: str) -> dict:
-        """Plain values a plan carries (plan.facts['bom']['prices']); prices as decimal strings,
+        """Plain values a plan carries (PlanFacts.prices, plan/facts.py); prices as decimal strings,
         so plan.json and every total stay exact."""
         return {"currency": self.currency, "source": self.source, "file": Path(file).name,
                 "parts": {k: str(v) for k, v in sorted(self.parts.items())}}

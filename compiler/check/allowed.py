@@ -16,7 +16,8 @@ def _switches_by_model(plan: Plan, devices=None) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for i in devices if devices is not None else range(len(plan.devices)):
         d = plan.devices[i]
-        if d.tier > 0 and plan.facts["models"].get(d.model, {}).get("kind") == "switch":
+        rec = plan.view.facts.model(d.model)
+        if d.tier > 0 and rec is not None and rec.kind == "switch":
             where = d.role if d.fabric == "compute" else f"{d.fabric} {d.role}"
             per = out.setdefault(d.model, {})
             per[where] = per.get(where, 0) + 1
@@ -53,15 +54,15 @@ def nos_result(plan: Plan, allowed: list[str]) -> tuple[dict, list[Finding]]:
                                         f"({', '.join(allowed)})", name))
             continue
         for model, per in _switches_by_model(plan, fab.devices).items():
-            rec = plan.facts["models"][model]
-            runs = rec.get("nos")
+            rec = plan.view.facts.models[model]
+            runs = rec.nos
             if runs is None:  # a plan.json from before the facts carried it: unknown, not passed
                 findings.append(Finding("NOS_NOT_RECORDED", "error",
                                         f"{label}the plan does not record which NOS {model} runs; recompile it from its spec",
                                         model))
             elif not set(runs) & set(allowed):
                 why = (f"its catalog entry lists {', '.join(runs)}" if runs else
-                       "it is an InfiniBand switch, configured by its subnet manager" if rec.get("protocol") == "infiniband"
+                       "it is an InfiniBand switch, configured by its subnet manager" if plan.view.model_protocol(model) == "infiniband"
                        else "its catalog entry lists no NOS")
                 findings.append(Finding("NOS_NOT_ALLOWED", "error",
                                         f"{label}{model} ({_count_text(per)}) runs none of the allowed NOS "

@@ -35,7 +35,7 @@ def check_bisection(ctx: CheckContext) -> tuple[BisectionFigures, list[Finding]]
     for cut in ctx.cuts:
         cuts.append(CutFlow(cut.name, cut.description, ctx.cut_gbps(cut)))
     worst = min(cuts, key=lambda c: c.gbps) if cuts else CutFlow("", "", 0)
-    gpus = plan.design_record.gpus
+    gpus = plan.view.design.gpus
     family = family_of(plan)
     exact = (analytic is not None and analytic == worst.gbps) or family.exhaustive(plan, g)
     figures = BisectionFigures(

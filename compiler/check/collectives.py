@@ -84,7 +84,7 @@ class CollectivesFigures(Figures):
 
 def check_collectives(ctx: CheckContext) -> tuple[CollectivesFigures, list[Finding]]:
     plan = ctx.plan
-    d = plan.design_record
+    d = plan.view.design
     gpus, servers = d.gpus, d.servers
     g = gpus // servers
     up = plan.scale_up

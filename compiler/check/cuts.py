@@ -55,7 +55,7 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
     # The GPU-carrying devices in plan order: servers, or the chips of a direct network.
     servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
     n = servers.size
-    node = f"{plan.design_record.node_role}s" if plan.design_record.direct else "servers"  # a direct torus: its chips
+    node = f"{plan.view.design.node_role}s" if plan.view.design.direct else "servers"  # a direct torus: its chips
     cuts = [by_server(g, servers, "halves", f"first half vs second half of the {node} in plan order (SU order), {n:,} {node}")]
     pods = sorted({d.pod for d in plan.devices if d.tier == 1 and d.pod is not None})
     if len(pods) >= 2:

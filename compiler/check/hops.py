@@ -39,8 +39,8 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         return HopsFigures(), []
     dev = [plan.devices[int(g.device_of[s])] for s in edge]
     group = np.array([(d.pod if d.pod is not None else (d.su or 0)) for d in dev])
-    direct = bool(plan.design_record.direct)
-    node = plan.design_record.node_role  # a direct network's nodes: chips, or switchless servers
+    direct = bool(plan.view.design.direct)
+    node = plan.view.design.node_role  # a direct network's nodes: chips, or switchless servers
     what = f"{node}s" if direct else "edge switches"
     if edge.size > MAX_SOURCES:  # evenly spaced sources: tiers are symmetric, the mean is stable
         sources = edge[np.linspace(0, edge.size - 1, MAX_SOURCES).round().astype(int)]
@@ -64,7 +64,7 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         across_mean = round(float((hops[finite] * w[finite]).sum() / w[finite].sum()), 3)
     longest = int(hops[np.isfinite(hops)].max())
     unreachable_pairs = ~np.isfinite(hops)
-    apart = plan.design_record.never_meet  # rail-only / multi-plane: rails or planes the network never joins
+    apart = plan.view.design.never_meet  # rail-only / multi-plane: rails or planes the network never joins
     apart_pairs = None
     if apart:
         label = np.array([getattr(d, apart) or 0 for d in dev])

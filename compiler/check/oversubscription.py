@@ -93,7 +93,7 @@ def _not_as_requested(ctx: CheckContext, down: np.ndarray, up: np.ndarray) -> li
     has_gpus = np.zeros(g.n, dtype=bool)
     has_gpus[g.at_switch[g.at_is_gpu_server]] = True
     out = []
-    for role, text in (ctx.plan.design_record.oversubscription or {}).items():
+    for role, text in (ctx.plan.view.design.oversubscription or {}).items():
         want = Fraction(*(int(x) for x in text.split(":")))
         sel = (ctx.switch_role == role) & (up > 0) & (has_gpus if role == "leaf" else True)
         idx = np.nonzero(sel)[0]
@@ -136,7 +136,7 @@ def _leaf_built_below(ctx: CheckContext, want: Fraction) -> tuple[str, int, int,
     (expand/unit_choice.py) where it is below the ratio asked: the default unit may give a
     leaf more uplinks than the ratio needs where that is cheaper; None where the leaf is
     built at the ratio asked. The ratio is bandwidth (800G uplinks over 400G downlinks)."""
-    record = ctx.plan.design_record
+    record = ctx.plan.view.design
     ports = getattr(record, "leaf_ports", None)
     if not ports or not ports.get("up"):
         return None

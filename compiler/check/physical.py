@@ -108,14 +108,14 @@ def link_reach(plan: Plan) -> list[Finding]:
     worst = int(idx[np.argmax(phys.length_m[idx])])
     links = plan.links
     media_id = plan.media[int(links.media[worst])]
-    rec = plan.facts["media"][media_id]
+    rec = plan.view.facts.media[media_id]
     a, b = plan.devices[int(links.a_dev[worst])].name, plan.devices[int(links.b_dev[worst])].name
     cid = plan.memo("cable_ids", cable_ids)[worst]
     return [Finding("LINK_BEYOND_REACH", "error",
                     f"{idx.size} link(s) are longer than any medium at their speed reaches; the longest, {cid} "
                     f"({a} to {b}, {int(links.speed_gbps[worst])}G), needs {phys.length_m[worst]:.1f} m and the "
-                    f"longest-reach medium that fits its ends ({media_id}, {rec['cable_part_number']}) comes in at most "
-                    f"{max(rec['lengths_m'] or [rec['reach_m']]):g} m", cid)]
+                    f"longest-reach medium that fits its ends ({media_id}, {rec.cable_part_number}) comes in at most "
+                    f"{max(rec.lengths_m or [rec.reach_m or 0.0]):g} m", cid)]
 
 
 def cord_reach(plan: Plan) -> list[Finding]:
@@ -142,12 +142,12 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     fibers cannot be cabled as ordered and the catalog has no breakout that would. With a
     layout or without. O(links) numpy."""
     links = plan.links
-    media = plan.facts.get("media", {})
-    straight = np.array([media[m]["fit"] == "port" and media[m]["needs_transceivers"] for m in plan.media], dtype=bool)
+    media = plan.view.facts.media
+    straight = np.array([media[m].fit == "port" and media[m].needs_transceivers for m in plan.media], dtype=bool)
     if not len(links) or not straight.any():
         return []
     sel = straight[links.media]
-    ports_of = {t: rec["ports"] for t, rec in plan.facts.get("transceivers", {}).items()}
+    ports_of = {t: rec.ports for t, rec in plan.view.facts.transceivers.items()}
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
     offsets = plan.port_offsets()
@@ -179,7 +179,7 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
         return []
     names = [d.name for d in plan.devices]
     a, b = names[int(links.a_dev[example])], names[int(links.b_dev[example])]
-    part = media[plan.media[int(links.media[example])]]["cable_part_number"]
+    part = media[plan.media[int(links.media[example])]].cable_part_number
     cid = plan.memo("cable_ids", cable_ids)[example]
     return [Finding("FIBER_MPO_SHARED", "warning",
                     f"{bad_mpos:,} optical ports (MPOs) carry two or more logical ports to different peers, e.g. at "

@@ -99,12 +99,12 @@ class RedundancyFigures(Figures):
 def _switchless(ctx: CheckContext) -> bool:
     """A ring or mesh of servers (expand/direct.py): the servers are the graph's nodes and
     stand in for leaves; a path between two servers may relay through other servers."""
-    return topology(ctx.plan.design_record.topology).servers_as_nodes
+    return topology(ctx.plan.view.design.topology).servers_as_nodes
 
 
 def _leaves(ctx: CheckContext) -> np.ndarray:
     """The path ends: leaves, or every node of a direct network (chips; servers of a ring or mesh)."""
-    if ctx.plan.design_record.direct:
+    if ctx.plan.view.design.direct:
         return np.arange(ctx.graph.n)
     return np.nonzero((ctx.switch_tier == 1) & ~ctx.management)[0]  # management leaves carry no GPU
 
@@ -114,7 +114,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     """Min edge-disjoint paths between leaves. `quick`: from `source` to a few leaves only
     (first and last of its pod, first of each of two other pods), for failure scenarios."""
     leaves = _leaves(ctx)
-    noun = ctx.plan.design_record.node_role if ctx.plan.design_record.direct else "leaf"
+    noun = ctx.plan.view.design.node_role if ctx.plan.view.design.direct else "leaf"
     if leaves.size < 2:
         return 0, f"fewer than two {noun}s"
     g = ctx.graph
@@ -139,7 +139,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
             targets = [targets[i] for i in np.linspace(0, len(targets) - 1, cap).round().astype(int)]
         method = (f"sampled: {len(targets)} max-flows from the weakest {noun} to its pod and one {noun} per other pod"
                   + (f" (at most {cap}, evenly spaced)" if len(same + others) > cap else ""))
-    apart = ctx.plan.design_record.never_meet
+    apart = ctx.plan.view.design.never_meet
     if apart:
         # Rails (rail-only) or planes (multi-plane) the design never joins: pairs inside one only.
         def label(v):
@@ -153,7 +153,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
 
 def _node_word(ctx: CheckContext) -> str:
     """What holds the GPUs: a server, or on a direct network its nodes (chips, or servers)."""
-    d = ctx.plan.design_record
+    d = ctx.plan.view.design
     return d.node_role if d.direct else "server"
 
 
@@ -216,7 +216,7 @@ def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep
     keep = np.ones(g.a.size, dtype=bool) if keep_link is None else keep_link.copy()
     if keep_switch is not None:
         keep &= keep_switch[g.a] & keep_switch[g.b]
-    if g.a.size > REFINE_MAX_LINKS or ctx.plan.design_record.planes:
+    if g.a.size > REFINE_MAX_LINKS or ctx.plan.view.design.planes:
         return out  # refining moves ports one at a time; a multi-plane GPU's ports move together
     starts = [("refined-sweep", sweep_partition(g, int(u), int(v)))]
     if g.a.size <= REFINE_FROM_EVERY_CUT_LINKS:
@@ -273,8 +273,8 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
 
     # Single-homing per rail: each (server, NIC) attaches to one switch. A multi-plane NIC's
     # ports (one per plane, adjacent in port order) count together: dual-ToR is dual-homed.
-    gpu = g.at_is_gpu_server & (not plan.design_record.direct)  # direct networks: no switch to be homed on
-    per_nic = int(plan.design_record.planes or 1)
+    gpu = g.at_is_gpu_server & (not plan.view.design.direct)  # direct networks: no switch to be homed on
+    per_nic = int(plan.view.design.planes or 1)
     dev = g.at_device[gpu].astype(np.int64)
     nic = g.at_port[gpu].astype(np.int64) // per_nic
     width = int(nic.max(initial=0)) + 1
@@ -295,7 +295,7 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
             assert sc.keep_switch is not None  # a switch scenario removes its switch
             # A lost leaf is itself a path end (leaf_pair_paths_min stays None); otherwise count
             # from a leaf that lost a path through this switch.
-            if sc.what != "leaf" and not ctx.plan.design_record.direct:  # a lost chip is a path end too
+            if sc.what != "leaf" and not ctx.plan.view.design.direct:  # a lost chip is a path end too
                 keep = sc.keep_switch
                 imp = replace(imp, leaf_pair_paths_min=leaf_pair_paths(ctx, keep[g.a] & keep[g.b], _leaf_near(ctx, sc.near),
                                                                        quick=True)[0])
@@ -404,7 +404,7 @@ def check_worst_failure(ctx: CheckContext, bisection: BisectionFigures) -> tuple
 def _leaf_near(ctx: CheckContext, switches: Sequence[int]) -> int | None:
     """A leaf among `switches`, else one below them (walking down one or two tiers)."""
     g = ctx.graph
-    if ctx.plan.design_record.direct:
+    if ctx.plan.view.design.direct:
         return switches[0]
     frontier = list(switches)
     for _ in range(3):

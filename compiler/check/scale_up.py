@@ -61,7 +61,7 @@ class ScaleUpFigures(Figures):
 
 def network_gbps_per_gpu(ctx: CheckContext) -> float:
     """Compute-fabric injection per GPU, one direction (the NIC ports the plan links)."""
-    gpus = ctx.plan.design_record.gpus
+    gpus = ctx.plan.view.design.gpus
     inj = float(ctx.graph.at_cap_gbps[ctx.graph.at_is_gpu_server].sum())
     return inj / gpus if gpus else 0.0
 

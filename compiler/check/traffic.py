@@ -41,7 +41,7 @@ def check_traffic(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:
 
 def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Finding]]:
     plan = ctx.plan
-    gpus = plan.design.get("gpus", 0)
+    gpus = plan.view.design.gpus
     wanted = (plan.requirements or {}).get("traffic") or []
     figures: dict = {"pattern": HEADLINE_PATTERN, "results": [], "required": []}
     findings: list[Finding] = []

@@ -59,18 +59,18 @@ def _day_one_fill(fill: dict, day_one: int) -> Finding | None:
 
 
 def check_unit_fill(ctx: CheckContext) -> tuple[UnitFillFigures, list[Finding]]:
-    fill = ctx.plan.design_record.unit_fill
+    fill = ctx.plan.view.design.unit_fill
     if not fill:
         return UnitFillFigures(), []
     size, last = fill["size"], fill["last_unit_servers"]
     figures = UnitFillFigures(**{k: fill[k] for k in ("unit", "size", "given", "servers", "units", "last_unit_servers")})
-    day_one = ctx.plan.design_record.servers
+    day_one = ctx.plan.view.design.servers
     early = _day_one_fill(fill, day_one) if fill["servers"] != day_one else None
     if 2 * last >= size:
         return figures, [early] if early else []
     su = fill["unit"] == "scalable_unit"
     noun = "SU" if su else "leaf"
-    grown = fill["servers"] != ctx.plan.design_record.servers
+    grown = fill["servers"] != ctx.plan.view.design.servers
     only = fill["units"] == 1
     cost = fill["cost"]
     parts = [

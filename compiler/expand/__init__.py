@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..plan.fabrics import COMPUTE, fabric_plan, single_fabric
+from ..plan.fabrics import COMPUTE, fabric_plan, seal_views, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
 from . import addressing, extra_fabrics, facts, layout, management, requirements, scale_up, sonic_platform
@@ -29,7 +29,7 @@ def expand(loaded: LoadedSpec) -> Plan:
         layout.apply(plan, design, loaded, extra_designs)
     facts.attach(plan, design.catalog)
     facts.attach_bom(plan, loaded)
-    plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design["server"]], plan.design["servers"])
+    plan.scale_up = scale_up.scale_up_domains(design.catalog.servers[plan.design_record.server], plan.design_record.servers)
     spec = loaded.spec
     plan.requirements = spec.requirements.model_dump(mode="json", exclude_none=True) if spec.requirements else {}
     if spec.requirements and spec.requirements.max_oversubscription:
@@ -45,4 +45,5 @@ def expand(loaded: LoadedSpec) -> Plan:
         for i, _ in extra_designs:  # the management cords' lengths, from the places layout gave
             management.cord_lengths(loaded, i, plan, design.catalog)
     plan.notes += sonic_platform.notes(plan)
+    seal_views(plan)  # the typed contract every later stage reads (plan/fabric_view.py), per fabric
     return plan

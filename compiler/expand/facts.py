@@ -91,6 +91,7 @@ def attach(plan: Plan, catalog: Catalog) -> None:
     # Host topology (NCCL_TOPO_FILE facts) of each server type in use; None where the catalog has none.
     hosts = {m: (catalog.host_topology[m].model_dump(mode="json") if m in catalog.host_topology else None)
              for m, rec in models.items() if rec["kind"] == "server"}
+    plan.drop_view()
     plan.facts = {"models": models, "media": media, "transceivers": dict(sorted(transceivers.items())),
                   "host_topology": hosts}
     # Scale-up fabric parts outside the servers (NVLink switch trays, backplanes): BOM lines.
@@ -115,3 +116,4 @@ def attach_bom(plan: Plan, loaded) -> None:
             path = Path(loaded.file).parent / path
         facts["prices"] = load_prices(path).as_facts(str(path))
     plan.facts["bom"] = facts
+    plan.drop_view()

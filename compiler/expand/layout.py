@@ -79,7 +79,7 @@ def _place_and_cable(plan: Plan, design: ClosDesign, loaded: LoadedSpec, extra_d
     }
     phys.model["spine_placement"] = _comparison(hall, where, chosen, options, refused)
     if loaded.spec.growth is not None:
-        phys.model["built_for_servers"] = plan.design["servers"]
+        phys.model["built_for_servers"] = plan.design_record.servers
 
 
 # auto's candidates, in the order a tie goes: the end of the racks first (it keeps every

@@ -282,7 +282,7 @@ def address(loaded: LoadedSpec, i: int, plan) -> None:
     for a, ap, b, bp in zip(lt.a_dev[own][bmc].tolist(), lt.a_port[own][bmc].tolist(),
                             lt.b_dev[own][bmc].tolist(), lt.b_port[own][bmc].tolist(), strict=True):
         bmc_rows.append([names[a], server_ports[ap].name, names[b], str(IPv4Address(subnet(names[b]) + 2 + bp))])
-    ports = rec.design.get("management_ports")
+    ports = rec.management_ports
     if ports:
         ports["columns"] = ports["columns"][:5] + ["address"]
         for row in ports["rows"]:

@@ -381,7 +381,7 @@ class Hall:
         rows_needed = max((row for (row, _), _ in arranged), default=-1) + 1
         if rows_needed > layout.rows:
             kinds = [kind for _, (kind, _) in arranged]
-            grown = f" at the growth target ({plan.design['servers']:,} servers)" if self.loaded.spec.growth is not None else ""
+            grown = f" at the growth target ({plan.design_record.servers:,} servers)" if self.loaded.spec.growth is not None else ""
             spines = f", spines at the {where}" if self.central.racks and where != "rows" else ""
             raise _fail(self.loaded, "LAYOUT_HALL_TOO_SMALL", ("layout", "rows"),
                         f"the hall is too small{grown}: {len(kinds)} racks ({kinds.count('compute')} compute, "

@@ -18,7 +18,8 @@ from ..catalog.models import NicGroup, Server, Switch
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
-from ..spec.model import Spec
+from ..spec.model import ExtraEndpoint, Spec
+from ..topology.records import uplink_gbps
 from . import endpoints, scale_up, sizing, unit_choice
 from .clos_inputs import ClosShape, Endpoints, SizingInputs, UpperSwitches, size_field
 from .hosts import HostsDesign, resolve_hosts
@@ -53,7 +54,7 @@ class ClosDesign:
     @property
     def up_gbps(self) -> int:
         """Speed of every switch-to-switch link (leaf-spine, spine-core)."""
-        return self.uplink_speed_gbps or self.speed_gbps
+        return uplink_gbps(self.uplink_speed_gbps, self.speed_gbps)
 
     @property
     def leaf_ports(self) -> sizing.LeafPorts:

@@ -18,13 +18,14 @@ import numpy as np
 from ..catalog.nos import descriptor
 from ..catalog.sonic import hwsku
 from ..plan.fabrics import fabric_names, fabric_plan
+from ..plan.facts import PlanFacts
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 
 
 def notes(plan: Plan) -> list[str]:
     out = []
-    models = plan.facts.get("models", {})
+    facts = PlanFacts.from_json(plan.facts)  # expand's last step: the view is sealed after it
     for name in fabric_names(plan):
         view = fabric_plan(plan, name)
         if view.routing is None or view.routing.nos != "sonic":
@@ -42,7 +43,8 @@ def notes(plan: Plan) -> list[str]:
         out += _beyond_lookup(view, name)
         groups = Counter((devices[d].model, tuple(s)) for d, s in speeds.items())
         for (model, split), count in sorted(groups.items()):
-            sonic = models.get(model, {}).get("sonic")
+            rec = facts.model(model)
+            sonic = rec.sonic if rec is not None else None
             if hwsku(sonic, split):
                 continue
             what = f"{count} {model} switch{'es' if count > 1 else ''} ({'/'.join(f'{s}G' for s in split)} ports)"

@@ -32,6 +32,7 @@ from ..plan.model import Plan
 from ..plan.power import secondary_power_models
 from ..render.summary import cables_by_kind
 from ..resilience.report import failure_figures
+from ..topology import ClosRecord, PlanesRecord
 from ..yaml12 import Source
 from .choices import Candidate
 
@@ -123,7 +124,7 @@ def evaluate(candidate: Candidate, requirements_file: str | Path, where: Source 
         ev.resilience = failure_figures(plan, failures.samples, failures.seed, failures.rates_file)
     if candidate.spec.get("growth") and ev.rejected is None:
         ev.final = final_size(candidate, plan, requirements_file, failures)
-        target = f"at the growth target ({plan.design.get('built_for_servers'):,} servers)"
+        target = f"at the growth target ({_clos(plan).built_for_servers:,} servers)"
         if ev.final.rejected:
             ev.rejected = f"{target}: {ev.final.rejected}"
         ev.unconfirmed += [f"{target}: {m}" for m in ev.final.unconfirmed]
@@ -139,7 +140,7 @@ def evaluate_one(shared: tuple[str, Source, Failures | None], candidate: Candida
 
 
 def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated:
-    design = plan.design
+    view = plan.view
     roles = list(dict.fromkeys(d.role for d in plan.devices if d.tier > 0))
     counts = plan.count_by_role()
     lines = [line for _, line in order_lines(plan) if in_scope(line, DEFAULT_SCOPE)]
@@ -147,13 +148,13 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
     largest = collective_headline(checks.of(CollectivesFigures))  # what check, compare and summary show
     errors = [f for f in checks.findings if f.severity == "error"]
     hops = checks.of(HopsFigures)
-    models = {role: design.get(f"{role}_switch", design.get("switch")) for role in roles}
+    models = {role: view.model_id(role) for role in roles}
     return Evaluated(
         candidate,
         rejected=(f"{errors[0].code}: {errors[0].message}" + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""))
         if errors else None,
         switches={role: counts[role] for role in roles}, switch_models={r: m for r, m in models.items() if m},
-        tiers=design.get("tiers"),
+        tiers=view.design.tiers,
         cables=sum(cables_by_kind(plan).values()),
         transceivers=sum(line.quantity for line in lines if line.category == "transceiver"),
         power_w=round(total.power_w, 1), power_unknown_for=list(total.power_unknown_for),
@@ -167,7 +168,7 @@ def measure(candidate: Candidate, plan: Plan, checks: CheckResults) -> Evaluated
         collective_bytes=largest["message_bytes"] if largest else None,
         worst_single_failure=_worst_failure(checks.of(WorstFailureFigures)),
         unconfirmed=[f.message for f in checks.findings if f.code in UNCONFIRMED],
-        gpus=design["gpus"],
+        gpus=view.design.gpus,
     )
 
 
@@ -185,12 +186,21 @@ def final_size(candidate: Candidate, plan: Plan, requirements_file: str | Path,
     spec = copy.deepcopy(candidate.spec)
     spec.pop("gpus", None)
     spec.pop("growth", None)
-    spec["servers"] = int(plan.design["built_for_servers"])
-    if plan.design.get("scalable_unit") and "scalable_unit" not in candidate.left_out:
-        spec["fabric"]["scalable_unit"] = int(plan.design["scalable_unit"])
+    design = _clos(plan)
+    assert design.built_for_servers is not None
+    spec["servers"] = design.built_for_servers
+    if design.scalable_unit and "scalable_unit" not in candidate.left_out:
+        spec["fabric"]["scalable_unit"] = design.scalable_unit
         _pin_leaf_ratio(spec, plan)
     final = Candidate(candidate.index, candidate.name + "-final", spec, candidate.choices, candidate.left_out)
     return evaluate(final, requirements_file, failures=failures)
+
+
+def _clos(plan: Plan) -> ClosRecord | PlanesRecord:
+    """The design record of a plan that grows (growth is a Clos idea: Clos and multi-plane)."""
+    design = plan.view.design
+    assert isinstance(design, (ClosRecord, PlanesRecord)), design.topology
+    return design
 
 
 def _pin_leaf_ratio(spec: dict, plan: Plan) -> None:
@@ -198,11 +208,11 @@ def _pin_leaf_ratio(spec: dict, plan: Plan) -> None:
     uplinks where that is cheaper), but a given scalable_unit measures the ratio exactly:
     pinning the unit alone would ask the target for a leaf day one does not have (an SU of 37
     at 2:1 needs 18.5 uplinks). So the leaf's measured ratio is pinned with it, in Gb/s."""
-    ports = plan.design.get("leaf_ports") or {}
+    ports = _clos(plan).leaf_ports or {}
     if not ports.get("up"):
         return
-    down_gbps = int(plan.design["speed_gbps"])
-    up_gbps = int(plan.design.get("uplink_speed_gbps") or down_gbps)
+    down_gbps = plan.view.design.speed_gbps
+    up_gbps = plan.view.uplink_gbps
     measured = Fraction(int(ports["down"]) * down_gbps, int(ports["up"]) * up_gbps)
     leaf = f"{measured.numerator}:{measured.denominator}"
     over = spec["fabric"].get("oversubscription")

@@ -15,6 +15,7 @@ import numpy as np
 
 from .fabric_record import COMPUTE
 from .cables import PhysicalCables, physical_cables
+from .facts import MediumFacts
 from .model import Plan
 from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
                     port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
@@ -41,26 +42,26 @@ class BomLine:
 
 
 def bill_of_materials(plan: Plan) -> list[BomLine]:
-    facts = plan.facts
+    facts = plan.view.facts
     lines: list[BomLine] = []
     per_model: dict[str, int] = {}
     for dev in plan.devices:
         per_model[dev.model] = per_model.get(dev.model, 0) + 1
     for model, qty in per_model.items():
-        rec = facts["models"][model]
-        if rec["kind"] == "switch":
-            lines.append(BomLine("switch", rec["part_number"], f'{rec["vendor"]} {rec["model"]}', qty, rec["power_w"],
-                                 "power not published" if rec["power_w"] is None else
-                                 f'power secondary: {rec.get("power_source")}' if rec.get("power_confidence") == "secondary"
+        rec = facts.models[model]
+        if rec.kind == "switch":
+            lines.append(BomLine("switch", rec.part_number, f'{rec.vendor} {rec.model}', qty, rec.power_w,
+                                 "power not published" if rec.power_w is None else
+                                 f'power secondary: {rec.power_source}' if rec.power_confidence == "secondary"
                                  else ""))
-        elif rec["kind"] == "server":
-            lines.append(BomLine("server", rec["part_number"], f'{rec["vendor"]} {rec["model"]}, {rec["gpus"]} GPUs', qty,
-                                 rec["power_w"], "maximum power" if rec["power_w"] else "power not published"))
-            if rec["nics"]:
-                nic_part = rec["nic_part_number"] or ("built in" if rec["nics_built_in"] else NOT_IN_CATALOG)
-                lines.append(BomLine("nic", nic_part, rec["nic"], qty * rec["nics"], None,
-                                     "part of the server" if rec["nics_built_in"] else "order separately"))
-        elif rec["kind"] == "chip":
+        elif rec.kind == "server":
+            lines.append(BomLine("server", rec.part_number, f'{rec.vendor} {rec.model}, {rec.gpus} GPUs', qty,
+                                 rec.power_w, "maximum power" if rec.power_w else "power not published"))
+            if rec.nics:
+                nic_part = rec.nic_part_number or ("built in" if rec.nics_built_in else NOT_IN_CATALOG)
+                lines.append(BomLine("nic", nic_part, rec.nic or "", qty * rec.nics, None,
+                                     "part of the server" if rec.nics_built_in else "order separately"))
+        elif rec.kind == "chip":
             continue  # counted in its host server
         else:
             lines.append(BomLine("endpoint", "", f"{model} (fabric endpoint, customer supplied)", qty, None))
@@ -96,16 +97,16 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
             tally[part] = tally.get(part, 0) + q
             hosted[part] = hosted.get(part, 0) + h
         for part, qty in sorted(tally.items(), key=lambda item: part_label(facts, item[0])):
-            t = facts["transceivers"].get(part)
+            t = facts.transceivers.get(part)
             label = part_label(facts, part)
             if t and label.startswith(NOT_PUBLISHED):
-                lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
+                lines.append(BomLine("transceiver", label, t.description, qty, t.power_w,
                                      "part number not published: ask the vendor for the ordering code"
-                                     + ("" if t["power_w"] is not None else "; power not published"),
+                                     + ("" if t.power_w is not None else "; power not published"),
                                      in_servers=hosted[part]))
             elif t:
-                lines.append(BomLine("transceiver", label, t["description"], qty, t["power_w"],
-                                     "" if t["confidence"] == "vendor" else f"part number {t['confidence']}",
+                lines.append(BomLine("transceiver", label, t.description, qty, t.power_w,
+                                     "" if t.confidence == "vendor" else f"part number {t.confidence}",
                                      in_servers=hosted[part]))
             else:
                 lines.append(BomLine("transceiver", part, "no transceiver for this cage in the catalog", qty, None,
@@ -162,9 +163,9 @@ def _fiber_note(plan: Plan, fibers: np.ndarray, sel: np.ndarray) -> str:
             f"twin-port modules at both ends)")
 
 
-def _splitter_note(plan: Plan, sel: np.ndarray, medium: dict) -> str:
+def _splitter_note(plan: Plan, sel: np.ndarray, medium: MediumFacts) -> str:
     """For splitter fibers: how many links (legs) the splitters carry, so the count reads right."""
-    if medium["fit"] != "split" or not medium["needs_transceivers"] or not sel.any():
+    if medium.fit != "split" or not medium.needs_transceivers or not sel.any():
         return ""
     speeds = "/".join(f"{s}G" for s in np.unique(plan.links.speed_gbps[sel]).tolist())
     return (f"; 1:{SPLIT_WAYS} splitter fibers for {int(sel.sum()):,} links at {speeds}: one per optical port of the "
@@ -183,14 +184,14 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
     fibers = plan.memo("fibers_per_link", fibers_per_link)
     out: list[BomLine] = []
     for mi, media_id in enumerate(plan.media):
-        m = plan.facts["media"][media_id]
+        m = plan.view.facts.media[media_id]
         mine = cable_media == mi
         if not mine.any():
             continue
         in_medium = links.media == mi
         if cables.order_m is None:
-            out.append(BomLine("cable", m["cable_part_number"] or NOT_IN_CATALOG, m["cable_description"],
-                               int(mine.sum()), m["cable_power_w"],
+            out.append(BomLine("cable", m.cable_part_number or NOT_IN_CATALOG, m.cable_description,
+                               int(mine.sum()), m.cable_power_w,
                                "length per cable: set once a physical layout exists"
                                + _fiber_note(plan, fibers, in_medium) + _shared_note(plan, cables, mine, m)
                                + _splitter_note(plan, in_medium, m)))
@@ -203,37 +204,37 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
             in_group[cables.group[here]] = True
             carried = np.zeros(len(links), dtype=bool)  # the logical links these cables carry
             carried[cables.links[np.repeat(in_group, np.diff(cables.indptr))]] = True
-            extra = _fiber_note(plan, fibers, carried) if m["fit"] == "port" else ""
+            extra = _fiber_note(plan, fibers, carried) if m.fit == "port" else ""
             extra += _shared_note(plan, cables, here, m) + _splitter_note(plan, carried, m)
-            out.append(BomLine("cable", part, description, int(here.sum()), m["cable_power_w"], note + extra, length_m=length))
+            out.append(BomLine("cable", part, description, int(here.sum()), m.cable_power_w, note + extra, length_m=length))
         too_long = mine & np.isnan(order)
         if too_long.any():
             out.append(cable_beyond_reach(m, media_id, int(too_long.sum())))
     return out
 
 
-def cable_of_length(m: dict, length: float) -> tuple[str, str, str]:
-    """A medium's cable of one orderable length (plan facts' media record): its part number,
-    description and how the part was found."""
-    part = m["parts"].get(f"{length:g}", f"{m['cable_part_number']} {length:g} m")
-    note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m["parts"] else
+def cable_of_length(m: MediumFacts, length: float) -> tuple[str, str, str]:
+    """A medium's cable of one orderable length (the plan's typed media facts): its part
+    number, description and how the part was found."""
+    part = m.parts.get(f"{length:g}", f"{m.cable_part_number} {length:g} m")
+    note = ("length code -Nxxx inferred from NVIDIA ordering tables" if f"{length:g}" in m.parts else
             "orderable lengths not in our sources: the modelled length rounded up to a whole metre; "
-            "order the nearest length the vendor sells" if not m.get("lengths_published", True) else
-            "generic cable: the modelled length rounded up to a whole metre, part per site" if not m["lengths_m"] else
+            "order the nearest length the vendor sells" if not m.lengths_published else
+            "generic cable: the modelled length rounded up to a whole metre, part per site" if not m.lengths_m else
             "no part for this length in the catalog")
-    return part, f"{m['cable_description']}, {length:g} m", note
+    return part, f"{m.cable_description}, {length:g} m", note
 
 
-def cable_beyond_reach(m: dict, media_id: str, quantity: int) -> BomLine:
+def cable_beyond_reach(m: MediumFacts, media_id: str, quantity: int) -> BomLine:
     """The line of cables no orderable length of the medium reaches (unpriced, no part)."""
-    return BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m['lengths_m'] or [m['reach_m']]):g} m",
-                   m["cable_description"], quantity, None, "no orderable length reaches: see the LINK_BEYOND_REACH finding")
+    return BomLine("cable", f"{NOT_IN_CATALOG}: {media_id} longer than {max(m.lengths_m or (m.reach_m or 0.0,)):g} m",
+                   m.cable_description, quantity, None, "no orderable length reaches: see the LINK_BEYOND_REACH finding")
 
 
-def _shared_note(plan: Plan, cables: PhysicalCables, sel: np.ndarray, medium: dict) -> str:
+def _shared_note(plan: Plan, cables: PhysicalCables, sel: np.ndarray, medium: MediumFacts) -> str:
     """For straight fibers that carry several logical links (two 200G ports of one MPO to
     one peer MPO): say how many links the fibers carry, so the count reads right."""
-    if medium["fit"] != "port":
+    if medium.fit != "port":
         return ""
     many = sel & (cables.link_count > 1)
     if not many.any():
@@ -248,7 +249,7 @@ def _scale_up_lines(plan: Plan) -> list[BomLine]:
     """NVLink switch trays and backplanes outside the servers (NVL72: 9 trays and one cartridge
     set per rack). Their NVLink ports are backplane connections: no cable lines, no cabling rows."""
     up = plan.scale_up
-    parts = plan.facts.get("scale_up_parts", {})
+    parts = plan.view.facts.scale_up_parts
     if up is None or not up.domains:
         return []
     if next(iter(plan.fabrics), COMPUTE) != COMPUTE:

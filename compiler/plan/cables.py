@@ -71,7 +71,7 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     module carries several logical ports per MPO (global cage * 8 + MPO index), else -1:
     the end is its own optical port (or copper)."""
     links = plan.links
-    ports_of = {t: rec["ports"] for t, rec in plan.facts.get("transceivers", {}).items()}
+    ports_of = {t: rec.ports for t, rec in plan.view.facts.transceivers.items()}
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
     offsets = plan.port_offsets()
@@ -89,10 +89,10 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 def _physical_cables(plan: Plan) -> PhysicalCables:
     links = plan.links
     n = len(links)
-    media = plan.facts["media"]
-    pulled = np.array([media[m].get("field_cable", True) for m in plan.media], dtype=bool)
-    fit = [media[m].get("fit", "port") for m in plan.media]
-    optical = [bool(media[m].get("needs_transceivers", False)) for m in plan.media]
+    media = plan.view.facts.media
+    pulled = np.array([media[m].field_cable for m in plan.media], dtype=bool)
+    fit = [media[m].fit for m in plan.media]
+    optical = [media[m].needs_transceivers for m in plan.media]
     # A grouping key per link: (medium, k1, k2); links of one key are one cable.
     k1 = np.arange(n, dtype=np.int64)
     k2 = np.full(n, -1, dtype=np.int64)

@@ -154,7 +154,7 @@ def _money(value) -> str | None:
 def cost_delta(old: Plan, new: Plan) -> dict | None:
     """The bill's total cost before and after (the BOM's own totals, spares included), when
     either plan has a price file; None when neither has. Amounts are decimal strings."""
-    priced = [p.facts.get("bom", {}).get("prices") for p in (old, new)]
+    priced = [p.view.facts.prices for p in (old, new)]
     if priced == [None, None]:
         return None
     # The whole order (cluster scope, spares by the one rule); where parts are unpriced the

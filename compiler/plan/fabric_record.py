@@ -55,6 +55,16 @@ class Fabric:
     domains: ScaleUpDomains | None = None  # scale-up only: which GPUs share a domain (plan/scale_up.py)
 
     @property
+    def management_ports(self) -> dict | None:
+        """The switches' management ports this fabric's management leaves serve (expand/management.py)."""
+        return self.design.get("management_ports")
+
+    @property
+    def management_network(self) -> dict | None:
+        """The management (OOB) network's subnets and BMC rows, on the fabric that carries it."""
+        return self.design.get("management_network")
+
+    @property
     def is_network(self) -> bool:
         """Switches and cables of its own in the plan's tables (not the scale-up domains)."""
         return self.kind != SCALE_UP

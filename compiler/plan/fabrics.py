@@ -18,12 +18,14 @@ import numpy as np
 
 from .bom import BomLine, bill_of_materials, cable_beyond_reach, cable_of_length
 from .fabric_record import COMPUTE, SCALE_UP, Fabric, kind_of
+from .fabric_view import FabricView
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 from .routing import ManagementSubnet
 
 __all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan",
-           "fabric_record", "is_multi_fabric", "serve_management_ports", "kind_of", "link_fabric", "single_fabric"]
+           "fabric_record", "fabric_view", "is_multi_fabric", "seal_views", "serve_management_ports", "kind_of", "link_fabric",
+           "single_fabric"]
 
 
 def single_fabric(plan: Plan) -> dict[str, Fabric]:
@@ -68,6 +70,20 @@ def fabric_plan(plan: Plan, name: str = COMPUTE) -> Plan:
     if not is_multi_fabric(plan):
         return plan
     return plan.memo(f"fabric_plan:{name}", lambda p: _materialise(p, p.fabrics[name]))
+
+
+def fabric_view(plan: Plan, name: str = COMPUTE) -> FabricView:
+    """The typed view of one fabric (plan/fabric_view.py): its fabric plan's, sealed."""
+    return fabric_plan(plan, name).view
+
+
+def seal_views(plan: Plan) -> None:
+    """Expand's last step: the plan's view and every fabric's, built from the finished plan
+    (a fabric plan materialised while expand still ran is rebuilt)."""
+    plan.seal_view()
+    if is_multi_fabric(plan):
+        for name in fabric_names(plan):
+            fabric_plan(plan, name).seal_view()
 
 
 def fabric_check_plan(plan: Plan, name: str = COMPUTE) -> Plan:
@@ -152,7 +168,7 @@ def serve_management_ports(plan: Plan) -> None:
     VLAN, the cords they serve) into its routing plan (management_subnets).
     Called once the routing plans exist: by expand and by plan.json's reader."""
     for rec in plan.fabrics.values():
-        ports, network = rec.design.get("management_ports"), rec.design.get("management_network")
+        ports, network = rec.management_ports, rec.management_network
         if network and "vlan" in network and rec.routing is not None:  # plan.json of an older clusterc: none
             rec.routing.management_subnets = _management_subnets(plan, rec, network, ports)
         if not ports or not ports["rows"] or not network or len(ports["rows"][0]) < 6:
@@ -249,7 +265,7 @@ def management_cords(plan: Plan) -> list[ManagementCord]:
     expand adds the cords' lengths once the layout has placed the switches."""
     out = []
     for name, record in (plan.fabrics or {}).items():
-        table = (record.design or {}).get("management_ports") or {}
+        table = record.management_ports or {}
         col = {c: k for k, c in enumerate(table.get("columns") or [])}
         measured = "length_m" in col
         for row in table.get("rows") or []:
@@ -266,12 +282,12 @@ def _management_cords(plan: Plan, name: str) -> list:
     no links of the plan's tables and no rows of the cabling sheet; their places are in
     plan.json (design.fabrics.<name>.management_ports)."""
     cords = [c for c in management_cords(plan) if c.fabric == name]
-    cat6 = plan.facts.get("media", {}).get(CORD_MEDIUM) if plan.facts else None
+    cat6 = plan.view.facts.media.get(CORD_MEDIUM)
     if not cords or cat6 is None:
         return []
     note = "switch management ports to the management leaves (plan.json management_ports)"
     if cords[0].length_m is None:
-        return [BomLine("cable", cat6["cable_part_number"], cat6["cable_description"], len(cords), cat6.get("cable_power_w"),
+        return [BomLine("cable", cat6.cable_part_number, cat6.cable_description, len(cords), cat6.cable_power_w,
                         notes=f"{note}; lengths not modelled (no layout)")]
     # one line per orderable length, spelled as the plan's cables of that length (bill_of_materials)
     count: dict[float, int] = {}
@@ -281,6 +297,6 @@ def _management_cords(plan: Plan, name: str) -> list:
     lines = []
     for length, n in sorted(count.items()):
         part, description, how = cable_of_length(cat6, length)
-        lines.append(BomLine("cable", part, description, n, cat6.get("cable_power_w"), f"{note}; {how}", length_m=length))
+        lines.append(BomLine("cable", part, description, n, cat6.cable_power_w, f"{note}; {how}", length_m=length))
     beyond = sum(c.order_m is None for c in cords)
     return lines + ([cable_beyond_reach(cat6, CORD_MEDIUM, beyond)] if beyond else [])

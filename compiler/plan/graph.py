@@ -53,7 +53,7 @@ class FabricGraph:
 
 
 def fabric_graph(plan: Plan) -> FabricGraph:
-    if plan.design_record.direct:
+    if plan.view.design.direct:
         return _direct_graph(plan)
     tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     is_switch = tiers > 0
@@ -80,7 +80,7 @@ def _direct_graph(plan: Plan) -> FabricGraph:
     """Every device of the node role (chips; servers of a switchless ring or mesh) is a
     node; one self-attachment per node."""
     L = plan.links
-    role = plan.design_record.node_role
+    role = plan.view.design.node_role
     chip = np.fromiter((d.role == role for d in plan.devices), dtype=bool, count=len(plan.devices))
     device_of = np.nonzero(chip)[0]
     node_of = np.full(len(plan.devices), -1, dtype=np.int64)

@@ -42,7 +42,7 @@ def host_table(plan: Plan) -> HostTable:
     leaf_of[pos[plan.links.a_dev[sel]], plan.links.a_port[sel]] = plan.links.b_dev[sel]
     leaf_names = {int(i): devices[int(i)].name for i in np.unique(leaf_of[leaf_of >= 0])}
     rail_leaves = [[leaf_names[int(x)] for x in row if x >= 0] for row in leaf_of.tolist()]
-    kind_of_group = topology(plan.design_record.topology).host_group
+    kind_of_group = topology(plan.view.design.topology).host_group
     sus = [devices[i].su for i in servers.tolist()]
     first_leaf = leaf_of[:, 0].tolist()
     pods = [devices[f].pod if f >= 0 else None for f in first_leaf]

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..topology import DesignRecord, design_record
 from .fabric_record import COMPUTE, SCALE_UP, scale_up_fabric
+from .fabric_view import FabricView, build_view
 from .physical import Physical  # noqa: F401  (the Plan's physical side)
 from typing import TYPE_CHECKING
 
@@ -75,10 +76,12 @@ class Device:
     layout: str  # PortLayout id
     tier: int  # 0 endpoints, 1 leaf, 2 spine, 3 core
     index: int  # 1-based within its group (SU, pod, core group)
-    su: int | None = None
-    pod: int | None = None
+    su: int | None = None  # scalable unit (Clos, multi-plane)
+    # pod and group are family coordinates: what each means per family is
+    # its topology descriptor's pod_means / group_means (plan.view.device_coordinates)
+    pod: int | None = None  # Clos pod (three tiers); dragonfly group; a management leaf's pod
     rail: int | None = None
-    group: int | None = None  # core group (spine position it serves); plane (multi-plane); a management leaf's number
+    group: int | None = None  # core group (Clos); plane (multi-plane); host server (torus chips); a management leaf's number
     fabric: str = "compute"
     port_offset: int = 0  # first global port id; set by Plan.add_devices
 
@@ -138,6 +141,28 @@ class Plan:
     fabrics: dict[str, Fabric] = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
+    _view: "FabricView | None" = field(default=None, repr=False)
+
+    @property
+    def view(self) -> "FabricView":
+        """The typed view every stage after expand reads (plan/fabric_view.py): this plan's
+        design record, its facts as records, its server range (checked), its routing. Built
+        by expand's last step (seal_view); a plan read from plan.json or materialised for
+        one fabric builds its own on first read."""
+        if self._view is None:
+            self.seal_view()
+        assert self._view is not None
+        return self._view
+
+    def seal_view(self) -> "FabricView":
+        """Build the view from `design`, `facts`, the devices and the routing, as they are now;
+        PlanContractError (a ValueError) where the servers do not come first."""
+        self._view = build_view(self.design, self.facts, self.devices, self.routing)
+        return self._view
+
+    def drop_view(self) -> None:
+        """Forget the view: what it is built from changed (expand re-attaching facts)."""
+        self._view = None
 
     @property
     def scale_up(self) -> ScaleUpDomains | None:
@@ -153,9 +178,9 @@ class Plan:
 
     @property
     def design_record(self) -> DesignRecord:
-        """The design as a typed record of its family (compiler/topology/records.py); `design`
-        is its plain-JSON form, written to plan.json as is. Built on each read, not cached:
-        expand still adds keys to `design` after the plan exists."""
+        """The design as a typed record of its family (compiler/topology/records.py), built on
+        each read: expand's, while it still adds keys to `design`. Every later stage reads
+        `view.design`, the record the sealed view holds."""
         return design_record(self.design)
 
     def memo(self, key: str, compute):

@@ -47,7 +47,7 @@ def _order_lines(plan: Plan) -> list[tuple[str | None, BomLine]]:
     multi = is_multi_fabric(plan)
     parts: list[tuple[str | None, BomLine]] = (list(fabric_bom(plan)) if multi
                                                else [(None, line) for line in plan.memo("bom", bill_of_materials)])
-    spares = spare_lines([line for _, line in parts], plan.facts.get("bom", {}).get("spares_percent", {}))
+    spares = spare_lines([line for _, line in parts], plan.view.facts.spares_percent)
     return parts + [(WHOLE_ORDER if multi else None, line) for line in spares]
 
 
@@ -61,7 +61,7 @@ def is_included(line: BomLine) -> bool:
 
 
 def unit_price(line: BomLine, prices: dict | None) -> Decimal | None:
-    """The line's unit price from the price file (plan.facts['bom']['prices']), keyed by the
+    """The line's unit price from the price file (PlanFacts.prices), keyed by the
     part number as bom.csv prints it (a generic cable ordered by length: that text, or its
     part without the length); None if unpriced."""
     if prices is None:
@@ -120,7 +120,7 @@ def order_totals(plan: Plan, scope: str = DEFAULT_SCOPE) -> Totals:
     `ci`, `compare` and `explore` show. Prices from the spec's `bom.prices` file."""
     if scope not in SCOPES:
         raise ValueError(f"scope {scope!r}; one of {', '.join(SCOPES)}")
-    return line_totals([line for _, line in order_lines(plan)], plan.facts.get("bom", {}).get("prices"), scope)
+    return line_totals([line for _, line in order_lines(plan)], plan.view.facts.prices, scope)
 
 
 def money(value: Decimal | None) -> str:

@@ -38,12 +38,12 @@ class RackDraw:
 def secondary_power_models(plan: Plan) -> dict[str, str]:
     """Models in the plan whose power figure is secondary (a third party quoting the vendor
     page, not the page itself) -> that source: budgets use them, and say so."""
-    models = plan.facts.get("models", {})
+    facts = plan.view.facts
     out = {}
     for model in sorted({d.model for d in plan.devices}):
-        rec = models.get(model) or {}
-        if rec.get("power_confidence") == "secondary" and rec.get("power_w") is not None:
-            out[model] = rec.get("power_source") or ""
+        rec = facts.model(model)
+        if rec is not None and rec.power_confidence == "secondary" and rec.power_w is not None:
+            out[model] = rec.power_source or ""
     return out
 
 
@@ -86,11 +86,11 @@ def _switch_optics_w(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _module_w(plan: Plan, cage_key: str, media_id: str) -> float:
-    part = transceiver_part(plan.facts, media_id, cage_key)
+    part = transceiver_part(plan.view.facts, media_id, cage_key)
     if part is None:
         return 0.0  # copper: no module
-    rec = plan.facts["transceivers"].get(part)
-    return float(rec["power_w"]) if rec and rec["power_w"] is not None else np.nan
+    rec = plan.view.facts.transceivers.get(part)
+    return float(rec.power_w) if rec is not None and rec.power_w is not None else np.nan
 
 
 def _device_unknown(plan: Plan) -> np.ndarray:

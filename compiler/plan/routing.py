@@ -69,6 +69,15 @@ class ManagementSubnet:
     cords: tuple[tuple[int, str, float | None], ...]
 
 
+def link_end_addresses(link_net: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the upper end's and the lower end's address of its /31 (uint32; 0 for an
+    unnumbered link): the upper end (leaf toward servers, spine toward leaves, core toward
+    spines) takes the even address, the lower end (a server NIC, a leaf's uplink) the odd one.
+    The one place this rule lives: every output that writes a link address calls it."""
+    net = link_net.astype(np.uint32)
+    return net, np.where(net != 0, net + np.uint32(1), np.uint32(0)).astype(np.uint32)
+
+
 def dotted(values: np.ndarray) -> list[str]:
     """uint32 addresses as dotted quads, vectorised over the octets."""
     v = values.astype(np.int64)

@@ -258,6 +258,7 @@ def plan_from_json(data: dict) -> Plan:
         plan.fabrics[name].routing = _routing_from_json(rec, fabric_plan(plan, name))
     serve_management_ports(plan)  # the served switches' gateways and prefix (their addresses are in the rows)
     plan._memo.clear()  # fabric plans made above hold no routing yet; the next ones will
+    plan.seal_view()  # a plan.json whose servers do not come first is refused here (PLAN_INVALID)
     return plan
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .facts import MediumFacts, PlanFacts
 from .model import Plan
 from .naming import cable_id
 
@@ -16,24 +17,23 @@ NOT_PUBLISHED = "PART NUMBER NOT PUBLISHED"
 SPLIT_WAYS = 2  # NVIDIA's splitter fibers are 1:2 (MFP7E20, MFP7E40); no other fan-out is in the catalog
 
 
-def transceiver_part(facts: dict, media_id: str, cage_key: str) -> str | None:
+def transceiver_part(facts: PlanFacts, media_id: str, cage_key: str) -> str | None:
     """The transceiver a cage of type `cage_key` takes on `media_id`: its catalog id, a
     NOT IN CATALOG line where the medium needs one the catalog lacks, None for copper."""
-    medium = facts["media"][media_id]
-    if not medium["needs_transceivers"]:
+    medium = facts.media[media_id]
+    if not medium.needs_transceivers:
         return None
-    return medium["transceivers"].get(cage_key) or f"{NOT_IN_CATALOG}: {media_id} {cage_key}"
+    return medium.transceivers.get(cage_key) or f"{NOT_IN_CATALOG}: {media_id} {cage_key}"
 
 
-def part_label(facts: dict, transceiver: str) -> str:
+def part_label(facts: PlanFacts, transceiver: str) -> str:
     """How the BOM and cabling.csv name a transceiver (an id from transceiver_part): its part
     number, or `PART NUMBER NOT PUBLISHED: <id>` where the vendor publishes none. Both name
     it this way, so they agree row for line."""
-    rec = facts["transceivers"].get(transceiver)
+    rec = facts.transceivers.get(transceiver)
     if rec is None:
         return transceiver  # NOT IN CATALOG: ...
-    part = rec.get("part_number", transceiver)  # recorded only where it differs from the id
-    return part if part else f"{NOT_PUBLISHED}: {transceiver}"
+    return rec.part_number if rec.part_number else f"{NOT_PUBLISHED}: {transceiver}"
 
 
 def splitter_heads(cage: np.ndarray, cage_ports: np.ndarray, lane: np.ndarray, ga: np.ndarray, gb: np.ndarray) -> np.ndarray:
@@ -69,6 +69,17 @@ def port_table(plan: Plan) -> dict[str, np.ndarray]:
         out[col] = per_port(plan, {lid: np.array([get(p) for p in lay.ports], dtype=dtype)
                                    for lid, lay in plan.layouts.items()})
     return out
+
+
+def nos_port_names(plan: Plan, nos: str | None) -> np.ndarray:
+    """Per global port, its name as `nos` spells it on a switch of this plan's routing
+    (RoutingPlan.port_names, from the switch model's nos_port_names), the panel name where
+    it has none (servers, InfiniBand, a model without that NOS's names, no NOS). Switch
+    configs (the fabric's NOS, or the twin's), monitoring and the twin read ports so."""
+    routing = plan.routing
+    per_layout = routing.port_names.get(nos, {}) if nos is not None and routing is not None else {}
+    return per_port(plan, {lid: np.array(per_layout.get(lid) or [p.name for p in lay.ports], dtype=object)
+                           for lid, lay in plan.layouts.items()})
 
 
 def device_nos(plan: Plan) -> list[str | None]:
@@ -184,17 +195,12 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b, strict=True)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b, strict=True)])
 
 
-def fabric_protocol(plan: Plan) -> str | None:
-    """The fabric's switch protocol (infiniband, ethernet), or None for a direct network."""
-    return plan.facts.get("models", {}).get(plan.design_record.switch, {}).get("protocol")
-
-
-def cable_part(media_rec: dict, order_m: float | None) -> str:
+def cable_part(media_rec: MediumFacts, order_m: float | None) -> str:
     """The cable to order for a medium (a plan.facts media record) at an orderable length:
     the catalog's part for that length where it has one, else the medium's generic part."""
     if order_m is None or order_m != order_m:  # no layout, or no length reaches (NaN)
-        return media_rec["cable_part_number"]
-    return media_rec["parts"].get(f"{order_m:g}", media_rec["cable_part_number"])
+        return media_rec.cable_part_number
+    return media_rec.parts.get(f"{order_m:g}", media_rec.cable_part_number)
 
 
 def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -211,7 +217,7 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
             sel = links.media == mi
             if sel.any():
                 uniq, inverse = np.unique(keys[gid[sel]], return_inverse=True)
-                parts[sel] = np.array([transceiver_part(plan.facts, media_id, k) or "" for k in uniq],
+                parts[sel] = np.array([transceiver_part(plan.view.facts, media_id, k) or "" for k in uniq],
                                       dtype=object)[inverse.reshape(-1)]
         out.append(parts)
     return out[0], out[1]
@@ -222,7 +228,7 @@ def end_part_labels(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     out = []
     for ids in plan.memo("end_transceivers", end_transceivers):
         uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-        labels = np.array([part_label(plan.facts, u) if u else "" for u in uniq.tolist()], dtype=object)
+        labels = np.array([part_label(plan.view.facts, u) if u else "" for u in uniq.tolist()], dtype=object)
         out.append(labels[inverse.reshape(-1)])
     return out[0], out[1]
 
@@ -240,7 +246,7 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
     links = plan.links
     if not len(links):
         return np.ones(0, dtype=np.int64)
-    ports_of = {part: rec["ports"] for part, rec in plan.facts.get("transceivers", {}).items()}
+    ports_of = {part: rec.ports for part, rec in plan.view.facts.transceivers.items()}
     cage_gbps = per_port(plan, {lid: np.array([p.cage_gbps for p in lay.ports], dtype=np.int64)
                                 for lid, lay in plan.layouts.items()})
     offsets = plan.port_offsets()
@@ -272,8 +278,8 @@ def link_physical(plan: Plan) -> dict[str, list]:
         a_rack, b_rack = racks[phys.dev_rack[links.a_dev]].tolist(), racks[phys.dev_rack[links.b_dev]].tolist()
         a_u, b_u = phys.dev_u[links.a_dev].tolist(), phys.dev_u[links.b_dev].tolist()
         order = [None] * n if phys.order_m is None else [None if x != x else x for x in phys.order_m.tolist()]
-    facts = plan.facts["media"]
-    parts = [cable_part(facts[m], o) for m, o in zip(media_ids, order, strict=True)]
+    media = plan.view.facts.media
+    parts = [cable_part(media[m], o) for m, o in zip(media_ids, order, strict=True)]
     return {"a_rack": a_rack, "a_u": a_u, "a_transceiver": a_tr.tolist(), "b_rack": b_rack, "b_u": b_u,
             "b_transceiver": b_tr.tolist(), "media": media_ids, "length_m": order, "part_number": parts,
             "label_a": label_a, "label_b": label_b}

@@ -30,7 +30,7 @@ def bom_table(plan: Plan) -> tuple[list[str], list[tuple]]:
     """bom.csv's header and rows (prices where the spec names a price file); report.html
     shows the same rows. The whole order (plan/order.py): with several fabrics, each
     fabric's parts labelled in a last column, then the spares over all of them ("all")."""
-    prices = plan.facts.get("bom", {}).get("prices")
+    prices = plan.view.facts.prices
     price_header = [f"unit_price_{prices['currency'].lower()}", f"total_price_{prices['currency'].lower()}"] if prices else []
 
     def priced(line) -> tuple:
@@ -52,7 +52,7 @@ def bom_table(plan: Plan) -> tuple[list[str], list[tuple]]:
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     header, rows = bom_table(plan)
     out.write_text("bom.csv", csv_text(header, rows))
-    prices = plan.facts.get("bom", {}).get("prices")
+    prices = plan.view.facts.prices
     lines = [line for _, line in order_lines(plan)]
     totals = []
     for category, t in category_totals(lines, prices):

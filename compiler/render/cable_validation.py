@@ -25,7 +25,7 @@ import numpy as np
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol, floor_port_names
+from ..plan.views import floor_port_names
 from .csvtext import csv_text
 from .infiniband import ib_view
 from ..plan.naming import SWITCH_ROLES
@@ -66,18 +66,18 @@ EXCEL_MAX_ROWS = 1_048_576
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    proto = fabric_protocol(plan)
+    proto = plan.view.protocol
     if proto is None:
         return
     ib = proto == "infiniband"
-    server = plan.design.get("server")
+    server = plan.view.design.server
     compute = next((d for d in plan.devices if d.role == "server"), None)
     devices = nic_devices(compute.layout) if compute is not None else []
     mapping = [(i + 1, dev) for i, dev in enumerate(devices) if dev]
     if ib and not plan.memo("ib_view", ib_view).port_numbers_known:
         out.write_text(f"{FOLDER}/README.md", render_template(
             "cable-validation/README.md.j2", name=plan.name, written=False, server=server, mapping=mapping,
-            why=f"{plan.design['switch']}: its InfiniBand port numbering is not in the catalog"))
+            why=f"{plan.view.model_id('leaf')}: its InfiniBand port numbering is not in the catalog"))
         return
     links = plan.links
     if len(links) + 1 > EXCEL_MAX_ROWS:

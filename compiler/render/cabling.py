@@ -107,7 +107,7 @@ def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str
     to a management leaf), after the plan's cables: the floor pulls them and the BOM orders
     them. Kind `<fabric>:management-leaf`; with a layout, the cord's orderable and modelled
     length (expand/management.py cord_lengths), as the plan's own cables show theirs."""
-    media = plan.facts.get("media", {}).get("cat6") if plan.facts else None
+    media = plan.view.facts.media.get("cat6")
     cords = management_cords(plan)
     if media is None or not cords:
         return []
@@ -124,7 +124,7 @@ def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str
                   esc(c.switch), esc(sw.role), esc(c.port), esc(c.port), "1", "", place[index[c.switch]],
                   esc(c.leaf), esc(lf.role), esc(c.leaf_port), esc(cage), "1", "", place[index[c.leaf]],
                   "1", "CAT6", "RJ45", csv_field(cable_part(media, c.order_m)),
-                  "" if c.order_m is None else f"{c.order_m:g}", media["jacket"], "",
+                  "" if c.order_m is None else f"{c.order_m:g}", media.jacket or "", "",
                   csv_field(f"{c.cable_id} {near} / {far}"), csv_field(f"{c.cable_id} {far} / {near}"),
                   "" if c.length_m is None else f"{c.length_m:.2f}",
                   esc(c.cable_id)] + ([c.fabric] if multi else [])
@@ -214,11 +214,11 @@ def media_tail(plan: Plan) -> list[str]:
     cables = physical_cables(plan)
     pieces_by_media = []
     for media_id in plan.media:
-        rec = plan.facts["media"][media_id]
-        optical = rec["fiber"] in ("mmf", "smf")
-        connector = "MPO-12/APC" if optical else ("RJ45" if rec["fiber"] == "cat6" else
-                                                  f"{rec.get('end_form_factor', 'OSFP')} (integral)")
-        pieces_by_media.append((rec["fiber"].upper(), connector, rec["jacket"], "Type-B" if optical else ""))
+        rec = plan.view.facts.media[media_id]
+        optical = rec.fiber in ("mmf", "smf")
+        connector = "MPO-12/APC" if optical else ("RJ45" if rec.fiber == "cat6" else
+                                                  f"{rec.end_form_factor or 'OSFP'} (integral)")
+        pieces_by_media.append((rec.fiber.upper(), connector, rec.jacket, "Type-B" if optical else ""))
     media = plan.links.media[cables.first_link].astype(np.float64)
     # (medium, orderable length) pairs are few: build each piece once, then index.
     order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
@@ -226,8 +226,8 @@ def media_tail(plan: Plan) -> list[str]:
     pieces = []
     for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist(), strict=True):
         f, c, j, pol = pieces_by_media[mi]
-        rec = plan.facts["media"][plan.media[mi]]
-        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec["cable_part_number"]
+        rec = plan.view.facts.media[plan.media[mi]]
+        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
         text = f"{length:g}" if length >= 0 else ""
         pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
     return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist() if len(cables) else []

@@ -55,8 +55,7 @@ from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
-from ..plan.routing import dotted
-from ..plan.views import fabric_protocol
+from ..plan.routing import dotted, link_end_addresses
 from .structured_config import roce_profile
 from .templates import environment, row_format
 from .writer import OutputDir
@@ -102,14 +101,13 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     n = sum(1 for d in devices if d.role == "server")
     links = plan.links
     assert r is not None  # host configs are written only for an addressed (Ethernet) fabric
-    net = r.link_net
-    sel = np.nonzero((links.a_dev < n) & (net != 0))[0]
+    upper, lower = link_end_addresses(r.link_net)  # the leaf is the gateway, the NIC the lower end
+    sel = np.nonzero((links.a_dev < n) & (lower != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
     dev = links.a_dev[sel].tolist()
     port = links.a_port[sel].tolist()
-    base = net[sel].astype(np.int64)
-    gw = dotted(base)
-    addr = dotted(base + 1)
+    gw = dotted(upper[sel])
+    addr = dotted(lower[sel])
     port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
     per_server: list[list[HostNic]] = [[] for _ in range(n)]
     first, end = server_ports or (0, None)
@@ -193,7 +191,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     env = environment()
     roce = roce_profile()
     # InfiniBand compute beside these fabrics: nccl.conf must keep NCCL off their RDMA NICs
-    ib = r is None and fabric_protocol(compute) == "infiniband"
+    ib = r is None and compute.view.protocol == "infiniband"
     names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
                                                                       None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
@@ -201,8 +199,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(
             name, nics[s] if nics else [], pools, roce.host_mtu_bytes, [(f, f.per_server[s]) for f in others if f.per_server[s]]))
 
-    server_type = plan.design["server"]
-    topo = plan.facts.get("host_topology", {}).get(server_type)
+    view = plan.view
+    server_type = view.design.server
+    topo = view.facts.host_topology.get(server_type)
     topo_nics = rail_nics(topo, len(ports))
     hcas = [n["name"] for n in topo_nics] if topo_nics else None
     busids = [n["busid"] for n in topo_nics] if topo_nics else None

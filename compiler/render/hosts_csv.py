@@ -26,7 +26,7 @@ from ..plan import naming
 from ..plan.fabrics import COMPUTE, fabric_plan
 from ..plan.hosts import host_table
 from ..plan.model import Plan
-from ..plan.routing import dotted
+from ..plan.routing import dotted, link_end_addresses
 from .csvtext import csv_text
 from .writer import OutputDir
 
@@ -41,7 +41,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     n = len(hosts.names)
     # Servers come first in the plan and in every fabric view, so a server's device index is its row.
     assert all(d.role == "server" for d in plan.devices[:n]), "servers are not the first devices of the plan"
-    server = plan.design_record.server
+    server = plan.view.design.server
     rack, ru = _rack_ru(plan, n)
     mgmt = _addresses(compute.routing.management[:n]) if compute.routing is not None else [""] * n
     bmc = _bmc_addresses(plan, n)
@@ -71,7 +71,7 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
     bmc = np.zeros(n, dtype=np.uint32)
     if not names:
         return [""] * n
-    network = plan.fabrics[names[0]].design.get("management_network")
+    network = plan.fabrics[names[0]].management_network
     if network is not None:  # the management network: a BMC is a host on its leaf's subnet (expand/management.py)
         index = {d.name: k for k, d in enumerate(plan.devices[:n])}
         out = [""] * n
@@ -82,10 +82,11 @@ def _bmc_addresses(plan: Plan, n: int) -> list[str]:
     view = fabric_plan(plan, names[0])
     first, end = plan.fabrics[names[0]].server_ports
     assert view.routing is not None  # a fabric that carries BMC rows is addressed (Ethernet)
-    links, net = view.links, view.routing.link_net
-    # The server's first cabled BMC port, where its cable has a /31 (the lower end takes the odd address).
-    sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (net != 0))[0]
+    links = view.links
+    _, lower = link_end_addresses(view.routing.link_net)
+    # The server's first cabled BMC port, where its cable has a /31 (the server is the lower end).
+    sel = np.nonzero((links.a_dev < n) & (links.a_port >= first) & (links.a_port < end) & (lower != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
     dev, pick = np.unique(links.a_dev[sel], return_index=True)
-    bmc[dev] = net[sel[pick]] + 1
+    bmc[dev] = lower[sel[pick]]
     return _addresses(bmc)

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..check import CheckResults
+from ..plan.facts import IbFacts
 from ..plan.guids import MAX_CA_PORTS, ca_node_guid, device_guids
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
 from ..plan.views import per_port
 from ..topology import topology
 from .templates import render_template
@@ -43,7 +43,7 @@ LINK_RATE = {100: "4xEDR", 400: "4xNDR", 800: "4xXDR"}
 
 
 def is_infiniband(plan: Plan) -> bool:
-    return fabric_protocol(plan) == "infiniband"
+    return plan.view.protocol == "infiniband"
 
 
 @dataclass
@@ -59,22 +59,30 @@ class IbView:
     port_numbers_known: bool
 
 
+def _ib_facts(plan: Plan) -> IbFacts:
+    """The catalog's InfiniBand record of the fabric's switch model (port numbering, ibdiag
+    system type); an empty one where the catalog has none."""
+    rec = plan.view.role_model("leaf")
+    return (rec.infiniband if rec is not None else None) or IbFacts()
+
+
 def ib_view(plan: Plan) -> IbView:
-    facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
-    per_cage = facts.get("ports_per_cage")
     dev_guid = plan.memo("ib_device_guids", device_guids)
     is_ca = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
-    switch_layouts = {d.layout for d in plan.devices if d.tier > 0}
+    switch_layouts = {d.layout: d.model for d in plan.devices if d.tier > 0}
     numbers = {}
+    known = True
     for lid, lay in plan.layouts.items():
         if lid not in switch_layouts:
             if len(lay) > MAX_CA_PORTS:
                 raise ValueError(f"{lid}: {len(lay)} ports exceed the {MAX_CA_PORTS} CAs a device's GUID block holds")
             numbers[lid] = np.ones(len(lay), dtype=np.int64)  # each NIC port is port 1 of its own CA
-        elif per_cage:
-            numbers[lid] = np.array([per_cage * (int(p.cage) - 1) + p.lane for p in lay.ports], dtype=np.int64)
-        else:
-            numbers[lid] = np.zeros(len(lay), dtype=np.int64)  # unknown numbering: never written
+            continue
+        rec = plan.view.facts.model(switch_layouts[lid])
+        per_port_number = rec.ib_port_numbers(lay.ports) if rec is not None else None
+        known = known and per_port_number is not None
+        # unknown numbering: zeros, never written
+        numbers[lid] = np.array(per_port_number or [0] * len(lay), dtype=np.int64)
     ib_port = per_port(plan, numbers).astype(np.int64)
     offsets = plan.port_offsets()
     links = plan.links
@@ -83,19 +91,19 @@ def ib_view(plan: Plan) -> IbView:
         node = np.where(is_ca[dev], ca_node_guid(dev_guid[dev], port), dev_guid[dev])
         ends += [node.astype(np.uint64), ib_port[offsets[dev] + port]]
     a_node, a_port, b_node, b_port = ends
-    return IbView(dev_guid, is_ca, a_node, a_port, b_node, b_port, port_numbers_known=bool(per_cage))
+    return IbView(dev_guid, is_ca, a_node, a_port, b_node, b_port, port_numbers_known=known and bool(switch_layouts))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_infiniband(plan):
         return
     view = plan.memo("ib_view", ib_view)
-    sw_facts = plan.facts["models"][plan.design_record.switch]["infiniband"] or {}
+    sw_facts = _ib_facts(plan)
     nodes = _nodes(plan, view)
     top_tier = max(d.tier for d in plan.devices)
     roots = [n for n in nodes if not n.ca and plan.devices[n.dev].tier == top_tier]
     computes = [n for n in nodes if n.ca and plan.devices[n.dev].role == "server"]
-    engines = TREE_ENGINES if topology(plan.design_record.topology).tree else DEFAULT_ENGINES
+    engines = TREE_ENGINES if topology(plan.view.design.topology).tree else DEFAULT_ENGINES
     files = {
         "opensm.conf": render_template(
             "infiniband/opensm.conf.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines,
@@ -111,12 +119,12 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     left_out = []
     if view.port_numbers_known:
         files["topology.ibnetdiscover"] = _ibnetdiscover(plan, view, nodes)
-        if sw_facts.get("system_type"):
-            files.update(_ibdiag(plan, view, nodes, sw_facts["system_type"]))
+        if sw_facts.system_type:
+            files.update(_ibdiag(plan, view, nodes, sw_facts.system_type))
         else:
-            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.design_record.switch} in the catalog"))
+            left_out.append(("topology.topo", f"no ibdiagnet system type for {plan.view.design.switch} in the catalog"))
     else:
-        why = f"{plan.design_record.switch}: {sw_facts.get('notes') or 'IB port numbering not in the catalog'}"
+        why = f"{plan.view.design.switch}: {sw_facts.notes or 'IB port numbering not in the catalog'}"
         left_out += [("topology.ibnetdiscover", why), ("topology.topo", why)]
     files["README.md"] = render_template(
         "infiniband/README.md.j2", name=plan.name, conf_dir=CONF_DIR, engines=engines, files=sorted(files),
@@ -169,8 +177,8 @@ def _peers(plan: Plan, view: IbView) -> dict[int, list[tuple[int, int, int]]]:
 def _ibnetdiscover(plan: Plan, view: IbView, nodes: list[_Node]) -> str:
     by_guid = {n.guid: n for n in nodes}
     peers = plan.memo("ib_peers", lambda p: _peers(p, view))
-    rate = LINK_RATE.get(int(plan.design_record.speed_gbps), "")
-    nports = plan.design_record.switch_radix
+    rate = LINK_RATE.get(int(plan.view.design.speed_gbps), "")
+    nports = plan.view.design.switch_radix
     records = []
     for n in nodes:
         ports = []
@@ -203,7 +211,7 @@ def _ibdiag(plan: Plan, view: IbView, nodes: list[_Node], switch_type: str) -> d
     sections = [(system_type(dev), plan.devices[dev].name, lines) for dev, lines in systems.items()]
     files = {"topology.topo": render_template("infiniband/topology.topo.j2", name=plan.name, sections=sections)}
     # IBNL: the switch as one ASIC with panel ports P1..Pn; a host as one single-port CA per NIC port.
-    radix = plan.design_record.switch_radix
+    radix = plan.view.design.switch_radix
     assert radix is not None  # an InfiniBand fabric is switched
     files[f"ibnl/{switch_type}.ibnl"] = render_template(
         "infiniband/system.ibnl.j2", type=switch_type, nodes=[("SW", radix, "U1", [(k, f"P{k}") for k in range(1, radix + 1)])])

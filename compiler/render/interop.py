@@ -25,7 +25,6 @@ from ..catalog.models import NosLab
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
 from ..plan.views import port_table
 from .diagrams import q
 from .templates import render_template, row_format
@@ -35,7 +34,7 @@ SERVER_KIND, SERVER_IMAGE = "linux", "alpine:latest"
 
 
 def is_ethernet(plan: Plan) -> bool:
-    return fabric_protocol(plan) == "ethernet"
+    return plan.view.protocol == "ethernet"
 
 
 def _switch_edges(plan: Plan) -> list[str]:

@@ -23,7 +23,7 @@ HOSTNAME_LEVEL = "kubernetes.io/hostname"
 
 def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
     """(topology level keys coarse to fine, without hostname; [(node, [(key, value)])])."""
-    d = plan.design_record
+    d = plan.view.design
     p = d.hosts["label_prefix"]
     columns: list[tuple[str, list[str]]] = []
     if d.tiers == 3:
@@ -55,9 +55,9 @@ def _check(keys: list[str], rows) -> None:
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     levels, rows = node_labels(plan, hosts)
-    prefix = plan.design_record.hosts["label_prefix"]
+    prefix = plan.view.design.hosts["label_prefix"]
     context = {"name": plan.name, "api": KUEUE_API, "levels": levels + [HOSTNAME_LEVEL], "rows": rows,
-               "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.design_record.server, "prefix": prefix}
+               "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.view.design.server, "prefix": prefix}
     out.write_text("k8s/node-labels.yaml", render_template("k8s/node-labels.yaml.j2", **context))
     out.write_text("k8s/label-nodes.sh", render_template("k8s/label-nodes.sh.j2", **context))
     out.write_text("k8s/kueue-topology.yaml", render_template("k8s/kueue-topology.yaml.j2", **context))

@@ -56,7 +56,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     names = plan.memo("floor_port_names", floor_port_names)  # as the switch's NOS names it, like its config
     dev_names = np.array([d.name for d in plan.devices], dtype=object)
     offsets = plan.port_offsets()
-    media = np.array([plan.facts["media"][m]["fiber"].upper() for m in plan.media], dtype=object)[links.media[first]]
+    media = np.array([plan.view.facts.media[m].fiber.upper() for m in plan.media], dtype=object)[links.media[first]]
     quote = any(any(ch in t for ch in ',"\n\r') for t in dev_names.tolist() + places.tolist() + names.tolist())
     parts = []
     for end, labels in (("A", label_a), ("B", label_b)):

@@ -32,7 +32,7 @@ from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import cable_ids, fabric_protocol
+from ..plan.views import cable_ids, nos_port_names, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -107,16 +107,13 @@ def _switch_ports(plan: Plan, ib: bool):
         view = plan.memo("ib_view", ib_view)
         a_port = np.array([str(n) for n in view.a_port.tolist()], dtype=object)
         b_port = np.array([str(n) for n in view.b_port.tolist()], dtype=object)
-        panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in plan.devices])
+        panel = plan.memo("port_table", port_table)["name"]
         a_name = np.where(is_switch[links.a_dev], names[links.a_dev],
                           names[links.a_dev] + " " + panel[offsets[links.a_dev] + links.a_port])
         b_name = np.where(is_switch[links.b_dev], names[links.b_dev],
                           names[links.b_dev] + " " + panel[offsets[links.b_dev] + links.b_port])
     else:
-        r = plan.routing
-        per_layout = r.port_names.get(r.nos, {}) if r is not None and r.nos else {}
-        port_names = np.concatenate([np.array(per_layout.get(d.layout) or [p.name for p in plan.layouts[d.layout].ports],
-                                              dtype=object) for d in plan.devices])
+        port_names = nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
         a_port = port_names[offsets[links.a_dev] + links.a_port]
         b_port = port_names[offsets[links.b_dev] + links.b_port]
         a_name, b_name = names[links.a_dev], names[links.b_dev]
@@ -164,7 +161,7 @@ def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    proto = fabric_protocol(plan)
+    proto = plan.view.protocol
     if proto is None:
         return  # a direct network: no switches to watch
     ib = proto == "infiniband"
@@ -172,14 +169,14 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     ports_cfg = cfg["exporter_ports"]
     hosts = [i for i, d in enumerate(plan.devices) if d.tier == 0]
     eth_switches = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES
-                    and plan.facts["models"].get(d.model, {}).get("protocol") == "ethernet"]
+                    and plan.view.model_protocol(d.model) == "ethernet"]
     ib_numbers = not ib or plan.memo("ib_view", ib_view).port_numbers_known
     ports = _switch_ports(plan, ib) if ib_numbers else np.zeros((0, 5), dtype=object)
     exporter_host = None
     if ib:
         endpoints = [d.name for d in plan.devices if d.tier == 0 and d.role != "server"]
         exporter_host = (endpoints or [plan.devices[hosts[0]].name])[0]
-    speed = int(plan.design.get("speed_gbps") or 0)
+    speed = plan.view.design.speed_gbps
     rate = LINK_RATE.get(speed, "")
     lane_gbps = IB_LANE_GBPS.get(rate[2:]) if ib and rate else None
     roce = roce_profile()

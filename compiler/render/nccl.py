@@ -11,8 +11,9 @@ from .writer import OutputDir
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    style = (plan.design_record.hosts or {}).get("nccl_topology", "skeleton")
-    for server, record in sorted(plan.facts.get("host_topology", {}).items()):
+    view = plan.view
+    style = (view.design.hosts or {}).get("nccl_topology", "skeleton")
+    for server, record in sorted(view.facts.host_topology.items()):
         if record is None:
             continue
         f = nccl_file(server, HostTopology.model_validate(record), style)

@@ -28,7 +28,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cords
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, device_places, fabric_protocol, port_table
+from ..plan.views import cable_ids, cable_labels, device_places, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format
 from .writer import OutputDir
@@ -84,7 +84,7 @@ def slug(text: str) -> str:
 
 def pulled_links(plan: Plan) -> np.ndarray:
     """Per link: a cable pulled on the floor (not a board trace or backplane), as cabling.csv counts them."""
-    pulled = np.array([plan.facts["media"][m].get("field_cable", True) for m in plan.media], dtype=bool)
+    pulled = np.array([plan.view.facts.media[m].field_cable for m in plan.media], dtype=bool)
     return pulled[plan.links.media] if len(plan.links) else np.zeros(0, dtype=bool)
 
 
@@ -93,9 +93,9 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
     reaches in any device of the layout (a DGX's compute NICs InfiniBand, its storage NICs
     Ethernet); RJ45 is Ethernet; a port no cable reaches takes its device's protocol, else the
     compute fabric's, else "other" (a direct network: TPU ICI)."""
-    models = plan.facts["models"]
-    default = fabric_protocol(plan) or "other"
-    dev_proto = np.array([models[d.model].get("protocol") or "" for d in plan.devices], dtype=object)
+    view = plan.view
+    default = view.protocol or "other"
+    dev_proto = np.array([view.model_protocol(d.model) or "" for d in plan.devices], dtype=object)
     lids = list(plan.layouts)
     code = np.array([lids.index(d.layout) for d in plan.devices], dtype=np.int64)
     out = {lid: [""] * len(lay.ports) for lid, lay in plan.layouts.items()}
@@ -113,7 +113,7 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
     for d in plan.devices:
         model_of.setdefault(d.layout, d.model)
     for lid, model in model_of.items():
-        fallback = models[model].get("protocol") or default
+        fallback = view.model_protocol(model) or default
         row = out[lid]
         for k, p in enumerate(plan.layouts[lid].ports):
             if p.form_factor == "RJ45":
@@ -126,7 +126,7 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
 def device_types(plan: Plan) -> dict[str, dict]:
     """Per port layout in use, its NetBox device type: manufacturer, model (the catalog model and
     the layout, so each port split is its own type), slug, height and one interface per port."""
-    models = plan.facts["models"]
+    models = plan.view.facts.models
     phys = plan.physical
     first: dict[str, int] = {}
     for i, d in enumerate(plan.devices):
@@ -137,12 +137,12 @@ def device_types(plan: Plan) -> dict[str, dict]:
         d = plan.devices[i]
         rec = models[d.model]
         ports = plan.layouts[layout].ports
-        height = int(phys.dev_height_u[i]) if phys is not None else (rec.get("rack_units") or 1)
+        height = int(phys.dev_height_u[i]) if phys is not None else (rec.rack_units or 1)
         kinds = [interface_type(pr, p.speed_gbps, p.form_factor) for p, pr in zip(ports, protocols[layout], strict=True)]
-        mgmt = rec.get("management_port")  # not in the layout: an Ethernet port of its own, mgmt_only
+        mgmt = rec.management_port  # not in the layout: an Ethernet port of its own, mgmt_only
         out[layout] = {
-            "manufacturer": rec["vendor"] or GENERIC_MANUFACTURER,
-            "model": f"{rec['model']} ({layout})", "slug": slug(layout), "part_number": rec.get("part_number") or "",
+            "manufacturer": rec.vendor or GENERIC_MANUFACTURER,
+            "model": f"{rec.model} ({layout})", "slug": slug(layout), "part_number": rec.part_number or "",
             "u_height": height,
             "interfaces": [(p.name, k, False) for p, k in zip(ports, kinds, strict=True)]
             + ([(mgmt["name"], interface_type("ethernet", mgmt["gbps"], mgmt["form_factor"]), True)] if mgmt else []),
@@ -190,9 +190,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     offsets = plan.port_offsets()
     names = plan.memo("port_table", port_table)["name"]
     dev_names = np.array([csv_field(d.name) for d in plan.devices], dtype=object)
-    media = [plan.facts["media"][m] for m in plan.media]
-    cable_type = np.array([CABLE_TYPE.get(m["fiber"], "") for m in media], dtype=object)[links.media]
-    color = np.array([COLOR.get(m["jacket"], "") for m in media], dtype=object)[links.media]
+    media = [plan.view.facts.media[m] for m in plan.media]
+    cable_type = np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object)[links.media]
+    color = np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object)[links.media]
     label_a, _ = plan.memo("cable_labels", cable_labels)
     ids = plan.memo("cable_ids", cable_ids)
     if phys is not None and phys.order_m is not None:
@@ -224,7 +224,7 @@ def _cord_rows(plan: Plan, site: str) -> list[tuple]:
     """The management cords (plan/fabrics.py management_cords: a switch's management port to
     its management leaf), as cables of the management ports the device types list; their
     orderable length where a layout gives one."""
-    media = plan.facts.get("media", {}).get(CORD_MEDIUM)
+    media = plan.view.facts.media.get(CORD_MEDIUM)
     if media is None:
         return []
     places = plan.memo("device_places", device_places)
@@ -234,6 +234,6 @@ def _cord_rows(plan: Plan, site: str) -> list[tuple]:
         far = f"{places[plan.device_index(c.leaf)]}:{c.leaf_port}"
         length = (f"{c.order_m:g}", "m") if c.order_m is not None else ("", "")
         rows.append((csv_field(c.switch), csv_field(c.port), csv_field(c.leaf), csv_field(c.leaf_port),
-                     CABLE_TYPE[media["fiber"]], csv_field(c.cable_id), COLOR.get(media["jacket"], ""), *length,
+                     CABLE_TYPE[media.fiber], csv_field(c.cable_id), COLOR.get(media.jacket or "", ""), *length,
                      csv_field(f"{c.cable_id} {near} / {far}"), site, site))
     return rows

@@ -31,7 +31,7 @@ def tree_switches(plan: Plan, hosts: HostTable) -> list[dict]:
         groups.setdefault(group, []).append(name)
         group_pod[group] = pod
     switches = [{"name": g, "nodes": compress(names), "switches": ""} for g, names in groups.items()]
-    tiers = plan.design_record.tiers
+    tiers = plan.view.design.tiers
     if tiers == 3:
         pods: dict[int, list[str]] = {}
         for g, pod in group_pod.items():
@@ -57,14 +57,14 @@ def blocks(hosts: HostTable, base: int) -> tuple[list[dict], list[int]]:
 
 
 def _description(plan: Plan, hosts: HostTable) -> str:
-    d = plan.design_record
+    d = plan.view.design
     leaf = "one logical leaf per scalable unit (all its rail leaves)" if hosts.group_kind == "su" else "one leaf per leaf switch"
     upper = "pods under the core layer" if d.tiers == 3 else "the spine layer as root"
     return f"{d.topology}, {d.tiers} tiers: {leaf}, {upper}."
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    if not topology(plan.design_record.topology).tree:  # a note at validation says why (expand/hosts.py)
+    if not topology(plan.view.design.topology).tree:  # a note at validation says why (expand/hosts.py)
         return
     hosts = plan.memo("hosts", host_table)
     switches = tree_switches(plan, hosts)

@@ -26,7 +26,8 @@ from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, b
 from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
-from ..plan.routing import ManagementSubnet, dotted
+from ..plan.routing import ManagementSubnet, dotted, link_end_addresses
+from ..plan.views import nos_port_names, port_table
 
 # RFC 7938 fabrics are built for wide ECMP; FRR caps the width at its compile-time
 # multipath limit (64 in Debian's build), EOS takes "maximum-paths N ecmp N".
@@ -160,7 +161,7 @@ class SwitchConfig:
 def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     r = plan.routing
     assert r is not None, "switch configs need an Ethernet plan"
-    names = r.port_names[nos]
+    assert nos in r.port_names, f"the routing plan names no ports for {nos}"
     devices = plan.devices
     n_dev = len(devices)
     links = plan.links
@@ -180,17 +181,15 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
 
     # port names: per global port id, the NOS name on switches and the panel name elsewhere
     offsets = plan.port_offsets()
-    layout_names = {lid: np.array(names.get(lid) or [p.name for p in lay.ports], dtype=object)
-                    for lid, lay in plan.layouts.items()}
-    all_names = np.concatenate([layout_names[d.layout] for d in devices])
-    panel = np.concatenate([np.array([p.name for p in plan.layouts[d.layout].ports], dtype=object) for d in devices])
+    all_names = nos_port_names(plan, nos)
+    panel = plan.memo("port_table", port_table)["name"]
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
     # each link's two addresses as text once, then picked per end
-    nets = r.link_net.astype(np.int64)
-    even = np.array(dotted(nets), dtype=object)
-    odd = np.array(dotted(nets + 1), dtype=object)
-    numbered = nets[link] != 0
+    upper_addr, lower_addr = link_end_addresses(r.link_net)
+    even = np.array(dotted(upper_addr), dtype=object)
+    odd = np.array(dotted(lower_addr), dtype=object)
+    numbered = upper_addr[link] != 0
     local_txt = np.where(upper, even[link], odd[link])
     peer_txt = np.where(upper, odd[link], even[link])
     kind = np.where(is_switch[peer], "fabric", "server").astype(object)
@@ -218,8 +217,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     _check_builtin_roce(nos_facts, roce)
     switch_layouts = {devices[i].layout: devices[i].model for i in np.nonzero(is_switch)[0].tolist()}
     cages = {lid: layout_cages(plan.layouts[lid].ports) for lid in switch_layouts}
-    models = plan.facts.get("models", {})
-    port_ids = {lid: sonic_ports((models.get(model, {}).get("sonic") or {}).get("port_alias"), plan.layouts[lid].ports)
+    facts = plan.view.facts
+    port_ids = {lid: sonic_ports(rec.sonic_port_alias if (rec := facts.model(model)) is not None else None, plan.layouts[lid].ports)
                 for lid, model in switch_layouts.items()}
     cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
     speeds = speed.tolist()
@@ -247,7 +246,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             net = f"{r.ip(subnet.network)}/{subnet.prefix}"
             access = AccessVlan(subnet.vlan, f"{r.ip(subnet.gateway)}/{subnet.prefix}", net)
             prefixes = [*local_prefixes, (net, subnet.prefix)]  # the subnet, redistributed to the spines
-        sonic = models.get(d.model, {}).get("sonic")
+        sonic = rec.sonic if (rec := facts.model(d.model)) is not None else None
         used_speeds = set(if_speeds)
         sku = sonic_hwsku(sonic, used_speeds)
         bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None

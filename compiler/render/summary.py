@@ -26,8 +26,8 @@ def _switch_roles(plan: Plan) -> list[str]:
 
 def cables_by_kind(plan: Plan) -> dict[str, int]:
     """Links per kind that are field cables (board traces and backplanes are not)."""
-    media = plan.facts.get("media", {})
-    pulled = [media.get(m, {}).get("field_cable", True) for m in plan.media]
+    media = plan.view.facts.media
+    pulled = [media[m].field_cable if m in media else True for m in plan.media]
     if all(pulled):
         return plan.count_by_kind()
     keep = np.array(pulled, dtype=bool)[plan.links.media]
@@ -46,7 +46,8 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
     """summary.json of a plan and its check results (run_checks(plan))."""
     if is_multi_fabric(plan):  # the compute fabric's figures, then every fabric's (summarize_fabrics)
         return summarize_fabrics(plan, checks)
-    design = plan.design_record
+    view = plan.view
+    design = view.design
     counts = plan.count_by_role()
     switch_roles = _switch_roles(plan)
     switches = {role: counts[role] for role in switch_roles}
@@ -80,11 +81,11 @@ def summarize(plan: Plan, checks: CheckResults) -> dict:
         "server": design.server,
         "switch": design.switch,
         # per-tier models, only where a spec gives them (fabric.spine_switch / core_switch)
-        **({"switch_models": {role: design.switch_model(role) for role in switches}}
-           if any(design.switch_model(role) != design.switch for role in ("spine", "core")) else {}),
+        **({"switch_models": {role: view.model_id(role) for role in switches}}
+           if any(view.model_id(role) != design.switch for role in ("spine", "core")) else {}),
         "speed_gbps": design.speed_gbps,
         # switch-to-switch links at another speed (fabric.uplink_speed_gbps), only where they are
-        **({"uplink_speed_gbps": up} if (up := getattr(design, "uplink_speed_gbps", None)) not in (None, design.speed_gbps) else {}),
+        **({"uplink_speed_gbps": view.uplink_gbps} if view.uplink_gbps != design.speed_gbps else {}),
         "scale_up": plan.scale_up.summary() if plan.scale_up else None,
         "bisection_gbps": {"analytic": bisection.analytic_gbps, "worst_cut": bisection.worst_cut_gbps},
         "failures": failures,
@@ -107,7 +108,7 @@ def fabric_summary(plan: Plan, name: str, checks: CheckResults) -> dict:
     """One fabric's figures for summary.json: its switches, cables, optics and the measured
     down:up ratio per tier (the compute fabric's other checks are in the top level)."""
     view = fabric_plan(plan, name)
-    d = view.design_record
+    d = view.view.design
     switches: dict[str, int] = {}
     for dev in map(plan.devices.__getitem__, plan.fabrics[name].devices):  # its own devices (servers are shared)
         if dev.tier > 0:

@@ -85,7 +85,7 @@ def components_of(ctx: CheckContext) -> Components:
 
     # switches: the graph's nodes (none in a direct network, whose nodes are chips or servers);
     # their attached links follow from the graph (flows, reach)
-    nodes = np.zeros(0, dtype=np.int64) if plan.design_record.direct else np.nonzero(ctx.switch_tier > 0)[0]
+    nodes = np.zeros(0, dtype=np.int64) if plan.view.design.direct else np.nonzero(ctx.switch_tier > 0)[0]
     renum = np.full(g.n, -1, dtype=np.int64)
     renum[nodes] = np.arange(nodes.size)
     sw_links_owner = renum[np.concatenate([g.a, g.b, g.at_switch])]
@@ -108,7 +108,7 @@ def components_of(ctx: CheckContext) -> Components:
     end_link = np.concatenate([ids, ids])
     end_cage = cage_of_port[offsets[end_dev] + end_port]
     end_media = np.concatenate([L.media, L.media]).astype(np.int64)
-    optical = np.array([bool(plan.facts["media"][m]["needs_transceivers"]) for m in plan.media], dtype=bool)
+    optical = np.array([plan.view.facts.media[m].needs_transceivers for m in plan.media], dtype=bool)
     opt = optical[end_media] if n else np.zeros(0, dtype=bool)
     end_label = np.array([f"{k} optic ({r} end)" for k, r in zip(np.concatenate([kinds, kinds]).tolist(),
                                                                  roles[end_dev].tolist(), strict=True)], dtype=object).astype(str) \
@@ -126,7 +126,8 @@ def components_of(ctx: CheckContext) -> Components:
     dev_e, cage_e = end_dev[nic_end], end_cage[nic_end]
     ports_per_dev = np.bincount(dev_e, minlength=len(names))
     cages_per_dev = np.bincount(np.unique(np.stack([dev_e, cage_e]), axis=1)[0], minlength=len(names))
-    nics_per_dev = np.array([plan.facts["models"][d.model].get("nics") or 0 if d.role == "server" else 0
+    models = plan.view.facts.models
+    nics_per_dev = np.array([models[d.model].nics or 0 if d.role == "server" else 0
                              for d in plan.devices], dtype=np.int64)
     per_cage = (cages_per_dev == nics_per_dev) & (cages_per_dev < ports_per_dev)
     gport = offsets[dev_e] + end_port[nic_end]

@@ -249,7 +249,7 @@ def resilience_report(plan: Plan, rates_file: str | Path | None = None, samples:
         raise ResilienceError("--routing needs --pattern (the collective whose throughput to measure)")
     collective = collective_setup(ctx.plan, ctx.graph, pattern, routing, seed) if pattern else None
     model = Model.build(comps, rates, min_fraction, collective)
-    report: dict[str, Any] = {"name": plan.name, "gpus": plan.design_record.gpus, "gpu_ports": model.gpu_ports,
+    report: dict[str, Any] = {"name": plan.name, "gpus": plan.view.design.gpus, "gpu_ports": model.gpu_ports,
               "switches": _switches_by_role(ctx.plan), "components": counts,
               "rates": rates, "intact_bisection_gbps": model.intact_gbps, "seed": seed, "samples": samples,
               "executor": {"name": ex.name, "workers": ex.workers}}

@@ -83,7 +83,8 @@ def _gpus_per_nic(comps: Components, per_server: bool = False) -> tuple[np.ndarr
     dev_of_nic = np.zeros(ids.size, dtype=np.int64)
     dev_of_nic[at_nic] = g.at_device[gpu]
     nics_per_dev = np.bincount(dev_of_nic, minlength=len(plan.devices))
-    gpus_per_dev = np.array([plan.facts["models"][d.model].get("gpus") or 0 if d.role == "server" else 0
+    models = plan.view.facts.models
+    gpus_per_dev = np.array([models[d.model].gpus or 0 if d.role == "server" else 0
                              for d in plan.devices], dtype=np.float64)
     if per_server:  # the server's ports on this fabric as one unit, serving all its GPUs
         devs, at_dev = np.unique(dev_of_nic[at_nic.reshape(-1)], return_inverse=True)

@@ -56,6 +56,10 @@ class Topology:
     # The switch roles its plans can hold (a design may build fewer: a two-tier Clos has no
     # core, a direct torus no router): what `requirements.survive` may name.
     switch_roles: tuple[str, ...] = ()
+    # What its lowering writes into Device.pod and Device.group (None: left unset); a
+    # management leaf of extra endpoints (expand/endpoints.py) carries its number in both.
+    pod_means: str | None = None
+    group_means: str | None = None
 
 
 _CLOS_KEYS = ("tiers", "oversubscription", "scalable_unit", "spine_switch", "core_switch", "uplink_speed_gbps")
@@ -64,11 +68,13 @@ _CLOS: dict[str, Any]
 _TORUS: dict[str, Any]
 _DRAGONFLY: dict[str, Any]
 _DIRECT: dict[str, Any]
-_CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord, tree=True, supports_layout=True, supports_growth=True,
-             supports_extra_endpoints=True, supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
-_TORUS = dict(family="torus", record=TorusRecord, keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
+_CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord,
+             pod_means="three tiers: the pod of a leaf or spine (1-based); None with two tiers",
+             group_means="a core's core group (the spine position it serves); a management leaf's number", tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
+             supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
+_TORUS = dict(family="torus", record=TorusRecord, group_means="a chip's host server (1-based), on a torus of chips", keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
               needs_dims=True, diagram="grid", switch_roles=("router",))
-_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, keys=("groups", "switches_per_group", "endpoints_per_switch",
+_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, pod_means="the dragonfly group of a switch (1-based)", keys=("groups", "switches_per_group", "endpoints_per_switch",
                                             "global_ports_per_switch", "global_links_per_group_pair", "intra_group",
                                             "global_arrangement"),
                   diagram="circle")
@@ -84,6 +90,8 @@ TOPOLOGIES: dict[str, Topology] = {t.name: t for t in (
     Topology("dragonfly+", **_DRAGONFLY, switch_roles=("leaf", "spine")),
     Topology("rail-only", family="planes", record=PlanesRecord, rails_meet=False, switch_roles=("leaf", "spine")),
     Topology("multi-plane", family="planes", record=PlanesRecord, supports_growth=True, supports_nos=True, supports_layout=True,
+             pod_means="three tiers: a leaf's or spine's pod within its plane",
+             group_means="the plane of a ToR, spine or core; a management leaf's number",
              keys=("tiers", "oversubscription", "scalable_unit", "planes", "uplink_speed_gbps", "spine_switch", "core_switch"),
              switch_roles=("leaf", "spine", "core")),
     Topology("ring", **_DIRECT),

@@ -118,6 +118,13 @@ class DirectRecord(DesignRecord):
     links_per_pair: dict | None = None  # {"min": m, "max": m or m + 1}
 
 
+def uplink_gbps(uplink_speed_gbps: int | None, speed_gbps: int) -> int:
+    """The speed of every switch-to-switch link (leaf-spine, spine-core): the uplink speed
+    where the spec gives one (fabric.uplink_speed_gbps, recorded only where it differs),
+    else the fabric's speed. Expand's design and the plan's view both call this."""
+    return uplink_speed_gbps or speed_gbps
+
+
 def record_from_design(cls: type[DesignRecord], design: dict[str, Any]) -> DesignRecord:
     """The typed record of a plan's design dict; keys of other stages (fabrics, a fabric
     view's name) stay in the dict. A missing required key is a bug: KeyError, loudly."""

@@ -88,8 +88,8 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
                 results.append(res)
     return {
         "name": plan.name,
-        "topology": view.design.get("topology"),
-        "gpus": view.design.get("gpus"),
+        "topology": view.view.design.topology,
+        "gpus": view.view.design.gpus,
         "placement": {"servers": int(chosen.size), "order": order, "selection": servers or "all"},
         "qps_per_connection": qps,
         "seed": seed,

@@ -21,7 +21,7 @@ from .collective_time import allreduce_times, transfer_time_s
 from .fabric import TrafficFabric
 from .fairness import Incidence, Term, flows_on_links, transport_rates
 from .patterns import Pattern, Phase
-from ..topology import is_tree
+from ..topology import ClosRecord, PlanesRecord, is_tree
 
 HOT_LINKS = 5
 
@@ -183,9 +183,11 @@ def balls_into_bins(uplinks: int, flows_per_leaf: int, endpoints: int, line_rate
 def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, qps: int) -> dict | None:
     """The expectation beside an ECMP permutation on an intact two-tier Clos whose leaves
     all have the same uplinks and endpoints."""
-    d = fabric.plan.design
-    if routing != "ecmp" or qps != 1 or pattern.kind != "permutation" or d.get("tiers") != 2 \
-            or fabric.failure.text or "leaf_ports" not in d or not is_tree(d.get("topology")):
+    view = fabric.plan.view
+    d = view.design
+    leaf_ports = d.leaf_ports if isinstance(d, (ClosRecord, PlanesRecord)) else None
+    if routing != "ecmp" or qps != 1 or pattern.kind != "permutation" or d.tiers != 2 \
+            or fabric.failure.text or leaf_ports is None or not is_tree(d.topology):
         return None
     per_leaf = np.bincount(fabric.ep_switch, minlength=fabric.graph.n)
     per_leaf = per_leaf[per_leaf > 0]
@@ -194,7 +196,7 @@ def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, q
     placed = int(sum(fabric.ep_first[s + 1] - fabric.ep_first[s] for s in pattern.servers.tolist()))
     if placed != fabric.ep_link.size:  # a partial placement: leaves hold fewer of the flows
         return None
-    up, down = d.get("uplink_speed_gbps", d["speed_gbps"]), d["speed_gbps"]
+    up, down = view.uplink_gbps, d.speed_gbps
     if up % down:
         return None  # an uplink carries no whole number of line-rate flows: the model does not apply
-    return balls_into_bins(int(d["leaf_ports"]["up"]), int(per_leaf[0]), placed, up // down)
+    return balls_into_bins(int(leaf_ports["up"]), int(per_leaf[0]), placed, up // down)

@@ -42,7 +42,7 @@ from .fabric import TrafficFabric, parse_failure
 from .patterns import build_pattern, fabric_order, placement
 from .routing import Router
 from . import DEFAULT_PATTERNS, traffic_report
-from ..topology import is_tree
+from ..topology import ClosRecord, PlanesRecord, is_tree
 
 FORMATS = ("simai", "htsim", "astra-sim")
 NIC_LATENCY_NS = 500  # SimAI gen_Topo_Template.py default, 0.0005 ms
@@ -89,8 +89,8 @@ def write_exports(plan: Plan, spec: str, **traffic) -> dict[str, str]:
 
 def _simai_gpu_type(plan: Plan) -> str:
     """SimAI's GPU type where the server is one it knows (its latency tables), else NONE."""
-    server = plan.design["server"]
-    text = f"{server} {plan.facts.get('models', {}).get(server, {}).get('model', '')}".upper()
+    server = plan.view.server_model
+    text = f"{plan.view.design.server} {server.model if server is not None else ''}".upper()
     return next((t for t in SIMAI_GPU_TYPES if t in text), "NONE")
 
 
@@ -106,7 +106,7 @@ def _gbps(v: float) -> str:
 
 
 def simai_files(plan: Plan) -> dict[str, str]:
-    if plan.design.get("direct"):
+    if plan.view.design.direct:
         raise ExportError("a direct network (no switches) has no SimAI switch nodes")
     f = TrafficFabric(plan)
     L = plan.links
@@ -147,16 +147,16 @@ def simai_files(plan: Plan) -> dict[str, str]:
 
 
 def htsim_files(plan: Plan) -> dict[str, str]:
-    d = plan.design
-    if not is_tree(d.get("topology")) or d.get("tiers") not in (2, 3):
-        raise ExportError(f"htsim's fat tree takes two- or three-tier Clos fabrics; this is {d.get('topology')} "
-                          f"with {d.get('tiers')} tier(s)")
+    d = plan.view.design
+    if not is_tree(d.topology) or d.tiers not in (2, 3) or not isinstance(d, ClosRecord) or d.leaf_ports is None:
+        raise ExportError(f"htsim's fat tree takes two- or three-tier Clos fabrics; this is {d.topology} "
+                          f"with {d.tiers} tier(s)")
     f = TrafficFabric(plan)
     L = plan.links
     kinds = plan.link_kinds
     if np.any(~f.graph.at_is_gpu_server):
         raise ExportError("extra endpoints (UFM, storage) sit on leaf ports; htsim's fat tree has GPU hosts only")
-    down, up = d["leaf_ports"]["down"], d["leaf_ports"]["up"]
+    down, up = d.leaf_ports["down"], d.leaf_ports["up"]
     per_leaf = np.bincount(f.ep_switch, minlength=f.graph.n)[np.flatnonzero(f.tier == 1)]
     if np.any(per_leaf != down):
         raise ExportError(f"htsim's fat tree needs every leaf full ({down} hosts); this plan has leaves with "
@@ -180,8 +180,8 @@ def htsim_files(plan: Plan) -> dict[str, str]:
     leaf_oversub = oversub("leaves", down, speed("server-leaf"), up, speed("leaf-spine"))
 
     nodes = len(f.ep_link)
-    tiers = d["tiers"]
-    pod = nodes if tiers == 2 else d["leaves_per_pod"] * down
+    tiers = d.tiers
+    pod = nodes if tiers == 2 else (d.leaves_per_pod or 0) * down
     spine_down = int(np.bincount(L.b_dev[L.kind == kinds.index("leaf-spine")]).max())
     lat = NIC_LATENCY_NS
     out = [f"# csg-htsim fat tree config (FatTreeTopology::load) for {plan.name}, written by clusterc.",
@@ -191,14 +191,15 @@ def htsim_files(plan: Plan) -> dict[str, str]:
            "Tier 0", f"Downlink_speed_Gbps {speed('server-leaf')}", f"Radix_Down {down}", f"Radix_Up {up}",
            f"Oversubscribed {leaf_oversub}", f"Downlink_Latency_ns {lat}", "",
            "Tier 1", f"Downlink_speed_Gbps {speed('leaf-spine')}", f"Radix_Down {spine_down}",
-           f"Bundle {d['leaf_spine_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
+           f"Bundle {d.leaf_spine_links_per_pair}", f"Downlink_Latency_ns {lat}"]
     if tiers == 3:
-        s_down, s_up = d["spine_ports"]["down"], d["spine_ports"]["up"]
+        assert d.spine_ports is not None  # three tiers
+        s_down, s_up = d.spine_ports["down"], d.spine_ports["up"]
         spine_oversub = oversub("spines", s_down, speed("leaf-spine"), s_up, speed("spine-core"))
         core_down = int(np.bincount(L.b_dev[L.kind == kinds.index("spine-core")]).max())
         out += [f"Radix_Up {s_up}", f"Oversubscribed {spine_oversub}", "",
                 "Tier 2", f"Downlink_speed_Gbps {speed('spine-core')}", f"Radix_Down {core_down}",
-                f"Bundle {d['spine_core_links_per_pair']}", f"Downlink_Latency_ns {lat}"]
+                f"Bundle {d.spine_core_links_per_pair}", f"Downlink_Latency_ns {lat}"]
     order = fabric_order(f, np.arange(nodes))
     names = [d_.name for d_ in plan.devices]
     rows = [f"{i},{names[int(f.ep_device[e])]},{plan.layouts[plan.devices[int(f.ep_device[e])].layout].ports[int(f.ep_port[e])].name},"
@@ -208,10 +209,9 @@ def htsim_files(plan: Plan) -> dict[str, str]:
 
 def astra_sim_files(plan: Plan) -> dict[str, str]:
     f = TrafficFabric(plan)
-    d = plan.design
     up = plan.scale_up
     g = up.gpus_per_domain if up is not None and not up.in_plan_links and up.domains else f.gpus_per_server
-    gpus = d["gpus"]
+    gpus = plan.view.design.gpus
     nic_gbytes = float(f.ep_gbps.sum()) / gpus / 8
     nv = _nvlink_gbps(plan)
     dims = []
@@ -272,7 +272,9 @@ def htsim_path_choice(plan: Plan, f: TrafficFabric, flow: np.ndarray, link: np.n
     ls = plan.link_kinds.index("leaf-spine")
     cable = np.flatnonzero(L.kind == ls)
     spines = np.unique(L.b_dev[cable])
-    bundle = int(plan.design["leaf_spine_links_per_pair"])
+    design = plan.view.design
+    assert isinstance(design, (ClosRecord, PlanesRecord)) and design.leaf_spine_links_per_pair is not None
+    bundle = design.leaf_spine_links_per_pair
     rank = np.zeros(len(L), dtype=np.int64)  # a cable's place in its leaf-spine bundle
     key = L.a_dev[cable].astype(np.int64) * (int(L.b_dev.max()) + 1) + L.b_dev[cable]
     srt = np.lexsort((cable, key))
@@ -357,7 +359,7 @@ def htsim_run_files(plan: Plan, patterns: list[str] | None = None, routings: lis
     """Traffic matrices of each pattern (all-to-all: its fullest analysed phase), per Clos routing the matrix that
     pins htsim_ndp's flows to the routes traffic chose, and run.sh with the
     command lines (host link speed, node count and end time included)."""
-    pinned = plan.design.get("tiers") == 2  # the path index below is agg x bundle x bundle: two tiers
+    pinned = plan.view.design.tiers == 2  # the path index below is agg x bundle x bundle: two tiers
     intact = TrafficFabric(plan)
     node = htsim_nodes(intact)
     n = node.size

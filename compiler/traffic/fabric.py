@@ -86,7 +86,7 @@ class TrafficFabric:
 
     @cached_property
     def gpus_per_server(self) -> int:
-        return self.plan.design["gpus"] // self.plan.design["servers"]
+        return self.plan.view.gpus_per_server
 
     @cached_property
     def ports_per_server(self) -> int:

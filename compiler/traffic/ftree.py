@@ -63,7 +63,7 @@ class FtreeRoutes:
     def __init__(self, clos: ClosRoutes):
         self.c = clos
         f = clos.f
-        if not is_tree(f.plan.design.get("topology")):
+        if not is_tree(f.plan.view.design.topology):
             raise NotClos("ftree routes are modelled for fat-tree and rail-optimized Clos fabrics")
         self.tiers = clos.top
         g = f.graph

@@ -147,7 +147,7 @@ class DimensionOrderRoutes:
     def __init__(self, minimal: MinimalRoutes):
         self.m = minimal
         f = minimal.f
-        d = f.plan.design_record
+        d = f.plan.view.design
         self.dims = tuple(int(k) for k in d.dims)
         self.wrap = tuple(bool(w) for w in d.wrap)
         n = f.graph.n

@@ -52,7 +52,7 @@ class ClosRouting:
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric, self.qps, self.seed = fabric, qps, seed
-        topo = fabric.plan.design.get("topology")
+        topo = fabric.plan.view.design.topology
         if fabric.graph.n == 0:
             raise RoutingError(f"'{topo}' has no switches to route over")
         try:
@@ -62,10 +62,11 @@ class ClosRouting:
 
     def available(self) -> tuple[str, ...]:
         plan = self.fabric.plan
-        ib = plan.facts.get("models", {}).get(plan.design.get("switch"), {}).get("protocol") == "infiniband"
+        view = plan.view
         # OpenSM's fat-tree engine needs a tree of two levels at least (one switch: no ftree;
         # every routing is the same there)
-        tree = is_tree(plan.design.get("topology")) and (plan.design.get("tiers") or 2) > 1
+        tree = is_tree(view.design.topology) and view.design.tiers > 1
+        ib = view.is_infiniband
         return CLOS_ROUTINGS if ib and tree else CLOS_ROUTINGS[:2]
 
     def reference(self) -> str:
@@ -160,7 +161,7 @@ class TorusRouting(MinimalRouting):
     (not with a twist: its wraparound moves along a second axis)."""
 
     def available(self) -> tuple[str, ...]:
-        return TORUS_ROUTINGS if self.fabric.plan.design_record.twist is None else MINIMAL_ROUTINGS
+        return TORUS_ROUTINGS if self.fabric.plan.view.design.twist is None else MINIMAL_ROUTINGS
 
     @cached_property
     def dimension_order(self) -> DimensionOrderRoutes:
@@ -192,7 +193,7 @@ class Router:
         self.fabric = fabric
         self.qps = qps
         self.seed = seed
-        self.model = ROUTES[topology(fabric.plan.design_record.topology).family](fabric, qps, seed)
+        self.model = ROUTES[topology(fabric.plan.view.design.topology).family](fabric, qps, seed)
 
     def available(self) -> tuple[str, ...]:
         return self.model.available()

@@ -7,14 +7,13 @@ import tempfile
 
 from ..pipeline import write_outputs
 from ..plan.model import Plan
-from ..plan.views import fabric_protocol
 from .ethernet import TwinOptions, TwinUnavailable
 from . import ethernet, infiniband
 
 
 def protocol(plan: Plan) -> str:
     """The fabric's switch protocol; a direct network (chips wired to chips) has no twin."""
-    proto = fabric_protocol(plan)
+    proto = plan.view.protocol
     if proto is None:
         raise TwinUnavailable("a direct network (accelerators wired to each other, no switches) has no routing "
                               "daemons or subnet manager to boot")

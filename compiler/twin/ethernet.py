@@ -35,7 +35,7 @@ from ..catalog.nos import TWIN_NOS
 from ..check.ecmp import expected_ecmp
 from ..plan.model import Plan
 from ..plan.routing import RoutingPlan
-from ..plan.views import cable_ids
+from ..plan.views import cable_ids, nos_port_names
 from ..render.host_configs import server_nics
 from ..plan.naming import SWITCH_ROLES
 from ..render.structured_config import switch_configs
@@ -119,8 +119,7 @@ class EthernetTwin:
 
     def _ifname(self, dev: int, port: int) -> str:
         d = self.plan.devices[dev]
-        names = self.routing.port_names[TWIN_NOS].get(d.layout)
-        name = names[port] if names else self.plan.layouts[d.layout].ports[port].name
+        name = self.plan.memo("twin_port_names", lambda p: nos_port_names(p, TWIN_NOS))[d.port_offset + port]
         if len(name) > 15 or "/" in name or " " in name:
             raise TwinUnavailable(f"port name {name!r} of {d.name} is not a Linux interface name")
         return name

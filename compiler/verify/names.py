@@ -76,7 +76,8 @@ def _port_spellings(plan: Plan) -> dict[str, dict[str, int]]:
         switch = _switch_of(lid)
         if switch is not None:
             lists += list(_nos_names(switch, layout).values())
-            alias = ((plan.facts.get("models", {}).get(switch.id) or {}).get("sonic") or {}).get("port_alias")
+            rec = plan.view.facts.model(switch.id)
+            alias = rec.sonic_port_alias if rec is not None else None
             if alias:
                 lists.append(sonic_ports(alias, layout.ports).alias)
         else:
@@ -108,11 +109,9 @@ def ib_port_numbers(plan: Plan) -> dict[str, dict[int, int]]:
     for d in plan.devices:
         if d.tier == 0 or d.layout in out:
             continue
-        facts = (plan.facts.get("models", {}).get(d.model, {}) or {}).get("infiniband") or {}
-        per_cage = facts.get("ports_per_cage")
-        layout = plan.layouts[d.layout]
-        out[d.layout] = ({per_cage * (int(p.cage) - 1) + p.lane: i for i, p in enumerate(layout.ports)}
-                         if per_cage else {})
+        rec = plan.view.facts.model(d.model)
+        numbers = rec.ib_port_numbers(plan.layouts[d.layout].ports) if rec is not None else None
+        out[d.layout] = {number: i for i, number in enumerate(numbers or ())}
     return out
 
 

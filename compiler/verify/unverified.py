@@ -49,8 +49,8 @@ def _where(source: str) -> tuple[str, int]:
 def check_technology(plan: Plan, disc: Discovery, res: Resolved) -> None:
     """SpecInvalid for every input file whose tool sees another technology than the plan's
     fabrics (or than the fabric of the switch whose table it is)."""
-    models = plan.facts.get("models", {})
-    protocol = [(models.get(d.model) or {}).get("protocol") if d.tier > 0 else None for d in plan.devices]
+    view = plan.view
+    protocol = [view.model_protocol(d.model) if d.tier > 0 else None for d in plan.devices]
     planned = {p for p in protocol if p}
     if not planned:
         return  # a direct network (torus): no switch says what its ports speak

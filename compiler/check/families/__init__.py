@@ -26,4 +26,4 @@ FAMILIES: dict[str, ModuleType] = {
 
 
 def family_of(plan: Plan) -> ModuleType:
-    return FAMILIES[topology(plan.design_record.topology).family]
+    return FAMILIES[topology(plan.view.design.topology).family]

@@ -27,7 +27,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     tier = _tier(plan, g)
     gpu = g.at_is_gpu_server
     down = np.bincount(g.at_switch[gpu], weights=g.at_cap_gbps[gpu], minlength=g.n)
-    if plan.design_record.tiers == 1 or g.n == 1:  # one switch (a one-switch fabric, an extra fabric's single leaf): a crossbar
+    if plan.view.design.tiers == 1 or g.n == 1:  # one switch (a one-switch fabric, an extra fabric's single leaf): a crossbar
         return int(down.sum() // 2), "1/2 * GPU injection (one switch)"
     up = np.zeros(g.n)
     lower = np.where(tier[g.a] < tier[g.b], g.a, g.b)
@@ -36,7 +36,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     per_leaf = np.minimum(down, up) * leaf
     bounds = [float(down.sum()), float(per_leaf.sum())]
     formula = "1/2 * min(GPU injection, sum over leaves of min(GPU downlinks, uplinks)"
-    if plan.design_record.tiers == 3 and plan.design_record.pods >= 2:  # three tiers: a Clos record
+    if plan.view.design.tiers == 3 and plan.view.design.pods >= 2:  # three tiers: a Clos record
         pod_of_switch = np.array([plan.devices[int(d)].pod or 0 for d in g.device_of])
         spine = tier == 2
         pods = np.unique(pod_of_switch[leaf])
@@ -60,7 +60,7 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Switches crossed between two GPUs, from the tiers: 1 on one leaf, leaf-spine-leaf 3,
     across pods leaf-spine-core-spine-leaf 5 (every leaf reaches every spine of its pod,
     every spine its core group)."""
-    d = plan.design_record
+    d = plan.view.design
     if edge_switches < 2:
         return 1
     return 5 if d.tiers == 3 and d.pods >= 2 else 3

@@ -14,7 +14,7 @@ from ..cuts import Cut, by_server
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
-    if plan.design_record.topology == "ring":
+    if plan.view.design.topology == "ring":
         return ring_bisection_gbps(plan, g)
     return full_mesh_bisection_gbps(plan, g)
 
@@ -43,7 +43,7 @@ def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     heavy rounds' crossings x(n, e) (heavy_round_crossings). Uniform (e = 0), n even:
     (n/2)^2 * m * s. Whole servers on each side, so with n odd the halves hold h and
     h + 1 servers."""
-    d = plan.design_record
+    d = plan.view.design
     n, m, s = d.servers, d.links_per_pair["min"], d.speed_gbps
     h = n // 2
     e = sum(1 for t in d.rails_per_round if t > m)
@@ -62,7 +62,7 @@ def ring_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     w_0 >= w_1 >= w_2 links. n odd: w_1 + w_2 (the closing edge and an odd edge half a ring
     away); n even: the two cut edges are n/2 apart, same round when n/2 is even (2 * w_1),
     one of each when odd (w_0 + w_1). Uniform w links per edge: 2 * w * s."""
-    d = plan.design_record
+    d = plan.view.design
     n, w, s = d.servers, d.rails_per_round, d.speed_gbps
     if n % 2:
         links, how = w[1] + w[2], "w_1 + w_2"
@@ -107,14 +107,14 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
 def exhaustive(plan: Plan, g: FabricGraph) -> bool:
     """Every split of the servers is tried (cuts: `lightest`): up to EXHAUSTIVE_SERVERS, with
     an even count (an odd one splits a server's ports, one way of many)."""
-    n = plan.design_record.servers
+    n = plan.view.design.servers
     return 2 <= n <= EXHAUSTIVE_SERVERS and n % 2 == 0
 
 
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Server-to-server links between two servers: a ring's diameter floor(n/2), a full
     mesh's 1; only when every round carries a link (else a pair may not be cabled)."""
-    d = plan.design_record
+    d = plan.view.design
     if min(d.rails_per_round) < 1:
         return None
     return d.servers // 2 if d.topology == "ring" else 1

@@ -17,7 +17,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     global links each; inside a dragonfly+ group also the leaves' uplinks (as for a Clos leaf).
     bisection = 1/2 * min(GPU injection, sum over leaves of min(down, up) [dragonfly+],
     2 * (g/2)^2 * m * link speed). Defined for an even number of fully populated groups."""
-    d = plan.design_record
+    d = plan.view.design
     groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
     if d.endpoint_ports != groups * d.endpoint_ports_per_group:
         return None, "no closed form: the last group is partly populated (max-flow only)"
@@ -52,7 +52,7 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     then the rest; halved. At the balanced maximum (g = a*h + 1) M's first a/2 switches reach
     exactly the A groups, so the split adds only M's local links: (g-1)^2/4 global + (a/2)^2
     local links, where the generic pods cut (first groups in order) adds M's global links."""
-    d = plan.design_record
+    d = plan.view.design
     groups = d.groups
     if groups < 3 or groups % 2 == 0:
         return []

@@ -14,7 +14,7 @@ from .injection import half_injection_gbps
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
-    if not topology(plan.design_record.topology).rails_meet:
+    if not topology(plan.view.design.topology).rails_meet:
         return rail_only_bisection_gbps(plan, g)
     # Multi-plane: two tiers, every ToR reaches every aggregation switch of its plane: the Clos form holds.
     return clos.bisection_gbps(plan, g)
@@ -25,10 +25,10 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     one side is crossed by no network link: 0. Traffic between rails crosses the servers'
     scale-up domain (NVLink), which the plan does not model as links. With one rail the
     network is one switch: half the GPU injection."""
-    if plan.design_record.rails >= 2:
+    if plan.view.design.rails >= 2:
         domain = f": {plan.scale_up.phrase()}" if plan.scale_up else ""
         return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain{domain}); "
-                   f"per rail 1/2 * servers * link speed = {plan.design_record.per_rail_bisection_gbps:,} Gb/s")
+                   f"per rail 1/2 * servers * link speed = {plan.view.design.per_rail_bisection_gbps:,} Gb/s")
     return int(half_injection_gbps(g)), "1/2 * GPU injection (one rail, one switch)"
 
 
@@ -43,6 +43,6 @@ def exhaustive(plan: Plan, g: FabricGraph) -> bool:
 def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Multi-plane: each plane is a Clos, so its closed form holds within a plane (pairs the
     planes keep apart are counted apart). Rail-only: no closed form; the BFS figure stands alone."""
-    if topology(plan.design_record.topology).rails_meet:
+    if topology(plan.view.design.topology).rails_meet:
         return clos.max_hops(plan, edge_switches)
     return None

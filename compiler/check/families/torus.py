@@ -28,7 +28,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     bisection, the torus family's cuts), which is a cut that exists but not a proven
     minimum: no closed form then, and the max-flow over the cuts is an upper bound.
     Twisted tori have no closed form here."""
-    d = plan.design_record
+    d = plan.view.design
     if d.twist:
         return None, "no closed form for a twisted torus (max-flow only)"
     dims, wrap = d.dims, d.wrap
@@ -57,7 +57,7 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     dimension's middle layer is then split the same way along the layer's own best
     dimension (even ones first, the largest first), so the cut is its planes plus half a
     layer, not a ragged set of nodes."""
-    dims = plan.design_record.dims
+    dims = plan.view.design.dims
     node_dev = g.device_of[g.at_switch[g.at_is_gpu_server][first_at]]
     linear = np.fromiter((plan.devices[int(x)].index - 1 for x in node_dev), dtype=np.int64, count=node_dev.size)
     coords = np.unravel_index(linear, tuple(dims))
@@ -79,8 +79,8 @@ def cuts_through(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.n
     across the lost link: k_o // 2 whole layers next to it, then u's layer from v's side
     along the link's dimension. (An even dimension's plane through the link is the generic
     sweep, cuts.cuts_through.)"""
-    dims = plan.design_record.dims
-    if plan.design_record.twist:
+    dims = plan.view.design.dims
+    if plan.view.design.twist:
         return []
     node = g.at_switch[g.at_is_gpu_server][first_at]
     index = np.fromiter((plan.devices[int(x)].index - 1 for x in g.device_of), dtype=np.int64, count=g.n)
@@ -112,7 +112,7 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Direct torus/mesh: the diameter in chip-to-chip links, sum over dimensions of
     floor(k/2) where it wraps, k - 1 where it does not. Twisted tori and switched tori
     (routers without servers drop out of the GPU pairs) have none here."""
-    d = plan.design_record
+    d = plan.view.design
     if d.twist or not d.direct:
         return None
     return sum(k // 2 if w else k - 1 for k, w in zip(d.dims, d.wrap, strict=True))

@@ -40,7 +40,7 @@ def overview(plan: Plan) -> Drawing:
 
 def _drawing_kind(plan: Plan) -> str:
     """The topology's `diagram` trait (compiler/topology): tiers, grid, circle or servers."""
-    return topology(plan.design_record.topology).diagram
+    return topology(plan.view.design.topology).diagram
 
 
 def _overview(plan: Plan) -> Drawing:

@@ -74,8 +74,8 @@ def switchless(plan: Plan, scope: str = "servers") -> Drawing:
     labels: list[tuple[str, tuple[str, ...], str]] = [(d.name, (d.name,), f"{d.name} ({d.model})") for d in devs]
     group = np.arange(len(devs), dtype=np.int64)
     links = plan.links
-    topology = plan.design.get("topology", "")
-    subtitle = f"{plan.design.get('gpus', 0):,} GPUs · {counted('server', len(devs))} · {topology} · {len(links):,} links, no switch"
+    topology = plan.view.design.topology
+    subtitle = f"{plan.view.design.gpus:,} GPUs · {counted('server', len(devs))} · {topology} · {len(links):,} links, no switch"
     title = f"{plan.name} · {scope}"
     return circle(f"{plan.name} {scope}", title, subtitle, labels, group, links.a_dev, links.b_dev, links.speed_gbps,
                   ROLE_FILL["server"])
@@ -113,9 +113,10 @@ def groups_overview(plan: Plan) -> Drawing:
         note = (f"chords: the {int((links.kind == g).sum()):,} global links; each box counts the links inside it "
                 "(servers, local, and global ones within a run of groups)")
     counts = plan.count_by_role()
-    subtitle = (f"{plan.design.get('gpus', 0):,} GPUs · " + " · ".join(counted(r, c) for r, c in counts.items())
-                + f" · {plan.design.get('topology')} of {n_groups} groups · {len(links):,} links")
-    fabric = plan.design.get("fabric")
+    design = plan.view.design
+    subtitle = (f"{design.gpus:,} GPUs · " + " · ".join(counted(r, c) for r, c in counts.items())
+                + f" · {design.topology} of {n_groups} groups · {len(links):,} links")
+    fabric = plan.view.fabric
     title = f"{plan.name}{f' · {fabric} fabric' if fabric else ''} · fabric"
     return circle(f"{plan.name} fabric", title, subtitle, labels, box, links.a_dev, links.b_dev, links.speed_gbps,
                   ROLE_FILL["unit"], note)

@@ -33,7 +33,7 @@ ROW_NAMES = {0: "servers", 1: "leaves", 2: "spines", 3: "cores"}
 
 def fabric_label(plan: Plan) -> str:
     """' · storage fabric' for an extra fabric's view, '' for the compute fabric."""
-    fabric = plan.design.get("fabric")
+    fabric = plan.view.fabric
     return f" · {fabric} fabric" if fabric else ""
 
 
@@ -324,10 +324,11 @@ def clos_overview(plan: Plan) -> Drawing:
     bundles = bundles_of(plan, np.arange(len(links)), shown, cell_of_dev, cells)
     bundles.colour = [EDGE_COLOUR] * len(bundles)  # a unit holds every rail: no rail colour here
     counts = plan.count_by_role()
-    subtitle = (f"{plan.design['gpus']:,} GPUs · " if plan.design.get("gpus") else "") + \
+    design = plan.view.design
+    subtitle = (f"{design.gpus:,} GPUs · " if design.gpus else "") + \
         " · ".join(counted(role, n) for role, n in counts.items()) + f" · {len(links):,} links"
-    if plan.design.get("planes"):
-        subtitle += f" · {plan.design['planes']} planes"
+    if design.planes:
+        subtitle += f" · {design.planes} planes"
     footnote = (f"Each box of the {rows[len(rows_up)].label} row is drawn in detail in a diagram of its own "
                 f"({names[0]}.svg{'' if len(names) == 1 else f' … {names[-1]}.svg'}): its servers, leaves and their links.")
     return layered(f"{plan.name} fabric", overview_title(plan), subtitle, rows, bundles, [],

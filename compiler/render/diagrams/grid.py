@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ...plan.model import Plan
+from ...topology import TorusRecord
 from .drawing import Box, Drawing, Edge, Panel, Text, px
 from .groups import counted
 from .layered import bandwidth
@@ -31,10 +32,12 @@ AXES = "xyz"
 
 def torus_overview(plan: Plan) -> Drawing:
     devs = plan.devices
-    direct = plan.design.get("direct", False)
+    design = plan.view.design
+    assert isinstance(design, TorusRecord), design.topology
+    direct = design.direct
     node_role = "chip" if direct else "router"
-    dims = list(plan.design["dims"])
-    wrap = list(plan.design.get("wrap") or [True] * len(dims))
+    dims = list(design.dims or ())
+    wrap = list(design.wrap or [True] * len(dims))
     n_dims = len(dims)
     dims3, wrap3 = dims + [1] * (3 - n_dims), wrap + [False] * (3 - n_dims)
     limit = BLOCKS_PER_AXIS[n_dims]
@@ -76,10 +79,10 @@ def torus_overview(plan: Plan) -> Drawing:
     rows = math.ceil(nblk[2] / cols)
     d = Drawing(name=f"{plan.name} fabric", title=title, width=width, height=HEADER_PX + rows * (panel_h + GAP) + 40)
     shape = " x ".join(str(k) for k in dims)
-    kind = f"{plan.design.get('topology', 'torus')} of {'chips (direct)' if direct else 'routers (switched)'}"
-    twist = plan.design.get("twist")
+    kind = f"{design.topology} of {'chips (direct)' if direct else 'routers (switched)'}"
+    twist = design.twist
     d.texts.append(Text(MARGIN_PX, 24, title, TITLE_PX, bold=True))
-    d.texts.append(Text(MARGIN_PX, 42, f"{plan.design.get('gpus', 0):,} GPUs · {shape} {kind} · "
+    d.texts.append(Text(MARGIN_PX, 42, f"{design.gpus:,} GPUs · {shape} {kind} · "
                         f"{counted(node_role, len(nodes))} · {len(links):,} links · one box per block of "
                         f"{' x '.join(str(s) for s in size[:n_dims])} {node_role}s", SMALL_PX, colour="#555555"))
     origin = {}

@@ -18,7 +18,7 @@ def scope_index(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray]:
     names: list[str] = []
     index: dict[str, int] = {}
     dev_scope = np.full(len(plan.devices), -1, dtype=np.int64)
-    if plan.design.get("node_role") == "server":  # ring / full mesh (a few servers): one diagram of them all
+    if plan.view.design.node_role == "server":  # ring / full mesh (a few servers): one diagram of them all
         dev_scope[:] = 0
         return ["servers"], dev_scope, np.zeros(len(plan.links), dtype=np.int64)
     for i, d in enumerate(plan.devices):
