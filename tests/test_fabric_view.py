@@ -27,8 +27,8 @@ EXAMPLES = sorted(p.name for p in (ROOT / "out").iterdir() if (p / "plan.json").
 
 # Where design and facts are plain JSON on purpose: built (expand), written and read back
 # (plan.json), or turned into the typed records every other module reads.
-SERIALIZATION = {"plan/serialize.py", "plan/facts.py", "plan/fabric_view.py", "plan/fabric.py", "plan/fabrics.py",
-                 "plan/model.py", "expand/facts.py", "expand/fabrics.py", "expand/management.py"}
+SERIALIZATION = {"plan/serialize.py", "plan/facts.py", "plan/fabric_view.py", "plan/fabric_record.py", "plan/fabrics.py",
+                 "plan/model.py", "expand/facts.py", "expand/extra_fabrics.py", "expand/management.py"}
 STRING_KEYED = re.compile(r"\.(design|facts)(\[|\.get\()")
 # `d = plan.design` and then `d["x"]`: the same read under another name (the view's typed
 # records, `plan.view.design`, are what a stage binds instead)

@@ -126,10 +126,10 @@ def cord_reach(plan: Plan) -> list[Finding]:
     if not beyond:
         return []
     worst = max(beyond, key=lambda c: c.length_m or 0.0)
-    rec = plan.facts["media"][CORD_MEDIUM]
+    rec = plan.view.facts.media[CORD_MEDIUM]
     return [Finding("LINK_BEYOND_REACH", "error",
-                    f"{len(beyond)} management cord(s) are longer than {CORD_MEDIUM} ({rec['cable_part_number']}) reaches "
-                    f"({max(rec['lengths_m'] or [rec['reach_m']]):g} m); the longest, {worst.cable_id} ({worst.switch} "
+                    f"{len(beyond)} management cord(s) are longer than {CORD_MEDIUM} ({rec.cable_part_number}) reaches "
+                    f"({max(rec.lengths_m or (rec.reach_m or 0.0,)):g} m); the longest, {worst.cable_id} ({worst.switch} "
                     f"{worst.port} to {worst.leaf} {worst.leaf_port}), needs {worst.length_m:.1f} m: place the management "
                     f"leaf nearer the switches it serves", worst.cable_id)]
 

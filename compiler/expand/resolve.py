@@ -18,7 +18,7 @@ from ..catalog.models import NicGroup, Server, Switch
 from ..catalog.nos import unsupported_nos
 from ..diagnostics import Diagnostic, SpecInvalid, nearest
 from ..spec.load import LoadedSpec
-from ..spec.model import ExtraEndpoint, Spec
+from ..spec.model import Spec
 from ..topology.records import uplink_gbps
 from . import endpoints, scale_up, sizing, unit_choice
 from .clos_inputs import ClosShape, Endpoints, SizingInputs, UpperSwitches, size_field

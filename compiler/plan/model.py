@@ -141,10 +141,10 @@ class Plan:
     fabrics: dict[str, Fabric] = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
-    _view: "FabricView | None" = field(default=None, repr=False)
+    _view: FabricView | None = field(default=None, repr=False)
 
     @property
-    def view(self) -> "FabricView":
+    def view(self) -> FabricView:
         """The typed view every stage after expand reads (plan/fabric_view.py): this plan's
         design record, its facts as records, its server range (checked), its routing. Built
         by expand's last step (seal_view); a plan read from plan.json or materialised for
@@ -154,7 +154,7 @@ class Plan:
         assert self._view is not None
         return self._view
 
-    def seal_view(self) -> "FabricView":
+    def seal_view(self) -> FabricView:
         """Build the view from `design`, `facts`, the devices and the routing, as they are now;
         PlanContractError (a ValueError) where the servers do not come first."""
         self._view = build_view(self.design, self.facts, self.devices, self.routing)

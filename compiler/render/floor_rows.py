@@ -78,8 +78,8 @@ def _floor_rows(plan: Plan) -> FloorRows:
     panel_names = plan.memo("port_table", port_table)["name"]
     ids = _text(physical_cable_ids(plan))
     labels = physical_cable_labels(plan)
-    media_rec = [plan.facts["media"][m] for m in plan.media]
-    media_kind = _text([rec["fiber"].upper() for rec in media_rec])[links.media[first]] if len(cables) else _text([])
+    media_rec = [plan.view.facts.media[m] for m in plan.media]
+    media_kind = _text([rec.fiber.upper() for rec in media_rec])[links.media[first]] if len(cables) else _text([])
     n = len(cables)
     order = cables.order_m if cables.order_m is not None else np.full(n, np.nan)
     # (medium, length) pairs are few: spell each once, then index.
@@ -94,7 +94,7 @@ def _floor_rows(plan: Plan) -> FloorRows:
     cords = management_cords(plan)
     index = {d.name: i for i, d in enumerate(plan.devices)}
     places = plan.memo("device_places", device_places)
-    cat6 = plan.facts.get("media", {}).get("cat6", {})
+    cat6 = plan.view.facts.media.get("cat6")
     ends = []
     for e, (dev, port, tr) in enumerate(zip((links.a_dev, links.b_dev), (links.a_port, links.b_port),
                                             plan.memo("end_part_labels", end_part_labels), strict=True)):
@@ -120,7 +120,7 @@ def _floor_rows(plan: Plan) -> FloorRows:
     cord_lengths = [_cord_length(c) for c in cords]
     cord_m = np.array([m for m, _ in cord_lengths], dtype=np.float64)
     cord_text = _text([t for _, t in cord_lengths])
-    cord_part = _text([cable_part(cat6, None if math.isnan(m) else m) if cat6 else "" for m in cord_m.tolist()])
+    cord_part = _text([cable_part(cat6, None if math.isnan(m) else m) if cat6 is not None else "" for m in cord_m.tolist()])
     return FloorRows(cable_id=np.concatenate([ids, _text([c.cable_id for c in cords])]),
                      media=np.concatenate([media_kind, _text(["CAT6"] * len(cords))]),
                      length_m=np.concatenate([order.astype(np.float64), cord_m]),

@@ -234,7 +234,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         subnet = r.management_subnets.get(i)
         access = prefixes = None
         if subnet is not None:
-            ifaces, cords = _access_ports(ifaces, subnet, layout_names[d.layout], plan.layouts[d.layout].ports,
+            own_names = all_names[offsets[i]:offsets[i] + len(plan.layouts[d.layout])]
+            ifaces, cords = _access_ports(ifaces, subnet, own_names, plan.layouts[d.layout].ports,
                                           lanes.get(d.layout))
             if_speeds = [x.speed_gbps for x in ifaces]
             if if_cable_m is not None:

@@ -70,13 +70,15 @@ _DRAGONFLY: dict[str, Any]
 _DIRECT: dict[str, Any]
 _CLOS = dict(family="clos", switch_roles=("leaf", "spine", "core"), record=ClosRecord,
              pod_means="three tiers: the pod of a leaf or spine (1-based); None with two tiers",
-             group_means="a core's core group (the spine position it serves); a management leaf's number", tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
+             group_means="a core's core group (the spine position it serves); a management leaf's number",
+             tree=True, supports_layout=True, supports_growth=True, supports_extra_endpoints=True,
              supports_nos=True, supports_extra_fabrics=True, diagram="tiers")
-_TORUS = dict(family="torus", record=TorusRecord, group_means="a chip's host server (1-based), on a torus of chips", keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
+_TORUS = dict(family="torus", record=TorusRecord, group_means="a chip's host server (1-based), on a torus of chips",
+              keys=("dims", "wrap", "twist", "links_per_neighbor"), switch="optional",
               needs_dims=True, diagram="grid", switch_roles=("router",))
-_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, pod_means="the dragonfly group of a switch (1-based)", keys=("groups", "switches_per_group", "endpoints_per_switch",
-                                            "global_ports_per_switch", "global_links_per_group_pair", "intra_group",
-                                            "global_arrangement"),
+_DRAGONFLY = dict(family="dragonfly", record=DragonflyRecord, pod_means="the dragonfly group of a switch (1-based)",
+                  keys=("groups", "switches_per_group", "endpoints_per_switch", "global_ports_per_switch",
+                        "global_links_per_group_pair", "intra_group", "global_arrangement"),
                   diagram="circle")
 _DIRECT = dict(family="direct", record=DirectRecord, switch="none", servers_as_nodes=True, host_group="none", diagram="servers")
 
