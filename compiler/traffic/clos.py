@@ -84,7 +84,7 @@ class BitRows:
         self.cols = cols
         self.words = np.zeros((rows, max(1, (cols + 63) // 64)), dtype=np.uint64)
 
-    def copy(self) -> "BitRows":
+    def copy(self) -> BitRows:
         out = BitRows(0, self.cols)
         out.words = self.words.copy()
         return out
