@@ -7,7 +7,6 @@ spec or usage. A user's input never produces a traceback.
 from __future__ import annotations
 
 import ctypes
-
 import functools
 import json
 import sys

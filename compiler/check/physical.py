@@ -154,8 +154,8 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     mpo, shared = [], []
     for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
                         (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-        module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+        # a dict lookup per link: np.unique would sort 1.5 million strings at 524,288 GPUs
+        module = np.fromiter((ports_of.get(u, 0) for u in ids.tolist()), dtype=np.int64, count=len(ids))
         per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports
         mpo.append(cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]])
         shared.append(sel & (module > 0) & per_mpo)

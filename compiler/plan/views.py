@@ -216,9 +216,8 @@ def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
         for mi, media_id in enumerate(plan.media):
             sel = links.media == mi
             if sel.any():
-                uniq, inverse = np.unique(keys[gid[sel]], return_inverse=True)
-                parts[sel] = np.array([transceiver_part(plan.view.facts, media_id, k) or "" for k in uniq],
-                                      dtype=object)[inverse.reshape(-1)]
+                part_of = {k: transceiver_part(plan.view.facts, media_id, k) or "" for k in set(keys[gid[sel]].tolist())}
+                parts[sel] = [part_of[k] for k in keys[gid[sel]].tolist()]  # dicts, not a sort of every end's key
         out.append(parts)
     return out[0], out[1]
 
@@ -227,9 +226,11 @@ def end_part_labels(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """end_transceivers as people read them (part_label): the cabling sheet's and diff's columns."""
     out = []
     for ids in plan.memo("end_transceivers", end_transceivers):
-        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-        labels = np.array([part_label(plan.view.facts, u) if u else "" for u in uniq.tolist()], dtype=object)
-        out.append(labels[inverse.reshape(-1)])
+        text = list(map(str, ids.tolist()))
+        labels = {u: part_label(plan.view.facts, u) if u else "" for u in set(text)}
+        column = np.empty(len(text), dtype=object)
+        column[:] = [labels[u] for u in text]
+        out.append(column)
     return out[0], out[1]
 
 

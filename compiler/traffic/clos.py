@@ -35,7 +35,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
@@ -76,6 +75,55 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(counts.sum())) - starts
 
 
+class BitRows:
+    """A rows x cols boolean matrix packed 64 columns to a word. Reachability of every switch
+    to every edge switch is switches x leaves: 168 million booleans at 524,288 GPUs, where a
+    dense matrix and the float copy a sparse product needs cost gigabytes and seconds."""
+
+    def __init__(self, rows: int, cols: int):
+        self.cols = cols
+        self.words = np.zeros((rows, max(1, (cols + 63) // 64)), dtype=np.uint64)
+
+    def copy(self) -> BitRows:
+        out = BitRows(0, self.cols)
+        out.words = self.words.copy()
+        return out
+
+    def set(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        bits = np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64))
+        np.bitwise_or.at(self.words, (rows, cols >> 6), np.where(values, bits, np.uint64(0)))
+
+    def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        rows, cols = key
+        cols = np.asarray(cols)
+        word = self.words[rows, cols >> 6]
+        return ((word >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
+
+    def dense(self) -> np.ndarray:
+        """The rows x cols booleans unpacked (rows x cols bytes)."""
+        as_bytes = self.words.astype("<u8").view(np.uint8)  # word w's bit k: byte 8w + k // 8, bit k % 8
+        return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :self.cols].astype(bool)
+
+    def all_columns(self) -> np.ndarray:
+        """Per row: every column set."""
+        full = np.full(self.words.shape[1], np.iinfo(np.uint64).max, dtype=np.uint64)
+        if self.cols % 64:
+            full[-1] = np.uint64((1 << (self.cols % 64)) - 1)
+        if self.cols == 0:
+            full[:] = 0
+        return np.all((self.words & full) == full, axis=1)
+
+    def or_rows(self, target: np.ndarray, source: np.ndarray, chunk: int = 1 << 16) -> None:
+        """Row target[i] |= row source[i] for every i. No row may be both a target and a
+        source (each call joins one tier to the next), so the order does not matter."""
+        order = np.argsort(target, kind="stable")
+        target, source = target[order], source[order]
+        for lo in range(0, target.size, chunk):
+            t, src = target[lo:lo + chunk], source[lo:lo + chunk]
+            first = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+            self.words[t[first]] |= np.bitwise_or.reduceat(self.words[src], first, axis=0)
+
+
 class ClosRoutes:
     def __init__(self, fabric: TrafficFabric):
         self.f = fabric
@@ -102,27 +150,25 @@ class ClosRoutes:
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
-    def down(self) -> np.ndarray:
+    def down(self) -> BitRows:
         """down[x, e]: switch x reaches edge switch e over live down links only."""
         f, g = self.f, self.f.graph
-        d = np.zeros((g.n, self.edges.size), dtype=bool)
-        d[self.edges, np.arange(self.edges.size)] = f.switch_alive[self.edges]
+        d = BitRows(g.n, self.edges.size)
+        d.set(self.edges, np.arange(self.edges.size), f.switch_alive[self.edges])
         tier = f.tier
         for t in range(2, self.top + 1):
             sel = self.alive & (tier[self.hi] == t)
-            a = csr_matrix((np.ones(int(sel.sum()), dtype=np.float32), (self.hi[sel], self.lo[sel])), shape=(g.n, g.n))
-            d |= (a @ d.astype(np.float32)) > 0
+            d.or_rows(self.hi[sel], self.lo[sel])
         return d
 
     @cached_property
-    def reach(self) -> np.ndarray:
+    def reach(self) -> BitRows:
         """reach[x, e]: x reaches e valley-free (up*, then down*) over live links."""
-        g, tier = self.f.graph, self.f.tier
+        tier = self.f.tier
         r = self.down.copy()
         for t in range(self.top - 1, 0, -1):
             sel = self.alive & (tier[self.lo] == t)
-            u = csr_matrix((np.ones(int(sel.sum()), dtype=np.float32), (self.lo[sel], self.hi[sel])), shape=(g.n, g.n))
-            r |= (u @ r.astype(np.float32)) > 0
+            r.or_rows(self.lo[sel], self.hi[sel])
         return r
 
     def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -161,7 +207,7 @@ class ClosRoutes:
         n = self.f.graph.n
         deg = np.diff(self.up_ptr)
         live = np.bincount(self.lo[self.alive], minlength=n)
-        head_all = np.asarray(self.reach.all(axis=1), dtype=bool)
+        head_all = self.reach.all_columns()
         bad = np.bincount(self.lo[~head_all[self.hi]], minlength=n)
         return (deg == live) & (bad == 0)
 

@@ -105,7 +105,7 @@ def no_link_saturates(clos: ClosRoutes, src: np.ndarray, dst: np.ndarray) -> boo
     ea, eb = clos.edge_of[a[cross]], clos.edge_of[b[cross]]
     rate = np.minimum(f.ep_gbps[src[cross]], f.ep_gbps[dst[cross]])
     n_edges = clos.edges.size
-    down = clos.down.astype(np.float64)  # switch x edge: the switch is above (or is) the edge
+    down = clos.down.dense().astype(np.float64)  # switch x edge: the switch is above (or is) the edge
     # flows with both ends under a switch never leave it: sum over (ea, eb) of down[x, ea] down[x, eb] rate
     pair_rate = csr_matrix((rate, (ea, eb)), shape=(n_edges, n_edges))
     inside = np.asarray((pair_rate.T @ down.T).T * down).sum(axis=1)
