@@ -131,7 +131,8 @@ def test_hosts_csv_has_rack_u_and_management_address_of_a_laid_out_ethernet_plan
     # first half, 172.16.0.0/13, its first address skipped): server 1 -> .0.1, server 32 -> .0.32.
     cabling = [c for c in csv.DictReader(open(folder / "cabling.csv", newline="")) if c["a_device"] == "dgx-su2-016"]
     assert len(cabling) == 8 and {(c["a_rack"], c["a_ru"]) for c in cabling} == {(hosts["dgx-su2-016"]["rack"], hosts["dgx-su2-016"]["ru"])}
-    assert (hosts["dgx-su1-001"]["rack"], hosts["dgx-su1-001"]["ru"]) == ("DH2.A02", "1")
+    # the spine rack stands first (A01: the shortest cables in this hall), SU1's network rack next (A02)
+    assert (hosts["dgx-su1-001"]["rack"], hosts["dgx-su1-001"]["ru"]) == ("DH2.A03", "1")
     assert hosts["dgx-su1-001"]["mgmt_address"] == "172.16.0.1" and hosts["dgx-su2-016"]["mgmt_address"] == "172.16.0.32"
 
 
