@@ -284,3 +284,8 @@ def _plan_json(plan) -> str:
     again = plan_from_json(json.loads(text))
     assert again.routing.adaptive_routing == plan.routing.adaptive_routing  # read back
     return text
+
+
+def test_times_read_in_human_units_with_three_significant_digits():
+    assert [seconds_text(t) for t in (1.31e-4, 2.6e-5, 0.0531, 5.6, 0.0009996, None)] == \
+        ["131 µs", "26.0 µs", "53.1 ms", "5.60 s", "1.00 ms", "-"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 def seconds_text(t: float | None) -> str:
-    """Three significant digits and a unit: 131 us, 53.1 ms, 5.60 s."""
+    """Three significant digits and a unit: 131 µs, 53.1 ms, 5.60 s."""
     if t is None:
         return "-"
-    for scale, unit in ((1e-6, "us"), (1e-3, "ms"), (1.0, "s")):
+    for scale, unit in ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s")):
         v = t / scale
         if v < 999.5 or unit == "s":
             return f"{_three_digits(v)} {unit}"
