@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..catalog.models import NicGroup, Switch
 from ..diagnostics import SpecInvalid
 from ..plan.model import Device
 from ..spec.load import LoadedSpec
@@ -74,19 +73,7 @@ class DragonflyDesign(OnCommon):
 
     @property
     def endpoint_ports(self) -> int:
-        return self.c.servers * len(_nics(self.c).ports)
-
-
-def _switch(c: Common) -> Switch:
-    """The switch model: a dragonfly is switched, so resolve_common has required one."""
-    assert c.switch is not None
-    return c.switch
-
-
-def _nics(c: Common) -> NicGroup:
-    """The servers' compute NIC group, which a switched fabric's resolve_common has required."""
-    assert c.nics is not None
-    return c.nics
+        return self.c.servers * len(self.c.required_nics().ports)
 
 
 @dataclass(frozen=True)
@@ -119,7 +106,7 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
     grp = _fat_tree_group(c, f, error) if fat_tree else _all_to_all_group(c, f, error, notes)
     if errors:
         raise SpecInvalid(errors)
-    endpoints = c.servers * len(_nics(c).ports)
+    endpoints = c.servers * len(c.required_nics().ports)
     if not f.switches_per_group and not (f.groups or 0) > 1 and endpoints <= grp.per_group:
         grp = _one_group(grp, fat_tree, endpoints, notes)
     g, m = _groups(loaded, grp, endpoints, error, notes)
@@ -135,7 +122,7 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
 def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
     """A dragonfly+ group: a/2 leaves of p endpoint ports and a/2 spines of h global ports,
     every leaf to every spine; by default a the radix, p and h what a switch has left."""
-    switch = _switch(c)
+    switch = c.required_switch()
     k = switch.radix(c.speed_gbps)
     p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
     a = a or k
@@ -159,7 +146,7 @@ def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
 def _all_to_all_group(c: Common, f: Fabric, error: Report, notes: list[str]) -> _Group:
     """A dragonfly group of a routers, each joined to every other, with p endpoint and h
     global ports; by default balanced (a = 2p = 2h) within the radix."""
-    switch = _switch(c)
+    switch = c.required_switch()
     k = switch.radix(c.speed_gbps)
     p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
     given = [v for v in (p, a and a // 2, h) if v]
@@ -229,8 +216,8 @@ def _groups(loaded: LoadedSpec, grp: _Group, endpoints: int, error: Report, note
 
 def build(d: DragonflyDesign):
     c = d.c
-    switch = _switch(c)
-    nics = _nics(c)
+    switch = c.required_switch()
+    nics = c.required_nics()
     b = PlanAssembly(c.catalog, c.media_requested)
     server_layout = b.layout(ports.server_layout(c.server.id, "compute", nics))
     switch_layout = b.layout(ports.switch_layout(switch, c.speed_gbps))
@@ -301,7 +288,7 @@ def peer_position(x: np.ndarray, y: np.ndarray, g: int, arrangement: str) -> np.
 
 def _design_record(d: DragonflyDesign) -> dict:
     c = d.c
-    switch = _switch(c)
+    switch = c.required_switch()
     rec = {
         "topology": c.spec.fabric.topology,
         "intra_group": "fat-tree" if d.fat_tree else "all-to-all",

@@ -148,6 +148,17 @@ class Common:
     endpoints: tuple[Endpoints, ...]
     media_requested: dict[str, str]
 
+    def required_switch(self) -> Switch:
+        """The switch model of a switched fabric, which resolve_common has required."""
+        assert self.switch is not None
+        return self.switch
+
+    def required_nics(self) -> NicGroup:
+        """The compute NIC group of a fabric of NICs (not a direct network of accelerators),
+        which resolve_common has required (_nic_speed)."""
+        assert self.nics is not None
+        return self.nics
+
 
 class OnCommon:
     """What a family's design (holding its Common as `c`) exposes the same way."""
