@@ -20,7 +20,7 @@ def _routed(design) -> bool:
 def expand(loaded: LoadedSpec) -> Plan:
     design, plan = resolve_and_build(loaded)
     requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
-    extra_designs = []
+    extra_designs: list[tuple[int, ClosDesign]] = []
     if loaded.spec.fabrics:  # storage / in-band / out-of-band fabrics beside the compute one
         plan, extra_designs = extra_fabrics.attach(loaded, design, plan)
     else:

@@ -79,8 +79,10 @@ def structural_slots(plan: Plan, design: ClosDesign) -> np.ndarray:
             slot = (d.su - 1) * design.su_size + d.index - 1 if d.su is not None and design.su_size else d.index - 1
         elif d.role == "leaf":
             if d.rail is not None:
+                assert d.su is not None  # a rail leaf belongs to its SU
                 slot = (d.su - 1) * design.rails + d.rail - 1
             elif d.su is not None:
+                assert leaves_per_su is not None  # a fat-tree leaf carries an SU only where the fabric has SUs
                 slot = (d.su - 1) * leaves_per_su + d.index - 1
             else:
                 slot = d.index - 1
@@ -110,7 +112,7 @@ def plan_routing(loaded: LoadedSpec, design: ClosDesign, plan: Plan, extra: int 
     spec = loaded.spec
     fabric = spec.fabric if extra is None else spec.fabrics[extra]
     where = () if extra is None else ("fabrics", extra)
-    addressing = fabric.addressing if extra is not None else spec.addressing
+    addressing = spec.fabrics[extra].addressing if extra is not None else spec.addressing
     pools = addressing.pools()
     errors: list[Diagnostic] = []
     if fabric.nos is not None and addressing.peering == "unnumbered" and not descriptor(fabric.nos).capabilities.bgp_unnumbered:

@@ -95,8 +95,8 @@ def _add_leaves(b: PlanAssembly, d: ClosDesign, layout: str) -> int:
     else:
         leaves_per_su = (d.su_size // d.servers_per_leaf) if d.su_size else None
         for li in range(s.leaves):
-            su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
-            b.add(Device(naming.leaf(idx, su), "leaf", d.switch.id, layout, TIER_LEAF, idx, su=su))
+            leaf_su, idx = (li // leaves_per_su + 1, li % leaves_per_su + 1) if leaves_per_su else (None, li + 1)
+            b.add(Device(naming.leaf(idx, leaf_su), "leaf", d.switch.id, layout, TIER_LEAF, idx, su=leaf_su))
     leaf_pod, _ = _leaf_pods(d)
     for li in range(s.leaves):
         b.devices[first + li].pod = int(leaf_pod[li]) + 1 if s.tiers == 3 else None
@@ -134,6 +134,7 @@ def _link_servers_to_leaves(b: PlanAssembly, d: ClosDesign, server_first: int, l
     a_dev = np.repeat(server_first + g, rails)
     a_port = np.tile(nic, n)
     if d.rail_optimized:
+        assert d.su_size is not None  # a rail-optimized fabric is built of SUs
         su0, slot = np.divmod(g, d.su_size)
         b_dev = np.repeat(leaf_first + su0 * rails, rails) + a_port
         b_port = np.repeat(slot, rails)

@@ -73,9 +73,9 @@ def mesh_rounds(n: int) -> list[np.ndarray]:
         label[j], label[m - 1 - j] = first, first + 1
     out = []
     for k in range(m - 1):
-        j = np.arange(1, m // 2)
-        a = np.concatenate([[k], (k + j) % (m - 1)])
-        b = np.concatenate([[m - 1], (k - j) % (m - 1)])
+        steps = np.arange(1, m // 2)
+        a = np.concatenate([[k], (k + steps) % (m - 1)])
+        b = np.concatenate([[m - 1], (k - steps) % (m - 1)])
         la, lb = label[a], label[b]
         keep = (la < n) & (lb < n)
         pairs = np.stack([np.minimum(la, lb)[keep], np.maximum(la, lb)[keep]], axis=1)
@@ -106,6 +106,7 @@ def resolve(loaded: LoadedSpec) -> DirectDesign:
         errors.append(loaded.diagnostic(code, path, message, hint))
 
     ring = fabric.topology == "ring"
+    assert c.nics is not None  # switchless: resolve_common has checked the server's compute NICs
     n, P = c.servers, len(c.nics.ports)
     # extra_endpoints, nos, layout and growth: refused by trait (expand/families.py)
     if ring and n < 3:
@@ -162,6 +163,7 @@ def _notes(d: DirectDesign) -> list[str]:
     notes.append("no switch outputs: no switch configs, InfiniBand files or Slurm topology.conf (there is no switch "
                  "tree; Slurm without a topology plugin treats the nodes as equally close); the Kubernetes labels have "
                  "no leaf level; NCCL topology files apply per server as usual")
+    assert c.nics is not None  # resolve() read its ports
     end = ports.server_layout(c.server.id, "compute", c.nics).ports[0]
     medium = c.media_requested.get("server-server") or media_choice.choose(c.catalog, None, end, end)
     notes.append(f"server-server cables: {end.form_factor} {end.top}-top at both ends -> {medium} "
@@ -175,18 +177,21 @@ def build(d: DirectDesign):
     c = d.c
     n = c.servers
     b = PlanAssembly(c.catalog, c.media_requested)
+    assert c.nics is not None  # resolve() read its ports
     layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
     for s in range(n):
         b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, layout, 0, s + 1))
     rounds = ring_rounds(n) if d.ring else mesh_rounds(n)
     # Rail r -> round r mod R; one block per rail (a matching: every port used at most once).
-    a_dev, b_dev, rail = [], [], []
+    a_parts: list[np.ndarray] = []
+    b_parts: list[np.ndarray] = []
+    rail_parts: list[np.ndarray] = []
     for r in range(d.rails):
         pairs = rounds[r % d.rounds]
-        a_dev.append(pairs[:, 0])
-        b_dev.append(pairs[:, 1])
-        rail.append(np.full(pairs.shape[0], r, dtype=np.int64))
-    a_dev, b_dev, rail = np.concatenate(a_dev), np.concatenate(b_dev), np.concatenate(rail)
+        a_parts.append(pairs[:, 0])
+        b_parts.append(pairs[:, 1])
+        rail_parts.append(np.full(pairs.shape[0], r, dtype=np.int64))
+    a_dev, b_dev, rail = np.concatenate(a_parts), np.concatenate(b_parts), np.concatenate(rail_parts)
     order = np.lexsort((rail, b_dev, a_dev))  # cabling order: by server, peer, rail
     b.link_block("server-server", a_dev[order], rail[order], b_dev[order], rail[order])
     return b.plan(c.spec.name, _design_record(d), list(d.notes))

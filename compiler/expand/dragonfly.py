@@ -73,7 +73,7 @@ class DragonflyDesign(OnCommon):
 
     @property
     def endpoint_ports(self) -> int:
-        return self.c.servers * len(self.c.nics.ports)
+        return self.c.servers * len(self.c.required_nics().ports)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
     grp = _fat_tree_group(c, f, error) if fat_tree else _all_to_all_group(c, f, error, notes)
     if errors:
         raise SpecInvalid(errors)
-    endpoints = c.servers * len(c.nics.ports)
+    endpoints = c.servers * len(c.required_nics().ports)
     if not f.switches_per_group and not (f.groups or 0) > 1 and endpoints <= grp.per_group:
         grp = _one_group(grp, fat_tree, endpoints, notes)
     g, m = _groups(loaded, grp, endpoints, error, notes)
@@ -122,7 +122,8 @@ def resolve(loaded: LoadedSpec) -> DragonflyDesign:
 def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
     """A dragonfly+ group: a/2 leaves of p endpoint ports and a/2 spines of h global ports,
     every leaf to every spine; by default a the radix, p and h what a switch has left."""
-    k = c.switch.radix(c.speed_gbps)
+    switch = c.required_switch()
+    k = switch.radix(c.speed_gbps)
     p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
     a = a or k
     half = a // 2
@@ -133,11 +134,11 @@ def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
               f"a dragonfly+ group is a/2 leaves and a/2 spines; {a} switches do not split", f"use {a + 1} or {a - 1}")
     if p + half > k:
         error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-              f"a leaf needs p + a/2 = {p} + {half} = {p + half} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+              f"a leaf needs p + a/2 = {p} + {half} = {p + half} ports; {switch.id} has {k} at {c.speed_gbps}G",
               f"lower endpoints_per_switch to {k - half} or switches_per_group")
     if half + h > k:
         error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
-              f"a spine needs a/2 + h = {half} + {h} = {half + h} ports; {c.switch.id} has {k} at {c.speed_gbps}G",
+              f"a spine needs a/2 + h = {half} + {h} = {half + h} ports; {switch.id} has {k} at {c.speed_gbps}G",
               f"lower global_ports_per_switch to {k - half}")
     return _Group(p, a, h, half * p, half * h, "a/2 * h + 1")
 
@@ -145,7 +146,8 @@ def _fat_tree_group(c: Common, f: Fabric, error: Report) -> _Group:
 def _all_to_all_group(c: Common, f: Fabric, error: Report, notes: list[str]) -> _Group:
     """A dragonfly group of a routers, each joined to every other, with p endpoint and h
     global ports; by default balanced (a = 2p = 2h) within the radix."""
-    k = c.switch.radix(c.speed_gbps)
+    switch = c.required_switch()
+    k = switch.radix(c.speed_gbps)
     p, a, h = f.endpoints_per_switch, f.switches_per_group, f.global_ports_per_switch
     given = [v for v in (p, a and a // 2, h) if v]
     base = given[0] if given else (k + 1) // 4  # balanced a = 2p = 2h within the radix
@@ -153,7 +155,7 @@ def _all_to_all_group(c: Common, f: Fabric, error: Report, notes: list[str]) -> 
     if p + a - 1 + h > k:
         error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
               f"router radix too small: p + (a - 1) + h = {p} + {a - 1} + {h} = {p + a - 1 + h} ports; "
-              f"{c.switch.id} has {k} at {c.speed_gbps}G",
+              f"{switch.id} has {k} at {c.speed_gbps}G",
               f"balanced within {k} ports: endpoints_per_switch {(k + 1) // 4}, switches_per_group {2 * ((k + 1) // 4)}, "
               f"global_ports_per_switch {(k + 1) // 4}")
     if not (a == 2 * p == 2 * h):
@@ -214,9 +216,11 @@ def _groups(loaded: LoadedSpec, grp: _Group, endpoints: int, error: Report, note
 
 def build(d: DragonflyDesign):
     c = d.c
+    switch = c.required_switch()
+    nics = c.required_nics()
     b = PlanAssembly(c.catalog, c.media_requested)
-    server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
-    switch_layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
+    server_layout = b.layout(ports.server_layout(c.server.id, "compute", nics))
+    switch_layout = b.layout(ports.switch_layout(switch, c.speed_gbps))
     for s in range(c.servers):
         b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
     first = len(b.devices)
@@ -225,17 +229,17 @@ def build(d: DragonflyDesign):
     for q in range(d.groups):
         if d.fat_tree:
             for i in range(E):
-                b.add(Device(naming.group_switch("leaf", q + 1, i + 1), "leaf", c.switch.id, switch_layout, 1, i + 1, pod=q + 1))
+                b.add(Device(naming.group_switch("leaf", q + 1, i + 1), "leaf", switch.id, switch_layout, 1, i + 1, pod=q + 1))
             for i in range(A):
-                b.add(Device(naming.group_switch("spine", q + 1, i + 1), "spine", c.switch.id, switch_layout, 2, i + 1, pod=q + 1))
+                b.add(Device(naming.group_switch("spine", q + 1, i + 1), "spine", switch.id, switch_layout, 2, i + 1, pod=q + 1))
         else:
             for i in range(d.a):
-                b.add(Device(naming.group_switch("router", q + 1, i + 1), "router", c.switch.id, switch_layout, 1, i + 1, pod=q + 1))
+                b.add(Device(naming.group_switch("router", q + 1, i + 1), "router", switch.id, switch_layout, 1, i + 1, pod=q + 1))
     group_base = first + np.arange(d.groups, dtype=np.int64) * per_group
     spine_off = E if d.fat_tree else 0  # position of the first global switch within a group
 
     # endpoints
-    nic = len(c.nics.ports)
+    nic = len(nics.ports)
     e = np.arange(d.endpoint_ports, dtype=np.int64)
     edge, port = np.divmod(e, d.p)
     grp, local = np.divmod(edge, E)
@@ -249,10 +253,10 @@ def build(d: DragonflyDesign):
         b.link_block("local", gq + np.tile(leaf, d.groups), d.p + np.tile(spine, d.groups),
                      gq + spine_off + np.tile(spine, d.groups), np.tile(leaf, d.groups))
     elif d.a > 1:
-        i, j = np.triu_indices(d.a, 1)
-        gq = np.repeat(group_base, i.size)
-        b.link_block("local", gq + np.tile(i, d.groups), d.p + np.tile(j - 1, d.groups),
-                     gq + np.tile(j, d.groups), d.p + np.tile(i, d.groups))
+        ri, rj = np.triu_indices(d.a, 1)  # router pairs ri < rj of a group
+        gq = np.repeat(group_base, ri.size)
+        b.link_block("local", gq + np.tile(ri, d.groups), d.p + np.tile(rj - 1, d.groups),
+                     gq + np.tile(rj, d.groups), d.p + np.tile(ri, d.groups))
 
     # global links between groups
     if d.groups > 1 and d.m:
@@ -284,14 +288,15 @@ def peer_position(x: np.ndarray, y: np.ndarray, g: int, arrangement: str) -> np.
 
 def _design_record(d: DragonflyDesign) -> dict:
     c = d.c
+    switch = c.required_switch()
     rec = {
         "topology": c.spec.fabric.topology,
         "intra_group": "fat-tree" if d.fat_tree else "all-to-all",
         "tiers": 2 if d.fat_tree else 1,
         "server": c.server.id,
-        "switch": c.switch.id,
+        "switch": switch.id,
         "speed_gbps": c.speed_gbps,
-        "switch_radix": c.switch.radix(c.speed_gbps),
+        "switch_radix": switch.radix(c.speed_gbps),
         "hosts": plain_hosts_record(c.spec, c.server),
         "servers": c.servers,
         "gpus": d.gpus,

@@ -232,7 +232,8 @@ def _management_problem(d, r: Room, k: int) -> str:
 def _options(d, r: Room, need: int, mode: str, unit_keys: tuple[str, ...]) -> str:
     """Every other place these `need` ports could go: those that fit first, then why the
     others do not (a user picks knowing the whole picture)."""
-    fits, not_fit = [], []
+    fits: list[str] = []
+    not_fit: list[str] = []
     k = max(2 if need >= 2 else 1, math.ceil(need / d.sizing.leaf.down))
     spine_ports = r.spines * r.spine_spare
     choices = [

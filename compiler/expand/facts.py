@@ -96,8 +96,9 @@ def attach(plan: Plan, catalog: Catalog) -> None:
                   "host_topology": hosts}
     # Scale-up fabric parts outside the servers (NVLink switch trays, backplanes): BOM lines.
     parts = {ref: catalog.scale_up_parts[ref].model_dump(mode="json", exclude={"id"})
-             for m, rec in models.items() if rec["kind"] == "server" and catalog.servers[m].scale_up
-             for ref in (catalog.servers[m].scale_up.switch_tray, catalog.servers[m].scale_up.backplane) if ref}
+             for m, rec in models.items() if rec["kind"] == "server"
+             for up in (catalog.servers[m].scale_up,) if up
+             for ref in (up.switch_tray, up.backplane) if ref}
     if parts:
         plan.facts["scale_up_parts"] = dict(sorted(parts.items()))
 

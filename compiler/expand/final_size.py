@@ -32,6 +32,7 @@ def grown_design(design: ClosDesign) -> ClosDesign:
     s = design.sizing
     servers = design.final_servers
     if design.rail_optimized:
+        assert design.su_size is not None  # a rail-optimized fabric is built of SUs
         leaves = math.ceil(servers / design.su_size) * design.rails
     elif design.su_size:
         leaves = math.ceil(servers / design.su_size) * (design.su_size // design.servers_per_leaf)

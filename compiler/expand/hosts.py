@@ -46,7 +46,8 @@ def raw_hosts_diagnostics(source) -> list[Diagnostic]:
     """A malformed `hosts.hostname` in a spec that failed schema validation, so that one
     run reports it with the schema errors (the pattern's other rules need the design)."""
     data = source.data if isinstance(source.data, dict) else {}
-    hosts = data.get("hosts") if isinstance(data.get("hosts"), dict) else {}
+    raw_hosts = data.get("hosts")
+    hosts = raw_hosts if isinstance(raw_hosts, dict) else {}
     pattern = hosts.get("hostname")
     if not isinstance(pattern, str):
         return []

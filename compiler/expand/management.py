@@ -113,8 +113,13 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     # Growth: BMC blocks (servers per leaf) and the spine tier for the final size, so growing
     # moves no cable; `final_mgmt`: the other fabrics' switches at their growth targets.
     growth = loaded.spec.growth
-    final = max(n, growth.max_servers if growth and growth.max_servers else
-                (growth.max_scalable_units * compute.su_size if growth and compute.su_size else n))
+    if growth and growth.max_servers:
+        final = max(n, growth.max_servers)
+    elif growth and compute.su_size:
+        assert growth.max_scalable_units is not None  # growth gives exactly one of the two (spec/model.py)
+        final = max(n, growth.max_scalable_units * compute.su_size)
+    else:
+        final = n
     final_mgmt = max(final_mgmt, mgmt)
     # BMCs of consecutive servers take the first two thirds of a leaf's host ports (32 of an
     # SN2201's 48: one leaf per 32-DGX SU), the last third the switches' management ports:
@@ -141,9 +146,9 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
         sizing = _two_tiers(fab, switch, spine, up_gbps, leaves, final_leaves, spl * per_server, impossible, notes)
     ratio = fab.oversubscription
     shape = ClosShape(ONE_TIER, fab.tiers, ratio.leaf, ratio.spine, None, spl, None, None, size_field(loaded.spec), SU_ONLY)
-    notes = tuple(f"{fab.name} fabric: {note}" for note in notes)
+    fabric_notes = tuple(f"{fab.name} fabric: {note}" for note in notes)
     return ClosDesign(loaded.spec, compute.catalog, compute.server, group, switch, speed, n, None, spl, sizing, (),
-                      requested, notes, final_servers=final, hosts=compute.hosts, final_leaves=final_leaves,
+                      requested, fabric_notes, final_servers=final, hosts=compute.hosts, final_leaves=final_leaves,
                       spine_switch=spine if spine.id != switch.id else None,
                       uplink_speed_gbps=up_gbps if up_gbps != speed else None, shape=shape)
 
@@ -187,10 +192,14 @@ def _two_tiers(fab: ExtraFabric, switch: Switch, spine: Switch, up_gbps: int, le
                          f"spine takes {uplink_ports} at {up_gbps}G",
                          f"give spine_switch: a switch with {final_leaves} or more {up_gbps}G ports to aggregate "
                          f"the management leaves, or split the management network (one per hall or row)")
-    if up_speeds and SPINES > switch.uplink_cages.cages * switch.uplink_cages.modes[up_gbps].ports_per_cage:
-        raise impossible((), f"a {switch.id} leaf has too few uplinks for {SPINES} spines", "use another switch")
-    where_up = (f"{up_gbps}G on its {switch.uplink_cages.cage.form_factor} uplinks (ports {up_first + 1}-"
-                f"{up_first + SPINES})" if up_speeds else f"{up_gbps}G on host ports")
+    if up_speeds:
+        group = switch.uplink_cages
+        assert group is not None and up_first is not None  # uplink speeds are those of its uplink cage group
+        if SPINES > group.cages * group.modes[up_gbps].ports_per_cage:
+            raise impossible((), f"a {switch.id} leaf has too few uplinks for {SPINES} spines", "use another switch")
+        where_up = f"{up_gbps}G on its {group.cage.form_factor} uplinks (ports {up_first + 1}-{up_first + SPINES})"
+    else:
+        where_up = f"{up_gbps}G on host ports"
     notes.append(f"each leaf links once to each of {SPINES} {spine.id} spines at {where_up}; a spine takes "
                  f"{uplink_ports} leaves at most")
     return ClosSizing(2, leaves, PortSplit(bmc_down, SPINES), PortSplit(final_leaves, 0), leaves, 1, SPINES, 1)

@@ -63,6 +63,13 @@ def straight_of(catalog: Catalog, fiber: str) -> str | None:
     return None
 
 
+def _straight(catalog: Catalog, fiber: str) -> str:
+    """straight_of a fiber kind taken from the catalog's straight (port-fit) optics, which has one."""
+    media_id = straight_of(catalog, fiber)
+    assert media_id is not None, fiber
+    return media_id
+
+
 def optical_variant(catalog: Catalog, media_id: str, end_a: Port, end_b: Port, cage_ports_a: int, cage_ports_b: int) -> str:
     """For optics, the straight or splitter medium of the same fiber kind that the two ends'
     grouping calls for (see the module docstring); any other medium as given. A spec naming
@@ -266,17 +273,17 @@ def _fiber_reaches(plan: Plan, catalog: Catalog, media_ids: list[str], lc: _Link
     for layout in plan.layouts.values():
         for p in layout.ports:
             rep.setdefault(p.cage_key, p)
-    fibers = sorted({m.fiber for m in catalog.media.values() if m.needs_transceivers and m.fit == "port"},
-                    key=lambda f: media_ids.index(straight_of(catalog, f)))
+    fibers: list[str] = sorted({m.fiber for m in catalog.media.values() if m.needs_transceivers and m.fit == "port"},
+                    key=lambda f: media_ids.index(_straight(catalog, f)))
     split_of: dict[str, np.ndarray] = {}
     reach_of: dict[str, np.ndarray] = {}
     for fiber in fibers:
-        straight_cable = catalog.cables[catalog.media[straight_of(catalog, fiber)].cable]
+        straight_cable = catalog.cables[catalog.media[_straight(catalog, fiber)].cable]
         splitter = splitter_of(catalog, fiber)
         module_ports = np.zeros(len(lc.keys), dtype=np.int64)  # 0: no transceiver for this cage type
         module_reach = np.full(len(lc.keys), -1.0)
         for k, key in enumerate(lc.keys):
-            t = transceiver(catalog, straight_of(catalog, fiber), rep[key])
+            t = transceiver(catalog, _straight(catalog, fiber), rep[key])
             if t is not None:
                 module_ports[k], module_reach[k] = t.ports, t.reach_m
         split = split_needed(lc.cage_ports[lc.ca], module_ports[lc.ta], lc.cage_ports[lc.cb], module_ports[lc.tb])
@@ -313,7 +320,7 @@ def _choose_optics(catalog: Catalog, media_ids: list[str], lc: _LinkCages, choic
         fallback_reach[longer] = comp_reach[longer]
     # No transceiver at all: the first optical medium (the BOM then says NOT IN CATALOG).
     best = np.where(best >= 0, best, np.where(fallback >= 0, fallback, 0))
-    straight_index = np.array([media_ids.index(straight_of(catalog, f)) for f in fibers], dtype=np.int64)
+    straight_index = np.array([media_ids.index(_straight(catalog, f)) for f in fibers], dtype=np.int64)
     choice[rest] = straight_index[best[comp]]
 
 
@@ -321,7 +328,7 @@ def _straight_or_splitter(plan: Plan, catalog: Catalog, media_ids: list[str], lc
                           split: np.ndarray, choice: np.ndarray, need: np.ndarray, length_m: np.ndarray) -> None:
     """Every link of `fiber` takes its straight fiber, or its splitter fiber where its ends
     need one; the legs of one splitter share its length: the longest of them."""
-    straight, splitter = media_ids.index(straight_of(catalog, fiber)), splitter_of(catalog, fiber)
+    straight, splitter = media_ids.index(_straight(catalog, fiber)), splitter_of(catalog, fiber)
     of_fiber = np.isin(choice, [mi for mi, m in enumerate(media_ids)
                                 if catalog.media[m].needs_transceivers and catalog.media[m].fiber == fiber])
     choice[of_fiber & ~split] = straight

@@ -93,17 +93,23 @@ class PlanesDesign(OnCommon):
     def servers_per_leaf(self) -> int:
         return self.segment
 
+    @property
+    def clos_plane(self) -> ClosDesign:
+        """Multi-plane: the one plane's Clos design, which _resolve_multi_plane always sets."""
+        assert self.plane is not None
+        return self.plane
+
     # What addressing (expand/addressing.py) reads: the plane's tiers, and unique slots.
     @property
     def sizing(self):
-        return self.plane.sizing
+        return self.clos_plane.sizing
 
     def structural_slots(self, plan) -> np.ndarray:
         """Per device its 0-based place within its role, plane-major (planes never share a
         slot): servers by index, leaves (plane, unit, leaf of the unit), spines and cores by
         their index, which _build_planes numbers plane-major."""
         vr = self.rails // self.rails_per_leaf
-        L = self.plane.sizing.leaves
+        L = self.clos_plane.sizing.leaves
         out = np.empty(len(plan.devices), dtype=np.int64)
         for i, d in enumerate(plan.devices):
             if d.role == "leaf":
@@ -123,8 +129,8 @@ def resolve(loaded: LoadedSpec) -> PlanesDesign:
 def _resolve_rail_only(loaded: LoadedSpec, c: Common) -> PlanesDesign:
     """Rail-only: a switch per rail, or where a rail does not fit one, a non-blocking
     leaf/spine sub-fabric per rail."""
-    sw, speed = c.switch, c.speed_gbps
-    nic_ports = len(c.nics.ports)
+    sw, speed = c.required_switch(), c.speed_gbps
+    nic_ports = len(c.required_nics().ports)
     notes: list[str] = []
     radix = sw.radix(speed)
     half = radix // 2
@@ -155,12 +161,13 @@ def _resolve_rail_only(loaded: LoadedSpec, c: Common) -> PlanesDesign:
 
 def _planes(loaded: LoadedSpec, c: Common) -> int:
     """The planes: one per port of a NIC (fabric.planes, if given, must say so)."""
-    spec, nic_ports = loaded.spec, len(c.nics.ports)
-    per_nic, rest = divmod(nic_ports, c.nics.nics)
+    nics = c.required_nics()
+    spec, nic_ports = loaded.spec, len(nics.ports)
+    per_nic, rest = divmod(nic_ports, nics.nics)
     if rest or per_nic < 2:
         raise SpecInvalid([loaded.diagnostic(
             "DESIGN_IMPOSSIBLE", ("server",),
-            f"multi-plane needs NICs with 2 or more ports (one per plane); {c.server.id} has {nic_ports} ports on {c.nics.nics} NICs",
+            f"multi-plane needs NICs with 2 or more ports (one per plane); {c.server.id} has {nic_ports} ports on {nics.nics} NICs",
             "use a server with dual-port NICs (e.g. hpn-8x2x200g, hgx-b300), or rail-optimized")])
     planes = spec.fabric.planes or per_nic
     if planes != per_nic:
@@ -180,10 +187,11 @@ def _resolve_multi_plane(loaded: LoadedSpec, c: Common) -> PlanesDesign:
     groups (_size_plane)."""
     planes = _planes(loaded, c)
     plane, g = _size_plane(loaded, c)
+    assert plane.su_size is not None  # a plane is a rail-optimized Clos: built of SUs
     seg = plane.su_size // g
     # The plane's own notes count its switches and cables: one plane's.
     notes = [f"each plane: {_translate(n, g)}" for n in plane.notes]
-    R = c.nics.nics
+    R = c.required_nics().nics
     if g > 1:
         groups = (f"all {R} rails" if g == R else
                   f"{g} rails (" + ", ".join("+".join(str(r + 1 + k * (R // g)) for k in range(g)) for r in range(R // g)) + ")")
@@ -227,7 +235,8 @@ def _size_plane(loaded: LoadedSpec, c: Common) -> tuple[ClosDesign, int]:
     """One plane as a rail-optimized Clos over rail groups, for every g (rails per leaf)
     that divides the NICs; the cheapest, and its g. The plane's Clos is sized by the Clos
     families' own code (resolve.size_clos), so every rule and note is theirs."""
-    R = c.nics.nics
+    nics, switch = c.required_nics(), c.required_switch()
+    R = nics.nics
     up_gbps = clos_resolve.uplink_speed(loaded, c)
     upper = clos_resolve._upper_switches(loaded, c, up_gbps)
     best, first_error = None, None
@@ -235,23 +244,25 @@ def _size_plane(loaded: LoadedSpec, c: Common) -> tuple[ClosDesign, int]:
         if c.server.gpus % g:
             continue
         vserver = c.server.model_copy(update={"gpus": c.server.gpus // g})
-        vnics = c.nics.model_copy(update={"nics": R // g, "ports": [c.nics.ports[n * (len(c.nics.ports) // R)]
-                                                                      for n in range(R // g)]})
-        inputs = SizingInputs(plane_shape(loaded.spec, g), vserver, vnics, c.switch, upper, c.speed_gbps, c.servers * g)
+        vnics = nics.model_copy(update={"nics": R // g, "ports": [nics.ports[n * (len(nics.ports) // R)]
+                                                                  for n in range(R // g)]})
+        inputs = SizingInputs(plane_shape(loaded.spec, g), vserver, vnics, switch, upper, c.speed_gbps, c.servers * g)
         try:
             design = clos_resolve.size_clos(inputs, loaded.spec, c.catalog, c.media_requested)
         except SizingError as exc:
             first_error = first_error or exc
             continue
+        assert design.unit_fill is not None  # a plane's SU is chosen, and its fill recorded
         cost = design.unit_fill["cost"]
         uppers = cost["switches"] - design.final_leaves
-        ports = design.final_leaves * c.switch.radix(c.speed_gbps) + uppers * upper.spine_radix + 2 * cost["cables"]
+        ports = design.final_leaves * switch.radix(c.speed_gbps) + uppers * upper.spine_radix + 2 * cost["cables"]
         key = (ports, cost["switches"], cost["cables"], g)
         if best is None or key < best[0]:
             best = (key, design, g)
     if best is None:
-        exc = first_error
-        raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", exc.path, exc.message, exc.hint)])
+        err = first_error
+        assert err is not None  # g = 1 divides every server's GPUs: it was sized, or failed
+        raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", err.path, err.message, err.hint)])
     return best[1], best[2]
 
 
@@ -259,7 +270,7 @@ def build(d: PlanesDesign):
     c = d.c
     b = PlanAssembly(c.catalog, c.media_requested)
     # Device indices are unique per role (and SU for ToRs): planned IB GUIDs derive from them.
-    server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
+    server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.required_nics()))
     for s in range(c.servers):
         # multi-plane: servers carry their scalable unit (placement racks a unit together)
         su = s // d.segment + 1 if d.plane is not None else None
@@ -268,11 +279,12 @@ def build(d: PlanesDesign):
     first_tor = len(b.devices)
     R, S = d.rails, d.segment
     if d.rail_only:
-        layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
+        switch = c.required_switch()
+        layout = b.layout(ports.switch_layout(switch, c.speed_gbps))
         for r in range(R):
             for i in range(d.segments):
                 name = naming.rail_switch(r + 1) if d.segments == 1 else naming.rail_leaf_of(r + 1, i + 1)
-                b.add(Device(name, "leaf", c.switch.id, layout, 1, r * d.segments + i + 1, rail=r + 1))
+                b.add(Device(name, "leaf", switch.id, layout, 1, r * d.segments + i + 1, rail=r + 1))
         # Server s, NIC port r -> leaf (rail r, s // S), port s % S.
         srv = np.repeat(np.arange(c.servers, dtype=np.int64), R)
         rail = np.tile(np.arange(R, dtype=np.int64), c.servers)
@@ -281,7 +293,7 @@ def build(d: PlanesDesign):
             first_spine = len(b.devices)
             for r in range(R):
                 for j in range(d.uplinks):
-                    b.add(Device(naming.rail_spine(r + 1, j + 1), "spine", c.switch.id, layout, 2, r * d.uplinks + j + 1, rail=r + 1))
+                    b.add(Device(naming.rail_spine(r + 1, j + 1), "spine", switch.id, layout, 2, r * d.uplinks + j + 1, rail=r + 1))
             # Leaf i of rail r, uplink u -> spine u // m of rail r, port i * m + u % m.
             m, up = d.links_per_pair, d.uplinks * d.links_per_pair
             leaf = np.repeat(np.arange(R * d.segments, dtype=np.int64), up)
@@ -302,12 +314,13 @@ def _build_planes(d: PlanesDesign, b: PlanAssembly):
 
 def _add_plane_switches(d: PlanesDesign, b: PlanAssembly) -> tuple[int, int, int]:
     """Every plane's leaves, then spines, then cores, plane by plane; the first of each."""
-    c, pd = d.c, d.plane
+    c, pd = d.c, d.clos_plane
     s = pd.sizing
     P, vr = d.planes, d.rails // d.rails_per_leaf  # leaves per unit in a plane (virtual rails)
-    spine_sw = pd.spine_switch or c.switch
+    leaf_sw = c.required_switch()
+    spine_sw = pd.spine_switch or leaf_sw
     core_sw = pd.core_switch or spine_sw
-    leaf_layout = b.layout(ports.leaf_layout(c.switch, c.speed_gbps, pd.up_gbps, pd.leaf_ports.down_cages(s.leaf.down)))
+    leaf_layout = b.layout(ports.leaf_layout(leaf_sw, c.speed_gbps, pd.up_gbps, pd.leaf_ports.down_cages(s.leaf.down)))
     spine_layout = b.layout(ports.switch_layout(spine_sw, pd.up_gbps))
     core_layout = b.layout(ports.switch_layout(core_sw, pd.up_gbps))
     L, S, C = s.leaves, s.spines, s.cores
@@ -316,7 +329,7 @@ def _add_plane_switches(d: PlanesDesign, b: PlanAssembly) -> tuple[int, int, int
         for li in range(L):
             su, r = divmod(li, vr)
             pod = li // s.leaves_per_pod + 1 if s.tiers == 3 else None
-            b.add(Device(naming.plane_tor(p + 1, su + 1, r + 1), "leaf", c.switch.id, leaf_layout, 1,
+            b.add(Device(naming.plane_tor(p + 1, su + 1, r + 1), "leaf", leaf_sw.id, leaf_layout, 1,
                          p * vr + r + 1, su=su + 1, rail=r + 1, group=p + 1, pod=pod))
     first_spine = len(b.devices)
     for p in range(P):
@@ -334,7 +347,9 @@ def _add_plane_switches(d: PlanesDesign, b: PlanAssembly) -> tuple[int, int, int
 
 def _wire_planes(d: PlanesDesign, b: PlanAssembly, first_leaf: int, first_spine: int, first_core: int) -> None:
     """Server -> leaf over the planes, then each plane's leaf -> spine (-> core) as clos.py."""
-    c, s = d.c, d.plane.sizing
+    c, pd = d.c, d.clos_plane
+    s = pd.sizing
+    assert pd.su_size is not None  # a plane is a rail-optimized Clos: built of SUs
     P, R, g = d.planes, d.rails, d.rails_per_leaf
     vr = R // g
     L, S, C = s.leaves, s.spines, s.cores
@@ -344,7 +359,7 @@ def _wire_planes(d: PlanesDesign, b: PlanAssembly, first_leaf: int, first_spine:
     port = np.tile(np.arange(n_ports, dtype=np.int64), c.servers)
     nic, plane = np.divmod(port, P)
     v = srv * g + nic // vr
-    unit, slot = np.divmod(v, d.plane.su_size)  # virtual servers per unit
+    unit, slot = np.divmod(v, pd.su_size)  # virtual servers per unit
     b.link_block("server-leaf", srv, port, first_leaf + plane * L + unit * vr + nic % vr, slot)
     # Leaf -> spine, per plane as clos.py.
     up, m = s.leaf.up, s.leaf_spine_links
@@ -356,7 +371,7 @@ def _wire_planes(d: PlanesDesign, b: PlanAssembly, first_leaf: int, first_spine:
     else:
         pod, in_pod = np.divmod(li, s.leaves_per_pod)
         b_dev, b_port = first_spine + p_of * S + pod * s.spines_per_pod + t, in_pod
-    b.link_block("leaf-spine", first_leaf + leaf, d.plane.leaf_ports.first_uplink(s.leaf.down) + t, b_dev, b_port)
+    b.link_block("leaf-spine", first_leaf + leaf, pd.leaf_ports.first_uplink(s.leaf.down) + t, b_dev, b_port)
     if s.tiers == 3:
         us, mc = s.spine.up, s.spine_core_links
         sp = np.repeat(np.arange(P * S, dtype=np.int64), us)
@@ -369,13 +384,14 @@ def _wire_planes(d: PlanesDesign, b: PlanAssembly, first_leaf: int, first_spine:
 
 def _design_record(d: PlanesDesign) -> dict:
     c = d.c
+    switch = c.required_switch()
     rec = {
         "topology": c.spec.fabric.topology,
         "tiers": 1 if d.rail_only and not d.uplinks else 2,
         "server": c.server.id,
-        "switch": c.switch.id,
+        "switch": switch.id,
         "speed_gbps": c.speed_gbps,
-        "switch_radix": c.switch.radix(c.speed_gbps),
+        "switch_radix": switch.radix(c.speed_gbps),
         "hosts": plain_hosts_record(c.spec, c.server),
         "servers": c.servers,
         "gpus": d.gpus,
@@ -393,7 +409,7 @@ def _design_record(d: PlanesDesign) -> dict:
             rec.update({"leaves_per_rail": d.segments, "spines_per_rail": d.uplinks,
                         "leaf_spine_links_per_pair": d.links_per_pair, "leaf_ports": {"down": d.segment, "up": d.segment}})
     else:
-        pd = d.plane
+        pd = d.clos_plane
         sz, lp = pd.sizing, pd.leaf_ports
         leaf_ports = {"down": sz.leaf.down, "up": sz.leaf.up,
                       **({"down_cages": lp.down_cages(sz.leaf.down), "up_cages": lp.up_cages(sz.leaf.up)} if lp.mixed else {})}

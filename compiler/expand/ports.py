@@ -53,6 +53,7 @@ def panel_layout(switch: Switch, host_gbps: int, uplink_gbps: int) -> PortLayout
     QSFP28): every host cage at `host_gbps`, then every uplink cage at `uplink_gbps`, its
     cages numbered on (49-52), in panel order."""
     group = switch.uplink_cages
+    assert group is not None  # called only for a switch with an uplink cage group
     ports = list(switch_layout(switch, host_gbps, grouped=False).ports)
     mode = group.modes[uplink_gbps]
     for cage in range(switch.cages + 1, switch.cages + group.cages + 1):
@@ -82,7 +83,7 @@ def switch_layout(switch: Switch, speed_gbps: int, grouped: bool = True) -> Port
             return panel_layout(switch, min(switch.modes), speed_gbps)
         return panel_layout(switch, speed_gbps, min(group.modes))
     mode = switch.modes[speed_gbps]
-    ports = []
+    ports: list[Port] = []
     for cage in range(1, switch.cages + 1):
         for lane in range(1, mode.ports_per_cage + 1):
             name = mode.name.format(**_port_fields(switch, mode.ports_per_cage, cage, lane, len(ports) + 1))
@@ -137,7 +138,7 @@ def mixed_switch_layout(switch: Switch, groups: list[tuple[int, int]]) -> PortLa
     if len(speeds) > switch.cages:
         raise ValueError(f"{switch.id}: {len(speeds)} cages asked for, the switch has {switch.cages}")
     speeds += [groups[-1][1]] * (switch.cages - len(speeds))
-    ports = []
+    ports: list[Port] = []
     for cage, speed in enumerate(speeds, start=1):
         mode = switch.modes[speed]
         for lane in range(1, mode.ports_per_cage + 1):

@@ -54,12 +54,12 @@ def check_named_parts(loaded: LoadedSpec, plan: Plan) -> None:
             "SPEC_SURVIVE_NOTHING", ("requirements", "survive"),
             "survive names no switch and no link to lose, so it would pass without examining anything",
             f"name what must be survived, e.g. {have[-1] if have else 'link'}: 1"))
-    for role in switch_roles():
-        if getattr(survive, role) and role not in have:
+    for survive_role in switch_roles():
+        if getattr(survive, survive_role) and survive_role not in have:
             errors.append(loaded.diagnostic(
-                "SPEC_SURVIVE_UNKNOWN_ROLE", ("requirements", "survive", role),
-                f"this {name} fabric has no {role} switches, so the requirement would pass unexamined; "
-                f"its switch roles: {listed}", nearest(role, have) if have else "use link: N for the fabric's links"))
+                "SPEC_SURVIVE_UNKNOWN_ROLE", ("requirements", "survive", survive_role),
+                f"this {name} fabric has no {survive_role} switches, so the requirement would pass unexamined; "
+                f"its switch roles: {listed}", nearest(survive_role, have) if have else "use link: N for the fabric's links"))
     kinds = fabric_link_kinds(plan) if (survive.link or survive.link_kind) else []
     if survive.link and not kinds:
         errors.append(loaded.diagnostic(

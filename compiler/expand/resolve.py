@@ -23,7 +23,7 @@ from ..topology.records import uplink_gbps
 from . import endpoints, scale_up, sizing, unit_choice
 from .clos_inputs import ClosShape, Endpoints, SizingInputs, UpperSwitches, size_field
 from .hosts import HostsDesign, resolve_hosts
-from .sizing import ClosSizing, SizingError
+from .sizing import ClosSizing, LeafPorts, SizingError
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class ClosDesign:
         return uplink_gbps(self.uplink_speed_gbps, self.speed_gbps)
 
     @property
-    def leaf_ports(self) -> sizing.LeafPorts:
+    def leaf_ports(self) -> LeafPorts:  # by name: the field `sizing` hides the module here
         return sizing.LeafPorts.of(self.switch, self.speed_gbps, self.up_gbps)
 
     @property
@@ -98,7 +98,8 @@ def raw_catalog_diagnostics(source) -> list[Diagnostic]:
     """Catalog-id problems in a spec that failed schema validation, so that one run
     reports them together with the schema errors (best effort on the raw values)."""
     data = source.data if isinstance(source.data, dict) else {}
-    fabric = data.get("fabric") if isinstance(data.get("fabric"), dict) else {}
+    raw_fabric = data.get("fabric")
+    fabric = raw_fabric if isinstance(raw_fabric, dict) else {}
     if data.get("catalog") is not None:
         return []  # ids may come from the user's catalog, which we only read for a valid spec
     catalog = load_catalog()
@@ -146,6 +147,17 @@ class Common:
     servers: int
     endpoints: tuple[Endpoints, ...]
     media_requested: dict[str, str]
+
+    def required_switch(self) -> Switch:
+        """The switch model of a switched fabric, which resolve_common has required."""
+        assert self.switch is not None
+        return self.switch
+
+    def required_nics(self) -> NicGroup:
+        """The compute NIC group of a fabric of NICs (not a direct network of accelerators),
+        which resolve_common has required (_nic_speed)."""
+        assert self.nics is not None
+        return self.nics
 
 
 class OnCommon:
@@ -286,6 +298,7 @@ def _server_count(spec: Spec, server: Server, error: Report) -> int:
     """spec.servers, or spec.gpus in whole servers."""
     if spec.servers is not None:
         return spec.servers
+    assert spec.gpus is not None  # a spec gives servers or gpus (spec/model.py)
     servers, rest = divmod(spec.gpus, server.gpus)
     if rest:
         error("SPEC_GPUS_NOT_WHOLE_SERVERS", ("gpus",),
@@ -298,6 +311,8 @@ def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> UpperSwitche
     """fabric.spine_switch and core_switch, checked like fabric.switch; default: the leaf model.
     Every port of a spine and a core runs at `up_gbps` (the uplink speed)."""
     fabric = loaded.spec.fabric
+    leaf_sw = c.switch
+    assert leaf_sw is not None  # a Clos is switched: resolve_common required the leaf switch
     errors: list[Diagnostic] = []
 
     def pick(key: str, default: Switch) -> Switch:
@@ -315,11 +330,11 @@ def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> UpperSwitche
                     f"{up_gbps}G, fabric.uplink_speed_gbps")
             errors.append(loaded.diagnostic("SPEC_SPEED_UNSUPPORTED", path, f"{sw.id} has no {up_gbps}G port mode "
                                             f"({runs})", f"{sw.id} runs {modes}"))
-        elif sw.protocol != c.switch.protocol:
+        elif sw.protocol != leaf_sw.protocol:
             errors.append(loaded.diagnostic("SPEC_SWITCH_PROTOCOL_MISMATCH", path, f"{sw.id} is an {sw.protocol} switch; "
-                                            f"the leaf switch {c.switch.id} is {c.switch.protocol}",
-                                            f"choose an {c.switch.protocol} switch"))
-        elif sw.protocol == "infiniband" and sw.id != c.switch.id:
+                                            f"the leaf switch {leaf_sw.id} is {leaf_sw.protocol}",
+                                            f"choose an {leaf_sw.protocol} switch"))
+        elif sw.protocol == "infiniband" and sw.id != leaf_sw.id:
             # The subnet-manager outputs (render/infiniband.py) describe one switch model.
             errors.append(loaded.diagnostic("SPEC_UNSUPPORTED", path, "InfiniBand fabrics of mixed switch models are not "
                                             "supported yet", f"remove fabric.{key}"))
@@ -329,9 +344,9 @@ def _upper_switches(loaded: LoadedSpec, c: Common, up_gbps: int) -> UpperSwitche
             return sw
         return default
 
-    spine = pick("spine_switch", c.switch)
+    spine = pick("spine_switch", leaf_sw)
     core = pick("core_switch", spine)
-    if loaded.spec.layout is not None and {spine.id, core.id} != {c.switch.id}:
+    if loaded.spec.layout is not None and {spine.id, core.id} != {leaf_sw.id}:
         # Placement sizes every switch as fabric.switch (RU, power).
         errors.append(loaded.diagnostic("SPEC_UNSUPPORTED", ("layout",), "physical layout with spine_switch / core_switch "
                                         "is not supported yet", "remove `layout:` or the per-tier switch keys"))
@@ -348,6 +363,7 @@ def uplink_speed(loaded: LoadedSpec, c: Common) -> int:
     up, down, sw = fabric.uplink_speed_gbps, c.speed_gbps, c.switch
     if up is None or up == down:
         return down
+    assert sw is not None  # a Clos is switched: resolve_common required the leaf switch
     path = ("fabric", "uplink_speed_gbps")
     modes = ", ".join(f"{s}G" for s in sorted(sw.modes))
     faster = [f"{s}G" for s in sorted(sw.modes) if s > down]
@@ -465,6 +481,7 @@ class _LeafPlan:
 
     def leaves(self, servers: int, rails: int, rail_optimized: bool) -> int:
         if rail_optimized:
+            assert self.su is not None  # a rail-optimized leaf is planned per SU
             return math.ceil(servers / self.su) * rails
         if self.su is not None:
             return math.ceil(servers / self.su) * self.group
@@ -474,6 +491,7 @@ class _LeafPlan:
         """(leaves, downlinks in use on each) over every leaf, as clos.py wires servers:
         the j-th server of an SU on port j of each rail leaf; a fat-tree leaf's servers in order."""
         if rail_optimized:
+            assert self.su is not None  # a rail-optimized leaf is planned per SU
             full, last = divmod(servers, self.su)
             return (full * rails, self.su), (rails if last else 0, last)
         n = self.servers_per_leaf
@@ -738,7 +756,11 @@ def _unit_note(units: _Units, best: unit_choice.UnitCost, lp: _LeafPlan, servers
     x, room = units.x, units.room
     ratio = x.shape.leaf_ratio
     top = max((s for s in units.sizes if units.exact(s) is not None), default=None)
-    largest = units.cost_of(top, units.exact(top), servers, room) if top is not None else None
+    largest = None
+    if top is not None:
+        top_uplinks = units.exact(top)
+        assert top_uplinks is not None  # top is one of the sizes exact at the ratio
+        largest = units.cost_of(top, top_uplinks, servers, room)
     what = "servers per SU" if units.rail else "servers per leaf"
     versus = (f"; {top} {what}, the most a leaf holds, would take {largest.switches:,} switches and "
               f"{largest.cables:,} cables" if largest is not None and largest.size != best.size else "")
@@ -791,6 +813,7 @@ def _upper_tiers(x: SizingInputs, lp: _LeafPlan, servers: int) -> sizing.ClosSiz
                           f"{cap} leaves ({int(cap * per_leaf * x.server.gpus):,} GPUs at {ratio})",
                           "use tiers: 3 or tiers: auto")
     if shape.tiers == 2 or (shape.tiers in ("auto", 1) and two is not None):  # tiers 1: cut to one switch later
+        assert two is not None  # tiers 2 without a fit raised above
         return two
     spine_split = sizing.split_for_ratio(radix, shape.spine_ratio)
     cap = sizing.max_three_tier_leaves(lp.leaf, spine_split, up.core_radix, lp.group)
@@ -876,7 +899,12 @@ def _growth_target(shape: ClosShape, servers: int) -> int:
         # The default SU is chosen for the final size, so it cannot also define that size.
         raise SizingError(("growth", "max_scalable_units"), "max_scalable_units needs fabric.scalable_unit",
                           "set fabric.scalable_unit, or use growth: {max_servers: N}")
-    final_servers = growth.max_servers or growth.max_scalable_units * shape.scalable_unit
+    if growth.max_servers:
+        final_servers = growth.max_servers
+    else:
+        # growth gives exactly one of the two (spec/model.py); a unit count needs scalable_unit (above)
+        assert growth.max_scalable_units is not None and shape.scalable_unit is not None
+        final_servers = growth.max_scalable_units * shape.scalable_unit
     if final_servers < servers:
         raise SizingError(("growth",), f"growth target {final_servers:,} servers is below today's {servers:,}",
                           f"use max_servers >= {servers}")

@@ -32,6 +32,7 @@ def scale_up_domains(server: Server, servers: int) -> ScaleUpDomains | None:
 
 
 def _unit(server: Server) -> str:
+    assert server.scale_up is not None  # called for multi-server domains only
     name = server.scale_up.domain_name
     return f"{name}s" if name else "scale-up domains"
 
@@ -41,6 +42,7 @@ def size_diagnostics(loaded: LoadedSpec, server: Server, servers: int, size_path
     per = domain_servers(server)
     if per <= 1 or servers % per == 0:
         return []
+    assert server.scale_up is not None  # a multi-server domain (per > 1) is a scale-up one
     low, high = servers // per * per, (servers // per + 1) * per
     by_gpus = size_path == ("gpus",)
     scale = server.gpus if by_gpus else 1

@@ -37,9 +37,10 @@ def regroup(loaded: LoadedSpec, design: ClosDesign) -> ClosDesign:
     core_sw = design.core_switch or spine_sw
     spine_radix, core_radix = spine_sw.radix(design.up_gbps), core_sw.radix(design.up_gbps)
     g = fabric.spine_leaf_group
+    assert g is not None  # called for a fabric with a spine_leaf_group only
     where = ("fabric", "spine_leaf_group")
 
-    def fail(path, message, hint=""):
+    def fail(path: tuple, message: str, hint: str = "") -> NoReturn:
         raise SpecInvalid([loaded.diagnostic("DESIGN_IMPOSSIBLE", path, message, hint)])
 
     if fabric.scalable_unit is None:

@@ -69,6 +69,7 @@ def resolve(loaded: LoadedSpec) -> TorusDesign:
     def error(code, path, message, hint=""):
         errors.append(loaded.diagnostic(code, path, message, hint))
 
+    assert fabric.dims is not None  # a torus needs dims (spec/model.py's topology check)
     dims = tuple(fabric.dims)
     wrap = _wrap(loaded, dims)
     for d, (k, w) in enumerate(zip(dims, wrap, strict=True)):
@@ -124,6 +125,8 @@ def _direct_hosts(loaded: LoadedSpec, c: Common, dims: tuple[int, ...], error: R
     fabric, n, m = loaded.spec.fabric, len(dims), loaded.spec.fabric.links_per_neighbor
     nodes, shape = math.prod(dims), "x".join(map(str, dims))
     up = c.server.scale_up
+    # a direct torus is of chips joined by their own ports: the server's torus scale-up domain
+    assert up is not None and up.ports_per_gpu is not None
     gpus = c.servers * c.server.gpus
     if gpus != nodes:
         error("DESIGN_IMPOSSIBLE", size_field(loaded.spec),
@@ -149,14 +152,16 @@ def _direct_hosts(loaded: LoadedSpec, c: Common, dims: tuple[int, ...], error: R
 def _servers_per_router(c: Common, fabric: Fabric, dims: tuple[int, ...], error: Report, notes: list[str]) -> int:
     """A switched torus: servers per router, which must fit the router's ports with its torus links."""
     n, m, nodes = len(dims), fabric.links_per_neighbor, math.prod(dims)
-    radix = c.switch.radix(c.speed_gbps)
-    nic_ports = len(c.nics.ports)
+    switch, nics = c.switch, c.nics
+    assert switch is not None and nics is not None  # switched: resolve_common required both
+    radix = switch.radix(c.speed_gbps)
+    nic_ports = len(nics.ports)
     spr = math.ceil(c.servers / nodes)
     need = spr * nic_ports + 2 * n * m
     if need > radix:
         error("DESIGN_IMPOSSIBLE", ("fabric", "switch"),
               f"each router needs {spr} servers x {nic_ports} NIC ports + {2 * n * m} torus ports = {need}; "
-              f"{c.switch.id} has {radix} at {c.speed_gbps}G",
+              f"{switch.id} has {radix} at {c.speed_gbps}G",
               f"use more routers (dims), fewer servers, or a switch with at least {need} ports")
     if c.servers < nodes:
         notes.append(f"{nodes - c.servers} of {nodes} routers have no server")
@@ -203,8 +208,10 @@ def build(d: TorusDesign):
     if d.direct:
         host_layout = b.layout(PortLayout(f"{c.server.id}/host", ()))
         chip_layout = b.layout(_chip_layout(c.server, c.speed_gbps, n, m))
-        host_dims = tuple(k // g for k, g in zip(d.dims, d.host_grid, strict=True))
-        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, d.host_grid, strict=True)), host_dims)
+        host_grid = d.host_grid
+        assert host_grid is not None  # set for a direct torus (resolve)
+        host_dims = tuple(k // g for k, g in zip(d.dims, host_grid, strict=True))
+        host_of = np.ravel_multi_index(tuple(cc // g for cc, g in zip(coords, host_grid, strict=True)), host_dims)
         for h in range(c.servers):
             b.add(Device(naming.server(c.server.hostname_prefix, h + 1, None), "server", c.server.id, host_layout, 0, h + 1))
         first = len(b.devices)
@@ -221,20 +228,22 @@ def build(d: TorusDesign):
                                  first + dst[sel], np.full(int(sel.sum()), (2 * axis + 1) * m + lane),
                                  medium="board" if kind == "board" else "ici")
     else:
-        server_layout = b.layout(ports.server_layout(c.server.id, "compute", c.nics))
-        router_layout = b.layout(ports.switch_layout(c.switch, c.speed_gbps))
+        switch, nics, spr = c.switch, c.nics, d.servers_per_router
+        assert switch is not None and nics is not None and spr is not None  # set for a switched torus (resolve)
+        server_layout = b.layout(ports.server_layout(c.server.id, "compute", nics))
+        router_layout = b.layout(ports.switch_layout(switch, c.speed_gbps))
         for s in range(c.servers):
             b.add(Device(naming.server(c.server.hostname_prefix, s + 1, None), "server", c.server.id, server_layout, 0, s + 1))
         first = len(b.devices)
         coord_rows = np.stack(coords, axis=1).tolist()
         for i in range(d.nodes):
-            b.add(Device(naming.coordinate("router", tuple(coord_rows[i])), "router", c.switch.id, router_layout, 1, i + 1))
-        nic = len(c.nics.ports)
+            b.add(Device(naming.coordinate("router", tuple(coord_rows[i])), "router", switch.id, router_layout, 1, i + 1))
+        nic = len(nics.ports)
         g = np.arange(c.servers, dtype=np.int64)
-        router, slot = np.divmod(g, d.servers_per_router)
+        router, slot = np.divmod(g, spr)
         b.link_block("server-router", np.repeat(g, nic), np.tile(np.arange(nic), c.servers),
                      first + np.repeat(router, nic), np.repeat(slot * nic, nic) + np.tile(np.arange(nic), c.servers))
-        base = d.servers_per_router * nic
+        base = spr * nic
         for axis, src, dst in _torus_links(d):
             for lane in range(m):
                 b.link_block("router-router", first + src, np.full(src.size, base + 2 * axis * m + lane),

@@ -90,7 +90,7 @@ class UnitCost:
     def record(self, asked: Fraction | None = None) -> dict:
         """For the design record; names the leaf's ratio where it is not the one `asked`
         (a unit suggested to the user then needs that ratio set as well)."""
-        rec = {"size": self.size, "switches": self.switches, "cables": self.cables}
+        rec: dict[str, int | str] = {"size": self.size, "switches": self.switches, "cables": self.cables}
         if asked is not None and self.measured() != asked:
             rec["oversubscription"] = ratio_text(self.measured())
         return rec

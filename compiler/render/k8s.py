@@ -24,16 +24,17 @@ HOSTNAME_LEVEL = "kubernetes.io/hostname"
 def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str, list[tuple[str, str]]]]]:
     """(topology level keys coarse to fine, without hostname; [(node, [(key, value)])])."""
     d = plan.view.design
+    assert d.hosts is not None  # every family records its hosts
     p = d.hosts["label_prefix"]
     columns: list[tuple[str, list[str]]] = []
-    if d.tiers == 3:
-        columns.append((f"{p}/pod", [naming.pod_group(x) for x in hosts.pod]))
-    if any(s is not None for s in hosts.su):
-        columns.append((f"{p}/su", [naming.su_group(s) for s in hosts.su]))
+    if d.tiers == 3:  # a three-tier Clos: every leaf, so every server, is in a pod
+        columns.append((f"{p}/pod", [naming.pod_group(_given(x)) for x in hosts.pod]))
+    if any(s is not None for s in hosts.su):  # a fabric of SUs: every server is in one
+        columns.append((f"{p}/su", [naming.su_group(_given(s)) for s in hosts.su]))
     if hosts.group_kind == "leaf":
         columns.append((f"{p}/leaf", hosts.group))
     if plan.scale_up is not None and plan.scale_up.spans_servers:  # whole domains per SU (validated)
-        columns.append((f"{p}/nvlink-domain", [naming.nvlink_domain(x) for x in hosts.domain]))
+        columns.append((f"{p}/nvlink-domain", [naming.nvlink_domain(_given(x)) for x in hosts.domain]))
     levels = [key for key, _ in columns]
     fixed = [(f"{p}/cluster", plan.name), (f"{p}/server-type", d.server)]
     rows = []
@@ -41,6 +42,12 @@ def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str
         rows.append((node, fixed + [(key, values[i]) for key, values in columns]))
     _check([key for key, _ in fixed] + levels + [HOSTNAME_LEVEL], rows)
     return levels, rows
+
+
+def _given(value: int | None) -> int:
+    """A host's pod, SU or domain where the fabric gives every host one."""
+    assert value is not None
+    return value
 
 
 def _check(keys: list[str], rows) -> None:
@@ -55,6 +62,7 @@ def _check(keys: list[str], rows) -> None:
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     levels, rows = node_labels(plan, hosts)
+    assert plan.view.design.hosts is not None  # every family records its hosts
     prefix = plan.view.design.hosts["label_prefix"]
     context = {"name": plan.name, "api": KUEUE_API, "levels": levels + [HOSTNAME_LEVEL], "rows": rows,
                "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.view.design.server, "prefix": prefix}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from types import SimpleNamespace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 from collections.abc import Iterator
 
 import numpy as np
@@ -87,7 +87,8 @@ class Interface(NamedTuple):
     peer_asn: int  # 0 for servers
     speed_gbps: int
     lanes: str  # SerDes lanes, "0,1,2,3"
-    index: int  # 1-based logical port number on the panel
+    # shadows tuple.index, as a NamedTuple field may: the templates read it by this name
+    index: int  # type: ignore[assignment]  # 1-based logical port number on the panel
     uplink: bool  # toward a higher tier
 
 
@@ -153,9 +154,10 @@ class SwitchConfig:
     @property
     def bgp_sessions(self) -> list[tuple[str, int, str, str]]:
         """Numbered fabric sessions as (peer address, peer ASN, peer, local address): plain
-        tuples so a template unpacks them instead of paying a Jinja lookup per field."""
+        tuples so a template unpacks them instead of paying a Jinja lookup per field (a
+        numbered link addresses both its ends)."""
         return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
-                for i in self.interfaces if i.kind == "fabric" and i.peer_address]
+                for i in self.interfaces if i.kind == "fabric" and i.peer_address and i.address is not None]
 
 
 def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
@@ -201,10 +203,14 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
 
     # one C-level pass builds every record: tuple.__new__ straight from zip's tuples
     # (Interface._make is a Python frame per port, ~0.35 s at 655k ports)
+    # np.where(cond, x, None): None fills the object array where unnumbered; numpy's stubs take
+    # no None for y, and read the call as where's one-argument form
+    local_cidr = cast(np.ndarray, np.where(numbered, local_txt + "/31", None))
+    peer_addr = cast(np.ndarray, np.where(numbered, peer_txt, None))
     rows = list(map(partial(tuple.__new__, Interface), zip(
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
-        np.where(numbered, local_txt + "/31", None).tolist(), dev_names[peer].tolist(),
-        all_names[offsets[peer] + peer_port].tolist(), np.where(numbered, peer_txt, None).tolist(),
+        local_cidr.tolist(), dev_names[peer].tolist(),
+        all_names[offsets[peer] + peer_port].tolist(), peer_addr.tolist(),
         r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist(), strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
@@ -227,8 +233,9 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         d = devices[i]
         lo, hi = bounds[i], bounds[i + 1]
         # a management port the OOB network serves: its subnet's prefix and gateway (on the management leaf)
-        served = oob_gateway is not None and bool(oob_gateway[i])
-        site = {**r.site, "management_gateway": r.ip(oob_gateway[i]), "gateway_is_default": False} if served else r.site
+        gateway = oob_gateway[i] if oob_gateway is not None else 0
+        served = bool(gateway)
+        site = {**r.site, "management_gateway": r.ip(gateway), "gateway_is_default": False} if served else r.site
         ifaces, if_speeds = rows[lo:hi], speeds[lo:hi]
         if_cable_m = cable_m[lo:hi] if cable_m is not None else None
         subnet = r.management_subnets.get(i)
@@ -252,11 +259,16 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         sku = sonic_hwsku(sonic, used_speeds)
         bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None
         device_type = nos_facts.role_types.get(d.role)
+        if served:
+            assert r.management_prefix is not None  # set with management_gateway (plan/fabrics.py)
+            management_prefix = r.management_prefix
+        else:
+            management_prefix = int(pools["management"].split("/")[1])
         yield SwitchConfig(
             hostname=d.name, role=d.role, tier=d.tier, nos=nos, model=d.model,
             device_type=device_type, asn=int(r.asn[i]),
             router_id=loopbacks[i], loopback=loopbacks[i], management=mgmt[i],
-            management_prefix=r.management_prefix if served else int(pools["management"].split("/")[1]),
+            management_prefix=management_prefix,
             peering=r.peering,
             interfaces=ifaces, local_prefixes=prefixes or local_prefixes,
             maximum_paths=min(MAX_ECMP, max(1, fabric_ports[i])),

@@ -26,6 +26,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from ..topology import TorusRecord
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
@@ -113,6 +114,7 @@ class MinimalRoutes:
         col[pair] of dist), evenly over the links one hop closer: (pair, directed link,
         share) triples and which pairs arrive."""
         arrive = np.isfinite(dist[start, col[pair]])
+        mass: np.ndarray  # float shares; numpy's stubs type a weighted bincount as integers
         p, node, mass = pair[arrive], start[arrive], np.ones(int(arrive.sum()))
         c = col[p]
         out_p, out_l, out_s = [], [], []
@@ -148,6 +150,8 @@ class DimensionOrderRoutes:
         self.m = minimal
         f = minimal.f
         d = f.plan.view.design
+        assert isinstance(d, TorusRecord), d.topology  # dimension order is a torus routing
+        assert d.dims is not None and d.wrap is not None  # a torus's design always records both
         self.dims = tuple(int(k) for k in d.dims)
         self.wrap = tuple(bool(w) for w in d.wrap)
         n = f.graph.n

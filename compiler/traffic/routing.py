@@ -31,7 +31,7 @@ from .ftree import FtreeRoutes
 from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
 from ..diagnostics import nearest
-from ..topology import is_tree, topology
+from ..topology import TorusRecord, is_tree, topology
 
 CLOS_ROUTINGS = ("ecmp", "adaptive", "ftree")
 DRAGONFLY_ROUTINGS = ("minimal", "valiant", "ugal")
@@ -161,7 +161,9 @@ class TorusRouting(MinimalRouting):
     (not with a twist: its wraparound moves along a second axis)."""
 
     def available(self) -> tuple[str, ...]:
-        return TORUS_ROUTINGS if self.fabric.plan.view.design.twist is None else MINIMAL_ROUTINGS
+        design = self.fabric.plan.view.design
+        assert isinstance(design, TorusRecord), design.topology  # registered for the torus family only
+        return TORUS_ROUTINGS if design.twist is None else MINIMAL_ROUTINGS
 
     @cached_property
     def dimension_order(self) -> DimensionOrderRoutes:

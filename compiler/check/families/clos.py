@@ -8,6 +8,7 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
+from ...topology import ClosRecord, PlanesRecord
 from ..cuts import Cut
 from .injection import half_injection_gbps
 
@@ -36,7 +37,9 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     per_leaf = np.minimum(down, up) * leaf
     bounds = [float(down.sum()), float(per_leaf.sum())]
     formula = "1/2 * min(GPU injection, sum over leaves of min(GPU downlinks, uplinks)"
-    if plan.view.design.tiers == 3 and plan.view.design.pods >= 2:  # three tiers: a Clos record
+    design = plan.view.design
+    assert isinstance(design, (ClosRecord, PlanesRecord)), design.topology  # the Clos and multi-plane families
+    if design.tiers == 3 and design.pods >= 2:  # three tiers: a Clos record
         pod_of_switch = np.array([plan.devices[int(d)].pod or 0 for d in g.device_of])
         spine = tier == 2
         pods = np.unique(pod_of_switch[leaf])
@@ -61,6 +64,7 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     across pods leaf-spine-core-spine-leaf 5 (every leaf reaches every spine of its pod,
     every spine its core group)."""
     d = plan.view.design
+    assert isinstance(d, (ClosRecord, PlanesRecord)), d.topology  # the Clos and multi-plane families
     if edge_switches < 2:
         return 1
     return 5 if d.tiers == 3 and d.pods >= 2 else 3

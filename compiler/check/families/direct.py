@@ -10,6 +10,7 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
+from ...topology import DirectRecord
 from ..cuts import Cut, by_server
 
 
@@ -44,6 +45,8 @@ def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     (n/2)^2 * m * s. Whole servers on each side, so with n odd the halves hold h and
     h + 1 servers."""
     d = plan.view.design
+    assert isinstance(d, DirectRecord), d.topology  # the direct family's own record
+    assert d.links_per_pair is not None and d.rails_per_round is not None  # expand/direct.py records both
     n, m, s = d.servers, d.links_per_pair["min"], d.speed_gbps
     h = n // 2
     e = sum(1 for t in d.rails_per_round if t > m)
@@ -63,6 +66,8 @@ def ring_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     away); n even: the two cut edges are n/2 apart, same round when n/2 is even (2 * w_1),
     one of each when odd (w_0 + w_1). Uniform w links per edge: 2 * w * s."""
     d = plan.view.design
+    assert isinstance(d, DirectRecord), d.topology  # the direct family's own record
+    assert d.rails_per_round is not None  # expand/direct.py records it
     n, w, s = d.servers, d.rails_per_round, d.speed_gbps
     if n % 2:
         links, how = w[1] + w[2], "w_1 + w_2"
@@ -115,6 +120,8 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Server-to-server links between two servers: a ring's diameter floor(n/2), a full
     mesh's 1; only when every round carries a link (else a pair may not be cabled)."""
     d = plan.view.design
+    assert isinstance(d, DirectRecord), d.topology  # the direct family's own record
+    assert d.rails_per_round is not None  # expand/direct.py records it
     if min(d.rails_per_round) < 1:
         return None
     return d.servers // 2 if d.topology == "ring" else 1

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
+from ...topology import DragonflyRecord
 from ..cuts import Cut, by_server
 from .injection import half_injection_gbps
 
@@ -18,6 +19,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     bisection = 1/2 * min(GPU injection, sum over leaves of min(down, up) [dragonfly+],
     2 * (g/2)^2 * m * link speed). Defined for an even number of fully populated groups."""
     d = plan.view.design
+    assert isinstance(d, DragonflyRecord), d.topology  # the dragonfly family's own record
     groups, m, speed = d.groups, d.global_links_per_group_pair, d.speed_gbps
     if d.endpoint_ports != groups * d.endpoint_ports_per_group:
         return None, "no closed form: the last group is partly populated (max-flow only)"
@@ -53,6 +55,7 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     exactly the A groups, so the split adds only M's local links: (g-1)^2/4 global + (a/2)^2
     local links, where the generic pods cut (first groups in order) adds M's global links."""
     d = plan.view.design
+    assert isinstance(d, DragonflyRecord), d.topology  # the dragonfly family's own record
     groups = d.groups
     if groups < 3 or groups % 2 == 0:
         return []

@@ -7,7 +7,7 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
-from ...topology import topology
+from ...topology import PlanesRecord, topology
 from ..cuts import Cut
 from . import clos
 from .injection import half_injection_gbps
@@ -25,10 +25,12 @@ def rail_only_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int, str]:
     one side is crossed by no network link: 0. Traffic between rails crosses the servers'
     scale-up domain (NVLink), which the plan does not model as links. With one rail the
     network is one switch: half the GPU injection."""
-    if plan.view.design.rails >= 2:
+    design = plan.view.design
+    assert isinstance(design, PlanesRecord), design.topology  # the planes family's own record
+    if design.rails >= 2:
         domain = f": {plan.scale_up.phrase()}" if plan.scale_up else ""
         return 0, (f"0: no network link joins two rails (cross-rail traffic uses the scale-up domain{domain}); "
-                   f"per rail 1/2 * servers * link speed = {plan.view.design.per_rail_bisection_gbps:,} Gb/s")
+                   f"per rail 1/2 * servers * link speed = {design.per_rail_bisection_gbps:,} Gb/s")
     return int(half_injection_gbps(g)), "1/2 * GPU injection (one rail, one switch)"
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...plan.graph import FabricGraph
 from ...plan.model import Plan
+from ...topology import TorusRecord
 from ..cuts import Cut, by_server
 from .injection import half_injection_gbps
 
@@ -16,6 +17,14 @@ from .injection import half_injection_gbps
 def _crossings(k: int, wrapped: bool, nodes: int) -> int:
     """Node pairs a plane across a dimension of size k crosses: N/k, twice where it wraps."""
     return nodes // k * (2 if wrapped else 1)
+
+
+def _torus(plan: Plan) -> tuple[TorusRecord, list[int], list[bool]]:
+    """The torus family's own record, with the dims and wrap expand/torus.py records for every torus."""
+    d = plan.view.design
+    assert isinstance(d, TorusRecord), d.topology
+    assert d.dims is not None and d.wrap is not None
+    return d, d.dims, d.wrap
 
 
 def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
@@ -28,10 +37,9 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
     bisection, the torus family's cuts), which is a cut that exists but not a proven
     minimum: no closed form then, and the max-flow over the cuts is an upper bound.
     Twisted tori have no closed form here."""
-    d = plan.view.design
+    d, dims, wrap = _torus(plan)
     if d.twist:
         return None, "no closed form for a twisted torus (max-flow only)"
-    dims, wrap = d.dims, d.wrap
     nodes = math.prod(dims)
     crossings = [_crossings(k, w, nodes) for k, w in zip(dims, wrap, strict=True) if k >= 2 and k % 2 == 0]
     if not crossings:
@@ -42,7 +50,7 @@ def bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, str]:
                       f"dimension's {min(crossings):,}, and halving through its middle layer has no proven minimum "
                       f"(max-flow over balanced cuts, an upper bound)")
     links = min(crossings) * d.links_per_neighbor
-    value = links * d.speed_gbps
+    value: float = links * d.speed_gbps  # the injection bound below is a float
     formula = (f"min over even dimensions of (N/k_d x (2 if wrapped else 1)) = {min(crossings):,} node pairs x "
                f"{d.links_per_neighbor} link(s) x {d.speed_gbps} Gb/s")
     if not d.direct:
@@ -57,7 +65,7 @@ def cuts(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.ndarray) 
     dimension's middle layer is then split the same way along the layer's own best
     dimension (even ones first, the largest first), so the cut is its planes plus half a
     layer, not a ragged set of nodes."""
-    dims = plan.view.design.dims
+    _, dims, _ = _torus(plan)
     node_dev = g.device_of[g.at_switch[g.at_is_gpu_server][first_at]]
     linear = np.fromiter((plan.devices[int(x)].index - 1 for x in node_dev), dtype=np.int64, count=node_dev.size)
     coords = np.unravel_index(linear, tuple(dims))
@@ -79,8 +87,8 @@ def cuts_through(plan: Plan, g: FabricGraph, servers: np.ndarray, first_at: np.n
     across the lost link: k_o // 2 whole layers next to it, then u's layer from v's side
     along the link's dimension. (An even dimension's plane through the link is the generic
     sweep, cuts.cuts_through.)"""
-    dims = plan.view.design.dims
-    if plan.view.design.twist:
+    d_rec, dims, _ = _torus(plan)
+    if d_rec.twist:
         return []
     node = g.at_switch[g.at_is_gpu_server][first_at]
     index = np.fromiter((plan.devices[int(x)].index - 1 for x in g.device_of), dtype=np.int64, count=g.n)
@@ -112,7 +120,7 @@ def max_hops(plan: Plan, edge_switches: int) -> int | None:
     """Direct torus/mesh: the diameter in chip-to-chip links, sum over dimensions of
     floor(k/2) where it wraps, k - 1 where it does not. Twisted tori and switched tori
     (routers without servers drop out of the GPU pairs) have none here."""
-    d = plan.view.design
+    d, dims, wrap = _torus(plan)
     if d.twist or not d.direct:
         return None
-    return sum(k // 2 if w else k - 1 for k, w in zip(d.dims, d.wrap, strict=True))
+    return sum(k // 2 if w else k - 1 for k, w in zip(dims, wrap, strict=True))

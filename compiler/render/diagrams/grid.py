@@ -96,14 +96,14 @@ def torus_overview(plan: Plan) -> Drawing:
     fill = ROLE_FILL["chip" if direct else "router"]
     served_word = "host" if direct else "server"
     for k in range(n):
-        x, y, z = np.unravel_index(k, nblk)
-        ox, oy = origin[int(z)]
-        name = _block_name(int(x), int(y), size, dims3, n_dims)  # z: the panel's
+        bx, by, bz = np.unravel_index(k, nblk)
+        ox, oy = origin[int(bz)]
+        name = _block_name(int(bx), int(by), size, dims3, n_dims)  # z: the panel's
         if int(per_block[k]) == 1:
             name = devs[int(nodes[np.nonzero(block[nodes] == k)[0][0]])].name
         lines = (name, counted(node_role, int(per_block[k])), counted(served_word, int(served[k])))
         bid = f"block-{k + 1:03d}"
-        d.boxes.append(Box(bid, ox + int(x) * (BOX_W + GAP), oy + int(y) * (BOX_H + GAP), BOX_W, BOX_H, lines, fill,
+        d.boxes.append(Box(bid, ox + int(bx) * (BOX_W + GAP), oy + int(by) * (BOX_H + GAP), BOX_W, BOX_H, lines, fill,
                            BOX_STROKE, f"{lines[0]}: {lines[1]}, {lines[2]}"))
     per_axis: dict[str, set[int]] = {}
     inside = {}
@@ -121,20 +121,21 @@ def torus_overview(plan: Plan) -> Drawing:
         if axis == 2 or sum(1 for v in diff if v) > 1:
             continue  # along z (between panels) or twisted: counted in the caption
         if diff[axis] == 1:  # neighbours in the panel
-            d.edges.append(Edge(p_box.id, r_box.id, c, *map(px, _facing(p_box, r_box)), EDGE_COLOUR, edge_width(c), title_e))
+            fx1, fy1, fx2, fy2 = _facing(p_box, r_box)
+            d.edges.append(Edge(p_box.id, r_box.id, c, px(fx1), px(fy1), px(fx2), px(fy2), EDGE_COLOUR, edge_width(c), title_e))
         else:  # wraps around: a stub out of each end
             for box, sign in ((p_box, -1), (r_box, 1)):
                 x1, y1, x2, y2 = _stub(box, axis, sign)
                 d.edges.append(Edge(box.id, box.id, c, px(x1), px(y1), px(x2), px(y2), EDGE_COLOUR, edge_width(c),
                                     title_e + " (wraps)"))
     caption = []
-    for axis in AXES[:n_dims]:
-        if axis in per_axis:
-            c = sorted(per_axis[axis])
-            c_text = f"{c[0]:,}" if len(c) == 1 else f"{c[0]:,}–{c[-1]:,}"
-            where = "between panels (same box)" if axis == "z" else "per line"
-            w = "wraps around (stubs at the edges)" if wrap3[AXES.index(axis)] else "open (a mesh)"
-            caption.append(f"{axis}: {c_text} link{'s' if c[-1] > 1 else ''} {where}, {w}")
+    for axis_name in AXES[:n_dims]:
+        if axis_name in per_axis:
+            axis_counts = sorted(per_axis[axis_name])
+            c_text = f"{axis_counts[0]:,}" if len(axis_counts) == 1 else f"{axis_counts[0]:,}–{axis_counts[-1]:,}"
+            where = "between panels (same box)" if axis_name == "z" else "per line"
+            w = "wraps around (stubs at the edges)" if wrap3[AXES.index(axis_name)] else "open (a mesh)"
+            caption.append(f"{axis_name}: {c_text} link{'s' if axis_counts[-1] > 1 else ''} {where}, {w}")
     if twist:
         caption.append(f"twist: wrap links along {AXES[twist[0]]} shift {twist[2]} along {AXES[twist[1]]}")
     if inside:
