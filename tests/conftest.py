@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 sys.path.insert(0, str(ROOT))
 
-from compiler.expand import expand  # noqa: E402
-from compiler.spec.load import load_spec_text  # noqa: E402
+from compiler.pipeline import plan_from_source  # noqa: E402
+from compiler.plan.model import Plan  # noqa: E402
+from compiler.yaml12 import load_yaml_text  # noqa: E402
 
 from .sonic_models import reference_yang  # noqa: E402
 
@@ -23,8 +24,11 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def plan_from_text(text: str, file: str = "<test>"):
-    return expand(load_spec_text(text, file))
+def plan_from_text(text: str, file: str = "<test>") -> Plan:
+    """The plan of a spec given as text, built as `clusterc compile` builds it: validated,
+    expanded, and refused (AssertionError) when it breaks the plan invariants
+    (compiler/check/invariants.py) the pipeline holds every plan to."""
+    return plan_from_source(load_yaml_text(text, file))[1]
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:

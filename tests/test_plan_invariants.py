@@ -100,3 +100,25 @@ def test_fabric_records_that_do_not_tile_the_plan_are_caught():
     plan.fabrics["oob"] = dataclasses.replace(good["oob"], routing=dataclasses.replace(
         r, loopback=np.concatenate([r.loopback, np.zeros(1, dtype=r.loopback.dtype)])))
     assert [f.code for f in fabric_invariants(plan)] == ["FABRIC_ROUTING_SIZE"]
+
+
+def test_the_test_helper_holds_plans_to_the_pipeline_invariants(monkeypatch):
+    """plan_from_text (tests/conftest.py) builds a plan as `clusterc compile` does: a plan that
+    breaks an invariant (here two devices given one name) is refused there too, so a test
+    never passes on a plan compile would not write."""
+    import compiler.pipeline
+
+    from .conftest import plan_from_text
+
+    text = "name: twin-names\nservers: 4\nserver: dgx-h100\nfabric: {topology: rail-optimized, switch: qm9700}\n"
+    assert plan_invariants(plan_from_text(text)) == []
+    expand = compiler.pipeline.expand
+
+    def twin_names(loaded):
+        plan = expand(loaded)
+        plan.devices[1].name = plan.devices[0].name
+        return plan
+
+    monkeypatch.setattr(compiler.pipeline, "expand", twin_names)
+    with pytest.raises(AssertionError, match="DEVICE_NAME_REUSED|used twice"):
+        plan_from_text(text)
