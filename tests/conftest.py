@@ -161,7 +161,14 @@ def shared_outputs(spec: str | Path, only: list[str] | None = None) -> Path:
     return entry.folders[key][0]
 
 
+def outputs_of(plan: Plan, out_dir: str | Path, only: list[str] | None = None, workers: int | None = None) -> Path:
+    """write_outputs with the plan's check results from shared_checks (a shared plan's are
+    run once per session), as the pipeline hands them to every renderer."""
+    return write_outputs(plan, out_dir, only, checks=shared_checks(plan), workers=workers)
+
+
 @pytest.fixture(scope="session", autouse=True)
+
 def _shared_plans_unchanged():
     """At the end of the session: every shared plan, its checks and folders are what they
     were when made (a test that changed one would have made the others' results depend on
