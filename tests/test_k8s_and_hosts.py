@@ -1,4 +1,7 @@
-"""Kubernetes labels, Kueue objects, hosts.csv and hostname patterns."""
+"""Kubernetes labels, Kueue objects, hosts.csv and hostname patterns.
+
+Modules exercised here: expand/hosts.py (the spec's hosts section), plan/hosts.py (one row per
+server)."""
 
 from __future__ import annotations
 
