@@ -19,7 +19,7 @@ from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.plan.views import cable_ids
 from compiler.pipeline import build_plan
 
-from .conftest import SPECS, cli_in_process, shared_checks, shared_plan, tree_bytes
+from .conftest import SPECS, cli_in_process, shared_checks, shared_outputs, shared_plan, tree_bytes
 
 
 MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
@@ -36,11 +36,10 @@ def multi():
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mf")
-    r = cli_in_process("compile", str(MULTI), "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    return out / "h100-superpod-1su-multi-fabric"
+def compiled():
+    """The example compiled once for the session (test_deterministic compiles it again
+    through the CLI and compares)."""
+    return shared_outputs(MULTI)
 
 
 def test_counts_by_hand(multi):
@@ -128,8 +127,7 @@ def test_compute_view_is_the_single_fabric_plan(multi):
 
 
 def test_checks_see_compute_only(compiled):
-    single_out = compiled.parent / "single"
-    assert cli_in_process("compile", str(SINGLE), "-o", str(single_out)).returncode == 0
+    single_out = shared_outputs(SINGLE).parent
     a = json.loads((compiled / "report/checks.json").read_text())
     b = json.loads((single_out / "h100-superpod-1su/report/checks.json").read_text())
     assert a["figures"] == b["figures"]  # storage and BMC links are no GPU paths
