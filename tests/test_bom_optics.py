@@ -21,14 +21,14 @@ import yaml
 from compiler.catalog import load_catalog
 from compiler.check.physical import physical_findings
 from compiler.expand import facts, media
-from compiler.pipeline import build_plan, write_outputs
+from compiler.pipeline import build_plan
 from compiler.plan.bom import bill_of_materials
 from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.plan.views import cage_table, port_table, splitter_heads
 from compiler.render.plan_json import schema_text
 from compiler.render.summary import summarize
 
-from .conftest import SPECS, shared_checks, shared_plan
+from .conftest import SPECS, outputs_of, shared_checks, shared_plan
 
 XDR_800 = "PART NUMBER NOT PUBLISHED: XDR 800G single-port OSFP single-mode flat-top"
 XDR_1600 = "PART NUMBER NOT PUBLISHED: XDR 1.6T twin-port OSFP 2x800G single-mode finned-top"
@@ -73,7 +73,7 @@ def test_b300_xdr_su_orders_xdr_modules_not_ndr_ones(b300):
 def test_b300_cabling_sheet_names_the_xdr_module_at_every_end(b300, tmp_path):
     """cabling.csv, as a CSV reader sees it: every server end an XDR 800G module, every
     switch end an XDR 1.6T twin-port; distinct (device, cage) ends per part equal the BOM."""
-    target = write_outputs(b300, tmp_path, ["cabling"])
+    target = outputs_of(b300, tmp_path, ["cabling"])
     rows = list(csv.DictReader((target / "cabling.csv").open()))
     assert len(rows) == 1152
     ends = collections.defaultdict(set)
@@ -149,7 +149,7 @@ def test_hpn_each_splitter_joins_two_ports_of_one_mpo_to_two_hosts(hpn, tmp_path
     """From cabling.csv: one row per MFP7E20 splitter (one physical cable), its two legs (the
     `links` it carries) on one ToR MPO (lanes 1-2 or 3-4 of one cage) and at two distinct
     host cages; straight rows are the 400G uplinks only."""
-    target = write_outputs(hpn, tmp_path, ["cabling"])
+    target = outputs_of(hpn, tmp_path, ["cabling"])
     legs = collections.defaultdict(list)
     kinds = collections.Counter()
     with (target / "cabling.csv").open() as f:
