@@ -1,5 +1,7 @@
 """The Ethernet addressing and ASN plan: unique, RFC 7938-shaped, stable under growth,
-and clear errors when pools or ASN ranges run out."""
+and clear errors when pools or ASN ranges run out.
+
+The addressing is expand/addressing.py's."""
 
 from __future__ import annotations
 

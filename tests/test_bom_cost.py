@@ -1,5 +1,7 @@
 """Prices and spares in the bill of materials: cost only from the user's price file,
-spares rounded up per part, totals per category that add up to the lines."""
+spares rounded up per part, totals per category that add up to the lines.
+
+Price files are read by catalog/prices.py."""
 
 import csv
 import io

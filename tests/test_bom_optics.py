@@ -19,17 +19,16 @@ import pytest
 import yaml
 
 from compiler.catalog import load_catalog
-from compiler.check import run_checks
 from compiler.check.physical import physical_findings
 from compiler.expand import facts, media
-from compiler.pipeline import build_plan, write_outputs
+from compiler.pipeline import build_plan
 from compiler.plan.bom import bill_of_materials
 from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.plan.views import cage_table, port_table, splitter_heads
 from compiler.render.plan_json import schema_text
 from compiler.render.summary import summarize
 
-from .conftest import SPECS
+from .conftest import SPECS, outputs_of, shared_checks, shared_plan
 
 XDR_800 = "PART NUMBER NOT PUBLISHED: XDR 800G single-port OSFP single-mode flat-top"
 XDR_1600 = "PART NUMBER NOT PUBLISHED: XDR 1.6T twin-port OSFP 2x800G single-mode finned-top"
@@ -48,7 +47,7 @@ def _optics(plan) -> dict[tuple[str, str], int]:
 
 @pytest.fixture(scope="module")
 def b300():
-    return build_plan(SPECS / "b300-xdr-1su.yaml")[1]
+    return shared_plan("b300-xdr-1su")
 
 
 def test_b300_xdr_su_orders_xdr_modules_not_ndr_ones(b300):
@@ -65,7 +64,7 @@ def test_b300_xdr_su_orders_xdr_modules_not_ndr_ones(b300):
                              ("cable", "MFP7E30-N0xx"): 1152}
     xdr = [line for line in bill_of_materials(b300) if line.category == "transceiver"]
     assert all(line.notes.startswith("part number not published") and line.unit_power_w is None for line in xdr)
-    notes = summarize(b300, run_checks(b300))["notes"]
+    notes = summarize(b300, shared_checks(b300))["notes"]
     assert [n for n in notes if "part number not published" in n] == [
         f"BOM: 864 x transceiver: part number not published ({XDR_1600.split(': ', 1)[1]}); ask the vendor before ordering",
         f"BOM: 576 x transceiver: part number not published ({XDR_800.split(': ', 1)[1]}); ask the vendor before ordering"]
@@ -74,7 +73,7 @@ def test_b300_xdr_su_orders_xdr_modules_not_ndr_ones(b300):
 def test_b300_cabling_sheet_names_the_xdr_module_at_every_end(b300, tmp_path):
     """cabling.csv, as a CSV reader sees it: every server end an XDR 800G module, every
     switch end an XDR 1.6T twin-port; distinct (device, cage) ends per part equal the BOM."""
-    target = write_outputs(b300, tmp_path, ["cabling"])
+    target = outputs_of(b300, tmp_path, ["cabling"])
     rows = list(csv.DictReader((target / "cabling.csv").open()))
     assert len(rows) == 1152
     ends = collections.defaultdict(set)
@@ -128,7 +127,7 @@ def test_catalog_refuses_serdes_that_do_not_fill_the_cage(tmp_path):
 
 @pytest.fixture(scope="module")
 def hpn():
-    return build_plan(SPECS / "alibaba-hpn-pod.yaml")[1]
+    return shared_plan("alibaba-hpn-pod")
 
 
 def test_hpn_200g_hosts_take_one_splitter_per_twin_port_mpo(hpn):
@@ -150,7 +149,7 @@ def test_hpn_each_splitter_joins_two_ports_of_one_mpo_to_two_hosts(hpn, tmp_path
     """From cabling.csv: one row per MFP7E20 splitter (one physical cable), its two legs (the
     `links` it carries) on one ToR MPO (lanes 1-2 or 3-4 of one cage) and at two distinct
     host cages; straight rows are the 400G uplinks only."""
-    target = write_outputs(hpn, tmp_path, ["cabling"])
+    target = outputs_of(hpn, tmp_path, ["cabling"])
     legs = collections.defaultdict(list)
     kinds = collections.Counter()
     with (target / "cabling.csv").open() as f:
@@ -283,4 +282,5 @@ def test_straight_fibers_from_an_mpo_shared_by_two_peers_are_flagged(tmp_path):
     (finding,) = [f for f in physical_findings(plan) if f.code == "FIBER_MPO_SHARED"]
     assert finding.severity == "warning" and finding.message.startswith("1,536 optical ports (MPOs)")
     for spec in ("alibaba-hpn-pod", "b200-superpod-4su", "spectrum-x-h100-2su", "b300-xdr-1su"):
-        assert not [f for f in physical_findings(build_plan(SPECS / f"{spec}.yaml")[1]) if f.code == "FIBER_MPO_SHARED"], spec
+        assert not [f for f in physical_findings(shared_plan(spec)) if f.code == "FIBER_MPO_SHARED"], spec
+

@@ -12,10 +12,9 @@ import subprocess
 import pytest
 from openpyxl import load_workbook
 
-from compiler.pipeline import build_plan, write_outputs
 from compiler.twin.infiniband import parse_ibnetdiscover
 
-from .conftest import SPECS, tree_bytes
+from .conftest import outputs_of, shared_plan, tree_bytes
 
 HEADER = ("A-Node Name", "A-Type", "A-Port", "Z-Node Name", "Z-Type", "Z-Port")
 
@@ -29,8 +28,8 @@ def _rows(folder):
 
 
 def test_infiniband_p2p_ports_are_the_ib_port_numbers_ibnetdiscover_prints(tmp_path):
-    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
-    folder = write_outputs(plan, tmp_path, ["cable-validation", "infiniband"])
+    plan = shared_plan("h100-superpod-1su")
+    folder = outputs_of(plan, tmp_path, ["cable-validation", "infiniband"])
     rows = _rows(folder)
     assert len(rows) == len(plan.links) == 508
     assert rows[0] == ("dgx-su1-001", "Host", "1", "su1-leaf-r1", "Switch", "1")
@@ -50,8 +49,8 @@ def test_infiniband_p2p_ports_are_the_ib_port_numbers_ibnetdiscover_prints(tmp_p
 
 
 def test_ethernet_p2p_ports_are_the_nos_interface_names(tmp_path):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
-    folder = write_outputs(plan, tmp_path, ["cable-validation", "configs"])
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    folder = outputs_of(plan, tmp_path, ["cable-validation", "configs"])
     rows = _rows(folder)
     assert len(rows) == 512
     config = (folder / "configs" / "leaf-001" / "config_db.json").read_text()
@@ -81,15 +80,15 @@ def test_not_written_where_the_cables_do_not_fit_one_excel_sheet(tmp_path, monke
 
 
 def test_p2p_is_byte_identical_across_compiles(tmp_path):
-    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
-    one = tree_bytes(write_outputs(plan, tmp_path / "1", ["cable-validation"]))
-    two = tree_bytes(write_outputs(plan, tmp_path / "2", ["cable-validation"]))
+    plan = shared_plan("h100-superpod-1su")
+    one = tree_bytes(outputs_of(plan, tmp_path / "1", ["cable-validation"]))
+    two = tree_bytes(outputs_of(plan, tmp_path / "2", ["cable-validation"]))
     assert one == two and "cable-validation/p2p.xlsx" in one
 
 
 def test_not_written_where_ib_port_numbering_is_unknown(tmp_path):
-    _, plan = build_plan(SPECS / "b300-xdr-1su.yaml")
-    folder = write_outputs(plan, tmp_path, ["cable-validation"]) / "cable-validation"
+    plan = shared_plan("b300-xdr-1su")
+    folder = outputs_of(plan, tmp_path, ["cable-validation"]) / "cable-validation"
     assert sorted(p.name for p in folder.iterdir()) == ["README.md"]
     assert "port numbering is not in the catalog" in (folder / "README.md").read_text()
 
@@ -106,8 +105,8 @@ def test_p2p_with_no_cables_still_has_its_header():
 def test_p2p_zip_is_sound_and_dated_at_the_fixed_time(tmp_path):
     import zipfile
 
-    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
-    path = write_outputs(plan, tmp_path, ["cable-validation"]) / "cable-validation" / "p2p.xlsx"
+    plan = shared_plan("h100-superpod-1su")
+    path = outputs_of(plan, tmp_path, ["cable-validation"]) / "cable-validation" / "p2p.xlsx"
     with zipfile.ZipFile(path) as z:
         assert z.testzip() is None  # every entry's CRC holds after the core.xml rewrite
         assert {i.date_time for i in z.infolist()} == {(2000, 1, 1, 0, 0, 0)}
@@ -124,8 +123,8 @@ def test_spreadsheets_open_in_libreoffice(tmp_path):
     """LibreOffice converts p2p.xlsx and cabling.xlsx to CSV with the same cells openpyxl reads."""
     import csv
 
-    _, plan = build_plan(SPECS / "h100-roce-2su-hall.yaml")
-    folder = write_outputs(plan, tmp_path / "out", ["cable-validation", "workbook"])
+    plan = shared_plan("h100-roce-2su-hall")
+    folder = outputs_of(plan, tmp_path / "out", ["cable-validation", "workbook"])
     want = [tuple(r) for r in [HEADER] + _rows(folder)]
     r = subprocess.run(["soffice", f"-env:UserInstallation=file://{tmp_path}/lo", "--headless", "--convert-to", "csv",
                         "--outdir", str(tmp_path / "csv"), str(folder / "cable-validation" / "p2p.xlsx"),

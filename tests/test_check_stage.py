@@ -19,12 +19,13 @@ from compiler.check.scale_up import MODEL, ScaleUpFigures
 from compiler.pipeline import build_plan
 from compiler.render import RENDERERS
 
-from .conftest import ROOT, SPECS
+from .conftest import ROOT, SPECS, shared_checks, shared_plan
+
 
 
 @pytest.fixture(scope="module")
 def plan():
-    return build_plan(SPECS / "h100-superpod-1su.yaml")[1]
+    return shared_plan("h100-superpod-1su")
 
 
 def test_every_check_declares_exactly_the_figures_it_reads():
@@ -54,7 +55,7 @@ def test_dependencies_run_first_and_each_check_once(plan):
     assert sorted(calls) == sorted(CHECKS)
     for name, check in CHECKS.items():
         assert all(calls.index(need) < calls.index(name) for need in check.needs), calls
-    normal = run_checks(plan)
+    normal = shared_checks(plan)
     assert results.as_json()["figures"] == normal.as_json()["figures"]
     assert sorted(map(repr, results.findings)) == sorted(map(repr, normal.findings))
 
@@ -83,7 +84,8 @@ def test_typed_figures_serialise_to_the_committed_checks_json():
     """checks.json is the typed figures' JSON, byte for byte (out/ is what compile wrote)."""
     for name in ("b200-superpod-4su", "gb200-nvl72-su", "h100-superpod-1su-multi-fabric"):
         committed = (ROOT / "out" / name / "report" / "checks.json").read_text()
-        results = run_checks(build_plan(SPECS / f"{name}.yaml")[1])
+        results = shared_checks(name)
+
         assert json.dumps(results.as_json(), indent=2) + "\n" == committed, name
 
 

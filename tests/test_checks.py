@@ -13,7 +13,7 @@ from compiler.check import run_checks
 from compiler.traffic.collective_time import ring_allreduce_s, transfer_time_s
 from compiler.pipeline import build_plan
 
-from .conftest import SPECS, cli_in_process
+from .conftest import SPECS, cli_in_process, shared_checks
 from .synthetic import fat_tree_spec
 
 RAIL = """name: {name}
@@ -46,7 +46,7 @@ def test_closed_form_equals_max_flow_on_fat_trees(tmp_path, k, hosts, tiers):
 
 @pytest.mark.parametrize("spec", ["b200-superpod-2su", "b200-superpod-8su", "b200-superpod-16su", "seed-8k-fat-tree"])
 def test_closed_form_equals_max_flow_on_published_designs(spec):
-    b = _figures(SPECS / f"{spec}.yaml")["bisection"]
+    b = shared_checks(SPECS / f"{spec}.yaml").as_json()["figures"]["bisection"]
     _, plan = build_plan(SPECS / f"{spec}.yaml")
     assert b["analytic_gbps"] == b["worst_cut_gbps"] == plan.design["gpus"] // 2 * 400
 
@@ -81,8 +81,8 @@ def test_fat_tree_leaf_loss_cuts_servers_off(tmp_path):
 
 
 def test_hops_two_and_three_tiers():
-    assert _figures(SPECS / "b200-superpod-4su.yaml")["hops"]["max"] == 3
-    hops = _figures(SPECS / "b200-superpod-16su.yaml")["hops"]
+    assert shared_checks(SPECS / "b200-superpod-4su.yaml").as_json()["figures"]["hops"]["max"] == 3
+    hops = shared_checks(SPECS / "b200-superpod-16su.yaml").as_json()["figures"]["hops"]
     assert hops["across_groups_max"] == 5 and hops["max"] == 5
 
 

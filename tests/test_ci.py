@@ -1,4 +1,6 @@
-"""`clusterc ci` and the CI guide's (docs/how-to/ci.md) workflow and pre-commit commands, run on a scratch git repo."""
+"""`clusterc ci` and the CI guide's (docs/how-to/ci.md) workflow and pre-commit commands, run on a scratch git repo.
+
+`clusterc ci` is compiler/ci.py."""
 
 from __future__ import annotations
 

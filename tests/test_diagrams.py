@@ -7,7 +7,9 @@ fabric's bill and overview.
 - complete: every device of a scope is a box or listed in a run's box (<desc>);
 - the .dot of each diagram is Graphviz's: it parses and neato keeps the pinned layout;
 - report.html's BOM rows are bom.csv's rows, and it draws each fabric's overview.
-"""
+
+Modules exercised here: render/diagrams/groups.py, render/diagrams/clos.py,
+render/diagrams/circle.py, render/diagrams/drawing.py."""
 
 from __future__ import annotations
 
@@ -20,11 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from compiler.pipeline import build_plan, write_outputs
+from compiler.pipeline import build_plan
 from compiler.plan.fabrics import fabric_names, fabric_plan
 from compiler.render.diagrams import folder_of, overview, scope_drawings, scopes
 
-from .conftest import SPECS, run_cli, tree_bytes
+from .conftest import SPECS, run_cli, shared_outputs, shared_plan, tree_bytes
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 MAX_W, MAX_H = 2000, 1400
@@ -168,13 +171,8 @@ SMALL_KINDS = ["h100-superpod-1su-multi-fabric", "b300-xdr-1su", "gb200-nvl72-su
 
 
 @pytest.fixture(scope="module")
-def compiled_kinds(tmp_path_factory):
-    out = tmp_path_factory.mktemp("kinds")
-    result = {}
-    for name in SMALL_KINDS:
-        _, plan = build_plan(SPECS / f"{name}.yaml")
-        result[name] = (plan, write_outputs(plan, out, only=["diagrams", "bom", "report"]))
-    return result
+def compiled_kinds():
+    return {name: (shared_plan(name), shared_outputs(name, ["diagrams", "bom", "report"])) for name in SMALL_KINDS}
 
 
 @pytest.mark.parametrize("name", SMALL_KINDS)

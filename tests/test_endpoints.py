@@ -1,7 +1,9 @@
 """Extra endpoints where real designs put them (issue 12, item 8): free leaf downlinks (the
 default), spare spine or core ports, or management leaves of their own; an error at the
 entry's file:line with every option when nothing fits; checks that count them as what they
-are (not GPUs); outputs that consume them (cabling, InfiniBand files, Slurm, hosts)."""
+are (not GPUs); outputs that consume them (cabling, InfiniBand files, Slurm, hosts).
+
+Extra endpoints are placed by expand/endpoints.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """clusterc explore: every combination compiled and checked, the front, the winner, the
-reasons; it must rediscover NVIDIA's published designs (designs.md) from requirements alone."""
+reasons; it must rediscover NVIDIA's published designs (designs.md) from requirements alone.
+
+The Pareto front and winner are explore/front.py's."""
 
 import json
 from pathlib import Path

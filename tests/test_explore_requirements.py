@@ -1,7 +1,9 @@
 """Limits a requirements file (or any spec) states about what may be bought, run and
 powered: allowed NOS, allowed switch models, rack power. One meaning everywhere: `clusterc
 check` judges them as requirements (exit 1), and explore rejects candidates with the same
-findings as the reason."""
+findings as the reason.
+
+The spec's allowed models and NOSes are check/allowed.py's."""
 
 import json
 from importlib import resources

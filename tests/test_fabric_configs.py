@@ -19,7 +19,8 @@ from compiler.pipeline import build_plan, write_outputs
 from compiler.plan.fabrics import fabric_plan
 from compiler.plan.serialize import plan_from_json, plan_json_text
 
-from .conftest import SPECS, cli_in_process, plan_from_text, tree_bytes
+from .conftest import SPECS, cli_in_process, plan_from_text, shared_outputs, shared_plan, tree_bytes
+
 from .test_switch_configs import _nvue_shape, _OnOffLoader, _vtysh_check
 
 MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
@@ -43,9 +44,8 @@ def _write(tmp_path, name, storage="nos: frr", oob="tiers: auto"):
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory):
-    _, plan = build_plan(MULTI)
-    return plan, write_outputs(plan, tmp_path_factory.mktemp("mf"))
+def example():
+    return shared_plan(MULTI), shared_outputs(MULTI)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.plan.views import cable_ids
 from compiler.pipeline import build_plan
 
-from .conftest import SPECS, cli_in_process, tree_bytes
+from .conftest import SPECS, cli_in_process, shared_checks, shared_outputs, shared_plan, tree_bytes
+
 
 MULTI = SPECS / "h100-superpod-1su-multi-fabric.yaml"
 SINGLE = SPECS / "h100-superpod-1su.yaml"
@@ -31,15 +32,14 @@ STORAGE_PORTS, OOB_PORTS = 2, 1
 
 @pytest.fixture(scope="module")
 def multi():
-    return build_plan(MULTI)[1]
+    return shared_plan(MULTI)
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mf")
-    r = cli_in_process("compile", str(MULTI), "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    return out / "h100-superpod-1su-multi-fabric"
+def compiled():
+    """The example compiled once for the session (test_deterministic compiles it again
+    through the CLI and compares)."""
+    return shared_outputs(MULTI)
 
 
 def test_counts_by_hand(multi):
@@ -66,7 +66,7 @@ def test_counts_by_hand(multi):
 def test_server_ports_compute_first(multi):
     layout = multi.layouts[multi.devices[0].layout]
     names = [p.name for p in layout.ports]
-    assert names[:8] == [p.name for p in build_plan(SINGLE)[1].layouts["dgx-h100/compute"].ports]
+    assert names[:8] == [p.name for p in shared_plan(SINGLE).layouts["dgx-h100/compute"].ports]
     assert names[8:] == ["slot1-p1", "slot2-p1", "bmc"]
     assert {p.form_factor for p in layout.ports[8:10]} == {"QSFP112"} and layout.ports[10].form_factor == "RJ45"
     assert multi.fabrics["storage"].server_ports == (8, 10)
@@ -111,13 +111,13 @@ def test_plan_json_gives_back_the_fabric_records(multi):
     for name, f in multi.fabrics.items():
         if f.routing is not None:
             assert (again.fabrics[name].routing.link_net == f.routing.link_net).all(), name
-    single = build_plan(SINGLE)[1]
+    single = shared_plan(SINGLE)
     assert list(plan_from_json(json.loads(plan_json_text(single))).fabrics) == ["compute", "scale-up"]
     assert single.fabrics["compute"].links == range(len(single.links))
 
 
 def test_compute_view_is_the_single_fabric_plan(multi):
-    single = build_plan(SINGLE)[1]
+    single = shared_plan(SINGLE)
     view = fabric_plan(multi)
     assert [d.name for d in view.devices] == [d.name for d in single.devices]
     assert view.link_kinds == single.link_kinds and view.media == single.media
@@ -127,8 +127,7 @@ def test_compute_view_is_the_single_fabric_plan(multi):
 
 
 def test_checks_see_compute_only(compiled):
-    single_out = compiled.parent / "single"
-    assert cli_in_process("compile", str(SINGLE), "-o", str(single_out)).returncode == 0
+    single_out = shared_outputs(SINGLE).parent
     a = json.loads((compiled / "report/checks.json").read_text())
     b = json.loads((single_out / "h100-superpod-1su/report/checks.json").read_text())
     assert a["figures"] == b["figures"]  # storage and BMC links are no GPU paths
@@ -250,7 +249,7 @@ HALL = SPECS / "h100-superpod-1su-multi-fabric-hall.yaml"
 
 @pytest.fixture(scope="module")
 def hall():
-    return build_plan(HALL)[1]
+    return shared_plan(HALL)
 
 
 def _where(plan, name):
@@ -299,8 +298,6 @@ def test_layout_fabric_views_and_checks_see_every_rack(hall):
     """A fabric's view keeps its own places and lengths, and every rack's contents: the
     storage switch's 2U count in the network rack whichever view reads it; the physical
     check reads every fabric (the power warning names the storage and OOB switches)."""
-    from compiler.check import run_checks
-
     for name in ("compute", "storage", "oob"):
         view = fabric_plan(hall, name)
         assert view.physical.length_m.shape == (len(view.links),) == view.physical.order_m.shape
@@ -308,7 +305,7 @@ def test_layout_fabric_views_and_checks_see_every_rack(hall):
         assert np.array_equal(view.physical.rack_used_u(), hall.physical.rack_used_u())
     a09 = [r.name for r in hall.physical.racks].index("DH1.A09")
     assert hall.physical.rack_used_u()[a09] == 8 * 1 + 2 * 2 + 1
-    warning = next(f for f in run_checks(hall).as_json()["findings"] if f["code"] == "RACK_POWER_UNKNOWN")
+    warning = next(f for f in shared_checks(hall).as_json()["findings"] if f["code"] == "RACK_POWER_UNKNOWN")
     assert "sn2201" in warning["message"] and "sn5600" not in warning["message"]  # sn5600: a secondary figure
 
 
@@ -532,10 +529,9 @@ def test_storage_nics_are_dual_homed_by_default(multi):
         leaves = {leaf for leaf, _ in ends}
         assert len(ends) == STORAGE_PORTS and len(leaves) == STORAGE_PORTS, (multi.devices[server].name, ends)
     # what the checks say about it: one leaf lost cuts no server off the storage fabric
-    from compiler.check import run_checks
     from compiler.check.redundancy import RedundancyFigures
 
-    storage = run_checks(multi).of(RedundancyFigures, fabric="storage")
+    storage = shared_checks(multi).of(RedundancyFigures, fabric="storage")
     assert storage.single_failures["leaf"].servers_cut_off == 0
     assert storage.single_failures["leaf"].gpu_ports_cut_off == SERVERS  # one NIC of each, its twin keeps the server
 

@@ -2,7 +2,10 @@
 spec keys and traits, its lowering (expand/families.py) and its closed forms and cuts
 (check/families/). These tests fail when a family misses a part in some layer, when a
 descriptor names a key the spec does not have, or when a stage compares topology names
-instead of reading a trait."""
+instead of reading a trait.
+
+Design records are topology/records.py's; every family's injection bandwidth is
+check/families/injection.py's."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from compiler.pipeline import build_plan
 from compiler.spec.model import FAMILY_KEYS, TOPOLOGIES, Fabric
 from compiler.topology import FAMILY_NAMES, TOPOLOGIES as DESCRIPTORS, topologies_where
 
-from .conftest import cli_in_process
+from .conftest import cli_in_process, shared_checks, shared_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -182,9 +185,9 @@ def test_hops_closed_form_matches_bfs(tmp_path, text, closed):
 @pytest.mark.parametrize("spec,closed", [("lab-3tier-frr.yaml", 5), ("roce-2spine-4leaf-frr.yaml", 3),
                                          ("b200-superpod-16su.yaml", 5), ("h100-superpod-1su.yaml", 3)])
 def test_clos_hops_closed_form_matches_bfs(spec, closed):
-    plan = build_plan(ROOT / "specs" / spec)[1]
+    plan = shared_plan(ROOT / "specs" / spec)
     assert check_families.family_of(plan).max_hops(plan, 2) == closed
-    assert run_checks(plan).of(HopsFigures).max == closed
+    assert shared_checks(plan).of(HopsFigures).max == closed
 
 
 def test_hops_disagreement_is_a_warning(tmp_path):

@@ -20,15 +20,14 @@ import pytest
 import yaml
 from openpyxl import load_workbook
 
-from .conftest import SPECS, cli_in_process
+from .conftest import shared_outputs
 
 NOS_SPECS = ["roce-2spine-4leaf-sonic", "roce-2spine-4leaf-cumulus", "roce-2spine-4leaf-eos", "roce-2spine-4leaf-frr"]
 
 
-def _compile(spec: str, out: Path) -> Path:
-    result = cli_in_process("compile", str(SPECS / f"{spec}.yaml"), "-o", str(out))
-    assert result.returncode in (0, 1), result.stdout + result.stderr
-    return out / spec
+def _compile(spec: str) -> Path:
+    """The example's compiled folder: the session's shared one (read it only)."""
+    return shared_outputs(spec)
 
 
 def _configured_ends(folder: Path) -> set[tuple[str, str, str, str]]:
@@ -66,8 +65,8 @@ def _sheet_ends(folder: Path) -> tuple[set[tuple[str, str, str, str]], list[dict
 
 
 @pytest.mark.parametrize("spec", NOS_SPECS)
-def test_cabling_sheet_names_each_switch_port_as_its_config_does(spec, tmp_path):
-    folder = _compile(spec, tmp_path)
+def test_cabling_sheet_names_each_switch_port_as_its_config_does(spec):
+    folder = _compile(spec)
     configured = _configured_ends(folder)
     sheet, rows = _sheet_ends(folder)
     switch_ends = {e for e in sheet if e[0] in {c[0] for c in configured}}
@@ -79,8 +78,8 @@ def test_cabling_sheet_names_each_switch_port_as_its_config_does(spec, tmp_path)
             assert 1 <= int(r["b_cage"]) <= 64
 
 
-def test_sonic_names_with_the_panel_cage_beside_them(tmp_path):
-    folder = _compile("roce-2spine-4leaf-sonic", tmp_path)
+def test_sonic_names_with_the_panel_cage_beside_them():
+    folder = _compile("roce-2spine-4leaf-sonic")
     _, rows = _sheet_ends(folder)
     r = next(r for r in rows if r["b_device"] == "leaf-001" and r["b_port"] == "Ethernet8")
     assert (r["b_cage"], r["b_lane"]) == ("2", "1")  # SN5600 at 400G: two ports per cage, 8 SerDes each
@@ -95,10 +94,10 @@ def test_sonic_names_with_the_panel_cage_beside_them(tmp_path):
     assert p2p == sheet
 
 
-def test_extra_fabric_of_another_nos_is_named_by_its_own(tmp_path):
+def test_extra_fabric_of_another_nos_is_named_by_its_own():
     """InfiniBand compute, SONiC storage: the storage switches' ports are SONiC's, the compute
     switches' keep their panel names, in the cabling sheet and the labels alike."""
-    folder = _compile("h100-superpod-1su-multi-fabric-hall", tmp_path)
+    folder = _compile("h100-superpod-1su-multi-fabric-hall")
     configured = _configured_ends(folder)
     sheet, rows = _sheet_ends(folder)
     switches = {c[0] for c in configured}

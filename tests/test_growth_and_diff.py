@@ -1,4 +1,6 @@
-"""Planned growth never moves a pulled cable; diff says what changes physically."""
+"""Planned growth never moves a pulled cable; diff says what changes physically.
+
+The growth target's plan is expand/final_size.py's."""
 
 from __future__ import annotations
 

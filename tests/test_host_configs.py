@@ -1,6 +1,8 @@
 """The servers' side of a RoCE fabric (host-configs/): netplan files the real `netplan
 generate` accepts, addresses and gateways that match the switches' ends of the same
-cables, NCCL HCAs in rail order, and one RoCE profile shared with the switch configs."""
+cables, NCCL HCAs in rail order, and one RoCE profile shared with the switch configs.
+
+RDMA device names come from catalog/nics.py."""
 
 from __future__ import annotations
 
@@ -19,19 +21,18 @@ import compiler.render.structured_config as sc
 from compiler.catalog.load import roce_profile_data
 from compiler.pipeline import build_plan, write_outputs
 
-from .conftest import SPECS
+from .conftest import SPECS, shared_outputs, shared_plan
 
-
-@pytest.fixture(scope="module")
-def frr_out(tmp_path_factory):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-frr.yaml")
-    return write_outputs(plan, tmp_path_factory.mktemp("hosts-frr"), ["configs", "host-configs"])
 
 
 @pytest.fixture(scope="module")
-def dgx_out(tmp_path_factory):
-    _, plan = build_plan(SPECS / "h100-roce-2su-hall.yaml")
-    return write_outputs(plan, tmp_path_factory.mktemp("hosts-dgx"), ["host-configs", "cabling"])
+def frr_out():
+    return shared_outputs("roce-2spine-4leaf-frr", ["configs", "host-configs"])
+
+
+@pytest.fixture(scope="module")
+def dgx_out():
+    return shared_outputs("h100-roce-2su-hall", ["host-configs", "cabling"])
 
 
 def _netplan_generate(files: list[Path], root: Path) -> subprocess.CompletedProcess:
@@ -271,9 +272,8 @@ def _switch_addresses(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def multi_out(tmp_path_factory):
-    _, plan = build_plan(MULTI)
-    return plan, write_outputs(plan, tmp_path_factory.mktemp("hosts-multi"), ["configs", "host-configs"])
+def multi_out():
+    return shared_plan(MULTI), shared_outputs(MULTI, ["configs", "host-configs"])
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
 """Cross-check of the bisection max-flow: scipy's Dinic on the checks' compact arrays
 (compiler/check/flows.py) against networkx's preflow-push on a flow network built from
 `to_networkx()`, a separate path from the plan to the graph. Every balanced cut of each
-small design, intact and with one top-tier switch (or node) lost, must agree exactly."""
+small design, intact and with one top-tier switch (or node) lost, must agree exactly.
+
+The networkx graph is plan/multigraph.py's (to_networkx)."""
 
 from __future__ import annotations
 

@@ -12,11 +12,11 @@ import pytest
 
 from compiler.check import run_checks
 from compiler.check.flows import FlowNetwork
-from compiler.pipeline import build_plan
 from compiler.plan.graph import fabric_graph
 from compiler.render.summary import summarize
 
-from .conftest import SPECS, cli_in_process, plan_from_text
+from .conftest import SPECS, cli_in_process, plan_from_text, shared_checks, shared_plan
+
 
 SPEC = SPECS / "meta-llama3-24k.yaml"
 GBPS = 400
@@ -25,12 +25,12 @@ RAILS = 8  # hgx-h100: 8 x 400G backend NICs, as Meta's Grand Teton
 
 @pytest.fixture(scope="module")
 def plan():
-    return build_plan(SPEC)[1]
+    return shared_plan(SPEC)
 
 
 @pytest.fixture(scope="module")
 def checks(plan):
-    return run_checks(plan)
+    return shared_checks(plan)
 
 
 def _pairs(plan, kind: str) -> tuple[np.ndarray, np.ndarray]:

@@ -24,7 +24,8 @@ from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.render.summary import summarize
 from compiler.spec.ratio import Ratio
 
-from .conftest import ROOT, SPECS, cli_in_process
+from .conftest import ROOT, SPECS, cli_in_process, shared_checks, shared_plan
+
 
 EXAMPLE = SPECS / "spectrum-x-h100-2su.yaml"
 SN5600_LANE_GBPS = 100  # hardware.md section 2: 64 x 800GbE OSFP, 100G per lane (8 SerDes per cage)
@@ -61,8 +62,7 @@ def _bom(plan) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def example():
-    _, plan = build_plan(EXAMPLE)
-    return plan
+    return shared_plan(EXAMPLE)
 
 
 # --- the committed example, counted by hand -------------------------------------------
@@ -70,7 +70,7 @@ def example():
 def test_example_counts_by_hand(example):
     """128 DGX H100 (8 x 400G), SU 64, rail-optimized, SN5600 at 400G down / 800G up, 1:1."""
     plan = example
-    s = summarize(plan, run_checks(plan))
+    s = summarize(plan, shared_checks(plan))
     # leaves: 2 SUs x 8 rails; each leaf 64 x 400G down (32 cages) + 64 x 400G / 800G = 32 up (32 cages)
     # spines: 16 x 32 uplinks = 512 at 800G over 64 ports each = 8, 32 / 8 = 4 links per pair
     assert s["switches"] == {"leaf": 16, "spine": 8}
@@ -92,7 +92,7 @@ def test_example_counts_by_hand(example):
     assert {k: bom[k] for k in ("MMA4Z00-NS", "MMA4Z00-NS-FLT", "MFP7E10-N0xx")} == {
         "MMA4Z00-NS": 1536, "MMA4Z00-NS-FLT": 512, "MFP7E10-N0xx": 2048}
     assert s["transceivers"] == 2048
-    assert run_checks(plan).ok
+    assert shared_checks(plan).ok
 
 
 def test_example_leaf_panel(example):

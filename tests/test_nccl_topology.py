@@ -1,5 +1,8 @@
 """NCCL topology files: the writer, the linter (nccl-topology.md section 10) and the
-catalog's host topologies, checked against the files public clouds publish."""
+catalog's host topologies, checked against the files public clouds publish.
+
+Modules exercised here: nccl/element.py (the XML tree), nccl/files.py (which file a server type
+gets)."""
 
 from __future__ import annotations
 

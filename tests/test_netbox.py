@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.pipeline import build_plan, write_outputs
+from compiler.pipeline import write_outputs
 
-from .conftest import SPECS, plan_from_text
+from .conftest import SPECS, plan_from_text, shared_outputs, shared_plan
+
 
 NETBOX = json.loads((Path(__file__).parent / "data" / "netbox" / "netbox-4.6.8.json").read_text())
 CHOICES = {k: {str(v) for v in vals} for k, vals in NETBOX["choices"].items()}
@@ -146,13 +147,8 @@ DESIGNS = ["h100-superpod-1su-multi-fabric-hall", "roce-2spine-4leaf-sonic", "tp
 
 
 @pytest.fixture(scope="module")
-def designs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("nb")
-    result = {}
-    for name in DESIGNS:
-        _, plan = build_plan(SPECS / f"{name}.yaml")
-        result[name] = (plan, write_outputs(plan, out, ["netbox", "cabling", "summary"]))
-    return result
+def designs():
+    return {name: (shared_plan(name), shared_outputs(name, ["netbox", "cabling", "summary"])) for name in DESIGNS}
 
 
 @pytest.mark.parametrize("name", DESIGNS)

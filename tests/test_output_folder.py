@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from compiler.pipeline import build_plan, write_outputs
 from compiler.render import RENDERERS
 from compiler.render import writer as writer_module
 from compiler.render.writer import MANIFEST, OutputConflict
 
-from .conftest import ROOT, SPECS, run_cli, tree_bytes
+from .conftest import ROOT, SPECS, outputs_of, run_cli, shared_outputs, shared_plan, tree_bytes
+
+
 
 SPEC = SPECS / "roce-2spine-4leaf-frr.yaml"  # small, and every output family writes something
 NAME = "roce-2spine-4leaf-frr"
@@ -32,18 +33,18 @@ def _digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def plan():
-    return build_plan(SPEC)[1]
+    return shared_plan(SPEC)
 
 
 @pytest.fixture(scope="module")
-def full(plan, tmp_path_factory):
+def full(plan):
     """A full compile: relative path -> sha256."""
-    return _digest(write_outputs(plan, tmp_path_factory.mktemp("full")))
+    return _digest(shared_outputs(SPEC))
 
 
 # --- the manifest ------------------------------------------------------------------------
 def test_manifest_names_the_plan_and_every_file(plan, full, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     manifest = json.loads((folder / MANIFEST).read_text())
     assert manifest["format"] == "clusterc-outputs" and manifest["name"] == NAME
     assert manifest["plan_sha256"] == hashlib.sha256((folder / "plan.json").read_bytes()).hexdigest()
@@ -57,7 +58,7 @@ def test_manifest_names_the_plan_and_every_file(plan, full, tmp_path):
 
 # --- --only --------------------------------------------------------------------------------
 def test_only_keeps_every_other_output(plan, full, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     (folder / "summary.json").write_text("stale")
     r = run_cli("compile", str(SPEC), "-o", str(tmp_path), "--only", "summary")
     assert r.returncode == 0, r.stderr
@@ -67,28 +68,28 @@ def test_only_keeps_every_other_output(plan, full, tmp_path):
 
 def test_outputs_one_at_a_time_add_up_to_a_full_compile(plan, full, tmp_path):
     for name in reversed(RENDERERS):
-        write_outputs(plan, tmp_path, [name])
+        outputs_of(plan, tmp_path, [name])
         manifest = json.loads((tmp_path / NAME / MANIFEST).read_text())
         assert name in manifest["outputs"]
     assert _digest(tmp_path / NAME) == full
 
 
 def test_only_removes_files_its_output_no_longer_writes(plan, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     # As if an older compiler's summary output also wrote summary.txt.
     manifest = json.loads((folder / MANIFEST).read_text())
     manifest["outputs"]["summary"].append("summary.txt")
     (folder / MANIFEST).write_text(json.dumps(manifest))
     (folder / "summary.txt").write_text("old")
     (folder / "notes.txt").write_text("the user's own file, no output's")
-    write_outputs(plan, tmp_path, ["summary"])
+    outputs_of(plan, tmp_path, ["summary"])
     assert not (folder / "summary.txt").exists()
     assert (folder / "notes.txt").read_text() == "the user's own file, no output's"
     assert json.loads((folder / MANIFEST).read_text())["outputs"]["summary"] == ["summary.json"]
 
 
 def test_only_refuses_the_folder_of_another_plan(plan, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     before = _digest(folder)
     other = tmp_path / "other.yaml"
     other.write_text(SPEC.read_text().replace("servers: 32", "servers: 16"))
@@ -106,33 +107,33 @@ def test_only_refuses_the_folder_of_another_plan(plan, tmp_path):
 
 
 def test_only_refuses_a_folder_without_manifest(plan, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     (folder / MANIFEST).unlink()
     with pytest.raises(OutputConflict, match="holds files but no manifest.json"):
-        write_outputs(plan, tmp_path, ["summary"])
+        outputs_of(plan, tmp_path, ["summary"])
     with pytest.raises(OutputConflict, match="cannot be read"):
         (folder / MANIFEST).write_text("{not json")
-        write_outputs(plan, tmp_path, ["summary"])
+        outputs_of(plan, tmp_path, ["summary"])
 
 
 def test_only_refuses_a_folder_missing_a_listed_file(plan, tmp_path):
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     (folder / "cabling.csv").unlink()
     with pytest.raises(OutputConflict, match="cabling.csv \\(output cabling\\) is listed in manifest.json but missing"):
-        write_outputs(plan, tmp_path, ["summary"])
-    write_outputs(plan, tmp_path, ["cabling"])  # rewriting that output is fine
+        outputs_of(plan, tmp_path, ["summary"])
+    outputs_of(plan, tmp_path, ["cabling"])  # rewriting that output is fine
     assert (folder / "cabling.csv").exists()
 
 
 def test_only_into_a_new_folder(plan, tmp_path):
-    write_outputs(plan, tmp_path, ["summary", "bom", "summary"])
+    outputs_of(plan, tmp_path, ["summary", "bom", "summary"])
     assert sorted(tree_bytes(tmp_path / NAME)) == ["bom.csv", "bom_totals.csv", MANIFEST, "summary.json"]
 
 
 def test_full_compile_refuses_a_file_in_its_place(plan, tmp_path):
     (tmp_path / NAME).write_text("not a folder")
     with pytest.raises(OutputConflict, match="is a file"):
-        write_outputs(plan, tmp_path)
+        outputs_of(plan, tmp_path)
 
 
 # --- concurrency -------------------------------------------------------------------------
@@ -143,7 +144,7 @@ def _race(plan, out: Path, only_per_child: list[list[str] | None]) -> list[int]:
 
     def child(only):
         barrier.wait()
-        write_outputs(plan, out, only)
+        outputs_of(plan, out, only)
 
     procs = [ctx.Process(target=child, args=(only,)) for only in only_per_child]
     for p in procs:
@@ -200,12 +201,12 @@ def test_only_dead_compiles_temporary_folders_are_removed(plan, tmp_path):
     fd = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(fd, fcntl.LOCK_EX)  # held as a live compile holds its own
     try:
-        write_outputs(plan, tmp_path, ["summary"])
+        outputs_of(plan, tmp_path, ["summary"])
         assert not dead.exists(), "a dead compile's leftovers are removed"
         assert (live / "cabling.csv").read_text() == "half written", "a live compile's folder is never touched"
     finally:
         os.close(fd)
-    write_outputs(plan, tmp_path, ["summary"])
+    outputs_of(plan, tmp_path, ["summary"])
     assert sorted(p.name for p in tmp_path.iterdir()) == [NAME]
 
 
@@ -213,11 +214,11 @@ def test_without_exchange_a_compile_killed_between_renames_is_repaired(plan, ful
     """Where renameat2 is missing the swap is two renames; a compile killed between them
     leaves the previous output aside, and the next compile puts it back first."""
     monkeypatch.setattr(writer_module, "_exchange", lambda a, b: False)
-    folder = write_outputs(plan, tmp_path)
-    write_outputs(plan, tmp_path)  # the two-rename swap itself
+    folder = outputs_of(plan, tmp_path)
+    outputs_of(plan, tmp_path)  # the two-rename swap itself
     assert _digest(folder) == full and [p.name for p in tmp_path.iterdir()] == [NAME]
     os.rename(folder, tmp_path / f".{NAME}.tmp-999999-x-old")  # killed after the first rename
-    write_outputs(plan, tmp_path, ["summary"])  # --only: keeps what was put back
+    outputs_of(plan, tmp_path, ["summary"])  # --only: keeps what was put back
     assert _digest(folder) == full
     assert [p.name for p in tmp_path.iterdir()] == [NAME]
 
@@ -235,7 +236,7 @@ def test_where_directories_cannot_be_locked_a_lock_file_and_pids_serve(plan, ful
     live = tmp_path / f".{NAME}.tmp-{os.getpid()}-live"
     dead.mkdir()
     live.mkdir()
-    folder = write_outputs(plan, tmp_path)
+    folder = outputs_of(plan, tmp_path)
     assert _digest(folder) == full
     assert not dead.exists() and live.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".{NAME}.lock", live.name, NAME]

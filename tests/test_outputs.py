@@ -12,14 +12,14 @@ import pytest
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render import writer as writer_module
 
-from .conftest import SPECS, run_cli, tree_bytes
+from .conftest import SPECS, outputs_of, run_cli, shared_outputs, shared_plan, tree_bytes
+
+
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("out")
-    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
-    return plan, write_outputs(plan, out)
+def compiled():
+    return shared_plan("h100-superpod-1su"), shared_outputs("h100-superpod-1su")
 
 
 def test_plan_json_matches_its_schema(compiled):
@@ -72,8 +72,8 @@ def test_bom_quantities(compiled):
 
 
 def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
-    _, plan = build_plan(SPECS / "h100-superpod-1su.yaml")
-    folder = write_outputs(plan, tmp_path)
+    plan = shared_plan("h100-superpod-1su")
+    folder = outputs_of(plan, tmp_path)
     before = tree_bytes(folder)
 
     def boom(*_args, **_kw):
@@ -83,7 +83,7 @@ def test_failed_compile_leaves_previous_output(tmp_path, monkeypatch):
 
     monkeypatch.setitem(render.RENDERERS, "summary", render.Renderer(boom, render.ALL))
     with pytest.raises(RuntimeError):
-        write_outputs(plan, tmp_path)
+        outputs_of(plan, tmp_path)
     assert tree_bytes(folder) == before
     assert [p.name for p in tmp_path.iterdir()] == ["h100-superpod-1su"], "no temporary folder left behind"
 

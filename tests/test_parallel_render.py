@@ -9,12 +9,11 @@ import os
 
 import pytest
 
-from compiler.check import run_checks
-from compiler.pipeline import build_plan, write_outputs
+from compiler.pipeline import write_outputs
 from compiler.render import RENDERERS, Renderer
 from compiler.render.parallel import PARALLEL_FROM_LINKS, render_workers
 
-from .conftest import ROOT, SPECS, run_cli, tree_bytes
+from .conftest import ROOT, SPECS, outputs_of, run_cli, shared_checks, shared_plan, tree_bytes
 
 # physical layout (cabling.xlsx, racks), several fabrics, every Ethernet output; and SONiC configs
 SPECS_OF_MANY_OUTPUTS = ["h100-superpod-1su-multi-fabric-hall.yaml", "roce-2spine-4leaf-sonic.yaml"]
@@ -22,8 +21,8 @@ SPECS_OF_MANY_OUTPUTS = ["h100-superpod-1su-multi-fabric-hall.yaml", "roce-2spin
 
 @pytest.mark.parametrize("spec", SPECS_OF_MANY_OUTPUTS)
 def test_one_and_two_workers_write_the_same_bytes(tmp_path, spec):
-    _, plan = build_plan(SPECS / spec)
-    checks = run_checks(plan)
+    plan = shared_plan(SPECS / spec)
+    checks = shared_checks(plan)
     one = tree_bytes(write_outputs(plan, tmp_path / "1", checks=checks, workers=1))
     two = tree_bytes(write_outputs(plan, tmp_path / "2", checks=checks, workers=2))
     assert sorted(one) == sorted(two) and one == two
@@ -33,7 +32,7 @@ def test_one_and_two_workers_write_the_same_bytes(tmp_path, spec):
 
 
 def test_workers_render_every_output_outside_the_parent(tmp_path, monkeypatch):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    plan = shared_plan("roce-2spine-4leaf-sonic")
     seen = tmp_path / "pids"
     seen.mkdir()
 
@@ -45,7 +44,7 @@ def test_workers_render_every_output_outside_the_parent(tmp_path, monkeypatch):
 
     for name, r in list(RENDERERS.items()):
         monkeypatch.setitem(RENDERERS, name, Renderer(spy(name, r.render), r.reads))
-    write_outputs(plan, tmp_path / "out", workers=2)
+    outputs_of(plan, tmp_path / "out", workers=2)
     pids = {p.name: int(p.read_text()) for p in seen.iterdir()}
     assert sorted(pids) == sorted(RENDERERS)
     assert os.getpid() not in pids.values() and len(set(pids.values())) <= 2
@@ -63,8 +62,8 @@ class _NotPicklable(Exception):
 
 @pytest.mark.parametrize("error", [_Broken("graphml broke"), _NotPicklable("graphml broke", "a hint")])
 def test_a_worker_failure_is_raised_and_the_previous_output_stays(tmp_path, monkeypatch, error):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
-    target = write_outputs(plan, tmp_path, ["summary", "cabling"], workers=1)
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    target = outputs_of(plan, tmp_path, ["summary", "cabling"], workers=1)
     before = tree_bytes(target)
 
     def broken(plan, checks, out):
@@ -73,21 +72,21 @@ def test_a_worker_failure_is_raised_and_the_previous_output_stays(tmp_path, monk
 
     monkeypatch.setitem(RENDERERS, "graphml", Renderer(broken, "all"))
     with pytest.raises((_Broken, RuntimeError), match="graphml broke"):
-        write_outputs(plan, tmp_path, workers=2)
+        outputs_of(plan, tmp_path, workers=2)
     assert tree_bytes(target) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]  # no temporary folder left
 
 
 def test_only_with_workers_keeps_the_other_outputs(tmp_path):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
-    full = tree_bytes(write_outputs(plan, tmp_path / "full", workers=1))
-    target = write_outputs(plan, tmp_path / "parts", ["summary", "cabling", "bom"], workers=2)
-    write_outputs(plan, tmp_path / "parts", [n for n in RENDERERS if n not in ("summary", "cabling", "bom")], workers=2)
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    full = tree_bytes(outputs_of(plan, tmp_path / "full", workers=1))
+    target = outputs_of(plan, tmp_path / "parts", ["summary", "cabling", "bom"], workers=2)
+    outputs_of(plan, tmp_path / "parts", [n for n in RENDERERS if n not in ("summary", "cabling", "bom")], workers=2)
     assert tree_bytes(target) == full
 
 
 def test_small_plans_render_in_one_process_large_ones_on_the_cores(monkeypatch):
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    plan = shared_plan("roce-2spine-4leaf-sonic")
     assert len(plan.links) < PARALLEL_FROM_LINKS and render_workers(plan) == 1
     assert render_workers(plan, 3) == 3
     monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")

@@ -1,5 +1,8 @@
 """Physical layout: placement, cable lengths, media by reach, BOM by part and length,
-and the user errors/findings of a hall that cannot work (with numbers)."""
+and the user errors/findings of a hall that cannot work (with numbers).
+
+Modules exercised here: expand/layout.py (the physical pass), expand/placement.py,
+expand/cable_lengths.py, plan/physical.py."""
 
 from __future__ import annotations
 

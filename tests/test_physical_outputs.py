@@ -1,7 +1,9 @@
 """The physical outputs checked by what consumes them: the workbook re-read by openpyxl,
 every diagram parsed as SVG (tests/test_diagrams.py renders their DOT in Graphviz), rack elevations parsed, the
 report loaded in headless Chromium, NetBox CSVs against NetBox's import rules, PTM/Air
-DOT through Graphviz's parser, containerlab YAML against its published schema's rules."""
+DOT through Graphviz's parser, containerlab YAML against its published schema's rules.
+
+Rack sheets read render/rack_rows.py."""
 
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from compiler.plan.cables import physical_cables
 from compiler.pipeline import build_plan, write_outputs
 from compiler.render.diagrams import scopes
 
-from .conftest import SPECS, plan_from_text
+from .conftest import SPECS, plan_from_text, shared_outputs, shared_plan
+
 
 HALL_SPECS = ["b200-superpod-4su-hall", "h100-roce-2su-hall"]
 EXAMPLE_SPECS = HALL_SPECS + ["b200-superpod-4su", "h100-superpod-1su", "b300-xdr-1su"]
@@ -41,13 +44,8 @@ layout: {hall: DH9, rows: 16, racks_per_row: 30, rack: {height_u: 48, power_kw: 
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("out")
-    result = {}
-    for name in EXAMPLE_SPECS + RACK_SPECS[len(HALL_SPECS):]:
-        _, plan = build_plan(SPECS / f"{name}.yaml")
-        result[name] = (plan, write_outputs(plan, out))
-    return result
+def compiled():
+    return {name: (shared_plan(name), shared_outputs(name)) for name in EXAMPLE_SPECS + RACK_SPECS[len(HALL_SPECS):]}
 
 
 def _rows(path: Path) -> list[dict]:
@@ -236,8 +234,7 @@ CHROMIUM = shutil.which("chromium")
 @pytest.mark.parametrize("name", ["b200-superpod-4su-hall", "h100-superpod-1su", "h100-superpod-1su-multi-fabric"])
 def test_report_loads_in_headless_chromium_and_shows_name_and_totals(compiled, name, tmp_path):
     if name not in compiled:  # a spec beyond the module's examples: compile it here
-        _, plan = build_plan(SPECS / f"{name}.yaml")
-        compiled[name] = (plan, write_outputs(plan, tmp_path / "out", only=["report", "summary"]))
+        compiled[name] = (shared_plan(name), shared_outputs(name, ["report", "summary"]))
     plan, target = compiled[name]
     page = (target / "report.html").read_text()
     assert "src=" not in page and "href=" not in page  # self-contained

@@ -1,4 +1,7 @@
-"""Port uniqueness, radix and wiring-rule invariants on every compiled example plan."""
+"""Port uniqueness, radix and wiring-rule invariants on every compiled example plan.
+
+Every builder assembles its plan with expand/assembly.py, whose port offsets and layouts these
+invariants hold."""
 
 from __future__ import annotations
 
@@ -10,14 +13,15 @@ import pytest
 from compiler.check.invariants import plan_invariants
 from compiler.pipeline import build_plan
 
-from .conftest import SPECS
+from .conftest import SPECS, shared_plan
+
 
 SPEC_FILES = sorted(p for p in SPECS.glob("*.yaml") if "64su" not in p.name)
 
 
 @pytest.fixture(scope="module", params=SPEC_FILES, ids=[p.stem for p in SPEC_FILES])
 def plan(request):
-    return build_plan(request.param)[1]
+    return shared_plan(request.param)
 
 
 def test_invariants_hold(plan):
@@ -64,7 +68,7 @@ RAIL_SPECS = [p for p in SPEC_FILES if "rail-optimized" in p.read_text()]
 
 @pytest.mark.parametrize("spec", RAIL_SPECS, ids=[p.stem for p in RAIL_SPECS])
 def test_rail_optimized_rule(spec):
-    plan = build_plan(spec)[1]
+    plan = shared_plan(spec)
     assert plan.design["topology"] == "rail-optimized"
     sel = plan.links.kind == plan.link_kinds.index("server-leaf")
     for a, a_port, b in zip(plan.links.a_dev[sel].tolist(), plan.links.a_port[sel].tolist(), plan.links.b_dev[sel].tolist()):
@@ -100,3 +104,25 @@ def test_fabric_records_that_do_not_tile_the_plan_are_caught():
     plan.fabrics["oob"] = dataclasses.replace(good["oob"], routing=dataclasses.replace(
         r, loopback=np.concatenate([r.loopback, np.zeros(1, dtype=r.loopback.dtype)])))
     assert [f.code for f in fabric_invariants(plan)] == ["FABRIC_ROUTING_SIZE"]
+
+
+def test_the_test_helper_holds_plans_to_the_pipeline_invariants(monkeypatch):
+    """plan_from_text (tests/conftest.py) builds a plan as `clusterc compile` does: a plan that
+    breaks an invariant (here two devices given one name) is refused there too, so a test
+    never passes on a plan compile would not write."""
+    import compiler.pipeline
+
+    from .conftest import plan_from_text
+
+    text = "name: twin-names\nservers: 4\nserver: dgx-h100\nfabric: {topology: rail-optimized, switch: qm9700}\n"
+    assert plan_invariants(plan_from_text(text)) == []
+    expand = compiler.pipeline.expand
+
+    def twin_names(loaded):
+        plan = expand(loaded)
+        plan.devices[1].name = plan.devices[0].name
+        return plan
+
+    monkeypatch.setattr(compiler.pipeline, "expand", twin_names)
+    with pytest.raises(AssertionError, match="DEVICE_NAME_REUSED|used twice"):
+        plan_from_text(text)

@@ -16,7 +16,8 @@ from compiler.expand import ports
 from compiler.catalog import load_catalog
 from compiler.pipeline import build_plan
 
-from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
+from .conftest import SPECS, cli_in_process, run_cli, shared_checks, shared_plan, tree_bytes
+
 
 SMALL = """name: mp
 server: hpn-8x2x200g
@@ -50,12 +51,12 @@ def _role(plan, role):
 
 @pytest.fixture(scope="module")
 def hpn():
-    return build_plan(SPECS / "alibaba-hpn-pod.yaml")[1]
+    return shared_plan("alibaba-hpn-pod")
 
 
 @pytest.fixture(scope="module")
 def hpn_checks(hpn):
-    return run_checks(hpn)
+    return shared_checks(hpn)
 
 
 def test_hpn_counts_match_designs_md(hpn):

@@ -1,14 +1,15 @@
-"""Published designs reproduced exactly from the specs in specs/ (sources in each spec)."""
+"""Published designs reproduced exactly from the specs in specs/ (sources in each spec).
+
+SuperPOD spine-leaf and core groups are expand/spine_leaf_groups.py's."""
 
 from __future__ import annotations
 
 import pytest
 
 from compiler.pipeline import build_plan
-from compiler.check import run_checks
 from compiler.render.summary import summarize
 
-from .conftest import SPECS
+from .conftest import SPECS, shared_checks, shared_plan
 
 # NVIDIA DGX SuperPOD RA for DGX B200, component-count table (designs.md):
 # SU, nodes, GPUs, leaf, spine, core, node-leaf, leaf-spine, spine-core cables.
@@ -25,8 +26,8 @@ B200_TABLE = [
 @pytest.mark.parametrize("row", B200_TABLE, ids=[f"{r[0]}su" for r in B200_TABLE])
 def test_b200_superpod_table(row):
     su, nodes, gpus, leaf, spine, core, node_leaf, leaf_spine, spine_core = row
-    _, plan = build_plan(SPECS / f"b200-superpod-{su}su.yaml")
-    s = summarize(plan, run_checks(plan))
+    plan = shared_plan(f"b200-superpod-{su}su")
+    s = summarize(plan, shared_checks(plan))
     assert (s["servers"], s["gpus"]) == (nodes, gpus)
     assert s["switches"] == ({"leaf": leaf, "spine": spine, "core": core} if core else {"leaf": leaf, "spine": spine})
     expected_cables = {"server-leaf": node_leaf, "leaf-spine": leaf_spine}
@@ -38,8 +39,8 @@ def test_b200_superpod_table(row):
 
 
 def test_b200_4su_summary_contract():
-    _, plan = build_plan(SPECS / "b200-superpod-4su.yaml")
-    s = summarize(plan, run_checks(plan))
+    plan = shared_plan("b200-superpod-4su")
+    s = summarize(plan, shared_checks(plan))
     assert s["switches"] == {"leaf": 32, "spine": 16}
     assert s["cables"] == {"server-leaf": 1024, "leaf-spine": 1024}
     assert {"name", "gpus", "servers", "switches", "cables", "tiers", "oversubscription", "notes"} <= set(s)
@@ -54,8 +55,8 @@ def test_b200_4su_summary_contract():
     ("b300-xdr-18su", 144, 72, 10368, 10368),
 ])
 def test_other_superpods(spec, leaf, spine, node_leaf, leaf_spine):
-    _, plan = build_plan(SPECS / f"{spec}.yaml")
-    s = summarize(plan, run_checks(plan))
+    plan = shared_plan(spec)
+    s = summarize(plan, shared_checks(plan))
     assert s["switches"] == {"leaf": leaf, "spine": spine}
     node_cables = sum(n for kind, n in s["cables"].items() if kind.endswith("-leaf"))
     assert node_cables == node_leaf
@@ -79,8 +80,8 @@ def test_h100_ufm_ports_on_distinct_leaves():
 def test_seed_design():
     # designs.md seed: 128 leaves (64 down / 64 up), 64 spines each to all 128 leaves,
     # 8,192 GPUs, 8,192 + 8,192 cables, 1:1.
-    _, plan = build_plan(SPECS / "seed-8k-fat-tree.yaml")
-    s = summarize(plan, run_checks(plan))
+    plan = shared_plan("seed-8k-fat-tree")
+    s = summarize(plan, shared_checks(plan))
     assert s["gpus"] == 8192 and s["servers"] == 1024
     assert s["switches"] == {"leaf": 128, "spine": 64}
     assert s["cables"] == {"server-leaf": 8192, "leaf-spine": 8192}

@@ -1,5 +1,8 @@
 """clusterc resilience: sampled failure states against exact enumeration and closed forms,
-monotonicity, determinism over workers, bad input."""
+monotonicity, determinism over workers, bad input.
+
+Modules exercised here: resilience/components.py, resilience/rates.py, resilience/collective.py,
+resilience/executor.py, resilience/report.py, resilience/text.py, resilience/errors.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Scale-up domains as plan data: NVL72 racks (72 GPUs, 9 NVLink switch trays, no field
-cables) and DGX baseboards (8 GPUs), in the plan, BOM, summary, checks and collectives."""
+cables) and DGX baseboards (8 GPUs), in the plan, BOM, summary, checks and collectives.
+
+Scale-up domains are plan/scale_up.py's."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from compiler.render.hostlist import compress, expand
 
 from . import slurm_rules
-from .conftest import ROOT, SPECS, cli_in_process
+from .conftest import ROOT, SPECS, cli_in_process, shared_outputs
 
 CHECK = ROOT / "tests" / "tools" / "slurm-topo-check.sh"  # copy of ../shared/reference/slurm/slurm-topo-check.sh
 HAVE_SLURM = shutil.which("scontrol") and (shutil.which("slurmctld") or os.path.exists("/usr/sbin/slurmctld"))
@@ -24,6 +24,9 @@ needs_slurm = pytest.mark.skipif(not HAVE_SLURM, reason="Debian slurmctld/slurm-
 
 
 def compile_spec(tmp_path: Path, spec: Path | str) -> Path:
+    """The compiled folder of `spec`; an example's is the session's shared one (read it only)."""
+    if Path(spec).parent == SPECS:
+        return shared_outputs(Path(spec))
     r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stdout + r.stderr
     return next((tmp_path / "out").iterdir())

@@ -1,6 +1,8 @@
 """Generated switch configs, checked by the real consumers that run here: FRR's own parser
 (vtysh -C), SONiC's YANG models through libyang, NVUE's startup.yaml shape, and the
-EOS structure; one RoCE profile in all of them; bad NOS choices rejected."""
+EOS structure; one RoCE profile in all of them; bad NOS choices rejected.
+
+SONiC platform, hwsku and port names come from catalog/sonic.py."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ import yaml
 from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan, write_outputs
 
-from .conftest import SPECS, plan_from_text
+from .conftest import SPECS, plan_from_text, shared_outputs
+
 
 NOS_SPECS = {"frr": "roce-2spine-4leaf-frr", "sonic": "roce-2spine-4leaf-sonic", "cumulus": "roce-2spine-4leaf-cumulus",
              "eos": "roce-2spine-4leaf-eos", "sonic-unnumbered": "roce-2spine-4leaf-sonic-unnumbered",
@@ -25,13 +28,8 @@ NOS_SPECS = {"frr": "roce-2spine-4leaf-frr", "sonic": "roce-2spine-4leaf-sonic",
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory):
-    out = tmp_path_factory.mktemp("eth")
-    folders = {}
-    for key, name in NOS_SPECS.items():
-        _, plan = build_plan(SPECS / f"{name}.yaml")
-        folders[key] = write_outputs(plan, out)
-    return folders
+def compiled():
+    return {key: shared_outputs(name) for key, name in NOS_SPECS.items()}
 
 
 def _files(folder: Path, name: str) -> list[Path]:

@@ -17,7 +17,7 @@ from compiler.diagnostics import SpecInvalid
 from compiler.pipeline import build_plan
 from compiler.render.summary import summarize
 
-from .conftest import SPECS, cli_in_process, run_cli, tree_bytes
+from .conftest import SPECS, cli_in_process, run_cli, shared_checks, shared_plan, tree_bytes
 from .synthetic import catalog_yaml
 
 TPU_V4_LINK_GBPS = 375
@@ -108,8 +108,8 @@ def test_direct_torus_cabling_lists_only_cables(tmp_path):
 
 
 def test_twisted_torus_max_flow(tmp_path):
-    plan = build_plan(SPECS / "tpu-v5p-twisted-8x8x16.yaml")[1]
-    figures = run_checks(plan).as_json()["figures"]
+    plan = shared_plan("tpu-v5p-twisted-8x8x16")
+    figures = shared_checks(plan).as_json()["figures"]
     b = figures["bisection"]
     assert b["analytic_gbps"] is None  # no closed form: max-flow only
     # The twist moves x wrap links along z; degree and link count stay those of the torus.
@@ -128,8 +128,8 @@ def test_twisted_torus_max_flow(tmp_path):
 
 
 def test_switched_torus(tmp_path):
-    plan = build_plan(SPECS / "torus-switched-512.yaml")[1]
-    checks = run_checks(plan)
+    plan = shared_plan("torus-switched-512")
+    checks = shared_checks(plan)
     s = summarize(plan, checks)
     assert s["switches"] == {"router": 64}
     assert s["cables"] == {"server-router": 512, "router-router": 64 * 3 * 4}
@@ -192,8 +192,8 @@ def test_dragonfly_bisection_closed_form_matches_max_flow(tmp_path, k, groups, t
 
 
 def test_dragonfly_plus_structure(tmp_path):
-    plan = build_plan(SPECS / "dragonfly-plus-2k.yaml")[1]
-    s = summarize(plan, run_checks(plan))
+    plan = shared_plan("dragonfly-plus-2k")
+    s = summarize(plan, shared_checks(plan))
     assert s["switches"] == {"leaf": 64, "spine": 64}
     assert s["cables"]["local"] == 4 * 16 * 16  # every leaf to every spine of its group
     assert set(plan.link_kinds) == {"server-leaf", "local", "global"}

@@ -1,6 +1,8 @@
 """One answer per question: the all-reduce estimate (compiler/traffic/estimate.py) is the
 routed ring, and the check, summary.json, `clusterc compare`, `clusterc explore` and
-`clusterc traffic` all show that one number; routes on every topology family."""
+`clusterc traffic` all show that one number; routes on every topology family.
+
+Routes on networks without tiers (tori, rings, meshes) are traffic/minimal.py's."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from compiler.pipeline import build_plan
 from compiler.traffic import TrafficError
 from compiler.traffic.exports import astra_sim_files, htsim_files, simai_files, write_exports
 
-from .conftest import SPECS, cli_in_process
+from .conftest import SPECS, cli_in_process, plan_from_text
 
 
 def _plan(name):
@@ -141,7 +141,6 @@ def test_htsim_fat_tree_builds_the_plans_switch_counts(name):
     ("partial", "every leaf full (32 hosts); this plan has leaves with 16"),
 ])
 def test_htsim_refuses_what_its_fat_tree_cannot_express(name, why, tmp_path):
-    from .conftest import plan_from_text
 
     if name == "partial":  # a half-filled last scalable unit
         plan = plan_from_text("name: x\nservers: 48\nserver: dgx-b200\nfabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 32}\n")
@@ -180,15 +179,13 @@ def _model_vs_htsim(run: dict) -> dict:
     (htsim: size over its finish time less the fixed cost of a lone flow), the mean, the
     slowest, and the collective time (the last flow to finish; the model: fixed cost +
     size at the slowest rate)."""
-    from compiler.expand import expand
-    from compiler.spec.load import load_spec_text
     from compiler.traffic.analysis import solve_phase
     from compiler.traffic.exports import htsim_nodes, htsim_path_choice
     from compiler.traffic.fabric import TrafficFabric, parse_failure
     from compiler.traffic.patterns import build_pattern, placement
     from compiler.traffic.routing import Router
 
-    plan = expand(load_spec_text(run["spec"], "<htsim run>"))
+    plan = plan_from_text(run["spec"], "<htsim run>")
     intact = TrafficFabric(plan)
     fabric = TrafficFabric(plan, parse_failure(plan, run["fail"]), graph=intact.graph) if run["fail"] else intact
     pattern = build_pattern(fabric, run["pattern"], placement(intact, None, "plan", run["seed"]), run["seed"])
@@ -285,7 +282,6 @@ def test_htsim_export_writes_the_run_and_pins_each_flow_to_the_route_traffic_cho
     from compiler.traffic.fabric import TrafficFabric
     from compiler.traffic.patterns import build_pattern, placement
     from compiler.traffic.routing import Router
-    from .conftest import plan_from_text
 
     text = ("name: x\nservers: 32\nserver: dgx-b200\n"
             "fabric: {topology: rail-optimized, switch: qm9700, scalable_unit: 32, oversubscription: \"2:1\"}\n")

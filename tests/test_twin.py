@@ -1,6 +1,8 @@
 """`clusterc twin`: the Ethernet fabric booted as real FRR daemons in network namespaces,
 wired from the cabling list. Needs root and Debian's frr; each run cleans up after itself,
-which the tests check (no namespace, no daemon of ours left), even when the run fails."""
+which the tests check (no namespace, no daemon of ours left), even when the run fails.
+
+The text report is twin/report.py's."""
 
 from __future__ import annotations
 

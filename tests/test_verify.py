@@ -6,7 +6,11 @@ discovery that cabling would produce is verified against the untouched plan, and
 findings must be exactly the mistakes applied. Each input parser reads a sample in its
 tool's real format (tests/data/verify/, sources in its README); the real-tool runs
 (ibsim + ibnetdiscover, lldpd in the twin) are in test_verify_real_tools.py.
-"""
+
+Modules exercised here: verify/inputs.py, verify/discovery.py, verify/lldp.py, verify/resolve.py,
+verify/match.py, verify/scope.py, verify/report.py, verify/unverified.py, and the parsers
+verify/ibnetdiscover.py, verify/sonic.py, verify/eos.py, verify/nvue.py, verify/asbuilt.py,
+verify/netbox_csv.py."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ are ignored here (test_verify.py covers them from real-format rates).
 
 Ethernet: `clusterc twin --swap C1,C2 --lldp-out DIR` runs the real lldpd next to FRR
 in every switch namespace; `verify` on DIR names the swapped cables and nothing else.
-"""
+
+`verify --write-guids` (verify/guids.py) is exercised here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The spec language means what YAML 1.2's core schema says, not what YAML 1.1 (PyYAML's
 default) guesses: every 1.1 trap, in every kind of field the spec has, either reads as
-the YAML 1.2 value or fails with file:line and a hint. Never a silent number."""
+the YAML 1.2 value or fails with file:line and a hint. Never a silent number.
+
+Modules exercised here: yaml12/source.py (values with positions), yaml12/core_schema.py (what a
+scalar means), yaml12/value_errors.py (the messages)."""
 
 from __future__ import annotations
 
