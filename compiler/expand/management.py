@@ -112,14 +112,7 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
     host = switch.radix(speed)
     # Growth: BMC blocks (servers per leaf) and the spine tier for the final size, so growing
     # moves no cable; `final_mgmt`: the other fabrics' switches at their growth targets.
-    growth = loaded.spec.growth
-    if growth and growth.max_servers:
-        final = max(n, growth.max_servers)
-    elif growth and compute.su_size:
-        assert growth.max_scalable_units is not None  # growth gives exactly one of the two (spec/model.py)
-        final = max(n, growth.max_scalable_units * compute.su_size)
-    else:
-        final = n
+    final = _final_servers(loaded, compute)
     final_mgmt = max(final_mgmt, mgmt)
     # BMCs of consecutive servers take the first two thirds of a leaf's host ports (32 of an
     # SN2201's 48: one leaf per 32-DGX SU), the last third the switches' management ports:
@@ -151,6 +144,17 @@ def resolve_oob(loaded: LoadedSpec, compute: ClosDesign, i: int, fab: ExtraFabri
                       requested, fabric_notes, final_servers=final, hosts=compute.hosts, final_leaves=final_leaves,
                       spine_switch=spine if spine.id != switch.id else None,
                       uplink_speed_gbps=up_gbps if up_gbps != speed else None, shape=shape)
+
+
+def _final_servers(loaded: LoadedSpec, compute: ClosDesign) -> int:
+    """The servers the management network is built for: the growth target where one is set."""
+    n, growth = compute.servers, loaded.spec.growth
+    if growth and growth.max_servers:
+        return max(n, growth.max_servers)
+    if growth and compute.su_size:
+        assert growth.max_scalable_units is not None  # growth gives exactly one of the two (spec/model.py)
+        return max(n, growth.max_scalable_units * compute.su_size)
+    return n
 
 
 def _uplink_speed(switch: Switch, speed: int) -> int:
