@@ -70,13 +70,13 @@ def test_not_written_where_the_cables_do_not_fit_one_excel_sheet(tmp_path, monke
     import compiler.render.cable_validation as cv
 
     assert cv.EXCEL_MAX_ROWS == 1_048_576
-    _, plan = build_plan(SPECS / "roce-2spine-4leaf-sonic.yaml")
+    plan = shared_plan("roce-2spine-4leaf-sonic")
     monkeypatch.setattr(cv, "EXCEL_MAX_ROWS", 512)  # the header and 511 cables
-    folder = write_outputs(plan, tmp_path / "over", ["cable-validation"]) / "cable-validation"
+    folder = outputs_of(plan, tmp_path / "over", ["cable-validation"]) / "cable-validation"
     assert sorted(p.name for p in folder.iterdir()) == ["README.md"]
     assert "512 cables do not fit one Excel sheet (511 rows below the header" in (folder / "README.md").read_text()
     monkeypatch.setattr(cv, "EXCEL_MAX_ROWS", 513)  # exactly fits
-    assert len(_rows(write_outputs(plan, tmp_path / "fits", ["cable-validation"]))) == 512
+    assert len(_rows(outputs_of(plan, tmp_path / "fits", ["cable-validation"]))) == 512
 
 
 def test_p2p_is_byte_identical_across_compiles(tmp_path):
