@@ -4,8 +4,11 @@ and the one record that plan.json, summary.json and report.html show."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
+
+import jsonschema
 
 import numpy as np
 import pytest
@@ -129,7 +132,14 @@ def test_plan_summary_and_report_show_one_figure(tmp_path):
     r = cli_in_process("compile", str(spec), "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out" / "t"
-    record = json.loads((out / "plan.json").read_text())["physical"]["model"]["spine_placement"]
+    plan_json = json.loads((out / "plan.json").read_text())
+    schema = json.loads((out / "plan.schema.json").read_text())
+    jsonschema.validate(plan_json, schema)  # the record follows its published schema
+    wrong = copy.deepcopy(plan_json)
+    wrong["physical"]["model"]["spine_placement"]["chosen"] = "auto"  # auto is asked, never chosen
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(wrong, schema)
+    record = plan_json["physical"]["model"]["spine_placement"]
     summary = json.loads((out / "summary.json").read_text())["spine_placement"]
     assert summary == {"chosen": record["chosen"], "spine_rows": record["spine_rows"],
                        "link_length_m": {o["placement"]: o["link_length_m"] for o in record["options"]}}

@@ -48,8 +48,11 @@ class Physical:
         return np.bincount(src.dev_rack, weights=src.dev_height_u.astype(np.float64), minlength=len(self.racks)).astype(np.int64)
 
 
-_WHERE = {"start": "at the start of the racks the fabric fills", "middle": "in the middle of the racks the fabric fills",
-          "end": "at the end of the racks the fabric fills", "rows": "in the rows the layout names"}
+# each placement in full (after the rows) and short (beside the others' lengths)
+_WHERE = {"start": ("at the start of the racks the fabric fills", "at the start"),
+          "middle": ("in the middle of the racks the fabric fills", "in the middle"),
+          "end": ("at the end of the racks the fabric fills", "at the end"),
+          "rows": ("in the rows the layout names", "in the rows the layout names")}
 
 
 def spine_placement_sentence(record: dict) -> str:
@@ -61,13 +64,11 @@ def spine_placement_sentence(record: dict) -> str:
     where = f"row{'s' if len(rows) > 1 else ''} {', '.join(rows)}"
     options = {o["placement"]: o for o in record["options"]}
     chosen = options[record["chosen"]]
-    text = (f"Spines, cores and central switches stand in {where}, {_WHERE[record['chosen']]}: "
+    text = (f"Spines, cores and central switches stand in {where}, {_WHERE[record['chosen']][0]}: "
             f"{chosen['link_length_m']:,.0f} m of links, the longest {chosen['longest_link_m']:g} m")
-    others = [f"{o['link_length_m']:,.0f} m {_WHERE[p].split(' of the')[0]}" for p, o in options.items() if p != record["chosen"]]
-    if record["asked"] == "auto" and others:
-        text += f" (the shortest; {'; '.join(others)})"
-    elif others:
-        text += f" (as the layout asks; {'; '.join(others)})"
+    others = [f"{o['link_length_m']:,.0f} m {_WHERE[p][1]}" for p, o in options.items() if p != record["chosen"]]
+    if others:
+        text += f" ({'the shortest' if record['asked'] == 'auto' else 'as the layout asks'}; {'; '.join(others)})"
     if record["not_possible"]:
-        text += "; not possible: " + "; ".join(f"{_WHERE[p].split(' of the')[0]}: {m}" for p, m in record["not_possible"].items())
+        text += "; not possible: " + "; ".join(f"{_WHERE[p][1]}: {m}" for p, m in record["not_possible"].items())
     return text + "."
