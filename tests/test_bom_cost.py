@@ -49,7 +49,7 @@ def test_prices_and_spares(tmp_path):
     assert by[("transceiver", "MMA4Z00-NS")].quantity == 1536
     assert by[("spare", "MMA4Z00-NS")].quantity == 31
     assert by[("spare", "MMA4Z00-NS")].unit_power_w is None  # on the shelf
-    totals = dict(category_totals(lines, plan.facts["bom"]["prices"]))
+    totals = dict(category_totals(lines, plan.view.facts.prices))
     assert totals["switch"].cost == 48 * 1000
     # the flat-top server modules have no price: the transceivers' cost is unknown, never a number
     assert totals["transceiver"].cost is None and totals["transceiver"].priced == 1536 * 10
@@ -239,7 +239,7 @@ def test_a_generic_cable_price_prices_every_length(tmp_path):
     spec.write_text(text.replace("\nname: ", "\nbom: {prices: prices.yaml}\nname: ", 1))
     lines = [line for _, line in order_lines(build_plan(spec)[1])]
     cat6 = [line for line in lines if line.part_number.startswith("CAT6")]
-    prices = build_plan(spec)[1].facts["bom"]["prices"]
+    prices = build_plan(spec)[1].view.facts.prices
     totals = dict(category_totals(cat6, prices))
     assert len(cat6) > 1 and totals["all"].cost == Decimal("4.50") * (31 + 14) and not totals["all"].unpriced
 

@@ -210,12 +210,12 @@ def test_host_topology_rail_order_agrees_with_the_server_ports():
         if sid not in catalog.servers:  # a cloud instance's topology, for NCCL files only
             continue
         ports = catalog.servers[sid].nic_groups["compute"].ports
-        nics = rail_nics(topo.model_dump(mode="json"), len(ports))
+        nics = rail_nics(topo, len(ports))
         assert nics is not None, f"{sid}: the host topology has not one NIC per compute port"
         assert [p.gpu for p in ports] == list(range(len(ports))), f"{sid}: compute ports not in GPU (rail) order"
         named = [p.device for p in ports]
         if all(named):
-            assert [n["name"] for n in nics] == named, sid
+            assert [n.name for n in nics] == named, sid
             checked += 1
     assert checked >= 1  # dgx-h100 at least
 

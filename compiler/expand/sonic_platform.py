@@ -16,7 +16,6 @@ from collections import Counter
 import numpy as np
 
 from ..catalog.nos import descriptor
-from ..catalog.sonic import hwsku
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.facts import PlanFacts
 from ..plan.model import Plan
@@ -45,7 +44,7 @@ def notes(plan: Plan) -> list[str]:
         for (model, split), count in sorted(groups.items()):
             rec = facts.model(model)
             sonic = rec.sonic if rec is not None else None
-            if hwsku(sonic, split):
+            if sonic is not None and sonic.hwsku_for(split):
                 continue
             what = f"{count} {model} switch{'es' if count > 1 else ''} ({'/'.join(f'{s}G' for s in split)} ports)"
             keeps = ("so the switch keeps its own (set at first boot from its platform's default_sku in sonic-buildimage "
@@ -60,10 +59,10 @@ def notes(plan: Plan) -> list[str]:
                            f"panel name and its PORT index the cage counted from 1, where a platform's port_config.ini may "
                            f"differ (UfiSpace S9321-64EO counts cages from 0): match both to the box's before loading")
             elif len(split) > 1:
-                out.append(f"sonic: {what}: no one hwsku of {sonic['platform']} is known to hold ports of several "
+                out.append(f"sonic: {what}: no one hwsku of {sonic.platform} is known to hold ports of several "
                            f"speeds: config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")
             else:
-                out.append(f"sonic: {what}: no hwsku of {sonic['platform']} is known with {split[0]}G ports "
+                out.append(f"sonic: {what}: no hwsku of {sonic.platform} is known with {split[0]}G ports "
                            f"(switches.yaml sonic.hwsku): config_db.json leaves DEVICE_METADATA hwsku out, {keeps}")
     return out
 

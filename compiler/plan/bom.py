@@ -260,11 +260,11 @@ def _scale_up_lines(plan: Plan) -> list[BomLine]:
             continue
         p = parts[ref]
         what = f"{per_domain} per {up.kind} domain ({up.gpus_per_domain} GPUs)"
-        source = f"part of the {p['part_of']}" if p["part_of"] else "order separately"
-        out.append(BomLine("scale-up", p["part_number"] or (f"included: {p['part_of']}" if p["part_of"] else NOT_IN_CATALOG),
-                           f"{p['vendor']} {p['model']}" + (f", {p['rack_units']}U" if p["rack_units"] else "")
-                           + (f", {p['switch_asics']} NVSwitch ASICs" if p["switch_asics"] else ""),
-                           per_domain * up.domains, p["power_w"],
+        source = f"part of the {p.part_of}" if p.part_of else "order separately"
+        out.append(BomLine("scale-up", p.part_number or (f"included: {p.part_of}" if p.part_of else NOT_IN_CATALOG),
+                           f"{p.vendor} {p.model}" + (f", {p.rack_units}U" if p.rack_units else "")
+                           + (f", {p.switch_asics} NVSwitch ASICs" if p.switch_asics else ""),
+                           per_domain * up.domains, p.power_w,
                            f"scale-up: {what}; {source}; backplane-connected, no field cables"
-                           + ("" if p["power_w"] is not None else "; power not published")))
+                           + ("" if p.power_w is not None else "; power not published")))
     return out

@@ -161,7 +161,7 @@ def cost_delta(old: Plan, new: Plan) -> dict | None:
     # priced parts' sum, with the unpriced ones named beside it.
     totals = [order_totals(p, "cluster") if prices else None for p, prices in zip((old, new), priced, strict=True)]
     costs = [t.priced if t is not None else None for t in totals]
-    currencies = [p["currency"] if p else None for p in priced]
+    currencies = [p.currency if p else None for p in priced]
     same = currencies[0] == currencies[1] and None not in costs
     return {"currency": currencies[1] or currencies[0], "old_currency": currencies[0], "new_currency": currencies[1],
             "old": _money(costs[0]), "new": _money(costs[1]),

@@ -9,8 +9,12 @@ through these records (FabricView.facts), never by string key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
+from ..catalog.models import HostTopology
+from ..catalog.sonic import hwsku
 
 if TYPE_CHECKING:
     from .model import Port
@@ -36,6 +40,39 @@ class IbFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class SonicFacts:
+    """What SONiC calls a switch model (catalog `sonic:`): its platform, the hwsku of each
+    logical port speed where one is evidenced, and its PORT alias format."""
+
+    platform: str  # sonic-buildimage device/<vendor>/<platform>/
+    hwsku: dict[int, str]  # logical port speed (Gb/s) -> hwsku (plan.json's keys are text)
+    port_alias: str | None = None  # None: the alias is the front-panel name
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> SonicFacts | None:
+        if rec is None:
+            return None
+        return cls(rec["platform"], {int(k): v for k, v in rec.get("hwsku", {}).items()}, rec.get("port_alias"))
+
+    def hwsku_for(self, speeds_gbps: Iterable[int]) -> str | None:
+        """The hwsku of a switch whose ports in use run `speeds_gbps` (catalog/sonic.py's rule)."""
+        return hwsku(self.hwsku, speeds_gbps)
+
+
+@dataclass(frozen=True, slots=True)
+class ManagementPortFacts:
+    """A switch's out-of-band management port (catalog `management_port`), not in its port layout."""
+
+    name: str
+    form_factor: str
+    gbps: int
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> ManagementPortFacts | None:
+        return None if rec is None else cls(**_known(cls, rec))
+
+
+@dataclass(frozen=True, slots=True)
 class ModelFacts:
     """One catalog model in use: a switch, a server, a chip (part of its host) or an extra
     endpoint (UFM, storage head: no catalog model). Fields of other kinds are None."""
@@ -51,11 +88,10 @@ class ModelFacts:
     protocol: str | None = None  # infiniband | ethernet
     nos: tuple[str, ...] | None = None  # None: a plan.json from before the facts recorded it
     infiniband: IbFacts | None = None  # an InfiniBand switch's port numbering and ibdiagnet type
-    sonic: dict | None = None  # platform, hwsku, port_alias
+    sonic: SonicFacts | None = None  # None: the catalog names no SONiC platform
     power_confidence: str | None = None
     power_source: str | None = None
-    # a switch's management port (not in its port layout): {name, form_factor, gbps}
-    management_port: dict[str, Any] | None = None
+    management_port: ManagementPortFacts | None = None  # None: no source shows one
     # server
     gpus: int | None = None
     nic: str | None = None
@@ -79,6 +115,8 @@ class ModelFacts:
         if known.get("nics") is None:
             known.pop("nics", None)
         known["infiniband"] = IbFacts.from_json(known.get("infiniband"))
+        known["sonic"] = SonicFacts.from_json(known.get("sonic"))
+        known["management_port"] = ManagementPortFacts.from_json(known.get("management_port"))
         return cls(**known)
 
     def ib_port_numbers(self, ports: Sequence[Port]) -> list[int] | None:
@@ -92,7 +130,7 @@ class ModelFacts:
     @property
     def sonic_port_alias(self) -> str | None:
         """The SONiC port alias style of a switch (catalog sonic.port_alias), None without one."""
-        return (self.sonic or {}).get("port_alias")
+        return self.sonic.port_alias if self.sonic is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +180,47 @@ class TransceiverFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class ScaleUpPartFacts:
+    """An NVLink switch tray or backplane outside the servers (catalog scale_up_parts): a BOM line."""
+
+    kind: str  # switch-tray | backplane
+    vendor: str
+    model: str
+    confidence: str
+    part_number: str | None = None  # None: no orderable number (ships with the rack)
+    part_of: str = ""  # what it ships with, e.g. "GB200 NVL72 rack"
+    rack_units: int | None = None
+    switch_asics: int | None = None  # NVSwitch chips per tray
+    power_w: int | None = None  # None: not published
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any]) -> ScaleUpPartFacts:
+        return cls(**_known(cls, rec))
+
+
+@dataclass(frozen=True, slots=True)
+class PriceFacts:
+    """The user's price file as the plan carries it (catalog/prices.py PriceList.as_facts)."""
+
+    currency: str  # ISO 4217
+    source: str | None  # where the prices come from, as the file says
+    file: str | None  # the price file's name
+    parts: dict[str, Decimal]  # unit price by part number, exact (plan.json keeps decimal strings)
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> PriceFacts | None:
+        if rec is None:
+            return None
+        return cls(rec["currency"], rec.get("source"), rec.get("file"),
+                   {k: Decimal(v) for k, v in rec.get("parts", {}).items()})
+
+
+@dataclass(frozen=True, slots=True)
 class BomFacts:
     """The spec's `bom:` as the plan carries it (expand/facts.attach_bom)."""
 
     spares_percent: dict[str, float] = field(default_factory=dict)
-    prices: dict | None = None  # catalog/prices.py Prices.as_facts
+    prices: PriceFacts | None = None  # None: the spec names no price file
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +228,8 @@ class PlanFacts:
     models: dict[str, ModelFacts]
     media: dict[str, MediumFacts]
     transceivers: dict[str, TransceiverFacts]
-    host_topology: dict[str, dict | None]  # server model -> its NCCL host topology (None: not in the catalog)
-    scale_up_parts: dict[str, dict]  # NVLink switch trays, backplanes: BOM lines
+    host_topology: dict[str, HostTopology | None]  # server model -> its NCCL host topology (None: not in the catalog)
+    scale_up_parts: dict[str, ScaleUpPartFacts]  # NVLink switch trays, backplanes: BOM lines
     bom: BomFacts | None  # None: the spec has no `bom:`
 
     @classmethod
@@ -165,16 +239,18 @@ class PlanFacts:
             models={k: ModelFacts.from_json(v) for k, v in facts.get("models", {}).items()},
             media={k: MediumFacts.from_json(v) for k, v in facts.get("media", {}).items()},
             transceivers={k: TransceiverFacts.from_json(k, v) for k, v in facts.get("transceivers", {}).items()},
-            host_topology=dict(facts.get("host_topology", {})),
-            scale_up_parts=dict(facts.get("scale_up_parts", {})),
-            bom=None if bom is None else BomFacts(dict(bom.get("spares_percent", {})), bom.get("prices")))
+            # the catalog's own record: plan.json holds its whole model_dump, so it reads back exactly
+            host_topology={k: None if v is None else HostTopology.model_validate(v)
+                           for k, v in facts.get("host_topology", {}).items()},
+            scale_up_parts={k: ScaleUpPartFacts.from_json(v) for k, v in facts.get("scale_up_parts", {}).items()},
+            bom=None if bom is None else BomFacts(dict(bom.get("spares_percent", {})), PriceFacts.from_json(bom.get("prices"))))
 
     def model(self, model_id: str | None) -> ModelFacts | None:
         """The facts of a catalog model, None where the plan has none (no switch, unknown id)."""
         return None if model_id is None else self.models.get(model_id)
 
     @property
-    def prices(self) -> dict | None:
+    def prices(self) -> PriceFacts | None:
         return None if self.bom is None else self.bom.prices
 
     @property

@@ -23,6 +23,7 @@ from decimal import Decimal
 
 from .bom import BomLine, bill_of_materials, orderable_part, spare_lines
 from .fabrics import fabric_bom, is_multi_fabric
+from .facts import PriceFacts
 from .model import Plan
 
 SCOPES = {
@@ -60,16 +61,16 @@ def is_included(line: BomLine) -> bool:
     return line.part_number.startswith(INCLUDED) or line.notes == "part of the server"
 
 
-def unit_price(line: BomLine, prices: dict | None) -> Decimal | None:
+def unit_price(line: BomLine, prices: PriceFacts | None) -> Decimal | None:
     """The line's unit price from the price file (PlanFacts.prices), keyed by the
     part number as bom.csv prints it (a generic cable ordered by length: that text, or its
     part without the length); None if unpriced."""
     if prices is None:
         return None
-    value = prices["parts"].get(line.part_number)  # the part number as the BOM prints it
+    value = prices.parts.get(line.part_number)  # the part number as the BOM prints it
     if value is None:
-        value = prices["parts"].get(orderable_part(line))  # a generic cable's price, whatever its length
-    return None if value is None else Decimal(value)
+        value = prices.parts.get(orderable_part(line))  # a generic cable's price, whatever its length
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Totals:
         return self.currency is not None
 
 
-def line_totals(lines: list[BomLine], prices: dict | None, scope: str | None = None) -> Totals:
+def line_totals(lines: list[BomLine], prices: PriceFacts | None, scope: str | None = None) -> Totals:
     """Totals of `lines` (all of them with scope None, else those in the scope)."""
     sel = [line for line in lines if scope is None or in_scope(line, scope)]
     power = sum(line.total_power_w for line in sel if line.total_power_w is not None)
@@ -112,7 +113,7 @@ def line_totals(lines: list[BomLine], prices: dict | None, scope: str | None = N
         unpriced = tuple(sorted(missing))
     return Totals(scope or "lines", sum(line.quantity for line in sel), power, unknown,
                   priced if prices is not None and not unpriced else None, priced,
-                  prices["currency"] if prices else None, unpriced)
+                  prices.currency if prices else None, unpriced)
 
 
 def order_totals(plan: Plan, scope: str = DEFAULT_SCOPE) -> Totals:
@@ -128,7 +129,7 @@ def money(value: Decimal | None) -> str:
     return "" if value is None else f"{value.quantize(Decimal('0.01')):f}"
 
 
-def category_totals(lines: list[BomLine], prices: dict | None) -> list[tuple[str, Totals]]:
+def category_totals(lines: list[BomLine], prices: PriceFacts | None) -> list[tuple[str, Totals]]:
     """(category, totals) per category in first-appearance order, then 'all' (bom_totals.csv)."""
     order = list(dict.fromkeys(line.category for line in lines))
     out = [(cat, line_totals([line for line in lines if line.category == cat], prices)) for cat in order]

@@ -31,7 +31,7 @@ def bom_table(plan: Plan) -> tuple[list[str], list[tuple]]:
     shows the same rows. The whole order (plan/order.py): with several fabrics, each
     fabric's parts labelled in a last column, then the spares over all of them ("all")."""
     prices = plan.view.facts.prices
-    price_header = [f"unit_price_{prices['currency'].lower()}", f"total_price_{prices['currency'].lower()}"] if prices else []
+    price_header = [f"unit_price_{prices.currency.lower()}", f"total_price_{prices.currency.lower()}"] if prices else []
 
     def priced(line) -> tuple:
         if not prices:
@@ -62,5 +62,5 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
             cost = money(t.cost) if t.cost is not None else UNPRICED  # unknown while a part is unpriced
             priced_cost = money(t.priced)
         totals.append((category, t.quantity, _watts(t.power_w), " ".join(t.power_unknown_for), cost, priced_cost,
-                       prices["currency"] if prices else "", " ".join(t.unpriced)))
+                       prices.currency if prices else "", " ".join(t.unpriced)))
     out.write_text("bom_totals.csv", csv_text(TOTALS_HEADER, totals))

@@ -50,6 +50,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..catalog.models import HostNic as CatalogNic
+from ..catalog.models import HostTopology
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
@@ -79,15 +81,15 @@ def nic_tos(roce) -> int:
     return roce.roce_dscp << 2 | roce.roce_ecn_bits
 
 
-def rail_nics(host_topology: dict | None, rails: int) -> list[dict] | None:
+def rail_nics(host_topology: HostTopology | None, rails: int) -> list[CatalogNic] | None:
     """The host topology's NICs in rail order (rail k: the NIC nearest GPU k-1), or None
     when it does not give one NIC per rail (no topology, or a different NIC count)."""
     if not host_topology:
         return None
-    nics = [n for n in host_topology["nics"] if n.get("near_gpus")]
+    nics = [n for n in host_topology.nics if n.near_gpus]
     if len(nics) != rails:
         return None
-    return sorted(nics, key=lambda n: min(n["near_gpus"]))
+    return sorted(nics, key=lambda n: min(n.near_gpus))
 
 
 def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_table: int = FIRST_TABLE
@@ -203,8 +205,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     server_type = view.design.server
     topo = view.facts.host_topology.get(server_type)
     topo_nics = rail_nics(topo, len(ports))
-    hcas = [n["name"] for n in topo_nics] if topo_nics else None
-    busids = [n["busid"] for n in topo_nics] if topo_nics else None
+    hcas = [n.name for n in topo_nics] if topo_nics else None
+    busids = [n.busid for n in topo_nics] if topo_nics else None
     named = nic_devices(compute.devices[0].layout) if ports else []
     hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
     if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device

@@ -145,7 +145,7 @@ def device_types(plan: Plan) -> dict[str, dict]:
             "model": f"{rec.model} ({layout})", "slug": slug(layout), "part_number": rec.part_number or "",
             "u_height": height,
             "interfaces": [(p.name, k, False) for p, k in zip(ports, kinds, strict=True)]
-            + ([(mgmt["name"], interface_type("ethernet", mgmt["gbps"], mgmt["form_factor"]), True)] if mgmt else []),
+            + ([(mgmt.name, interface_type("ethernet", mgmt.gbps, mgmt.form_factor), True)] if mgmt else []),
             "closest": sorted({(p.speed_gbps, p.form_factor) for p, k in zip(ports, kinds, strict=True)
                                if CLOSEST.get((p.speed_gbps, p.form_factor)) == k}),
         }

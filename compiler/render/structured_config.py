@@ -23,7 +23,6 @@ import numpy as np
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import Nos, descriptor
 from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, buffers, pfc_watchdog, sonic_ports
-from ..catalog.sonic import hwsku as sonic_hwsku
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import ManagementSubnet, dotted, link_end_addresses
@@ -256,8 +255,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             prefixes = [*local_prefixes, (net, subnet.prefix)]  # the subnet, redistributed to the spines
         sonic = rec.sonic if (rec := facts.model(d.model)) is not None else None
         used_speeds = set(if_speeds)
-        sku = sonic_hwsku(sonic, used_speeds)
-        bset = buffer_set(sonic["platform"], sku) if sonic and cable_m is not None else None
+        sku = sonic.hwsku_for(used_speeds) if sonic else None
+        bset = buffer_set(sonic.platform, sku) if sonic and cable_m is not None else None
         device_type = nos_facts.role_types.get(d.role)
         if served:
             assert r.management_prefix is not None  # set with management_gateway (plan/fabrics.py)
@@ -277,7 +276,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
             adaptive_routing=r.adaptive_routing and nos_facts.capabilities.adaptive_routing,
             cable_lengths_m=if_cable_m if if_cable_m is not None else [],
             site=site,
-            sonic_platform=sonic["platform"] if sonic else None,
+            sonic_platform=sonic.platform if sonic else None,
             sonic_hwsku=sku,
             sonic_ports=port_ids[d.layout],
             sonic_buffers=buffers(bset, device_type, [x * 1000 for x in if_speeds], if_cable_m,
