@@ -56,6 +56,78 @@ def test_the_grep_sees_a_string_keyed_read():
     assert not ALIASED.search("    d = plan.view.design") and not STRING_KEYED.search("plan.view.design.gpus")
 
 
+# The nested records the view reaches through typed fields (catalog facts of a model, the
+# spec's prices, a tier's port split ...): a string-keyed read of one, or of a key inside one,
+# is the untyped contract back. Writes (`rec["spine_ports"] = ...`) and the spec's own
+# mapping (`spec["bom"].get("prices")`; expand/hosts.py, which builds the hosts record from
+# the spec) are not reads of the plan.
+NESTED = r"(?:sonic|host_topology|scale_up_parts|prices|management_port|leaf_ports|spine_ports|tor_ports|hosts|links_per_pair)"
+NESTED_BY_KEY = re.compile(r"\[[\"']" + NESTED + r"[\"']\](?!\s*=[^=])|\.get\([\"']" + NESTED + r"[\"']")
+INSIDE_NESTED = re.compile(r"\." + NESTED + r"\s*(?:\[[\"']|\.get\([\"'])")
+
+
+def test_no_string_keyed_read_of_a_nested_record_outside_serialization():
+    found = [f"compiler/{rel}:{n}: {line.strip()}" for rel, n, line in _lines()
+             if rel not in SERIALIZATION | {"expand/hosts.py"} and "spec[" not in line and "spec.get(" not in line
+             and (NESTED_BY_KEY.search(line) or INSIDE_NESTED.search(line))]
+    assert found == []
+
+
+def test_the_grep_sees_a_string_keyed_read_of_a_nested_record():
+    assert INSIDE_NESTED.search('bset = buffer_set(sonic["platform"], sku) if rec.sonic["platform"] else None')
+    assert NESTED_BY_KEY.search('topo = facts.get("host_topology", {}).get(server)')
+    assert NESTED_BY_KEY.search('mgmt = rec["management_port"]')
+    assert INSIDE_NESTED.search('down, up = d.leaf_ports["down"], d.leaf_ports["up"]')
+    assert INSIDE_NESTED.search('prefix = plan.view.design.hosts["label_prefix"]')
+    assert not NESTED_BY_KEY.search('        rec["spine_ports"] = {"down": s.spine.down, "up": s.spine.up}')
+    assert not INSIDE_NESTED.search("down, up = d.leaf_ports.down, d.leaf_ports.up")
+    assert not INSIDE_NESTED.search("topo = view.facts.host_topology.get(server_type)")  # a map by model id
+
+
+# Record fields still plain dicts on purpose, each with why; any other field of the view's
+# records typed `dict`, `Any` or a mapping of those is an untyped corner of the contract.
+STILL_PLAIN = {
+    # rows and subnets the management network writes and plan/fabrics.py turns into routing
+    # (serve_management_ports); no later stage indexes them
+    ("FabricView", "management_ports"), ("FabricView", "management_network"),
+    # the unit-fill figures check/unit_fill.py copies into its own typed figures
+    ("DesignRecord", "unit_fill"),
+}
+UNTYPED = re.compile(r"\bdict\b(?!\[)|\bAny\b|\bdict\[[^\]]*\bdict\b")
+
+
+def _record_fields(cls: type, seen: set[type]):
+    """(class, field, annotation) of a dataclass and of every dataclass its annotations name."""
+    import dataclasses
+    import sys
+
+    if cls in seen or not dataclasses.is_dataclass(cls):
+        return
+    seen.add(cls)
+    names = vars(sys.modules[cls.__module__])
+    for f in dataclasses.fields(cls):
+        owner = next(c.__name__ for c in cls.__mro__ if f.name in getattr(c, "__annotations__", {}))
+        yield owner, f.name, str(f.type)
+        for word in re.findall(r"[A-Za-z_]\w*", str(f.type)):
+            if isinstance(names.get(word), type):
+                yield from _record_fields(names[word], seen)
+
+
+def test_every_record_the_view_reaches_is_typed():
+    """Every field of the view, its facts and each family's design record (and every record
+    they name) says what it holds: no bare `dict` or `Any` (STILL_PLAIN says why for the rest)."""
+    from compiler.plan.fabric_view import FabricView
+
+    seen: set[type] = set()
+    fields = [*_record_fields(FabricView, seen)]
+    for t in TOPOLOGIES.values():
+        fields += _record_fields(t.record, seen)
+    untyped = sorted({f"{owner}.{name}: {ann}" for owner, name, ann in fields
+                      if UNTYPED.search(ann) and (owner, name) not in STILL_PLAIN})
+    assert untyped == []
+    assert {"ModelFacts", "PlanFacts", "ClosRecord", "DirectRecord"} <= {c.__name__ for c in seen}
+
+
 @pytest.fixture(scope="module")
 def plans():
     return {name: read_plan_json(ROOT / "out" / name) for name in EXAMPLES}
@@ -187,7 +259,8 @@ def test_no_stage_derives_the_uplink_speed_or_a_role_model_itself():
     later = ("check/", "render/", "traffic/", "explore/", "verify/", "resilience/", "twin/", "ci.py", "compare.py")
     # a read of the design's key (a docstring's `fabric.uplink_speed_gbps` names the spec key;
     # summary.json's own field is read back by speed_text)
-    uplink = re.compile(r"(?<!fabric)\.uplink_speed_gbps\b|(?<!summary)(?:\.get\(|\[)[\"']uplink_speed_gbps")
+    uplink = re.compile(r"(?<!fabric)\.uplink_speed_gbps\b|(?<!summary)(?:\.get\(|\[)[\"']uplink_speed_gbps"
+                        r"|getattr\([^)]*[\"']uplink_speed_gbps")
     role_model = re.compile(r"\b(?:spine|core)_switch\b|\{role\}_switch")
     found = [f"compiler/{rel}:{n}: {line.strip()}" for rel, n, line in _lines()
              if rel.startswith(later) and not line.lstrip().startswith("#")

@@ -14,6 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..topology.records import PortSplit
 from .context import CheckContext
 from .figures import Figures, to_json
 from .findings import Finding
@@ -136,12 +137,11 @@ def _leaf_built_below(ctx: CheckContext, want: Fraction) -> tuple[str, int, int,
     (expand/unit_choice.py) where it is below the ratio asked: the default unit may give a
     leaf more uplinks than the ratio needs where that is cheaper; None where the leaf is
     built at the ratio asked. The ratio is bandwidth (800G uplinks over 400G downlinks)."""
-    record = ctx.plan.view.design
-    ports = getattr(record, "leaf_ports", None)
-    if not ports or not ports.get("up"):
+    view = ctx.plan.view
+    ports: PortSplit | None = getattr(view.design, "leaf_ports", None)  # families with a leaf tier
+    if ports is None or not ports.up:
         return None
-    down, up = int(ports["down"]), int(ports["up"])
-    down_gbps = int(getattr(record, "speed_gbps", 1))
-    up_gbps = int(getattr(record, "uplink_speed_gbps", None) or down_gbps)
+    down, up = ports.down, ports.up
+    down_gbps, up_gbps = view.design.speed_gbps, view.uplink_gbps
     bw_down, bw_up = down * down_gbps, up * up_gbps
     return None if Fraction(bw_down, bw_up) == want else (ratio_text(bw_down, bw_up), down, up, bw_down, bw_up)

@@ -208,12 +208,12 @@ def _pin_leaf_ratio(spec: dict, plan: Plan) -> None:
     uplinks where that is cheaper), but a given scalable_unit measures the ratio exactly:
     pinning the unit alone would ask the target for a leaf day one does not have (an SU of 37
     at 2:1 needs 18.5 uplinks). So the leaf's measured ratio is pinned with it, in Gb/s."""
-    ports = _clos(plan).leaf_ports or {}
-    if not ports.get("up"):
+    ports = _clos(plan).leaf_ports
+    if ports is None or not ports.up:
         return
     down_gbps = plan.view.design.speed_gbps
     up_gbps = plan.view.uplink_gbps
-    measured = Fraction(int(ports["down"]) * down_gbps, int(ports["up"]) * up_gbps)
+    measured = Fraction(ports.down * down_gbps, ports.up * up_gbps)
     leaf = f"{measured.numerator}:{measured.denominator}"
     over = spec["fabric"].get("oversubscription")
     # A bare ratio is the leaf's (the spine's stays its default); a mapping keeps its spine.

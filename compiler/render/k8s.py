@@ -25,7 +25,7 @@ def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str
     """(topology level keys coarse to fine, without hostname; [(node, [(key, value)])])."""
     d = plan.view.design
     assert d.hosts is not None  # every family records its hosts
-    p = d.hosts["label_prefix"]
+    p = d.hosts.label_prefix
     columns: list[tuple[str, list[str]]] = []
     if d.tiers == 3:  # a three-tier Clos: every leaf, so every server, is in a pod
         columns.append((f"{p}/pod", [naming.pod_group(_given(x)) for x in hosts.pod]))
@@ -63,7 +63,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hosts = plan.memo("hosts", host_table)
     levels, rows = node_labels(plan, hosts)
     assert plan.view.design.hosts is not None  # every family records its hosts
-    prefix = plan.view.design.hosts["label_prefix"]
+    prefix = plan.view.design.hosts.label_prefix
     context = {"name": plan.name, "api": KUEUE_API, "levels": levels + [HOSTNAME_LEVEL], "rows": rows,
                "flavor_labels": rows[0][1][:2] if rows else [], "server": plan.view.design.server, "prefix": prefix}
     out.write_text("k8s/node-labels.yaml", render_template("k8s/node-labels.yaml.j2", **context))

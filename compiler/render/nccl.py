@@ -11,7 +11,7 @@ from .writer import OutputDir
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     view = plan.view
-    style = (view.design.hosts or {}).get("nccl_topology", "skeleton")
+    style = view.design.hosts.nccl_topology if view.design.hosts is not None else "skeleton"
     for server, record in sorted(view.facts.host_topology.items()):
         if record is None:
             continue

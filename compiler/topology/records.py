@@ -7,7 +7,50 @@ sometimes default to None here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from collections.abc import Callable
 from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class PortSplit:
+    """How a switch tier's ports divide: toward the servers (down) and toward the tier above
+    (up), as the design builds them. `down_cages`/`up_cages` only where the two run at
+    different speeds, so a cage's split differs by direction (expand/ports.py)."""
+
+    down: int
+    up: int
+    down_cages: int | None = None
+    up_cages: int | None = None
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> PortSplit | None:
+        return None if rec is None else cls(**rec)
+
+
+@dataclass(frozen=True, slots=True)
+class HostsRecord:
+    """How the servers are named and labelled (expand/hosts.py), as every family records it."""
+
+    hostname_pattern: str | None  # None: the catalog's hostname prefix and an index
+    hostname_prefix: str
+    label_prefix: str  # Kubernetes node-label prefix
+    nccl_topology: str  # which NCCL topology file the hosts get (spec hosts.nccl_topology)
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> HostsRecord | None:
+        return None if rec is None else cls(**rec)
+
+
+@dataclass(frozen=True, slots=True)
+class LinksPerPair:
+    """Links between each pair of a direct network's nodes: all equal, or differing by one."""
+
+    min: int
+    max: int
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> LinksPerPair | None:
+        return None if rec is None else cls(**rec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +65,7 @@ class DesignRecord:
     switch_radix: int | None
     servers: int
     gpus: int
-    hosts: dict | None = None  # naming and host-topology style (expand/hosts.py)
+    hosts: HostsRecord | None = None  # naming and host-topology style (expand/hosts.py)
     direct: bool = False  # no switch between GPUs: chips (or servers) are the graph's nodes
     node_role: str = "chip"  # a direct network's nodes: chips, or servers (ring / full mesh)
     never_meet: str | None = None  # device attribute whose values the network never joins (rail, group)
@@ -41,7 +84,7 @@ class ClosRecord(DesignRecord):
     scalable_unit: int | None = None
     scalable_units: int | None = None
     rails: int = 1
-    leaf_ports: dict | None = None
+    leaf_ports: PortSplit | None = None
     leaves_per_pod: int | None = None
     pods: int = 1
     spines_per_pod: int | None = None
@@ -52,7 +95,7 @@ class ClosRecord(DesignRecord):
     spine_radix: int | None = None
     core_switch: str | None = None
     core_radix: int | None = None
-    spine_ports: dict | None = None  # three tiers
+    spine_ports: PortSplit | None = None  # three tiers
     core_groups: int | None = None
     cores_per_group: int | None = None
     spine_core_links_per_pair: int | None = None
@@ -91,9 +134,9 @@ class PlanesRecord(DesignRecord):
     leaves_per_rail: int | None = None
     spines_per_rail: int | None = None
     leaf_spine_links_per_pair: int | None = None
-    leaf_ports: dict | None = None
+    leaf_ports: PortSplit | None = None
     uplink_speed_gbps: int | None = None  # multi-plane
-    tor_ports: dict | None = None
+    tor_ports: PortSplit | None = None
     tors: int | None = None
     aggregation_per_plane: int | None = None
     # multi-plane: each plane a Clos (expand/planes.py), keys as ClosRecord's, per plane
@@ -104,7 +147,7 @@ class PlanesRecord(DesignRecord):
     pods: int = 1
     spines_per_pod: int | None = None
     built_for_servers: int | None = None
-    spine_ports: dict | None = None
+    spine_ports: PortSplit | None = None
     core_groups: int | None = None
     cores_per_group: int | None = None
     spine_core_links_per_pair: int | None = None
@@ -115,7 +158,7 @@ class DirectRecord(DesignRecord):
     rails: int = 1
     rounds: int = 0
     rails_per_round: list[int] | None = None  # links per pair in each round-robin round
-    links_per_pair: dict | None = None  # {"min": m, "max": m or m + 1}
+    links_per_pair: LinksPerPair | None = None
 
 
 def uplink_gbps(uplink_speed_gbps: int | None, speed_gbps: int) -> int:
@@ -128,4 +171,15 @@ def uplink_gbps(uplink_speed_gbps: int | None, speed_gbps: int) -> int:
 def record_from_design(cls: type[DesignRecord], design: dict[str, Any]) -> DesignRecord:
     """The typed record of a plan's design dict; keys of other stages (fabrics, a fabric
     view's name) stay in the dict. A missing required key is a bug: KeyError, loudly."""
-    return cls(**{f.name: design[f.name] for f in fields(cls) if f.name in design})
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in design:
+            nested = NESTED_RECORDS.get(f.name)
+            values[f.name] = design[f.name] if nested is None else nested(design[f.name])
+    return cls(**values)
+
+
+# The records' fields that hold a record of their own, and how each reads plan.json's dict.
+NESTED_RECORDS: dict[str, Callable[[Any], Any]] = {
+    "leaf_ports": PortSplit.from_json, "spine_ports": PortSplit.from_json, "tor_ports": PortSplit.from_json,
+    "hosts": HostsRecord.from_json, "links_per_pair": LinksPerPair.from_json}

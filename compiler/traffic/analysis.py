@@ -199,4 +199,4 @@ def balls_into_bins_for(fabric: TrafficFabric, pattern: Pattern, routing: str, q
     up, down = view.uplink_gbps, d.speed_gbps
     if up % down:
         return None  # an uplink carries no whole number of line-rate flows: the model does not apply
-    return balls_into_bins(int(leaf_ports["up"]), int(per_leaf[0]), placed, up // down)
+    return balls_into_bins(leaf_ports.up, int(per_leaf[0]), placed, up // down)

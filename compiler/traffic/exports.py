@@ -156,7 +156,7 @@ def htsim_files(plan: Plan) -> dict[str, str]:
     kinds = plan.link_kinds
     if np.any(~f.graph.at_is_gpu_server):
         raise ExportError("extra endpoints (UFM, storage) sit on leaf ports; htsim's fat tree has GPU hosts only")
-    down, up = d.leaf_ports["down"], d.leaf_ports["up"]
+    down, up = d.leaf_ports.down, d.leaf_ports.up
     per_leaf = np.bincount(f.ep_switch, minlength=f.graph.n)[np.flatnonzero(f.tier == 1)]
     if np.any(per_leaf != down):
         raise ExportError(f"htsim's fat tree needs every leaf full ({down} hosts); this plan has leaves with "
@@ -194,7 +194,7 @@ def htsim_files(plan: Plan) -> dict[str, str]:
            f"Bundle {d.leaf_spine_links_per_pair}", f"Downlink_Latency_ns {lat}"]
     if tiers == 3:
         assert d.spine_ports is not None  # three tiers
-        s_down, s_up = d.spine_ports["down"], d.spine_ports["up"]
+        s_down, s_up = d.spine_ports.down, d.spine_ports.up
         spine_oversub = oversub("spines", s_down, speed("leaf-spine"), s_up, speed("spine-core"))
         core_down = int(np.bincount(L.b_dev[L.kind == kinds.index("spine-core")]).max())
         out += [f"Radix_Up {s_up}", f"Oversubscribed {spine_oversub}", "",

@@ -47,7 +47,7 @@ def full_mesh_bisection_gbps(plan: Plan, g: FabricGraph) -> tuple[int | None, st
     d = plan.view.design
     assert isinstance(d, DirectRecord), d.topology  # the direct family's own record
     assert d.links_per_pair is not None and d.rails_per_round is not None  # expand/direct.py records both
-    n, m, s = d.servers, d.links_per_pair["min"], d.speed_gbps
+    n, m, s = d.servers, d.links_per_pair.min, d.speed_gbps
     h = n // 2
     e = sum(1 for t in d.rails_per_round if t > m)
     if e >= 2 and n > FULL_MESH_CLOSED_FORM_SERVERS:  # e <= 1 holds for any n (a matching)
