@@ -75,6 +75,9 @@ _PACKAGES = sorted(p.name for p in (ROOT / "compiler").iterdir() if (p / "__init
 NAMED_FILE = re.compile(r"(?<![\w./-])((?:compiler/|benchmarks/|tests/)?(?:" + "|".join(_PACKAGES) + r")(?:/\w+)*\.py"
                         r"|(?:benchmarks|tests)/\w+\.py)\b")
 NAMED_MODULE = re.compile(r"\bcompiler(?:\.\w+)+")
+# A folder named the same way: x/y/ under compiler/, or one under tests/, templates/, specs/ or docs/
+NAMED_FOLDER = re.compile(r"(?<![\w./-])((?:compiler/)?(?:" + "|".join(_PACKAGES) + r")(?:/\w+)*/"
+                          r"|(?:tests|templates|specs|docs)/(?:[\w-]+/)*)(?![\w-])")
 
 
 def _source_files() -> list[Path]:
@@ -111,7 +114,8 @@ def test_code_and_templates_point_at_nothing_outside_the_repository():
 def test_modules_named_in_code_and_templates_exist():
     found = [f"{p.relative_to(ROOT)}:{i}: {ref}" for p in _source_files()
              for i, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-             for ref in [m.group(1) for m in NAMED_FILE.finditer(line) if not _exists(m.group(1))]
+             for ref in [m.group(1) for m in (*NAMED_FILE.finditer(line), *NAMED_FOLDER.finditer(line))
+                         if not _exists(m.group(1))]
              + [m.group() for m in NAMED_MODULE.finditer(line) if not _module_exists(m.group())]]
     assert not found, "modules named that do not exist:\n" + "\n".join(found)
 
@@ -123,4 +127,7 @@ def test_the_reference_patterns_catch_what_they_are_for():
     for text in ('colour="#555555"', "color:#222", "github.com/NVIDIA/nccl/issues/1182", "&#160;"):
         assert not OUTSIDE.search(text), text
     assert not _exists("render/nowhere.py") and _exists("render/cabling.py") and _exists("compiler/plan/model.py")
+    folders = [m.group(1) for m in NAMED_FOLDER.finditer("closed forms (check/closed_forms/); a sample in tests/data/lldp/eos/.")]
+    assert folders == ["check/closed_forms/", "tests/data/lldp/eos/"] and not any(map(_exists, folders))
+    assert _exists("check/families/") and not NAMED_FOLDER.search("catalog/data/nos.yaml")
     assert not _module_exists("compiler.render.nowhere") and _module_exists("compiler.plan.model.Plan")

@@ -3,7 +3,7 @@ and what it can do. The one place a topology's name is spelled outside its own f
 
 Every stage reads these descriptors rather than comparing names: the spec derives its
 allowed values and per-family keys from them, expand picks the family's resolver and
-builder (expand/families.py), check its closed forms (check/closed_forms/), and outputs
+builder (expand/families.py), check its closed forms (check/families/), and outputs
 their traits (a tree for Slurm and OpenSM's ftree, servers as nodes, diagram grouping).
 This module sits below every stage (it imports nothing of ours) so that the spec, the
 plan and the renderers can all read it without an upward import.

@@ -5,7 +5,7 @@ for VerifyLLDPNeighbors, and in other public eAPI fixtures): `lldpNeighbors` key
 local interface, each with a `lldpNeighborInfo` list; an entry has `systemName` and
 `neighborInterfaceInfo` with `interfaceIdType` (interfaceName, macAddress, local),
 `interfaceId` (quoted, e.g. "\"Ethernet1\""), `interfaceId_v2` (unquoted, newer EOS)
-and `interfaceDescription`. A sample following it exactly is in tests/data/lldp/eos/.
+and `interfaceDescription`. A sample following it exactly is in tests/data/verify/lldp/eos/.
 """
 
 from __future__ import annotations

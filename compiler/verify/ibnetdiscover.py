@@ -2,7 +2,7 @@
 loads as a net file).
 
 Format (rdma-core infiniband-diags man page, and the real output of ibnetdiscover 44.0
-against ibsim here; tests/data/ibnetdiscover/ holds a captured sample):
+against ibsim here; tests/data/verify/ibnetdiscover/ holds a captured sample):
 
     switchguid=0x230000100000800(230000100000800)
     Switch	64 "S-0230000100000800"		# "su1-leaf-r8" enhanced port 0 lid 13 lmc 0

@@ -2,7 +2,7 @@
 Linux and Linux hosts).
 
 Format: lldpd 1.0.16's JSON writer, captured from the real daemon here (two network
-namespaces, and the twin: tests/data/lldp/lldpcli/). `lldp.interface` is an object
+namespaces, and the twin: tests/data/verify/lldp/lldpcli/). `lldp.interface` is an object
 keyed by interface for one neighbour and a list of such one-key objects for several;
 `chassis` is keyed by the neighbour's system name (an object with `id` when it sends
 none); `port.id` has a `type` (ifname, mac, local) and `value`, `port.descr` the text.

@@ -7,7 +7,7 @@ Format: an object keyed by interface; each has `type` (swp, eth, loopback, bond,
 `port.type` (ifname, mac) and `port.description`. Taken from the NVUE command
 reference (nvue-reference/Show-Commands/LLDP: `[neighbor]` under `lldp`) and the shape
 of a captured `/interface` response in public cable-validation test fixtures; a sample
-following it exactly is in tests/data/lldp/nvue/.
+following it exactly is in tests/data/verify/lldp/nvue/.
 The link speed is the switch's own view of its port, so this input can show `speed`.
 """
 
