@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..topology.records import PortSplit
+from ..topology.records import ClosRecord, PlanesRecord
 from .context import CheckContext
 from .figures import Figures, to_json
 from .findings import Finding
@@ -138,7 +138,7 @@ def _leaf_built_below(ctx: CheckContext, want: Fraction) -> tuple[str, int, int,
     leaf more uplinks than the ratio needs where that is cheaper; None where the leaf is
     built at the ratio asked. The ratio is bandwidth (800G uplinks over 400G downlinks)."""
     view = ctx.plan.view
-    ports: PortSplit | None = getattr(view.design, "leaf_ports", None)  # families with a leaf tier
+    ports = view.design.leaf_ports if isinstance(view.design, (ClosRecord, PlanesRecord)) else None  # a leaf tier
     if ports is None or not ports.up:
         return None
     down, up = ports.down, ports.up

@@ -54,6 +54,48 @@ class LinksPerPair:
 
 
 @dataclass(frozen=True, slots=True)
+class UnitCost:
+    """What a choice of unit costs (expand/unit_choice.py UnitCost.record)."""
+
+    switches: int
+    cables: int
+    size: int | None = None  # the unit size (absent for whole units: the design's own size)
+    servers: int | None = None  # whole units: the servers they hold
+    oversubscription: str | None = None  # the leaf ratio it needs set, where not the one asked
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> UnitCost | None:
+        return None if rec is None else cls(**rec)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitFill:
+    """How full the last unit (scalable unit or leaf) is, and what other units would cost
+    (expand/unit_choice.py fill_record; judged by check/unit_fill.py)."""
+
+    unit: str  # scalable_unit | leaf
+    size: int
+    given: bool  # set by the spec, not chosen by default
+    servers: int  # the servers the units are sized for (growth target included)
+    units: int
+    last_unit_servers: int
+    last_unit_leaves: int
+    last_unit_uplinks: int
+    cost: UnitCost  # as built
+    cheapest: UnitCost | None = None  # only where strictly cheaper than the unit in use
+    whole_units: UnitCost | None = None  # the partial last unit left out
+    with_room: UnitCost | None = None  # the unit that would leave leaf ports for extra endpoints
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> UnitFill | None:
+        if rec is None:
+            return None
+        costs = ("cost", "cheapest", "whole_units", "with_room")
+        values: dict[str, Any] = {k: UnitCost.from_json(v) if k in costs else v for k, v in rec.items()}
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
 class DesignRecord:
     """The part every family records."""
 
@@ -72,7 +114,7 @@ class DesignRecord:
     planes: int | None = None  # ports of one NIC that go to different planes (multi-plane)
     # As the spec asks, where the family has a leaf ratio (check/oversubscription.py).
     oversubscription: dict[str, str] | None = None
-    unit_fill: dict | None = None  # the last scalable unit's fill, where units were chosen (check/unit_fill.py)
+    unit_fill: UnitFill | None = None  # the last scalable unit's fill, where units were chosen (check/unit_fill.py)
 
     def switch_model(self, role: str) -> str | None:
         """The catalog model of a switch role: a per-tier model where the spec gives one."""
@@ -182,4 +224,4 @@ def record_from_design(cls: type[DesignRecord], design: dict[str, Any]) -> Desig
 # The records' fields that hold a record of their own, and how each reads plan.json's dict.
 NESTED_RECORDS: dict[str, Callable[[Any], Any]] = {
     "leaf_ports": PortSplit.from_json, "spine_ports": PortSplit.from_json, "tor_ports": PortSplit.from_json,
-    "hosts": HostsRecord.from_json, "links_per_pair": LinksPerPair.from_json}
+    "hosts": HostsRecord.from_json, "links_per_pair": LinksPerPair.from_json, "unit_fill": UnitFill.from_json}
