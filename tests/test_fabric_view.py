@@ -88,9 +88,9 @@ def test_the_grep_sees_a_string_keyed_read_of_a_nested_record():
 # Record fields still plain dicts on purpose, each with why; any other field of the view's
 # records typed `dict`, `Any` or a mapping of those is an untyped corner of the contract.
 STILL_PLAIN = {
-    # rows and subnets the management network writes and plan/fabrics.py turns into routing
-    # (serve_management_ports); no later stage indexes them
-    ("FabricView", "management_ports"), ("FabricView", "management_network"),
+    # the catalog's host topology as plan.json holds it, for the NCCL library (render/nccl.py
+    # validates it as the catalog's HostTopology; the plan may not import the catalog's models)
+    ("HostTopologyFacts", "catalog_record"),
 }
 UNTYPED = re.compile(r"\bdict\b(?!\[)|\bAny\b|\bdict\[[^\]]*\bdict\b")
 
@@ -326,7 +326,7 @@ def test_each_fabric_has_its_own_view(plans):
         "compute": (None, "infiniband", "qm9700"), "storage": ("storage", "ethernet", "sn5600"),
         "oob": ("oob", "ethernet", "sn2201")}
     assert {len(v.servers) for v in views.values()} == {31}
-    assert views["oob"].management_network is not None and views["compute"].management_network is None
+    assert plan.fabrics["oob"].management_network is not None and plan.fabrics["compute"].management_network is None
 
 
 def test_expand_and_the_view_share_the_uplink_rule():

@@ -202,6 +202,7 @@ def test_host_topology_rail_order_agrees_with_the_server_ports():
     ports (servers.yaml, rail order) name their GPU and RDMA device too. Where both say, they
     must agree, or nccl.conf and the cabling would disagree silently."""
     from compiler.catalog.load import load_catalog
+    from compiler.plan.facts import HostTopologyFacts
     from compiler.render.host_configs import rail_nics
 
     catalog = load_catalog()
@@ -210,7 +211,7 @@ def test_host_topology_rail_order_agrees_with_the_server_ports():
         if sid not in catalog.servers:  # a cloud instance's topology, for NCCL files only
             continue
         ports = catalog.servers[sid].nic_groups["compute"].ports
-        nics = rail_nics(topo, len(ports))
+        nics = rail_nics(HostTopologyFacts.from_json(topo.model_dump(mode="json")), len(ports))
         assert nics is not None, f"{sid}: the host topology has not one NIC per compute port"
         assert [p.gpu for p in ports] == list(range(len(ports))), f"{sid}: compute ports not in GPU (rail) order"
         named = [p.device for p in ports]

@@ -1,6 +1,6 @@
 """SONiC's names for a switch model (DEVICE_METADATA platform and hwsku) and for its ports
 (PORT alias and index), from the model's catalog facts (switches.yaml `sonic:`, as the plan
-carries them: plan/facts.py SonicFacts).
+carries them: plan/facts.py SonicFacts, which picks the hwsku).
 
 An hwsku is the port split SONiC boots with (sonic-buildimage device/<vendor>/<platform>/
 <hwsku>/port_config.ini: every port's lanes, alias, index and speed), so a switch gets one
@@ -17,20 +17,9 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
-from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 import yaml
-
-
-def hwsku(skus: Mapping[int, str], speeds_gbps: Iterable[int]) -> str | None:
-    """The hwsku for a switch whose ports in use run `speeds_gbps`, from its platform's
-    hwsku by logical port speed (Gb/s); None for several speeds, or where no hwsku of that
-    speed's split is evidenced."""
-    speeds = set(speeds_gbps)
-    if len(speeds) != 1:
-        return None
-    return skus.get(speeds.pop())
 
 
 class SonicPorts(NamedTuple):

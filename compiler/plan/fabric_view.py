@@ -61,8 +61,6 @@ class FabricView:
     facts: PlanFacts
     servers: range  # the servers in the plan's device list: always first
     fabric: str | None  # an extra fabric's name on its fabric plan; None on the compute fabric's
-    management_ports: dict[str, Any] | None  # an extra fabric's management ports (expand/management.py)
-    management_network: dict[str, Any] | None  # the management (OOB) network's subnets and BMC rows
     routing: RoutingPlan | None  # Ethernet: addresses, ASNs, NOS port names
 
     # --- the model per role, and its protocol --------------------------------------------
@@ -139,5 +137,4 @@ def build_view(design: dict[str, Any], facts: dict[str, Any], devices: list[Devi
                routing: RoutingPlan | None) -> FabricView:
     """The view of one plan (a whole plan read as its compute fabric, or one fabric's plan)."""
     return FabricView(design=design_record(design), facts=PlanFacts.from_json(facts), servers=server_range(devices),
-                      fabric=design.get("fabric"), management_ports=design.get("management_ports"),
-                      management_network=design.get("management_network"), routing=routing)
+                      fabric=design.get("fabric"), routing=routing)

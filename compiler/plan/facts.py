@@ -13,8 +13,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from collections.abc import Iterable, Sequence
 
-from ..catalog.models import HostTopology
-from ..catalog.sonic import hwsku
 
 if TYPE_CHECKING:
     from .model import Port
@@ -55,8 +53,12 @@ class SonicFacts:
         return cls(rec["platform"], {int(k): v for k, v in rec.get("hwsku", {}).items()}, rec.get("port_alias"))
 
     def hwsku_for(self, speeds_gbps: Iterable[int]) -> str | None:
-        """The hwsku of a switch whose ports in use run `speeds_gbps` (catalog/sonic.py's rule)."""
-        return hwsku(self.hwsku, speeds_gbps)
+        """The hwsku of a switch whose ports in use run `speeds_gbps`. An hwsku is the port
+        split SONiC boots with, so only a switch whose ports all run one speed gets one, and
+        only where the catalog names the hwsku of that split; None elsewhere (config_db.json
+        then leaves it out and the box keeps its own, catalog/sonic.py)."""
+        speeds = set(speeds_gbps)
+        return self.hwsku.get(speeds.pop()) if len(speeds) == 1 else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,32 @@ class TransceiverFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class HostNicFacts:
+    """A NIC of a server's host topology: its RDMA device, PCI address and nearest GPUs."""
+
+    name: str | None  # the RDMA device (mlx5_0); None where the catalog does not name it
+    busid: str
+    near_gpus: tuple[int, ...]  # GPU indices on its PCIe switch; empty for a NIC near none
+
+
+@dataclass(frozen=True, slots=True)
+class HostTopologyFacts:
+    """A server type's PCIe/NUMA layout (catalog host_topology/): its NICs as records, and
+    the whole catalog record for the NCCL topology file (render/nccl.py reads it back as the
+    catalog's HostTopology: the plan may not import the catalog's models)."""
+
+    nics: tuple[HostNicFacts, ...]
+    catalog_record: dict[str, Any]  # the catalog entry as plan.json holds it (model_dump)
+
+    @classmethod
+    def from_json(cls, rec: dict[str, Any] | None) -> HostTopologyFacts | None:
+        if rec is None:
+            return None
+        nics = tuple(HostNicFacts(n.get("name"), n["busid"], tuple(n.get("near_gpus") or ())) for n in rec.get("nics", []))
+        return cls(nics, rec)
+
+
+@dataclass(frozen=True, slots=True)
 class ScaleUpPartFacts:
     """An NVLink switch tray or backplane outside the servers (catalog scale_up_parts): a BOM line."""
 
@@ -228,7 +256,7 @@ class PlanFacts:
     models: dict[str, ModelFacts]
     media: dict[str, MediumFacts]
     transceivers: dict[str, TransceiverFacts]
-    host_topology: dict[str, HostTopology | None]  # server model -> its NCCL host topology (None: not in the catalog)
+    host_topology: dict[str, HostTopologyFacts | None]  # server model -> its host topology (None: not in the catalog)
     scale_up_parts: dict[str, ScaleUpPartFacts]  # NVLink switch trays, backplanes: BOM lines
     bom: BomFacts | None  # None: the spec has no `bom:`
 
@@ -239,9 +267,7 @@ class PlanFacts:
             models={k: ModelFacts.from_json(v) for k, v in facts.get("models", {}).items()},
             media={k: MediumFacts.from_json(v) for k, v in facts.get("media", {}).items()},
             transceivers={k: TransceiverFacts.from_json(k, v) for k, v in facts.get("transceivers", {}).items()},
-            # the catalog's own record: plan.json holds its whole model_dump, so it reads back exactly
-            host_topology={k: None if v is None else HostTopology.model_validate(v)
-                           for k, v in facts.get("host_topology", {}).items()},
+            host_topology={k: HostTopologyFacts.from_json(v) for k, v in facts.get("host_topology", {}).items()},
             scale_up_parts={k: ScaleUpPartFacts.from_json(v) for k, v in facts.get("scale_up_parts", {}).items()},
             bom=None if bom is None else BomFacts(dict(bom.get("spares_percent", {})), PriceFacts.from_json(bom.get("prices"))))
 

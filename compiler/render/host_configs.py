@@ -50,12 +50,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..catalog.models import HostNic as CatalogNic
-from ..catalog.models import HostTopology
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
+from ..plan.facts import HostNicFacts, HostTopologyFacts
 from ..plan.model import Plan
 from ..plan.routing import dotted, link_end_addresses
 from .structured_config import roce_profile
@@ -81,7 +80,7 @@ def nic_tos(roce) -> int:
     return roce.roce_dscp << 2 | roce.roce_ecn_bits
 
 
-def rail_nics(host_topology: HostTopology | None, rails: int) -> list[CatalogNic] | None:
+def rail_nics(host_topology: HostTopologyFacts | None, rails: int) -> list[HostNicFacts] | None:
     """The host topology's NICs in rail order (rail k: the NIC nearest GPU k-1), or None
     when it does not give one NIC per rail (no topology, or a different NIC count)."""
     if not host_topology:

@@ -3,6 +3,7 @@ an evidenced host topology (compiler/nccl/files.py decides; the notes say when n
 
 from __future__ import annotations
 
+from ..catalog.models import HostTopology
 from ..check import CheckResults
 from ..nccl.files import nccl_file
 from ..plan.model import Plan
@@ -15,6 +16,6 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     for server, record in sorted(view.facts.host_topology.items()):
         if record is None:
             continue
-        f = nccl_file(server, record, style)
+        f = nccl_file(server, HostTopology.model_validate(record.catalog_record), style)
         assert f.path is not None and f.text is not None  # a file is made whenever the topology is known
         out.write_text(f.path, f.text)
