@@ -5,6 +5,7 @@ role) is derived once: grep tests find a second derivation where no output could
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -148,6 +149,59 @@ def test_typed_facts_say_what_the_plan_json_dicts_say(plans):
         for part, rec in raw["transceivers"].items():
             # plan.json records part_number only where it differs from the id; null: not published
             assert facts.transceivers[part].part_number == rec.get("part_number", part), (name, part)
+
+
+def test_nested_records_say_what_the_plan_json_dicts_say(plans):
+    """The records nested in the facts read plan.json's dicts exactly, and the committed
+    examples hold each kind: SONiC platforms (roce-2spine-4leaf-sonic), management ports,
+    host topologies (DGX H100) and scale-up parts (gb200-nvl72-su)."""
+    seen = set()
+    for name, plan in plans.items():
+        raw = json.loads((ROOT / "out" / name / "plan.json").read_text(encoding="utf-8"))["facts"]
+        facts = plan.view.facts
+        for model, rec in raw["models"].items():
+            typed = facts.models[model]
+            if "sonic" in rec:
+                seen.add("sonic")
+                assert typed.sonic is not None and typed.sonic.platform == rec["sonic"]["platform"], (name, model)
+                assert {str(k): v for k, v in typed.sonic.hwsku.items()} == rec["sonic"]["hwsku"], (name, model)
+                assert typed.sonic_port_alias == rec["sonic"].get("port_alias"), (name, model)
+            else:
+                assert typed.sonic is None, (name, model)
+            port = rec.get("management_port")
+            seen |= {"management_port"} if port else set()
+            assert (None if typed.management_port is None else dataclasses.asdict(typed.management_port)) == port, (name, model)
+        for server, topo in raw.get("host_topology", {}).items():
+            typed_topo = facts.host_topology[server]
+            assert (typed_topo is None) == (topo is None), (name, server)
+            if topo is not None:
+                seen.add("host_topology")
+                assert [(n.name, n.busid, list(n.near_gpus)) for n in typed_topo.nics] == \
+                    [(n.get("name"), n["busid"], n.get("near_gpus", [])) for n in topo["nics"]], (name, server)
+        for ref, part in raw.get("scale_up_parts", {}).items():
+            seen.add("scale_up_parts")
+            typed_part = facts.scale_up_parts[ref]
+            assert (typed_part.part_number, typed_part.power_w, typed_part.part_of, typed_part.switch_asics) == \
+                (part["part_number"], part["power_w"], part["part_of"], part["switch_asics"]), (name, ref)
+        d, design = plan.view.design, json.loads((ROOT / "out" / name / "plan.json").read_text(encoding="utf-8"))["design"]
+        for key in ("leaf_ports", "spine_ports", "tor_ports", "hosts", "links_per_pair"):
+            value = getattr(d, key, None)
+            raw_value = design.get(key)
+            typed = None if value is None else {k: v for k, v in dataclasses.asdict(value).items()
+                                                 if v is not None or k in raw_value}  # keys written only where they apply
+            assert typed == raw_value, (name, key)
+    assert seen == {"sonic", "management_port", "host_topology", "scale_up_parts"}
+
+
+def test_prices_are_exact_decimals_as_plan_json_writes_them():
+    from decimal import Decimal
+
+    from compiler.plan.facts import PriceFacts
+
+    prices = PriceFacts.from_json({"currency": "USD", "source": None, "file": "prices.yaml",
+                                   "parts": {"MMA4Z00-NS": "1234.50", "CAT6": "0.1"}})
+    assert prices is not None and prices.parts == {"MMA4Z00-NS": Decimal("1234.50"), "CAT6": Decimal("0.1")}
+    assert prices.parts["CAT6"] * 3 == Decimal("0.3")  # exact, as a float would not be
 
 
 def test_the_view_reads_each_committed_example(plans):
