@@ -11,6 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 
+def _known(cls: type, rec: dict[str, Any]) -> dict[str, Any]:
+    """The keys of a nested record that are fields of `cls` (plan.json of a newer writer may carry more)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in rec.items() if k in names}
+
+
 @dataclass(frozen=True, slots=True)
 class PortSplit:
     """How a switch tier's ports divide: toward the servers (down) and toward the tier above
@@ -24,7 +30,7 @@ class PortSplit:
 
     @classmethod
     def from_json(cls, rec: dict[str, Any] | None) -> PortSplit | None:
-        return None if rec is None else cls(**rec)
+        return None if rec is None else cls(**_known(cls, rec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +40,11 @@ class HostsRecord:
     hostname_pattern: str | None  # None: the catalog's hostname prefix and an index
     hostname_prefix: str
     label_prefix: str  # Kubernetes node-label prefix
-    nccl_topology: str  # which NCCL topology file the hosts get (spec hosts.nccl_topology)
+    nccl_topology: str = "skeleton"  # the NCCL topology file's style (spec hosts.nccl_topology; the default)
 
     @classmethod
     def from_json(cls, rec: dict[str, Any] | None) -> HostsRecord | None:
-        return None if rec is None else cls(**rec)
+        return None if rec is None else cls(**_known(cls, rec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +56,7 @@ class LinksPerPair:
 
     @classmethod
     def from_json(cls, rec: dict[str, Any] | None) -> LinksPerPair | None:
-        return None if rec is None else cls(**rec)
+        return None if rec is None else cls(**_known(cls, rec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +71,7 @@ class UnitCost:
 
     @classmethod
     def from_json(cls, rec: dict[str, Any] | None) -> UnitCost | None:
-        return None if rec is None else cls(**rec)
+        return None if rec is None else cls(**_known(cls, rec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +97,7 @@ class UnitFill:
         if rec is None:
             return None
         costs = ("cost", "cheapest", "whole_units", "with_room")
-        values: dict[str, Any] = {k: UnitCost.from_json(v) if k in costs else v for k, v in rec.items()}
+        values: dict[str, Any] = {k: UnitCost.from_json(v) if k in costs else v for k, v in _known(cls, rec).items()}
         return cls(**values)
 
 
