@@ -4,6 +4,7 @@ is there for."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import re
 import subprocess
@@ -39,8 +40,10 @@ def test_ruff_config_catches_a_zip_without_strict_and_an_unused_name():
 
 def _mypy(*args: str) -> subprocess.CompletedProcess:
     # The cache lives outside the repository (none left in it) and is kept between runs,
-    # where it turns ~20 s of checking into ~2 s.
-    cache = Path(tempfile.gettempdir()) / "clusterc-mypy-cache"
+    # where it turns ~20 s of checking into ~2 s; one per checkout, so two clones checked at
+    # once (worktrees, CI beside a developer) never read each other's half-written entries.
+    checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    cache = Path(tempfile.gettempdir()) / f"clusterc-mypy-cache-{checkout}"
     return subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache), *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
 
