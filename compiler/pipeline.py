@@ -67,21 +67,34 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
     (run_checks(plan)); run here when not given. `workers`: processes that render outputs
     at once (render/parallel.py; default: the cores, for a large plan); the files are the
     same whatever the number."""
-    if checks is None:
-        checks = run_checks(plan)
+    return check_and_write(plan, out_dir, only, checks, workers)[0]
+
+
+def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
+                    checks: CheckResults | None = None, workers: int | None = None) -> tuple[Path, CheckResults]:
+    """write_outputs, and the check results it wrote them with: run here when not given,
+    while other cores already render the outputs that read none (render/parallel.py)."""
     target = Path(out_dir) / plan.name
     names = list(dict.fromkeys(only)) if only else list(RENDERERS)
+    results: list[CheckResults] = [] if checks is None else [checks]
 
-    def renderer_call(name: str):
+    def checked() -> CheckResults:
+        if not results:
+            results.append(run_checks(plan))
+        return results[0]
+
+    def renderer_call(name: str, checks: object):
         renderer = RENDERERS[name]
         return lambda: renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, out)
 
     n_workers = render_workers(plan, workers)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         if n_workers > 1 and len(names) > 1:
-            render_at_once(out, names, n_workers, renderer_call)
+            render_at_once(out, names, n_workers, renderer_call, checked,
+                           {n for n in names if RENDERERS[n].reads_checks})
         else:
+            checked()
             for name in names:
                 with stage(f"render {name}"), out.output(name):
-                    renderer_call(name)()
-    return target
+                    renderer_call(name, checked())()
+    return target, checked()

@@ -4,6 +4,7 @@ failure raised in the parent with the previous output left as it was."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -31,23 +32,29 @@ def test_one_and_two_workers_write_the_same_bytes(tmp_path, spec):
     assert not any(".staging" in f for f in two)
 
 
-def test_workers_render_every_output_outside_the_parent(tmp_path, monkeypatch):
+def test_the_compile_and_one_forked_worker_render_each_output_once(tmp_path, monkeypatch):
+    """Two workers: this process and one child share the outputs; the outputs that read the
+    check results render here, after the checks."""
     plan = shared_plan("roce-2spine-4leaf-sonic")
     seen = tmp_path / "pids"
     seen.mkdir()
 
     def spy(name, render):
         def wrapped(plan, checks, out):
-            (seen / name).write_text(str(os.getpid()))
+            with open(seen / name, "a") as fh:
+                fh.write(f"{os.getpid()}\n")
             render(plan, checks, out)
         return wrapped
 
     for name, r in list(RENDERERS.items()):
-        monkeypatch.setitem(RENDERERS, name, Renderer(spy(name, r.render), r.reads))
+        monkeypatch.setitem(RENDERERS, name, dataclasses.replace(r, render=spy(name, r.render)))
     outputs_of(plan, tmp_path / "out", workers=2)
-    pids = {p.name: int(p.read_text()) for p in seen.iterdir()}
-    assert sorted(pids) == sorted(RENDERERS)
-    assert os.getpid() not in pids.values() and len(set(pids.values())) <= 2
+    pids = {p.name: [int(line) for line in p.read_text().split()] for p in seen.iterdir()}
+    assert sorted(pids) == sorted(RENDERERS) and all(len(v) == 1 for v in pids.values())
+    readers = {n for n, r in RENDERERS.items() if r.reads_checks}
+    assert readers == {"summary", "checks", "report", "workbook"}
+    assert {pids[n][0] for n in readers} == {os.getpid()}
+    assert len({v[0] for v in pids.values()}) <= 2
 
 
 class _Broken(Exception):

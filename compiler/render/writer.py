@@ -236,11 +236,18 @@ class OutputDir:
         (root / STAGING).mkdir(exist_ok=True)
         self.tmp = root / STAGING / name
         self.tmp.mkdir()
+        before = self._files.get(name)
         try:
             with self.output(name):
                 yield
         finally:
             self.tmp = root
+            # adopt() attributes the files, once and by their final paths (this process may
+            # be the one that adopts)
+            if before is None:
+                self._files.pop(name, None)
+            else:
+                self._files[name] = before
 
     def adopt(self, name: str) -> None:
         """Move the entries a worker wrote for output `name` (staged()) into the folder and
