@@ -121,8 +121,8 @@ def print_trace(path: Path, whole: dict) -> None:
             continue
         print(f"    {label[e['pid']]:>8} {e['name']:<36} {e['start_s'] - t0:6.2f} -> {e['end_s'] - t0:6.2f}  "
               f"CPU {cpu:5.2f} (sys {e['sys_s']:4.2f})  faults {e['minflt']:>9,}")
-    work = sum(e["user_s"] + e["sys_s"] for e in events if e["name"].startswith(WORK_STAGES)
-               and not (e["name"].startswith("check ") and any(o["name"] == "checks" for o in events)))
+    work = sum(e["user_s"] + e["sys_s"] for e in events
+               if e["name"].startswith(WORK_STAGES) and e["name"] != "render worker")
     print(f"  stages' CPU {work:.1f} s of {whole['cpu_s']:.1f} s: {whole['cpu_s'] - work:.1f} s around them "
           f"(imports, forks and their page faults, the swap)", flush=True)
 

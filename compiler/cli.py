@@ -150,6 +150,7 @@ def compile_(specs: list[Path] = typer.Argument(..., help="spec files"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
     from .pipeline import check_and_write
+    from .progress import stage
     from .render.summary import summarize
     from .render import RENDERERS
     from .render.writer import OutputConflict
@@ -174,7 +175,8 @@ def compile_(specs: list[Path] = typer.Argument(..., help="spec files"),
         except OSError as exc:
             failed.append(Diagnostic("OUTPUT_UNWRITABLE", f"cannot write outputs: {exc.strerror}: {exc.filename}", file=str(spec)))
             continue
-        summary = summarize(plan, checks)
+        with stage("summary"):
+            summary = summarize(plan, checks)
         checks_failed = checks_failed or not checks.ok
         results.append({"spec": str(spec), "out": str(target), "summary": summary, "checks_ok": checks.ok})
         if format == Format.text:

@@ -11,6 +11,7 @@ from pathlib import Path
 from .check import CheckResults, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
+from .plan.bom import bill_of_materials
 from .plan.model import Plan
 from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
@@ -90,7 +91,8 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     n_workers = render_workers(plan, workers)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         if n_workers > 1 and len(names) > 1:
-            render_at_once(out, names, n_workers, renderer_call, checked,
+            _before_fork(plan, names)
+            render_at_once(plan, out, names, n_workers, renderer_call, checked,
                            {n for n in names if RENDERERS[n].reads_checks})
         else:
             checked()
@@ -98,3 +100,19 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
                 with stage(f"render {name}"), out.output(name):
                     renderer_call(name, checked())()
     return target, checked()
+
+
+# Outputs that read the bill of materials (and the physical cables it counts): summary.json,
+# report.html and cabling.xlsx render in the compile's process, after the checks; bom.csv and
+# cabling.csv wherever the queue sends them.
+_BOM_AFTER_CHECKS, _BOM_QUEUED = {"summary", "report", "workbook"}, {"bom", "cabling"}
+
+
+def _before_fork(plan: Plan, names: list[str]) -> None:
+    """Derived data that outputs on both sides of the render's fork read, computed once
+    before it: the children share it instead of each computing its own (0.9 s of CPU at
+    131,072 GPUs). The fork comes that much later, for as much less work after it: the same
+    wall time, less CPU."""
+    if _BOM_AFTER_CHECKS & set(names) and _BOM_QUEUED & set(names):
+        with stage("bill of materials (before the fork)"):
+            plan.memo("bom", bill_of_materials)

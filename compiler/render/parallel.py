@@ -48,6 +48,11 @@ MAX_WORKERS = 8
 LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling", "host-configs", "netbox", "diagrams",
               "plan")
 
+# Small derived values a worker may compute that this process reads after the render: the
+# plan's digest (the manifest's plan_sha256), which plan.json's renderer computes on the way.
+# They come back with the worker's report instead of being computed twice.
+MEMOS_BACK = ("plan_sha256",)
+
 # True while render_at_once runs (in its own process and the children it forks).
 _in_pool = False
 
@@ -119,7 +124,7 @@ def in_shares(work: Callable[[int, int], None], workers: int) -> None:
         raise RuntimeError(f"{len(failed)} of {workers} forked share(s) failed (their tracebacks are above)")
 
 
-def render_at_once(out: OutputDir, names: list[str], workers: int,
+def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                    renderer_call: Callable[[str, object], Callable[[], None]],
                    run_checks: Callable[[], object], reads_checks: set[str]) -> None:
     """Render `names` in this process and `workers` - 1 children forked from it, then adopt
@@ -157,7 +162,7 @@ def render_at_once(out: OutputDir, names: list[str], workers: int,
             results = staging / f".worker-{k}.pickle"
             pid = os.fork()
             if pid == 0:  # child: never returns into the caller's stack
-                _worker(out, queue, read_end, renderer_call, results)
+                _worker(plan, out, queue, read_end, renderer_call, results)
             children[pid] = results
         try:
             with stage("checks"):
@@ -171,7 +176,7 @@ def render_at_once(out: OutputDir, names: list[str], workers: int,
             while os.read(read_end, 256):  # on a failure here: the children take nothing more
                 pass
             with stage("render: waiting for the workers"):
-                _wait(children, failed)
+                _wait(plan, children, failed)
     finally:
         os.close(read_end)
         _in_pool = False
@@ -179,9 +184,10 @@ def render_at_once(out: OutputDir, names: list[str], workers: int,
     first = next((failed[n] for n in names if n in failed), failed.get(""))
     if first is not None:
         raise first
-    for name in names:
-        out.adopt(name)
-    out.end_staging()
+    with stage("adopt"):
+        for name in names:
+            out.adopt(name)
+        out.end_staging()
 
 
 def longest_first(names: list[str]) -> list[str]:
@@ -207,10 +213,11 @@ def _render_here(out: OutputDir, name: str, call: Callable[[], None], failed: di
         failed[name] = error
 
 
-def _worker(out: OutputDir, queue: list[str], read_end: int, renderer_call: Callable[[str, object], Callable[[], None]],
+def _worker(plan: Plan, out: OutputDir, queue: list[str], read_end: int, renderer_call: Callable[[str, object], Callable[[], None]],
             results: Path) -> None:
     """A forked child: render outputs from the queue until it is empty (or one fails), write
-    the failures (name -> exception) to `results`, exit. Never returns."""
+    the failures (name -> exception) and the MEMOS_BACK it computed to `results`, exit.
+    Never returns."""
     code = 0
     since = usage()
     try:
@@ -219,7 +226,8 @@ def _worker(out: OutputDir, queue: list[str], read_end: int, renderer_call: Call
         while not failed and (token := os.read(read_end, 1)):
             name = queue[token[0]]
             _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
-        results.write_bytes(pickle.dumps(failed))
+        memos = {key: value for key in MEMOS_BACK if (value := plan.memoized(key)) is not None}
+        results.write_bytes(pickle.dumps((failed, memos)))
     except BaseException:  # noqa: BLE001 - reported through the exit status
         traceback.print_exc()
         code = 1
@@ -230,17 +238,20 @@ def _worker(out: OutputDir, queue: list[str], read_end: int, renderer_call: Call
         os._exit(code)
 
 
-def _wait(children: dict[int, Path], failed: dict[str, BaseException]) -> None:
+def _wait(plan: Plan, children: dict[int, Path], failed: dict[str, BaseException]) -> None:
     """Wait for every child; add the failures each reports to `failed` (a child that died
-    without reporting is a failure of the render as a whole)."""
+    without reporting is a failure of the render as a whole), and its MEMOS_BACK to `plan`."""
     for pid, results in children.items():
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         try:
-            theirs = pickle.loads(results.read_bytes())
+            theirs, memos = pickle.loads(results.read_bytes())
             results.unlink()
         except (OSError, pickle.UnpicklingError, EOFError):
-            theirs = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} before it reported")}
+            theirs, memos = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} "
+                                              "before it reported")}, {}
         failed.update(theirs)
+        for key, value in memos.items():
+            plan.memo(key, lambda _plan, value=value: value)
 
 
 def _render_staged(out: OutputDir, name: str, call: Callable[[], None]) -> BaseException | None:

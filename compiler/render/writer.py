@@ -37,6 +37,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
+from ..progress import stage
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -365,7 +367,7 @@ class OutputDir:
             return
         os.chmod(self.tmp, 0o755)
         try:
-            with _folder_lock(self.target.parent, self.target.name):
+            with _folder_lock(self.target.parent, self.target.name), stage("manifest and swap"):
                 if self._digest_of is not None:
                     self._complete_with_manifest()
                 aside = self._swap()
@@ -379,7 +381,8 @@ class OutputDir:
             self._remove([(self.tmp, self._tmp_fd)])
             raise
         os.close(self._tmp_fd)
-        self._remove(previous)
+        with stage("remove the previous output"):
+            self._remove(previous)
 
     def _complete_with_manifest(self) -> None:
         """Under the folder lock, just before the swap: with keep_others, the other outputs'
