@@ -177,3 +177,23 @@ def test_one_two_and_four_workers_write_the_same_bytes_and_fork_once_each(tmp_pa
         trees[n] = tree_bytes(write_outputs(plan, tmp_path / str(n), checks=checks, workers=n))
         assert len(forks) == n - 1
     assert trees[1] == trees[2] == trees[4]
+
+
+def test_the_trace_is_a_timeline_of_every_stage_and_worker(tmp_path, monkeypatch):
+    """$CLUSTERC_TRACE: one JSON line per stage, from the compile and from its worker, with
+    when it ran and what it cost that process."""
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("CLUSTERC_TRACE", str(trace))
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
+    r = cli_in_process("compile", str(SPECS / "roce-2spine-4leaf-sonic.yaml"), "-o", str(tmp_path / "out"))
+    assert r.returncode in (0, 1), r.stderr
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert all(set(e) >= {"name", "pid", "start_s", "end_s", "user_s", "sys_s", "minflt"} for e in events)
+    assert all(e["end_s"] >= e["start_s"] and e["user_s"] >= 0 and e["minflt"] >= 0 for e in events)
+    here = [e["name"] for e in events if e["pid"] == os.getpid()]
+    assert {"expand", "checks", "render summary", "adopt", "manifest and swap"} <= set(here)
+    workers = {e["pid"] for e in events if e["name"] == "render worker"}
+    assert len(workers) == 1 and os.getpid() not in workers
+    rendered = sorted(e["name"].removeprefix("render ") for e in events
+                      if e["name"].startswith("render ") and e["name"] != "render worker")
+    assert rendered == sorted(RENDERERS)  # each output once, in whichever process took it
