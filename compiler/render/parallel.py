@@ -42,11 +42,14 @@ WORKERS_ENV = "CLUSTERC_RENDER_WORKERS"
 # At most this many workers: the outputs are about twenty, a handful of them long.
 MAX_WORKERS = 8
 
-# The longest outputs on a large plan start first so that none of them is left running
-# alone at the end (CPU seconds at 131,072 GPUs: benchmarks/performance.py); the rest follow
-# in registry order. Only the order of the work changes, never what is written.
-LONG_FIRST = ("configs", "cable-validation", "graphml", "monitoring", "cabling", "host-configs", "netbox", "diagrams",
-              "plan")
+# The outputs of a large plan that take longest start first, so that none of them is left
+# running alone at the end (longest processing time first); the rest follow in registry
+# order. CPU seconds at 131,072 GPUs (benchmarks/performance.py --trace): configs 4-6,
+# cabling 2.5-3, cable-validation 2.4, host-configs 1.6-2, netbox 1.6, diagrams 1.4, graphml
+# 1.3, monitoring 1.2, plan.json 1, interop 0.5, every other output under 0.2. Only the order
+# of the work changes, never what is written.
+LONG_FIRST = ("configs", "cabling", "cable-validation", "host-configs", "netbox", "diagrams", "graphml", "monitoring",
+              "plan", "interop")
 
 # Small derived values a worker may compute that this process reads after the render: the
 # plan's digest (the manifest's plan_sha256), which plan.json's renderer computes on the way.
