@@ -161,13 +161,13 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     staging = out.tmp / STAGING
     staging.mkdir(exist_ok=True)
     try:
-        for k in range(workers - 1):
-            results = staging / f".worker-{k}.pickle"
-            pid = os.fork()
-            if pid == 0:  # child: never returns into the caller's stack
-                _worker(plan, out, queue, read_end, renderer_call, results)
-            children[pid] = results
         try:
+            for k in range(workers - 1):
+                results = staging / f".worker-{k}.pickle"
+                pid = os.fork()
+                if pid == 0:  # child: never returns into the caller's stack
+                    _worker(plan, out, queue, read_end, renderer_call, results)
+                children[pid] = results
             with stage("checks"):
                 checks = run_checks()
             for name in (n for n in names if n in reads_checks):
