@@ -7,6 +7,7 @@ switches where it is installed. Run by hand (not a test; timings never are):
     python benchmarks/performance.py --cases dual131k,single131k   # HGX B300 at 131,072 GPUs, two planes vs one
     python benchmarks/performance.py --pyavd-python /tmp/pyavd/bin/python   # with pyavd 6.4 beside it
     python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
+    python benchmarks/performance.py --skip-stages --trace    # and each compile's timeline: stages, workers, faults
 
 Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
 a separate process: wall time, CPU time = user + sys of it and its worker processes, the
@@ -23,6 +24,7 @@ get_device_config for each device, get_fabric_documentation.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -91,9 +93,38 @@ def run_process(argv: list[str], env: dict | None = None) -> dict:
     return {"wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024}
 
 
-def compile_process(spec: Path, out: Path) -> dict:
+def compile_process(spec: Path, out: Path, trace: Path | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if trace is not None:
+        env["CLUSTERC_TRACE"] = str(trace)
     return run_process([sys.executable, "-m", "compiler.cli", "compile", str(spec), "-o", str(out)], env)
+
+
+# The stages of a trace that are work (the rest of a process's CPU is the machinery around
+# it: imports, forks and the page faults they cost, waiting, the folder swap).
+WORK_STAGES = ("load", "validate", "expand", "check ", "render ")
+
+
+def print_trace(path: Path, whole: dict) -> None:
+    """The compile's timeline ($CLUSTERC_TRACE): each process's stages, when they ran (s from
+    the start) and what they cost it (CPU user + sys, page faults)."""
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    t0 = min(e["start_s"] for e in events)
+    main_pid = next(e["pid"] for e in events if e["name"].startswith("clusterc"))
+    label = {main_pid: "main"}
+    for e in sorted(events, key=lambda e: e["start_s"]):
+        label.setdefault(e["pid"], f"worker {len(label)}")
+    print("  timeline (s from start; CPU s user + sys; minor page faults):")
+    for e in sorted(events, key=lambda e: (label[e["pid"]] != "main", label[e["pid"]], e["start_s"])):
+        cpu = e["user_s"] + e["sys_s"]
+        if cpu < 0.05 and e["end_s"] - e["start_s"] < 0.05:
+            continue
+        print(f"    {label[e['pid']]:>8} {e['name']:<36} {e['start_s'] - t0:6.2f} -> {e['end_s'] - t0:6.2f}  "
+              f"CPU {cpu:5.2f} (sys {e['sys_s']:4.2f})  faults {e['minflt']:>9,}")
+    work = sum(e["user_s"] + e["sys_s"] for e in events
+               if e["name"].startswith(WORK_STAGES) and e["name"] != "render worker")
+    print(f"  stages' CPU {work:.1f} s of {whole['cpu_s']:.1f} s: {whole['cpu_s'] - work:.1f} s around them "
+          f"(imports, forks and their page faults, the swap)", flush=True)
 
 
 def stages_in_process(spec: Path, out: Path) -> dict:
@@ -204,6 +235,7 @@ def main() -> None:
     ap.add_argument("--pyavd-python", help="a Python with pyavd installed: also time pyavd on as many switches")
     ap.add_argument("--avd-spines", type=int, default=16, help="spines of the pyavd fabric (leaves: the rest)")
     ap.add_argument("--skip-stages", action="store_true", help="whole processes only")
+    ap.add_argument("--trace", action="store_true", help="print the compile's timeline of stages and workers")
     ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
     args = ap.parse_args()
     names = list(CASES) if args.cases == "all" else args.cases.split(",")
@@ -214,13 +246,16 @@ def main() -> None:
             what, text = CASES[name]
             spec = work / f"{name}.yaml"
             spec.write_text(text)
-            whole = compile_process(spec, work / "cli")
+            trace = work / f"trace-{name}.jsonl" if args.trace else None
+            whole = compile_process(spec, work / "cli", trace)
             shutil.rmtree(work / "cli", ignore_errors=True)
             stages = None if args.skip_stages else stages_in_process(spec, work / "stages")
             shutil.rmtree(work / "stages", ignore_errors=True)
             rows.append((name, what, whole, stages))
             print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
                   f"{whole['rss_mb']:,.0f} MB largest process", flush=True)
+            if trace is not None:
+                print_trace(trace, whole)
             if stages:
                 print(f"  {stages['links']:,} links, {stages['switches']:,} switches; CPU s: spec -> plan "
                       f"{stages['plan_s']:.2f}, checks {stages['checks_s']:.2f} (wall s each: "

@@ -149,8 +149,8 @@ def compile_(specs: list[Path] = typer.Argument(..., help="spec files"),
              only: str | None = typer.Option(None, "--only", help="comma-separated outputs (default: all)"),
              format: Format = typer.Option(Format.text, "--format", help="text or json")) -> None:
     """Compile specs into plans and write their outputs (atomically) under OUT/<name>/."""
-    from .check import run_checks
-    from .pipeline import write_outputs
+    from .pipeline import check_and_write
+    from .progress import stage
     from .render.summary import summarize
     from .render import RENDERERS
     from .render.writer import OutputConflict
@@ -167,16 +167,16 @@ def compile_(specs: list[Path] = typer.Argument(..., help="spec files"),
     results = []
     checks_failed = False
     for spec, plan in _plans(specs, failed):
-        checks = run_checks(plan)
-        try:
-            target = write_outputs(plan, out, outputs, checks)
+        try:  # the checks run while other cores render the outputs that read none
+            target, checks = check_and_write(plan, out, outputs)
         except OutputConflict as exc:
             failed.append(Diagnostic("OUTPUT_FOLDER_CONFLICT", exc.message, file=str(spec), hint=exc.hint))
             continue
         except OSError as exc:
             failed.append(Diagnostic("OUTPUT_UNWRITABLE", f"cannot write outputs: {exc.strerror}: {exc.filename}", file=str(spec)))
             continue
-        summary = summarize(plan, checks)
+        with stage("summary"):
+            summary = summarize(plan, checks)
         checks_failed = checks_failed or not checks.ok
         results.append({"spec": str(spec), "out": str(target), "summary": summary, "checks_ok": checks.ok})
         if format == Format.text:
@@ -704,8 +704,14 @@ def tune_allocator() -> None:
 
 
 def main() -> None:
+    from .progress import trace_line, usage
+
     tune_allocator()
-    app()
+    since = usage()
+    try:
+        app()
+    finally:  # the whole command's line of the trace ($CLUSTERC_TRACE), after every stage's
+        trace_line("clusterc " + " ".join(sys.argv[1:2]), since)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,18 @@ installs a `TerminalProgress` only when stderr is a terminal and the output is t
 and even then nothing appears before AFTER_S seconds: a quick compile looks as it
 always did. Past that, a spinner names the running stage and each finished stage
 gets a line with its time, on stderr, so stdout (the summary) stays clean.
+
+The same stages make a timeline for whoever asks for one: with $CLUSTERC_TRACE=<file>, each
+stage that ends appends one JSON line to that file: its name, the process (a render worker
+forked from the compile writes its own lines), start and end on the machine's monotonic
+clock, and the CPU seconds (user, sys) and page faults it cost that process
+(getrusage). `benchmarks/performance.py --trace` prints it. Without the variable, nothing is
+measured.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -20,6 +28,7 @@ from typing import Any
 
 AFTER_ENV = "CLUSTERC_PROGRESS_AFTER_S"  # seconds of silence before stages show; tests force 0
 AFTER_S = 2.0
+TRACE_ENV = "CLUSTERC_TRACE"  # a file: every stage's timeline appended to it, one JSON line each
 
 _reporter: ContextVar[TerminalProgress | None] = ContextVar("clusterc_progress", default=None)
 
@@ -27,6 +36,12 @@ _reporter: ContextVar[TerminalProgress | None] = ContextVar("clusterc_progress",
 @contextmanager
 def stage(name: str):
     """Report the enclosed work as stage `name` (stages nest: render summary > check hops)."""
+    with traced(name), _reported(name):
+        yield
+
+
+@contextmanager
+def _reported(name: str):
     reporter = _reporter.get()
     if reporter is None:
         yield
@@ -38,6 +53,50 @@ def stage(name: str):
         reporter.end(ok=False)
         raise
     reporter.end(ok=True)
+
+
+Usage = tuple[float, float, float, int]  # (monotonic s, user s, sys s, minor page faults)
+
+
+def usage() -> Usage:
+    """This process's clock and resource use so far."""
+    import resource  # POSIX; imported only where a trace is asked for
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return time.monotonic(), ru.ru_utime, ru.ru_stime, ru.ru_minflt
+
+
+def trace_line(name: str, since: Usage, **extra: Any) -> None:
+    """Append stage `name`, from `since` (usage()) to now, to $CLUSTERC_TRACE (nothing when
+    unset). One short write in append mode: the lines of processes writing at once never mix."""
+    path = os.environ.get(TRACE_ENV)
+    if not path:
+        return
+    end = usage()
+    event = {"name": name, "pid": os.getpid(), "start_s": round(since[0], 6), "end_s": round(end[0], 6),
+             "user_s": round(end[1] - since[1], 4), "sys_s": round(end[2] - since[2], 4),
+             "minflt": end[3] - since[3], **extra}
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(event) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def traced(name: str, **extra: Any):
+    """The enclosed work as one line of the trace (see above), when one is asked for; also
+    when it fails (with "failed": true)."""
+    if not os.environ.get(TRACE_ENV):
+        yield
+        return
+    since = usage()
+    try:
+        yield
+    except BaseException:
+        trace_line(name, since, failed=True, **extra)
+        raise
+    trace_line(name, since, **extra)
 
 
 def quiet() -> None:

@@ -4,6 +4,8 @@ failure raised in the parent with the previous output left as it was."""
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import json
 import os
 
@@ -13,7 +15,7 @@ from compiler.pipeline import write_outputs
 from compiler.render import RENDERERS, Renderer
 from compiler.render.parallel import PARALLEL_FROM_LINKS, render_workers
 
-from .conftest import ROOT, SPECS, outputs_of, run_cli, shared_checks, shared_plan, tree_bytes
+from .conftest import ROOT, SPECS, cli_in_process, outputs_of, run_cli, shared_checks, shared_plan, tree_bytes
 
 # physical layout (cabling.xlsx, racks), several fabrics, every Ethernet output; and SONiC configs
 SPECS_OF_MANY_OUTPUTS = ["h100-superpod-1su-multi-fabric-hall.yaml", "roce-2spine-4leaf-sonic.yaml"]
@@ -31,23 +33,29 @@ def test_one_and_two_workers_write_the_same_bytes(tmp_path, spec):
     assert not any(".staging" in f for f in two)
 
 
-def test_workers_render_every_output_outside_the_parent(tmp_path, monkeypatch):
+def test_the_compile_and_one_forked_worker_render_each_output_once(tmp_path, monkeypatch):
+    """Two workers: this process and one child share the outputs; the outputs that read the
+    check results render here, after the checks."""
     plan = shared_plan("roce-2spine-4leaf-sonic")
     seen = tmp_path / "pids"
     seen.mkdir()
 
     def spy(name, render):
         def wrapped(plan, checks, out):
-            (seen / name).write_text(str(os.getpid()))
+            with open(seen / name, "a") as fh:
+                fh.write(f"{os.getpid()}\n")
             render(plan, checks, out)
         return wrapped
 
     for name, r in list(RENDERERS.items()):
-        monkeypatch.setitem(RENDERERS, name, Renderer(spy(name, r.render), r.reads))
+        monkeypatch.setitem(RENDERERS, name, dataclasses.replace(r, render=spy(name, r.render)))
     outputs_of(plan, tmp_path / "out", workers=2)
-    pids = {p.name: int(p.read_text()) for p in seen.iterdir()}
-    assert sorted(pids) == sorted(RENDERERS)
-    assert os.getpid() not in pids.values() and len(set(pids.values())) <= 2
+    pids = {p.name: [int(line) for line in p.read_text().split()] for p in seen.iterdir()}
+    assert sorted(pids) == sorted(RENDERERS) and all(len(v) == 1 for v in pids.values())
+    readers = {n for n, r in RENDERERS.items() if r.reads_checks}
+    assert readers == {"summary", "checks", "report", "workbook"}
+    assert {pids[n][0] for n in readers} == {os.getpid()}
+    assert len({v[0] for v in pids.values()}) <= 2
 
 
 class _Broken(Exception):
@@ -123,3 +131,69 @@ def test_a_failed_share_is_raised_in_the_parent_and_one_worker_forks_nothing(mon
     assert share_workers(10_000, 256) == 1  # the one switch for every render of a compile
     monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
     assert share_workers(10_000, 256) == 2 and share_workers(10, 256) == 1
+
+
+def _full_disk(plan, checks, out):
+    out.write_text("graph.graphml", "half")
+    raise OSError(errno.ENOSPC, "No space left on device", "graph.graphml")
+
+
+def test_a_worker_error_is_the_same_clean_error_and_exit_code_as_in_process(tmp_path, monkeypatch):
+    """A disk that fills while a worker writes: the command line reports it exactly as when
+    the compile's own process writes (exit 2, the same message, no traceback, no folder)."""
+    monkeypatch.setitem(RENDERERS, "graphml", dataclasses.replace(RENDERERS["graphml"], render=_full_disk))
+    seen = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", workers)
+        r = cli_in_process("compile", str(SPECS / "roce-2spine-4leaf-sonic.yaml"), "-o", str(tmp_path / workers))
+        seen[workers] = (r.returncode, r.stdout, r.stderr.replace(str(tmp_path / workers), "OUT"))
+        assert list((tmp_path / workers).iterdir()) == []  # nothing swapped in, no temporary folder left
+    assert seen["1"] == seen["2"]
+    code, stdout, stderr = seen["2"]
+    assert code == 2 and "error: cannot write outputs: No space left on device: graph.graphml" in stderr
+    assert "Traceback" not in stdout + stderr
+
+
+def test_one_two_and_four_workers_write_the_same_bytes_and_fork_once_each(tmp_path, monkeypatch):
+    """The queue hands outputs to whichever process is free: any split gives the same
+    folder. Inside the render no output forks children of its own (in_shares)."""
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    checks = shared_checks(plan)
+    monkeypatch.setattr("compiler.render.switch_configs.PARALLEL_FROM", 1)  # the configs would split
+    forks = []
+    real_fork = os.fork
+
+    def counted_fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted_fork)
+    trees = {}
+    for n in (1, 2, 4):
+        forks.clear()
+        monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", str(n))  # in_shares's count, outside the render
+        trees[n] = tree_bytes(write_outputs(plan, tmp_path / str(n), checks=checks, workers=n))
+        assert len(forks) == n - 1
+    assert trees[1] == trees[2] == trees[4]
+
+
+def test_the_trace_is_a_timeline_of_every_stage_and_worker(tmp_path, monkeypatch):
+    """$CLUSTERC_TRACE: one JSON line per stage, from the compile and from its worker, with
+    when it ran and what it cost that process."""
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("CLUSTERC_TRACE", str(trace))
+    monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", "2")
+    r = cli_in_process("compile", str(SPECS / "roce-2spine-4leaf-sonic.yaml"), "-o", str(tmp_path / "out"))
+    assert r.returncode in (0, 1), r.stderr
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert all(set(e) >= {"name", "pid", "start_s", "end_s", "user_s", "sys_s", "minflt"} for e in events)
+    assert all(e["end_s"] >= e["start_s"] and e["user_s"] >= 0 and e["minflt"] >= 0 for e in events)
+    here = [e["name"] for e in events if e["pid"] == os.getpid()]
+    assert {"expand", "checks", "render summary", "adopt", "manifest and swap"} <= set(here)
+    workers = {e["pid"] for e in events if e["name"] == "render worker"}
+    assert len(workers) == 1 and os.getpid() not in workers
+    rendered = sorted(e["name"].removeprefix("render ") for e in events
+                      if e["name"].startswith("render ") and e["name"] != "render worker")
+    assert rendered == sorted(RENDERERS)  # each output once, in whichever process took it

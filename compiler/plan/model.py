@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..progress import traced
 from ..topology import DesignRecord, design_record
 from .fabric_record import COMPUTE, SCALE_UP, scale_up_fabric
 from .fabric_view import FabricView, build_view
@@ -186,8 +187,13 @@ class Plan:
     def memo(self, key: str, compute):
         """Derived data computed once per plan (views, BOM) and shared by every output."""
         if key not in self._memo:
-            self._memo[key] = compute(self)
+            with traced(f"memo {key}"):  # which process computed it, at what cost ($CLUSTERC_TRACE)
+                self._memo[key] = compute(self)
         return self._memo[key]
+
+    def memoized(self, key: str) -> object | None:
+        """What memo(key, ...) has computed in this process; None before (computes nothing)."""
+        return self._memo.get(key)
 
     # --- derived views (cheap, cached where used often) ---------------------------------
     def device_index(self, name: str) -> int:

@@ -37,6 +37,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
+from ..progress import stage
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -236,11 +238,18 @@ class OutputDir:
         (root / STAGING).mkdir(exist_ok=True)
         self.tmp = root / STAGING / name
         self.tmp.mkdir()
+        before = self._files.get(name)
         try:
             with self.output(name):
                 yield
         finally:
             self.tmp = root
+            # adopt() attributes the files, once and by their final paths (this process may
+            # be the one that adopts)
+            if before is None:
+                self._files.pop(name, None)
+            else:
+                self._files[name] = before
 
     def adopt(self, name: str) -> None:
         """Move the entries a worker wrote for output `name` (staged()) into the folder and
@@ -358,7 +367,7 @@ class OutputDir:
             return
         os.chmod(self.tmp, 0o755)
         try:
-            with _folder_lock(self.target.parent, self.target.name):
+            with _folder_lock(self.target.parent, self.target.name), stage("manifest and swap"):
                 if self._digest_of is not None:
                     self._complete_with_manifest()
                 aside = self._swap()
@@ -372,7 +381,8 @@ class OutputDir:
             self._remove([(self.tmp, self._tmp_fd)])
             raise
         os.close(self._tmp_fd)
-        self._remove(previous)
+        with stage("remove the previous output"):
+            self._remove(previous)
 
     def _complete_with_manifest(self) -> None:
         """Under the folder lock, just before the swap: with keep_others, the other outputs'
