@@ -177,7 +177,7 @@ def reached_ports(g: FabricGraph, keep_link=None, keep_switch=None) -> np.ndarra
     keep = alive_sw[g.a] & alive_sw[g.b]
     if keep_link is not None:
         keep = keep & keep_link
-    _, intact = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64)), directed=False)
+    intact = g.components
     _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
     live = gpu & alive_sw[g.at_switch]
     # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)
