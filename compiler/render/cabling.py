@@ -25,7 +25,7 @@ from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
 from ..plan.views import cable_ids, cable_part, device_nos, device_places, end_part_labels, floor_port_names, port_table
 from .csvtext import csv_field
-from .writer import OutputDir
+from .writer import OutputDir, in_batches
 
 HEADER = [
     "cable_id", "kind",
@@ -99,12 +99,6 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     lines = itertools.chain([",".join(header) + "\n"], (fmt % row for row in rows), management_cord_rows(plan, place, quote_names))
     out.write_chunks("cabling.csv", in_batches(lines))
 
-
-def in_batches(lines: Iterator[str], size: int = 1 << 16) -> Iterator[str]:
-    """`lines` joined `size` at a time: a 1.5-million-row sheet is written without ever being
-    one string (with the list of its rows, 1.3 GB at 524,288 GPUs)."""
-    while batch := list(itertools.islice(lines, size)):
-        yield "".join(batch)
 
 
 MANAGEMENT_KIND = "management-leaf"  # a switch's management port to a management leaf
