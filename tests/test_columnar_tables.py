@@ -71,3 +71,30 @@ def test_link_end_transceivers_equal_a_lookup_per_link(example):
         assert ids.tolist() == want
         assert module.tolist() == [ports_of.get(t, 0) for t in want]
     assert any(m.max(initial=0) > 0 for m in modules)  # optics with modules at the ends: not vacuous
+
+
+def test_a_repeated_flow_is_answered_once_with_the_same_value():
+    from compiler.check.context import CheckContext
+    from compiler.check.flows import FlowNetwork
+
+    plan = shared_plan("b200-superpod-4su")
+    ctx = CheckContext(plan)
+    net = FlowNetwork(ctx.graph)
+    solved = []
+    fresh = net._flow
+    net._flow = lambda *args: solved.append(1) or fresh(*args)  # type: ignore[method-assign]
+    keep = np.ones(ctx.graph.a.size, dtype=bool)
+    keep[0] = False
+    for cut in ctx.cuts[:3]:
+        for keep_link in (None, keep):
+            first = net.flow(cut.side_a, cut.side_b, keep_link)
+            again = net.flow(cut.side_a.copy(), cut.side_b.copy(), None if keep_link is None else keep_link.copy())
+            assert first == again == fresh(cut.side_a, cut.side_b, keep_link, None)
+    assert len(solved) == 6  # three cuts, intact and damaged; the repeats came from the kept answers
+    # a different question is not answered from another's: the sides swapped, one more link lost
+    cut = ctx.cuts[0]
+    other = keep.copy()
+    other[1] = False
+    net.flow(cut.side_b, cut.side_a, keep)
+    net.flow(cut.side_a, cut.side_b, other)
+    assert len(solved) == 8
