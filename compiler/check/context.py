@@ -58,6 +58,12 @@ class CheckContext:
                            dtype=bool, count=self.graph.n)
 
     @cached_property
+    def switch_pod(self) -> np.ndarray:
+        """Per switch, its pod (0 where it has none)."""
+        return np.fromiter((self.plan.devices[int(d)].pod or 0 for d in self.graph.device_of), dtype=np.int64,
+                           count=self.graph.n)
+
+    @cached_property
     def switch_role(self) -> np.ndarray:
         return np.array([self.plan.devices[int(d)].role for d in self.graph.device_of], dtype=object)
 

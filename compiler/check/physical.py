@@ -12,7 +12,7 @@ import numpy as np
 from ..plan.fabrics import COMPUTE, CORD_MEDIUM, management_cords
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, secondary_note, secondary_power_models, switch_optics_w
-from ..plan.views import cable_ids, cage_table, end_transceivers, port_table
+from ..plan.views import cable_ids, cage_table, end_module_ports, port_table
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -147,15 +147,12 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     if not len(links) or not straight.any():
         return []
     sel = straight[links.media]
-    ports_of = {t: rec.ports for t, rec in plan.view.facts.transceivers.items()}
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
     offsets = plan.port_offsets()
     mpo, shared = [], []
-    for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        # a dict lookup per link: np.unique would sort 1.5 million strings at 524,288 GPUs
-        module = np.fromiter((ports_of.get(u, 0) for u in ids.tolist()), dtype=np.int64, count=len(ids))
+    for module, gid in zip(end_module_ports(plan),
+                           (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports
         mpo.append(cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]])
         shared.append(sel & (module > 0) & per_mpo)

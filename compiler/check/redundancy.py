@@ -121,7 +121,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     unit = unit_graph(g, keep_link)
     deg = np.diff(unit.indptr) if keep_link is None else np.asarray(unit.sum(axis=1)).ravel()
     t0 = source if source is not None else int(leaves[np.argmin(deg[leaves])])  # the weakest leaf
-    pods = np.array([ctx.plan.devices[int(g.device_of[v])].pod or 0 for v in leaves])
+    pods = ctx.switch_pod[leaves]
     my_pod = pods[leaves == t0][0] if (leaves == t0).any() else 0
     if quick:
         same = leaves[(pods == my_pod) & (leaves != t0)]
@@ -177,7 +177,7 @@ def reached_ports(g: FabricGraph, keep_link=None, keep_switch=None) -> np.ndarra
     keep = alive_sw[g.a] & alive_sw[g.b]
     if keep_link is not None:
         keep = keep & keep_link
-    _, intact = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64)), directed=False)
+    intact = g.components
     _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
     live = gpu & alive_sw[g.at_switch]
     # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .model import Plan
-from .views import (cable_ids, cage_table, device_places, end_transceivers, fibers_per_link, floor_port_labels, port_table,
+from .views import (cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, port_table,
                     splitter_heads)
 
 
@@ -71,15 +71,12 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     module carries several logical ports per MPO (global cage * 8 + MPO index), else -1:
     the end is its own optical port (or copper)."""
     links = plan.links
-    ports_of = {t: rec.ports for t, rec in plan.view.facts.transceivers.items()}
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
     offsets = plan.port_offsets()
     out = []
-    for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-        module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    for module, gid in zip(end_module_ports(plan),
+                           (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         shared = (module > 0) & (cage_ports[cage[gid]] > module)
         mpo = cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]]
         out.append(np.where(shared, mpo, -1))

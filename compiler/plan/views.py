@@ -203,23 +203,46 @@ def cable_part(media_rec: MediumFacts, order_m: float | None) -> str:
     return media_rec.parts.get(f"{order_m:g}", media_rec.cable_part_number)
 
 
+def end_transceiver_codes(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """end_transceivers as integers: per link, the code of the transceiver at end a and at
+    end b, and the table of ids the codes index (code 0: "", no transceiver). A link end's
+    transceiver depends only on its medium and its cage type, so one table of (medium, cage
+    type) decides every end with array lookups: no string per link, no sort of strings."""
+    links = plan.links
+    _, ctype, keys, _ = plan.memo("cage_table", cage_table)
+    table: list[str] = [""]
+    code_of: dict[str, int] = {"": 0}
+    lookup = np.zeros((len(plan.media), max(len(keys), 1)), dtype=np.int64)
+    for mi, media_id in enumerate(plan.media):
+        for k, key in enumerate(keys):
+            part = transceiver_part(plan.view.facts, media_id, key) or ""
+            if part not in code_of:
+                code_of[part] = len(table)
+                table.append(part)
+            lookup[mi, k] = code_of[part]
+    offsets = plan.port_offsets()
+    media = links.media.astype(np.int64)
+    a = lookup[media, ctype[offsets[links.a_dev] + links.a_port]] if len(links) else np.zeros(0, dtype=np.int64)
+    b = lookup[media, ctype[offsets[links.b_dev] + links.b_port]] if len(links) else np.zeros(0, dtype=np.int64)
+    return a, b, table
+
+
 def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per link, the transceiver (catalog id) at end a and at end b, from the link's medium and
     the end's cage type ("" where the medium takes none; NOT IN CATALOG where the catalog lacks
     one). part_label names them for people."""
-    links = plan.links
-    offsets = plan.port_offsets()
-    keys = plan.memo("port_table", port_table)["cage_key"]
-    out = []
-    for gid in (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port):
-        parts = np.empty(len(links), dtype=object)
-        for mi, media_id in enumerate(plan.media):
-            sel = links.media == mi
-            if sel.any():
-                part_of = {k: transceiver_part(plan.view.facts, media_id, k) or "" for k in set(keys[gid[sel]].tolist())}
-                parts[sel] = [part_of[k] for k in keys[gid[sel]].tolist()]  # dicts, not a sort of every end's key
-        out.append(parts)
-    return out[0], out[1]
+    a, b, table = plan.memo("end_transceiver_codes", end_transceiver_codes)
+    ids = np.array(table, dtype=object)
+    return ids[a], ids[b]
+
+
+def end_module_ports(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the optical ports (MPOs) of the module at end a and at end b: the catalog
+    transceiver's `ports`, 0 where the end takes none or the catalog lacks it."""
+    a, b, table = plan.memo("end_transceiver_codes", end_transceiver_codes)
+    transceivers = plan.view.facts.transceivers
+    ports = np.array([transceivers[t].ports if t in transceivers else 0 for t in table], dtype=np.int64)
+    return ports[a], ports[b]
 
 
 def end_part_labels(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -247,15 +270,12 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
     links = plan.links
     if not len(links):
         return np.ones(0, dtype=np.int64)
-    ports_of = {part: rec.ports for part, rec in plan.view.facts.transceivers.items()}
     cage_gbps = per_port(plan, {lid: np.array([p.cage_gbps for p in lay.ports], dtype=np.int64)
                                 for lid, lay in plan.layouts.items()})
     offsets = plan.port_offsets()
     widest = np.zeros(len(links), dtype=np.int64)  # Gb/s of one optical port, the wider end's; 0: no module
-    for parts, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                          (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
-        module_ports = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    for module_ports, gid in zip(end_module_ports(plan),
+                                 (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
         widest = np.maximum(widest, np.where(module_ports > 0, cage_gbps[gid] // np.maximum(module_ports, 1), 0))
     speed = links.speed_gbps.astype(np.int64)
     return np.where(widest > 0, np.maximum(1, -(-speed // np.maximum(widest, 1))), 1)

@@ -14,6 +14,7 @@ Columns line up with NetBox's cable CSV and UFM's Cable Validation Tool P2P file
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
 from ..plan.views import cable_ids, cable_part, device_nos, device_places, end_part_labels, floor_port_names, port_table
 from .csvtext import csv_field
-from .writer import OutputDir
+from .writer import OutputDir, in_batches
 
 HEADER = [
     "cable_id", "kind",
@@ -95,8 +96,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
         rows = (row + (f,) for row, f in zip(rows, names, strict=True))
         fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
-    body = "".join(fmt % row for row in rows) + "".join(management_cord_rows(plan, place, quote_names))
-    out.write_text("cabling.csv", ",".join(header) + "\n" + body)
+    lines = itertools.chain([",".join(header) + "\n"], (fmt % row for row in rows), management_cord_rows(plan, place, quote_names))
+    out.write_chunks("cabling.csv", in_batches(lines))
+
 
 
 MANAGEMENT_KIND = "management-leaf"  # a switch's management port to a management leaf

@@ -21,6 +21,7 @@ rendered once and filled in per row here (render/templates.py row_format).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 import numpy as np
@@ -31,7 +32,7 @@ from ..plan.model import Plan
 from ..plan.views import cable_ids, cable_labels, device_places, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format
-from .writer import OutputDir
+from .writer import OutputDir, in_batches
 
 CABLE_TYPE = {"mmf": "mmf-om4", "smf": "smf-os2", "dac": "dac-passive", "lacc": "dac-active", "aec": "dac-active",
               "aoc": "aoc", "cat6": "cat6"}
@@ -203,15 +204,14 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     b_name = names[offsets[links.b_dev] + links.b_port]
     fmt = row("cables", 12)
     pulled = pulled_links(plan).tolist()
-    body = "".join(
+    rows = (
         fmt % (da, pa, db, pb, k, cid, c, length, unit, lab, site, site)
         for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
             dev_names[links.a_dev].tolist(), csv_column(a_name.tolist()), dev_names[links.b_dev].tolist(),
             csv_column(b_name.tolist()), cable_type.tolist(), csv_column(ids), color.tolist(), lengths,
             csv_column(label_a), pulled, strict=True) if keep)
     cords = _cord_rows(plan, site)
-    body += "".join(fmt % row for row in cords)
-    out.write_text("netbox/cables.csv", _header("cables") + body)
+    out.write_chunks("netbox/cables.csv", in_batches(itertools.chain([_header("cables")], rows, (fmt % r for r in cords))))
     closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
     out.write_text("netbox/README.md", render_template(
         "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),

@@ -29,6 +29,7 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
+import itertools
 import json
 import os
 import shutil
@@ -148,6 +149,14 @@ def _carry_over(old: Path, new: Path, skip: set[str]) -> None:
                 os.link(Path(folder) / n, dst, follow_symlinks=False)
             except OSError:
                 shutil.copy2(Path(folder) / n, dst, follow_symlinks=False)
+
+
+def in_batches(lines: Iterator[str], size: int = 1 << 16) -> Iterator[str]:
+    """`lines` joined `size` at a time, for OutputDir.write_chunks: a sheet of 1.5 million rows
+    is written without ever being one string (it and the list of its rows took 1.3 GB at
+    524,288 GPUs), and without a write call per row."""
+    while batch := list(itertools.islice(lines, size)):
+        yield "".join(batch)
 
 
 class OutputDir:
