@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..plan.model import Plan
 from ..traffic import TrafficError, traffic_report
 from ..traffic.fabric import TrafficFabric
 from ..traffic.routing import Router, RoutingError
@@ -60,11 +61,9 @@ def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Fi
             else:
                 routings = list(router.available())
     notes: list[str] = []
-    for routing in routings:
-        try:
-            r = traffic_report(plan, [HEADLINE_PATTERN], [routing])["results"][0]
-        except TrafficError as exc:  # a model that does not apply to this (degraded) fabric says why
-            figures.setdefault("unavailable", {})[routing] = str(exc)
+    for routing, r in _headline(plan, routings):
+        if isinstance(r, TrafficError):  # a model that does not apply to this (degraded) fabric says why
+            figures.setdefault("unavailable", {})[routing] = str(r)
             continue
         figures["results"].append({"routing": r["routing"], **{k: r[k] for k in KEYS}})
         notes += [n for n in r["notes"] if n not in notes]
@@ -90,6 +89,24 @@ def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Fi
                 entry["measured"] = r["min_fraction" if req.get("measure") == "slowest" else "fraction"]
         figures["required"].append(entry)
     return TrafficFigures(figures), findings
+
+
+def _headline(plan: Plan, routings: list[str]) -> list[tuple[str, dict | TrafficError]]:
+    """The headline pattern's result under each routing: one analysis for all of them (the
+    fabric and the pattern built once), or routing by routing where one does not apply."""
+    if not routings:
+        return []
+    try:
+        return list(zip(routings, traffic_report(plan, [HEADLINE_PATTERN], routings)["results"], strict=True))
+    except TrafficError:
+        pass
+    out: list[tuple[str, dict | TrafficError]] = []
+    for routing in routings:
+        try:
+            out.append((routing, traffic_report(plan, [HEADLINE_PATTERN], [routing])["results"][0]))
+        except TrafficError as exc:
+            out.append((routing, exc))
+    return out
 
 
 def check_traffic_required(ctx: CheckContext) -> tuple[TrafficFigures, list[Finding]]:

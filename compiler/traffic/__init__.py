@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
-from .analysis import balls_into_bins_for, solve_phase, summarise
+from .analysis import balls_into_bins_for, solve_phases, summarise
 from .fabric import TrafficFabric, parse_failure
 from .patterns import PatternError, build_pattern, placement
 from .routing import Router, RoutingError
@@ -62,7 +62,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         for pat in built:
             for routing in routings:
                 try:
-                    phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
+                    phases = solve_phases(fabric, pat.phases, r_fab.route_phases(routing, pat.phases))
                 except RoutingError as exc:
                     if not label:
                         raise TrafficError(str(exc)) from exc

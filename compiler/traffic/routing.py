@@ -106,6 +106,31 @@ class ClosRouting:
             raise RoutingError(f"ftree: {exc}") from exc
         return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
 
+    def route_phases(self, routing: str, phases: list[Phase]) -> list[Routed]:
+        """route() for each phase; ECMP hashes every phase's sub-flows in one walk (a path
+        depends on its flow's key alone, so each is the path route() gives)."""
+        if routing != "ecmp" or len(phases) < 2:
+            return [self.route(routing, p) for p in phases]
+        f, q = self.fabric, self.qps
+        sizes = np.array([p.src.size for p in phases])
+        flow = np.concatenate([np.arange(n) for n in sizes.tolist()])
+        sub_flow = np.repeat(flow, q)
+        first = np.repeat(np.repeat(np.cumsum(sizes) - sizes, sizes), q)  # each sub-flow's phase's first flow
+        src = np.concatenate([p.src for p in phases])[first + sub_flow]
+        dst = np.concatenate([p.dst for p in phases])[first + sub_flow]
+        qp = np.tile(np.arange(q), int(sizes.sum()))
+        fl, ln, ok = self.clos.ecmp_paths(src, dst, qp, self.seed)
+        ends = np.cumsum(sizes * q)
+        order = np.argsort(fl, kind="stable")
+        fl, ln = fl[order], ln[order]
+        cut = np.searchsorted(fl, ends[:-1])
+        out = []
+        for p, lo, fa, la in zip(phases, (ends - sizes * q).tolist(), np.split(fl, cut), np.split(ln, cut), strict=True):
+            s = slice(lo, lo + p.src.size * q)
+            out.append(Routed(per_flow_incidence(f, p.src.size * q, fa - lo, la), ok[s], p.conn[sub_flow[s]],
+                              f.ep_gbps[src[s]] / q, sub_flow[s]))
+        return out
+
 
 class DragonflyRouting:
     kind = "dragonfly"
@@ -220,3 +245,9 @@ class Router:
     def route(self, routing: str, phase: Phase) -> Routed:
         self.check(routing)
         return self.model.route(routing, phase)
+
+    def route_phases(self, routing: str, phases: list[Phase]) -> list[Routed]:
+        """route() for each phase, in one pass where the model has one."""
+        self.check(routing)
+        batch = getattr(self.model, "route_phases", None)
+        return batch(routing, phases) if batch is not None else [self.model.route(routing, p) for p in phases]
