@@ -19,7 +19,7 @@ from compiler.traffic.fabric import TrafficFabric, parse_failure
 from compiler.traffic.fairness import Incidence, max_min_rates
 from compiler.traffic.patterns import build_pattern, placement
 
-from .conftest import SPECS, cli_in_process, plan_from_text
+from .conftest import SPECS, cli_in_process, plan_from_text, shared_checks
 
 # A two-tier 1:1 fat tree: 64 leaves of 32 GPU ports down and 32 up, one cable to each of 32 spines.
 FAT_TREE_2048 = """name: ft-2048
@@ -504,6 +504,21 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     _, small = build_plan(SPECS / "torus-switched-512.yaml")
     assert [r["routing"] for r in report_for(small)["figures"]["traffic"]["results"]] == ["minimal", "dimension-order"]
 
+
+
+def test_above_4096_gpus_on_a_clos_the_headline_is_left_out_and_the_check_says_what_it_would_cost():
+    """The all-to-all headline costs about 1 s of CPU at 8,192 GPUs and 2 s at 12,288 (both
+    routings, 16 phases): past 4,096 GPUs on a Clos it is left to `clusterc traffic`, and the
+    check says so in its text (an info finding) as well as in checks.json."""
+    report = shared_checks(SPECS / "seed-8k-fat-tree.yaml").as_json()  # 8,192 GPUs
+    traffic = report["figures"]["traffic"]
+    assert traffic["results"] == []
+    assert traffic["skipped"].startswith("not estimated above 4,096 GPUs on this Clos fabric in every compile")
+    assert "1 s of CPU at 8,192 GPUs" in traffic["skipped"] and "run clusterc traffic" in traffic["skipped"]
+    note = [f for f in report["findings"] if f["code"] == "TRAFFIC_ESTIMATE_SKIPPED"]
+    assert len(note) == 1 and note[0]["severity"] == "info"
+    assert note[0]["message"].startswith("all-to-all over 8,192 GPUs: not estimated above 4,096 GPUs")
+    assert not any(f["code"] == "TRAFFIC_ESTIMATE" for f in report["findings"])
 
 def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():
     """A rail leaf of b200-superpod-4su carries rail 1 of 32 servers: its ring flows have no

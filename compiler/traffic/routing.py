@@ -48,7 +48,11 @@ class ClosRouting:
     """Up/down routes of a tree of switches (fat-tree, rail-optimized, rail-only, multi-plane)."""
 
     kind = "Clos"
-    headline_max_gpus = 16_384  # the check's all-to-all headline: seconds per routing at this size
+    # the check's all-to-all headline (ECMP and adaptive, 16 phases) in every compile: CPU
+    # measured on one core of a 2-core machine, about 0.3 s at 4,096 GPUs, 1 s at 8,192 and
+    # 2 s at 12,288 (three tiers); above this `clusterc traffic` gives it
+    headline_max_gpus = 4_096
+    headline_cost = "about 1 s of CPU at 8,192 GPUs and 2 s at 12,288"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric, self.qps, self.seed = fabric, qps, seed
@@ -135,6 +139,7 @@ class ClosRouting:
 class DragonflyRouting:
     kind = "dragonfly"
     headline_max_gpus = 16_384
+    headline_cost = "seconds per routing"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -163,6 +168,7 @@ class MinimalRouting:
     # an all-to-all's shortest paths fan out over whole boxes of a torus: 2 s CPU at 512
     # chips, 30 s at 4,096
     headline_max_gpus = 1_024
+    headline_cost = "2 s of CPU at 512 chips, 30 s at 4,096"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -234,6 +240,11 @@ class Router:
     @property
     def headline_max_gpus(self) -> int:
         return self.model.headline_max_gpus
+
+    @property
+    def headline_cost(self) -> str:
+        """What the headline costs above headline_max_gpus, for the note that says it was left out."""
+        return self.model.headline_cost
 
     def check(self, routing: str) -> None:
         if routing not in self.available():
