@@ -546,3 +546,32 @@ def test_a_routing_the_failure_breaks_is_reported_unavailable_with_the_reason():
     assert "su1-leaf-r1 has compute nodes but no live uplink" in report["unavailable"][0]["reason"]
     after = result(report, "permutation", "adaptive", "link:32")
     assert after["unroutable_flows"] > 0 and after["min_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("fabric_name,routing,qps", [("2:1", "ecmp", 1), ("2:1", "ecmp", 2), ("2:1", "adaptive", 1),
+                                                      ("2:1", "ftree", 1), ("3 tiers", "ecmp", 1), ("3 tiers", "adaptive", 1)])
+def test_phases_filled_side_by_side_get_exactly_the_rates_each_gets_alone(fabric_name, routing, qps, monkeypatch):
+    """The phases of an all-to-all are routed and filled in one stacked problem (each phase its
+    own links and its own steps), in batches: every phase's figures equal, to the last bit,
+    those of routing and filling it alone, whatever the batch size."""
+    import compiler.traffic as traffic
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.traffic.analysis import solve_phase
+    from compiler.traffic.routing import Router
+
+    plan = plan_from_text(FAT_TREE_2TO1) if fabric_name == "2:1" else lab_3tier(64)
+    fabric = TrafficFabric(fabric_plan(plan))
+    router = Router(fabric, qps=qps)
+    pattern = build_pattern(fabric, "all-to-all", placement(fabric, None, "plan", 1), 1, 16)
+    alone = [solve_phase(fabric, p, router.route(routing, p)) for p in pattern.phases]
+    flows = pattern.phases[0].src.size * qps
+    for batch in (10 ** 9, 3 * flows):  # all 16 phases at once; batches of 3 phases
+        monkeypatch.setattr(traffic, "BATCH_FLOWS", batch)
+        together = traffic._solve(fabric, router, routing, pattern.phases)
+        assert len(together) == len(alone) == 16
+        for a, t in zip(alone, together, strict=True):
+            assert (a.fraction, a.min_fraction, a.unroutable) == (t.fraction, t.min_fraction, t.unroutable)
+            for field in ("conn_fraction", "offered", "flows_on", "util"):
+                assert np.array_equal(getattr(a, field), getattr(t, field)), field
+    if fabric_name == "2:1":  # the phases contend for the uplinks: the filling has rounds to run
+        assert min(a.min_fraction for a in alone) < 1.0
