@@ -189,11 +189,13 @@ def _shape(inc: Incidence) -> tuple:
 
 
 def stack_incidences(incs: list[Incidence]) -> tuple[Incidence, Groups] | None:
-    """One incidence holding several (each its own copy of the links, flows and classes
-    numbered on), and which group every flow and link belongs to; None where their terms do
-    not have the same shape (then solve them one by one). Block-diagonal, so a link's row
+    """One incidence holding several per-flow (single-path) incidences, each its own copy of
+    the links, flows numbered on, and which group every flow and link belongs to; None for
+    split routes or terms of different shapes (then solve them one by one). Block-diagonal, so a link's row
     keeps its flows in the same order and its load sums in the same order."""
     if not incs or any(_shape(i) != _shape(incs[0]) for i in incs[1:]):
+        return None
+    if not all(single_path(i) for i in incs):  # split routes: few rounds, and phases may share their chains
         return None
     terms = []
     for t in range(len(incs[0].terms)):

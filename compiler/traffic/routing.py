@@ -26,7 +26,7 @@ from .analysis import Routed, per_flow_incidence
 from .clos import ClosRoutes, NotClos
 from .dragonfly import DragonflyRoutes
 from .fabric import TrafficFabric
-from .fairness import Incidence
+from .fairness import Incidence, Term
 from .ftree import FtreeRoutes
 from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
@@ -113,6 +113,8 @@ class ClosRouting:
     def route_phases(self, routing: str, phases: list[Phase]) -> list[Routed]:
         """route() for each phase; ECMP hashes every phase's sub-flows in one walk (a path
         depends on its flow's key alone, so each is the path route() gives)."""
+        if routing == "adaptive" and len(phases) > 1:
+            return self._spray_phases(phases)
         if routing != "ecmp" or len(phases) < 2:
             return [self.route(routing, p) for p in phases]
         f, q = self.fabric, self.qps
@@ -133,6 +135,26 @@ class ClosRouting:
             s = slice(lo, lo + p.src.size * q)
             out.append(Routed(per_flow_incidence(f, p.src.size * q, fa - lo, la), ok[s], p.conn[sub_flow[s]],
                               f.ep_gbps[src[s]] / q, sub_flow[s]))
+        return out
+
+    def _spray_phases(self, phases: list[Phase]) -> list[Routed]:
+        """The even split of every phase from one spray over all their flows: a (source
+        leaf, destination leaf) pair's split is the same in every phase, so the pairs and the
+        hops above them are computed once and each phase's terms share them (a phase's flows
+        map to its pairs; the other pairs carry nothing and add exact zeros)."""
+        f = self.fabric
+        sizes = [p.src.size for p in phases]
+        cut = np.cumsum(sizes)[:-1]
+        terms, ok = self.clos.spray_terms(np.concatenate([p.src for p in phases]), np.concatenate([p.dst for p in phases]))
+        attach = terms[0].chain[0].tocsc()  # the per-flow term (links x flows): each phase's columns
+        ends = np.r_[0, np.cumsum(sizes)]
+        out = []
+        for i, (p, ok_p) in enumerate(zip(phases, np.split(ok, cut), strict=True)):
+            lo, hi = int(ends[i]), int(ends[i + 1])
+            own = [Term([attach[:, lo:hi].tocsr()])]
+            own += [Term(t.chain, None if t.classes is None else t.classes[lo:hi]) for t in terms[1:]]
+            n = p.src.size
+            out.append(Routed(Incidence(n, f.n_links, own), ok_p, p.conn, f.ep_gbps[p.src], np.arange(n)))
         return out
 
 
