@@ -65,12 +65,12 @@ def _traffic(ctx: CheckContext, headline: bool) -> tuple[TrafficFigures, list[Fi
             else:
                 routings = list(router.available())
     notes: list[str] = []
-    for routing, r in _headline(plan, routings):
-        if isinstance(r, TrafficError):  # a model that does not apply to this (degraded) fabric says why
-            figures.setdefault("unavailable", {})[routing] = str(r)
+    for routing, result in _headline(plan, routings):
+        if isinstance(result, TrafficError):  # a model that does not apply to this (degraded) fabric says why
+            figures.setdefault("unavailable", {})[routing] = str(result)
             continue
-        figures["results"].append({"routing": r["routing"], **{k: r[k] for k in KEYS}})
-        notes += [n for n in r["notes"] if n not in notes]
+        figures["results"].append({"routing": result["routing"], **{k: result[k] for k in KEYS}})
+        notes += [n for n in result["notes"] if n not in notes]
     if routings:
         figures["notes"] = notes
         text = ", ".join(f"{r['routing']} {r['fraction']:.1%} of line rate (slowest connection {r['min_fraction']:.1%})"

@@ -200,7 +200,7 @@ def stack_incidences(incs: list[Incidence]) -> tuple[Incidence, Groups] | None:
     terms = []
     for t in range(len(incs[0].terms)):
         parts = [inc.terms[t] for inc in incs]
-        chain = [block_diag([p.chain[k] for p in parts], format="csr") for k in range(len(parts[0].chain))]
+        chain = [csr_matrix(block_diag([p.chain[k] for p in parts], format="csr")) for k in range(len(parts[0].chain))]
         classes = None
         if parts[0].classes is not None:
             offsets = np.cumsum([0] + [p.chain[0].shape[1] for p in parts[:-1]])
