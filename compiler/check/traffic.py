@@ -4,7 +4,7 @@ under each routing that applies to the fabric, and the figures the spec's
 
 The analysis itself is compiler/traffic (`clusterc traffic` gives every pattern, hot links
 and failures). The headline is left out above the size each family's routes give for it
-(traffic/routing.py `headline_max_gpus`: on a Clos 4,096 GPUs, where it costs about 0.3 s
+(traffic/routing.py `headline_max_gpus`: on a Clos 4,096 GPUs, where it costs about 0.4 s
 of CPU), with an info finding that says what it would cost; a requirement is evaluated at
 any size.
 """
