@@ -17,7 +17,7 @@ from compiler.traffic.analysis import balls_into_bins
 from compiler.traffic.clos import ClosRoutes
 from compiler.traffic.fabric import TrafficFabric, parse_failure
 from compiler.traffic.fairness import Incidence, max_min_rates
-from compiler.traffic.patterns import build_pattern, placement
+from compiler.traffic.patterns import build_pattern, fabric_order, placement
 
 from .conftest import SPECS, cli_in_process, plan_from_text, shared_checks
 
@@ -575,3 +575,34 @@ def test_phases_filled_side_by_side_get_exactly_the_rates_each_gets_alone(fabric
                 assert np.array_equal(getattr(a, field), getattr(t, field)), field
     if fabric_name == "2:1":  # the phases contend for the uplinks: the filling has rounds to run
         assert min(a.min_fraction for a in alone) < 1.0
+
+
+def test_ecmp_down_from_a_core_takes_the_same_hops_by_pod_table_as_by_scanning_every_candidate():
+    """A core's hop toward a leaf of another pod is read from a table of its links into that
+    pod (where every link is live and every spine below reaches exactly its pod's leaves)
+    instead of scanning all its down links: the paths are the same, intact and after a failure."""
+    from compiler.plan.fabrics import fabric_plan
+
+    plan = fabric_plan(lab_3tier(64))
+    for fail in (None, "core:1", "spine:1", "link:2"):
+        fabric = TrafficFabric(plan, parse_failure(plan, fail))
+        src = fabric_order(fabric, np.arange(fabric.ep_link.size))
+        dst = np.roll(src, 17)  # 64 endpoints in 4 pods of 16: most flows leave their pod
+        qp = np.zeros(src.size, dtype=np.int64)
+        fast = ClosRoutes(fabric)
+        assert fast.top == 3 and fast._down_groups[0].size > 0  # the table has whole groups to use
+        scan = ClosRoutes(fabric)
+        scan._down_group_of = lambda x, e, going_down: None  # every hop through the candidate scan
+        table_of, used = fast._down_group_of, []
+
+        def spy(x, e, going_down, table_of=table_of, used=used):
+            group = table_of(x, e, going_down)
+            used.append(0 if group is None else int(np.count_nonzero(group >= 0)))
+            return group
+        fast._down_group_of = spy
+        fl_a, ln_a, ok_a = fast.ecmp_paths(src, dst, qp, 1)
+        assert sum(used) > 0, fail  # hops were read from the table
+        fl_b, ln_b, ok_b = scan.ecmp_paths(src, dst, qp, 1)
+        assert np.array_equal(ok_a, ok_b)
+        a, b = np.lexsort((ln_a, fl_a)), np.lexsort((ln_b, fl_b))
+        assert np.array_equal(fl_a[a], fl_b[b]) and np.array_equal(ln_a[a], ln_b[b]), fail
