@@ -507,7 +507,7 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
 
 
 def test_above_4096_gpus_on_a_clos_the_headline_is_left_out_and_the_check_says_what_it_would_cost():
-    """The all-to-all headline costs about 0.6 s of CPU at 8,192 GPUs and 3 s at 12,288 (both
+    """The all-to-all headline costs about 0.6 s of CPU at 8,192 GPUs and 2.3 s at 12,288 (both
     routings, 16 phases): past 4,096 GPUs on a Clos it is left to `clusterc traffic`, and the
     check says so in its text (an info finding) as well as in checks.json."""
     report = shared_checks(SPECS / "seed-8k-fat-tree.yaml").as_json()  # 8,192 GPUs

@@ -50,9 +50,9 @@ class ClosRouting:
     kind = "Clos"
     # the check's all-to-all headline (ECMP and adaptive, 16 phases) in every compile: CPU
     # measured on a shared 2-core machine (load 5 to 6), 0.4 s at 4,096 GPUs, 0.6 s at 8,192
-    # and 2.9 s at 12,288 (three tiers); above this `clusterc traffic` gives it
+    # and 2.3 s at 12,288 (three tiers); above this `clusterc traffic` gives it
     headline_max_gpus = 4_096
-    headline_cost = "about 0.6 s of CPU at 8,192 GPUs and 3 s at 12,288"
+    headline_cost = "about 0.6 s of CPU at 8,192 GPUs and 2.3 s at 12,288"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric, self.qps, self.seed = fabric, qps, seed
