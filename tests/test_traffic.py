@@ -17,9 +17,9 @@ from compiler.traffic.analysis import balls_into_bins
 from compiler.traffic.clos import ClosRoutes
 from compiler.traffic.fabric import TrafficFabric, parse_failure
 from compiler.traffic.fairness import Incidence, max_min_rates
-from compiler.traffic.patterns import build_pattern, placement
+from compiler.traffic.patterns import build_pattern, fabric_order, placement
 
-from .conftest import SPECS, cli_in_process, plan_from_text
+from .conftest import SPECS, cli_in_process, plan_from_text, shared_checks
 
 # A two-tier 1:1 fat tree: 64 leaves of 32 GPU ports down and 32 up, one cable to each of 32 spines.
 FAT_TREE_2048 = """name: ft-2048
@@ -505,6 +505,21 @@ def test_check_report_and_compare_carry_the_all_to_all_headline():
     assert [r["routing"] for r in report_for(small)["figures"]["traffic"]["results"]] == ["minimal", "dimension-order"]
 
 
+
+def test_above_4096_gpus_on_a_clos_the_headline_is_left_out_and_the_check_says_what_it_would_cost():
+    """The all-to-all headline costs about 0.6 s of CPU at 8,192 GPUs and 2.3 s at 12,288 (both
+    routings, 16 phases): past 4,096 GPUs on a Clos it is left to `clusterc traffic`, and the
+    check says so in its text (an info finding) as well as in checks.json."""
+    report = shared_checks(SPECS / "seed-8k-fat-tree.yaml").as_json()  # 8,192 GPUs
+    traffic = report["figures"]["traffic"]
+    assert traffic["results"] == []
+    assert traffic["skipped"].startswith("not estimated above 4,096 GPUs on this Clos fabric in every compile")
+    assert "0.6 s of CPU at 8,192 GPUs" in traffic["skipped"] and "run clusterc traffic" in traffic["skipped"]
+    note = [f for f in report["findings"] if f["code"] == "TRAFFIC_ESTIMATE_SKIPPED"]
+    assert len(note) == 1 and note[0]["severity"] == "info"
+    assert note[0]["message"].startswith("all-to-all over 8,192 GPUs: not estimated above 4,096 GPUs")
+    assert not any(f["code"] == "TRAFFIC_ESTIMATE" for f in report["findings"])
+
 def test_losing_a_leaf_cuts_its_gpus_off_and_the_collective_never_completes():
     """A rail leaf of b200-superpod-4su carries rail 1 of 32 servers: its ring flows have no
     path, the rest of the ring runs at line rate, and a ring all-reduce waits forever."""
@@ -531,3 +546,63 @@ def test_a_routing_the_failure_breaks_is_reported_unavailable_with_the_reason():
     assert "su1-leaf-r1 has compute nodes but no live uplink" in report["unavailable"][0]["reason"]
     after = result(report, "permutation", "adaptive", "link:32")
     assert after["unroutable_flows"] > 0 and after["min_fraction"] == 0.0
+
+
+@pytest.mark.parametrize("fabric_name,routing,qps", [("2:1", "ecmp", 1), ("2:1", "ecmp", 2), ("2:1", "adaptive", 1),
+                                                      ("2:1", "ftree", 1), ("3 tiers", "ecmp", 1), ("3 tiers", "adaptive", 1)])
+def test_phases_filled_side_by_side_get_exactly_the_rates_each_gets_alone(fabric_name, routing, qps, monkeypatch):
+    """The phases of an all-to-all are routed and filled in one stacked problem (each phase its
+    own links and its own steps), in batches: every phase's figures equal, to the last bit,
+    those of routing and filling it alone, whatever the batch size."""
+    import compiler.traffic as traffic
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.traffic.analysis import solve_phase
+    from compiler.traffic.routing import Router
+
+    plan = plan_from_text(FAT_TREE_2TO1) if fabric_name == "2:1" else lab_3tier(64)
+    fabric = TrafficFabric(fabric_plan(plan))
+    router = Router(fabric, qps=qps)
+    pattern = build_pattern(fabric, "all-to-all", placement(fabric, None, "plan", 1), 1, 16)
+    alone = [solve_phase(fabric, p, router.route(routing, p)) for p in pattern.phases]
+    flows = pattern.phases[0].src.size * qps
+    for batch in (10 ** 9, 3 * flows):  # all 16 phases at once; batches of 3 phases
+        monkeypatch.setattr(traffic, "BATCH_FLOWS", batch)
+        together = traffic._solve(fabric, router, routing, pattern.phases)
+        assert len(together) == len(alone) == 16
+        for a, t in zip(alone, together, strict=True):
+            assert (a.fraction, a.min_fraction, a.unroutable) == (t.fraction, t.min_fraction, t.unroutable)
+            for field in ("conn_fraction", "offered", "flows_on", "util"):
+                assert np.array_equal(getattr(a, field), getattr(t, field)), field
+    if fabric_name == "2:1":  # the phases contend for the uplinks: the filling has rounds to run
+        assert min(a.min_fraction for a in alone) < 1.0
+
+
+def test_ecmp_down_from_a_core_takes_the_same_hops_by_pod_table_as_by_scanning_every_candidate():
+    """A core's hop toward a leaf of another pod is read from a table of its links into that
+    pod (where every link is live and every spine below reaches exactly its pod's leaves)
+    instead of scanning all its down links: the paths are the same, intact and after a failure."""
+    from compiler.plan.fabrics import fabric_plan
+
+    plan = fabric_plan(lab_3tier(64))
+    for fail in (None, "core:1", "spine:1", "link:2"):
+        fabric = TrafficFabric(plan, parse_failure(plan, fail))
+        src = fabric_order(fabric, np.arange(fabric.ep_link.size))
+        dst = np.roll(src, 17)  # 64 endpoints in 4 pods of 16: most flows leave their pod
+        qp = np.zeros(src.size, dtype=np.int64)
+        fast = ClosRoutes(fabric)
+        assert fast.top == 3 and fast._down_groups[0].size > 0  # the table has whole groups to use
+        scan = ClosRoutes(fabric)
+        scan._down_group_of = lambda x, e, going_down: None  # every hop through the candidate scan
+        table_of, used = fast._down_group_of, []
+
+        def spy(x, e, going_down, table_of=table_of, used=used):
+            group = table_of(x, e, going_down)
+            used.append(0 if group is None else int(np.count_nonzero(group >= 0)))
+            return group
+        fast._down_group_of = spy
+        fl_a, ln_a, ok_a = fast.ecmp_paths(src, dst, qp, 1)
+        assert sum(used) > 0, fail  # hops were read from the table
+        fl_b, ln_b, ok_b = scan.ecmp_paths(src, dst, qp, 1)
+        assert np.array_equal(ok_a, ok_b)
+        a, b = np.lexsort((ln_a, fl_a)), np.lexsort((ln_b, fl_b))
+        assert np.array_equal(fl_a[a], fl_b[b]) and np.array_equal(ln_a[a], ln_b[b]), fail

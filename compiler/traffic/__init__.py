@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..plan.fabrics import fabric_plan
 from ..plan.model import Plan
-from .analysis import balls_into_bins_for, solve_phase, summarise
+from .analysis import balls_into_bins_for, solve_phases, summarise
 from .fabric import TrafficFabric, parse_failure
 from .patterns import PatternError, build_pattern, placement
 from .routing import Router, RoutingError
@@ -62,7 +62,7 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         for pat in built:
             for routing in routings:
                 try:
-                    phases = [solve_phase(fabric, phase, r_fab.route(routing, phase)) for phase in pat.phases]
+                    phases = _solve(fabric, r_fab, routing, pat.phases)
                 except RoutingError as exc:
                     if not label:
                         raise TrafficError(str(exc)) from exc
@@ -98,6 +98,26 @@ def traffic_report(plan: Plan, patterns: list[str] | None = None, routings: list
         "results": results,
         "unavailable": unavailable,
     }
+
+
+# sub-flows routed and filled at once (phases side by side): bounds the memory of many
+# phases (--phases 4,096 at 12,288 GPUs is 50 million flows) at ~100 MB of routes
+BATCH_FLOWS = 1_000_000
+
+
+def _solve(fabric: TrafficFabric, router: Router, routing: str, phases: list) -> list:
+    """Each phase routed and solved, as many side by side as BATCH_FLOWS allows."""
+    out: list = []
+    start = 0
+    while start < len(phases):
+        end, flows = start, 0
+        while end < len(phases) and (end == start or flows + phases[end].src.size * router.qps <= BATCH_FLOWS):
+            flows += phases[end].src.size * router.qps
+            end += 1
+        batch = phases[start:end]
+        out += solve_phases(fabric, batch, router.route_phases(routing, batch))
+        start = end
+    return out
 
 
 MODEL = ("flows between GPU NIC ports share links max-min fairly (progressive filling), and a single-path flow "

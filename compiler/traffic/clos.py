@@ -221,6 +221,47 @@ class ClosRoutes:
         order = np.lexsort((self.f.plan.links.b_port[self.f.graph.link[k]], code))
         return code[order], k[order]
 
+    @cached_property
+    def _down_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Down links grouped by (upper switch, pod of the lower), in port order: (sorted group
+        codes, first link of each group, links per group, the links), keeping only the groups
+        whose equal-cost set toward any edge of that pod is the whole group: every link live
+        and every switch below reaching every edge of its own pod and none of another's (the
+        intact case; a group that fails it goes through the candidate scan)."""
+        pods = self._pods
+        n_pods = int(pods.max()) + 1 if pods.size else 1
+        edge_pod = pods[self.edges]
+        per_pod = np.bincount(edge_pod, minlength=n_pods)
+        pod_mask = BitRows(n_pods, self.edges.size)  # per pod: its edges
+        pod_mask.set(edge_pod, np.arange(self.edges.size), np.ones(self.edges.size, dtype=bool))
+        words = self.down.words  # per switch: the edges it reaches downward, packed
+        reached = np.bitwise_count(words).sum(axis=1)
+        in_own = np.bitwise_count(words & pod_mask.words[pods]).sum(axis=1)
+        ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
+        link = self.dn_order
+        code = self.hi[link] * n_pods + pods[self.lo[link]]
+        order = np.argsort(code, kind="stable")  # port order kept within a group
+        code, link = code[order], link[order]
+        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else np.zeros(0, dtype=np.int64)
+        count = np.diff(np.r_[first, code.size])
+        good = self.alive[link] & ok_below[self.lo[link]]
+        whole = np.logical_and.reduceat(good, first) if first.size else np.zeros(0, dtype=bool)
+        return code[first][whole], first[whole], count[whole], link
+
+    def _down_group_of(self, x: np.ndarray, e: np.ndarray, going_down: np.ndarray) -> np.ndarray | None:
+        """Per hop going down from a switch not directly above its destination edge: its whole
+        group toward the edge's pod (index into _down_groups), -1 where none; None on a fabric
+        of one switch tier above the edges (no such hop)."""
+        if self.top < 3 or not going_down.any():
+            return None
+        codes = self._down_groups[0]
+        pods = self._pods
+        n_pods = int(pods.max()) + 1 if pods.size else 1
+        want = x * n_pods + pods[self.edges[e]]
+        i = np.minimum(np.searchsorted(codes, want), max(0, codes.size - 1))
+        found = going_down & (codes.size > 0) & (codes[i] == want) if codes.size else np.zeros(x.size, dtype=bool)
+        return np.where(found, i, -1)
+
     def _next_hops(self, m, x, e, target, keys, device):
         """One hop of the ECMP walk for flows m at switches x: (chosen switch link, downward)."""
         chosen = np.full(m.size, -1, dtype=np.int64)
@@ -238,7 +279,16 @@ class ClosRoutes:
             cnt = (hi_i - lo_i)[fast_down]
             pick = switch_choice(keys[fast_down], device[x[fast_down]], cnt)
             chosen[fast_down] = par[lo_i[fast_down] + pick]
-        rest = np.flatnonzero(~fast_up & ~fast_down)
+        fast_pod = np.zeros(m.size, dtype=bool)
+        group = self._down_group_of(x, e, down & ~fast_down)
+        if group is not None:
+            fast_pod = group >= 0  # a core toward a leaf of another pod: every link into that pod
+            if fast_pod.any():
+                start, count, links = self._down_groups[1:]
+                g = group[fast_pod]
+                pick = switch_choice(keys[fast_pod], device[x[fast_pod]], count[g])
+                chosen[fast_pod] = links[start[g] + pick]
+        rest = np.flatnonzero(~fast_up & ~fast_down & ~fast_pod)
         if rest.size:
             row, link, valid, _ = self._candidates(x[rest], e[rest], down[rest])
             count = np.bincount(row, weights=valid, minlength=rest.size).astype(np.int64)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import csr_matrix
+from scipy.sparse import block_diag, csr_matrix
 
 MAX_ROUNDS = 10_000
 _REL_TOL = 1e-9  # a link within this fraction of its capacity is full
@@ -108,7 +108,8 @@ def _crossing(inc: Incidence, links: np.ndarray) -> np.ndarray:
 
 
 def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None,
-                  weight: np.ndarray | None = None, level_tol: float = 0.0) -> np.ndarray:
+                  weight: np.ndarray | None = None, level_tol: float = 0.0,
+                  groups: Groups | None = None) -> np.ndarray:
     """Max-min fair rate of every flow (same unit as `cap`); flows not `active` (no route)
     get 0 and take nothing. `weight`: weighted max-min, a rising flow's rate grows at its
     weight's pace (default 1 for all). `level_tol`: links that would fill within this
@@ -116,8 +117,13 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     fraction low): weights spread the fill levels over thousands of distinct values, and
     grouping them keeps the rounds to a few hundred. As flows freeze, the problem is shrunk
     to the rising flows and the links that are not full (each time a fifth of the flows have
-    frozen), so late rounds, which settle few flows, cost little."""
+    frozen), so late rounds, which settle few flows, cost little.
+    `groups`: independent problems in one incidence (the phases of a pattern, stacked by
+    stack_incidences): each round every group steps to its own next bottleneck, so each
+    gets the rates it would get alone, in as many rounds as its slowest group needs
+    rather than the sum of all of theirs."""
     rate = np.zeros(inc.n_flows)
+    g = groups if groups is not None else Groups.one(inc.n_flows, inc.n_links)
     flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
     # Only the links some routed flow crosses can fill: the rest (most of a large fabric's
@@ -125,23 +131,32 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     crossed = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64)) > 0
     links = np.flatnonzero(crossed)
     sub = inc.restrict(flows, links)
+    flow_group, link_group = g.flow[flows], g.link[links]
     cap_sub = cap.astype(np.float64)[links]
     room = cap_sub.copy()
     rising = np.ones(flows.size, dtype=bool)
-    level = 0.0  # how far the filling has risen (rate of a weight-1 flow still rising)
+    level = np.zeros(g.count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
     cap_tol = cap_sub * _REL_TOL
+    starts: np.ndarray | None = None  # where each group's links begin
     for _ in range(MAX_ROUNDS):
         if not rising.any():
             return rate
         pace = sub.load(np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
-        if not moving.any():  # rising flows cross no link: unbounded, which a route never is
+        ratio = np.divide(room, pace, out=np.full(room.size, np.inf), where=moving)
+        step = np.full(g.count, np.inf)
+        if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
+            starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size else link_group
+        if starts.size:
+            step[link_group[starts]] = np.minimum.reduceat(ratio, starts)
+        bounded = np.isfinite(step)
+        if np.any(~bounded[flow_group[rising]]):  # rising flows cross no link: unbounded, which a route never is
             raise AssertionError("a routed flow crosses no capacitated link")
-        step = max(0.0, float(np.divide(room, pace, out=np.full(room.size, np.inf), where=moving).min()))
-        rate[flows[rising]] += step * w[rising]
-        room -= step * pace
+        step = np.maximum(0.0, np.where(bounded, step, 0.0))
+        rate[flows[rising]] += step[flow_group[rising]] * w[rising]
+        room -= step[link_group] * pace
         level += step
-        full = moving & (room <= (cap_tol + pace * level * level_tol if level_tol else cap_tol))
+        full = moving & (room <= (cap_tol + pace * level[link_group] * level_tol if level_tol else cap_tol))
         rising &= ~_crossing(sub, full)
         if rising.sum() < _SHRINK * rising.size or moving.sum() < _SHRINK * moving.size:
             # shrink to the rising flows and the links they load (none of them full)
@@ -149,9 +164,53 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
             keep_flows = np.flatnonzero(rising)
             sub = sub.restrict(keep_flows, keep_links)
             flows, links, w = flows[keep_flows], links[keep_links], w[keep_flows]
+            flow_group, link_group, starts = flow_group[keep_flows], link_group[keep_links], None
             cap_sub, room, cap_tol = cap_sub[keep_links], room[keep_links], cap_tol[keep_links]
             rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Independent max-min problems held in one incidence: the group of each flow and of
+    each link (a flow crosses only links of its own group)."""
+
+    flow: np.ndarray
+    link: np.ndarray
+    count: int
+
+    @staticmethod
+    def one(n_flows: int, n_links: int) -> Groups:
+        return Groups(np.zeros(n_flows, dtype=np.int64), np.zeros(n_links, dtype=np.int64), 1)
+
+
+def _shape(inc: Incidence) -> tuple:
+    return tuple((len(t.chain), t.classes is None) for t in inc.terms)
+
+
+def stack_incidences(incs: list[Incidence]) -> tuple[Incidence, Groups] | None:
+    """One incidence holding several per-flow (single-path) incidences, each its own copy of
+    the links, flows numbered on, and which group every flow and link belongs to; None for
+    split routes or terms of different shapes (then solve them one by one). Block-diagonal, so a link's row
+    keeps its flows in the same order and its load sums in the same order."""
+    if not incs or any(_shape(i) != _shape(incs[0]) for i in incs[1:]):
+        return None
+    if not all(single_path(i) for i in incs):  # split routes: few rounds, and phases may share their chains
+        return None
+    terms = []
+    for t in range(len(incs[0].terms)):
+        parts = [inc.terms[t] for inc in incs]
+        chain = [csr_matrix(block_diag([p.chain[k] for p in parts], format="csr")) for k in range(len(parts[0].chain))]
+        classes = None
+        if parts[0].classes is not None:
+            offsets = np.cumsum([0] + [p.chain[0].shape[1] for p in parts[:-1]])
+            classes = np.concatenate([p.classes + off for p, off in zip(parts, offsets, strict=True)])
+        terms.append(Term(chain, classes))
+    n_flows = np.array([inc.n_flows for inc in incs])
+    n_links = np.array([inc.n_links for inc in incs])
+    ids = np.arange(len(incs))
+    groups = Groups(np.repeat(ids, n_flows), np.repeat(ids, n_links), len(incs))
+    return Incidence(int(n_flows.sum()), int(n_links.sum()), terms), groups
 
 
 # A flow pinned to one path that crosses several shared, full links gets less than its
@@ -170,20 +229,28 @@ def single_path(inc: Incidence) -> bool:
 
 
 def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None,
-                    extra_weight: float = EXTRA_BOTTLENECK_WEIGHT) -> np.ndarray:
+                    extra_weight: float = EXTRA_BOTTLENECK_WEIGHT, groups: Groups | None = None) -> np.ndarray:
     """What transports give each flow (same unit as `cap`): weighted max-min, where a
     single-path flow that crosses k full links it shares (at the max-min rates) competes
     with weight extra_weight^(k - 1). Flows alike in that respect still split a link evenly,
     and every link that max-min fills stays full. Split routes (adaptive spraying, Valiant)
     keep max-min: the simulator runs behind the calibration pinned every flow to one path.
+    `groups`: independent problems stacked in one incidence (max_min_rates), each weighted
+    only where it has such a flow, as it would be alone.
     Cost: two progressive fillings and two products through the incidence."""
-    rate = max_min_rates(inc, cap, active)
+    rate = max_min_rates(inc, cap, active, groups=groups)
     if not single_path(inc) or extra_weight >= 1:
         return rate
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     full = inc.load(rate) >= cap * (1 - 1e-6)
     shared = inc.load(live.astype(np.float64)) > 1 + 1e-9
     crossed = inc.touches(full & shared)
-    if not np.any(live & (crossed > 1.5)):
+    held = live & (crossed > 1.5)
+    if not np.any(held):
         return rate
+    if groups is not None:  # only the groups with such a flow are weighted; the others keep max-min
+        again = np.isin(groups.flow, np.unique(groups.flow[held]))
+        weighted = max_min_rates(inc, cap, live & again, weight=extra_weight ** np.maximum(crossed - 1, 0),
+                                 level_tol=WEIGHTED_LEVEL_TOL, groups=groups)
+        return np.where(again, weighted, rate)
     return max_min_rates(inc, cap, active, weight=extra_weight ** np.maximum(crossed - 1, 0), level_tol=WEIGHTED_LEVEL_TOL)

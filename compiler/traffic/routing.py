@@ -26,7 +26,7 @@ from .analysis import Routed, per_flow_incidence
 from .clos import ClosRoutes, NotClos
 from .dragonfly import DragonflyRoutes
 from .fabric import TrafficFabric
-from .fairness import Incidence
+from .fairness import Incidence, Term
 from .ftree import FtreeRoutes
 from .minimal import DimensionOrderRoutes, MinimalRoutes
 from .patterns import Phase
@@ -48,7 +48,11 @@ class ClosRouting:
     """Up/down routes of a tree of switches (fat-tree, rail-optimized, rail-only, multi-plane)."""
 
     kind = "Clos"
-    headline_max_gpus = 16_384  # the check's all-to-all headline: seconds per routing at this size
+    # the check's all-to-all headline (ECMP and adaptive, 16 phases) in every compile: CPU
+    # measured on a shared 2-core machine (load 5 to 6), 0.4 s at 4,096 GPUs, 0.6 s at 8,192
+    # and 2.3 s at 12,288 (three tiers); above this `clusterc traffic` gives it
+    headline_max_gpus = 4_096
+    headline_cost = "about 0.6 s of CPU at 8,192 GPUs and 2.3 s at 12,288"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric, self.qps, self.seed = fabric, qps, seed
@@ -106,10 +110,58 @@ class ClosRouting:
             raise RoutingError(f"ftree: {exc}") from exc
         return Routed(per_flow_incidence(f, n, fl, ln), ok, phase.conn, f.ep_gbps[phase.src], flow, secondary)
 
+    def route_phases(self, routing: str, phases: list[Phase]) -> list[Routed]:
+        """route() for each phase; ECMP hashes every phase's sub-flows in one walk (a path
+        depends on its flow's key alone, so each is the path route() gives)."""
+        if routing == "adaptive" and len(phases) > 1:
+            return self._spray_phases(phases)
+        if routing != "ecmp" or len(phases) < 2:
+            return [self.route(routing, p) for p in phases]
+        f, q = self.fabric, self.qps
+        sizes = np.array([p.src.size for p in phases])
+        flow = np.concatenate([np.arange(n) for n in sizes.tolist()])
+        sub_flow = np.repeat(flow, q)
+        first = np.repeat(np.repeat(np.cumsum(sizes) - sizes, sizes), q)  # each sub-flow's phase's first flow
+        src = np.concatenate([p.src for p in phases])[first + sub_flow]
+        dst = np.concatenate([p.dst for p in phases])[first + sub_flow]
+        qp = np.tile(np.arange(q), int(sizes.sum()))
+        fl, ln, ok = self.clos.ecmp_paths(src, dst, qp, self.seed)
+        ends = np.cumsum(sizes * q)
+        order = np.argsort(fl, kind="stable")
+        fl, ln = fl[order], ln[order]
+        cut = np.searchsorted(fl, ends[:-1])
+        out = []
+        for p, lo, fa, la in zip(phases, (ends - sizes * q).tolist(), np.split(fl, cut), np.split(ln, cut), strict=True):
+            s = slice(lo, lo + p.src.size * q)
+            out.append(Routed(per_flow_incidence(f, p.src.size * q, fa - lo, la), ok[s], p.conn[sub_flow[s]],
+                              f.ep_gbps[src[s]] / q, sub_flow[s]))
+        return out
+
+    def _spray_phases(self, phases: list[Phase]) -> list[Routed]:
+        """The even split of every phase from one spray over all their flows: a (source
+        leaf, destination leaf) pair's split is the same in every phase, so the pairs and the
+        hops above them are computed once and each phase's terms share them (a phase's flows
+        map to its pairs; the other pairs carry nothing and add exact zeros)."""
+        f = self.fabric
+        sizes = [p.src.size for p in phases]
+        cut = np.cumsum(sizes)[:-1]
+        terms, ok = self.clos.spray_terms(np.concatenate([p.src for p in phases]), np.concatenate([p.dst for p in phases]))
+        attach = terms[0].chain[0].tocsc()  # the per-flow term (links x flows): each phase's columns
+        ends = np.r_[0, np.cumsum(sizes)]
+        out = []
+        for i, (p, ok_p) in enumerate(zip(phases, np.split(ok, cut), strict=True)):
+            lo, hi = int(ends[i]), int(ends[i + 1])
+            own = [Term([attach[:, lo:hi].tocsr()])]
+            own += [Term(t.chain, None if t.classes is None else t.classes[lo:hi]) for t in terms[1:]]
+            n = p.src.size
+            out.append(Routed(Incidence(n, f.n_links, own), ok_p, p.conn, f.ep_gbps[p.src], np.arange(n)))
+        return out
+
 
 class DragonflyRouting:
     kind = "dragonfly"
     headline_max_gpus = 16_384
+    headline_cost = "seconds per routing"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -138,6 +190,7 @@ class MinimalRouting:
     # an all-to-all's shortest paths fan out over whole boxes of a torus: 2 s CPU at 512
     # chips, 30 s at 4,096
     headline_max_gpus = 1_024
+    headline_cost = "2 s of CPU at 512 chips, 30 s at 4,096"
 
     def __init__(self, fabric: TrafficFabric, qps: int, seed: int):
         self.fabric = fabric
@@ -210,6 +263,11 @@ class Router:
     def headline_max_gpus(self) -> int:
         return self.model.headline_max_gpus
 
+    @property
+    def headline_cost(self) -> str:
+        """What the headline costs above headline_max_gpus, for the note that says it was left out."""
+        return self.model.headline_cost
+
     def check(self, routing: str) -> None:
         if routing not in self.available():
             why = ("ftree is OpenSM's engine: InfiniBand fat-tree and rail-optimized fabrics only"
@@ -220,3 +278,9 @@ class Router:
     def route(self, routing: str, phase: Phase) -> Routed:
         self.check(routing)
         return self.model.route(routing, phase)
+
+    def route_phases(self, routing: str, phases: list[Phase]) -> list[Routed]:
+        """route() for each phase, in one pass where the model has one."""
+        self.check(routing)
+        batch = getattr(self.model, "route_phases", None)
+        return batch(routing, phases) if batch is not None else [self.model.route(routing, p) for p in phases]
