@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import Piece, concat
 from .model import Plan
-from .views import (cable_ids, cage_table, device_places, end_transceivers, fibers_per_link, floor_port_labels, port_table,
+from .views import (cable_ids, cage_table, device_places, end_transceiver_codes, fibers_per_link, floor_port_labels, port_table,
                     splitter_heads)
 
 
@@ -76,10 +77,11 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
     offsets = plan.port_offsets()
     out = []
-    for ids, gid in zip(plan.memo("end_transceivers", end_transceivers),
-                        (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        uniq, inverse = np.unique(ids.astype(str), return_inverse=True)
-        module = np.array([ports_of.get(u, 0) for u in uniq.tolist()], dtype=np.int64)[inverse.reshape(-1)]
+    parts, code_a, code_b = plan.memo("end_transceiver_codes", end_transceiver_codes)
+    ports_per_part = np.array([ports_of.get(u, 0) for u in parts], dtype=np.int64)
+    for codes, gid in zip((code_a, code_b), (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port),
+                          strict=True):
+        module = ports_per_part[codes]
         shared = (module > 0) & (cage_ports[cage[gid]] > module)
         mpo = cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]]
         out.append(np.where(shared, mpo, -1))
@@ -211,7 +213,19 @@ def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     return plan.memo("physical_cable_labels", _physical_cable_labels)
 
 
-def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+def label_pieces(ids: Piece, near: Piece, far: Piece) -> list[Piece]:
+    """A cable label's text as pieces (columns.concat, columns.text_chunks): `<id> <near> / <far>`,
+    each end read from where it is (TIA-606): the B end's label swaps near and far."""
+    return [ids, " ", near, " / ", far]
+
+
+def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per physical cable, its id and how a label names its A end and its B end
+    (`<place>:<port>`, an end of several ports naming them all), object arrays of str."""
+    return plan.memo("physical_cable_ends", _physical_cable_ends)
+
+
+def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cables = physical_cables(plan)
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
@@ -222,11 +236,15 @@ def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     ends = []
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
         here_place, here_port = place[dev], names[offsets[dev] + port]  # per link
-        text = here_place[first] + ":" + here_port[first]
+        text = here_place[first] + ":" + here_port[first] if len(cables) else np.zeros(0, dtype=object)
         for idx, matrix in multi_link_cables(cables):
             text[idx] = _end_text(here_place[matrix], here_port[matrix])
         ends.append(text)
-    a, b = ends
-    if not len(cables):
+    return ids, ends[0], ends[1]
+
+
+def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    ids, a, b = physical_cable_ends(plan)
+    if not len(ids):
         return [], []
-    return (ids + " " + a + " / " + b).tolist(), (ids + " " + b + " / " + a).tolist()
+    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
