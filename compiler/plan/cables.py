@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import Piece, concat
+from .columns import concat
 from .model import Plan
-from .views import (cable_ids, cage_table, device_places, end_transceiver_codes, fibers_per_link, floor_port_labels, port_table,
-                    splitter_heads)
+from .views import (cable_ids, cage_table, device_places, end_transceiver_codes, fibers_per_link, floor_port_labels, label_pieces,
+                    port_table, splitter_heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,12 +211,6 @@ def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     """Per physical cable, the label text of its A and B ends: `<id> <near> / <far>` as
     views.cable_labels, the id the physical cable's, an end of several ports naming them all."""
     return plan.memo("physical_cable_labels", _physical_cable_labels)
-
-
-def label_pieces(ids: Piece, near: Piece, far: Piece) -> list[Piece]:
-    """A cable label's text as pieces (columns.concat, columns.text_chunks): `<id> <near> / <far>`,
-    each end read from where it is (TIA-606): the B end's label swaps near and far."""
-    return [ids, " ", near, " / ", far]
 
 
 def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .columns import Piece, concat
 from .facts import MediumFacts, PlanFacts
 from .model import Plan
 from .naming import CABLE_ID_SEPARATOR
@@ -188,18 +189,34 @@ def device_places(plan: Plan) -> list[str]:
     return [f"{racks[r]}-{u:02d}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
 
 
-def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
-    """Label text for both ends of every cable: `<id> <near>:<port> / <far>:<port>`, a port
-    as floor_port_labels gives it; the B end swaps near and far (TIA-606: each end reads
-    from where it is)."""
+def label_pieces(ids: Piece, near: Piece, far: Piece) -> list[Piece]:
+    """A cable label's text as pieces (columns.concat, columns.text_chunks): `<id> <near> / <far>`,
+    each end read from where it is (TIA-606): the B end's label swaps near and far."""
+    return [ids, " ", near, " / ", far]
+
+
+def cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, how a label names its A end and its B end: `<place>:<port>`, the place as
+    device_places, the port as floor_port_labels (object arrays of str)."""
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
     names = plan.memo("floor_port_labels", floor_port_labels)
     offsets = plan.port_offsets()
-    a = (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port]).tolist()
-    b = (place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port]).tolist()
-    ids = plan.memo("cable_ids", cable_ids)
-    return ([f"{c} {x} / {y}" for c, x, y in zip(ids, a, b, strict=True)], [f"{c} {y} / {x}" for c, x, y in zip(ids, a, b, strict=True)])
+    if not len(links):
+        return np.zeros(0, dtype=object), np.zeros(0, dtype=object)
+    return (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port],
+            place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port])
+
+
+def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    """Label text for both ends of every cable: `<id> <near>:<port> / <far>:<port>`, a port
+    as floor_port_labels gives it; the B end swaps near and far (TIA-606: each end reads
+    from where it is)."""
+    a, b = plan.memo("cable_ends", cable_ends)
+    if not len(a):
+        return [], []
+    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
+    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
 
 
 def cable_part(media_rec: MediumFacts, order_m: float | None) -> str:

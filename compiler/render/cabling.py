@@ -22,10 +22,10 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
-from ..plan.cables import joined, label_pieces, multi_link_cables, physical_cable_ends, physical_cables
+from ..plan.cables import joined, multi_link_cables, physical_cable_ends, physical_cables
 from ..plan.columns import Piece, concat, text_chunks
 from ..plan.views import (cable_ids, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
-                          floor_port_names, port_table)
+                          floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
 
