@@ -39,3 +39,24 @@ def test_cable_ids_are_naming_cable_id():
     expected = [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist(), strict=True)]
     assert cable_ids(plan) == expected
     assert len(expected) > 1000
+
+
+def test_json_string_pieces_are_what_json_writes():
+    import json
+
+    from compiler.plan.serialize import _json_strings
+
+    for values in (["a:1", "b-2", "ü"], ['say "hi"', "back\\slash", "tab\there", "plain"]):
+        column = np.array(values, dtype=object)
+        text = "".join(text_chunks(_json_strings(column) + ["\n"], len(values)))
+        assert text.splitlines() == [json.dumps(v, ensure_ascii=False) for v in values]
+
+
+def test_dotted_is_ipaddress_text():
+    from ipaddress import IPv4Address
+
+    from compiler.plan.routing import dotted
+
+    values = np.array([0, 1, 255, 256, 167772161, 3232235777, 4294967295], dtype=np.uint32)
+    assert dotted(values) == [str(IPv4Address(int(v))) for v in values.tolist()]
+    assert dotted(np.zeros(0, dtype=np.uint32)) == []
