@@ -50,7 +50,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     ids, near_a, near_b = physical_cable_ends(plan)
     label_a, label_b = label_pieces(ids, near_a, near_b), label_pieces(ids, near_b, near_a)
     if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
-        label_a, label_b = ([np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b))
+        quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
+        label_a, label_b = quoted
     logical = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
     carried = logical[first]
     multi = multi_link_cables(cables)

@@ -114,7 +114,7 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
     mixed = [i for i, a in enumerate(absent) if 0 < a < n_rows]
     shape_of_row = np.zeros(n_rows, dtype=np.int64)
     for bit, i in enumerate(mixed):
-        shape_of_row |= np.not_equal(np.array(cols[fixed + i], dtype=object), None).astype(np.int64) << bit
+        shape_of_row |= np.array([v is not None for v in cols[fixed + i]], dtype=np.int64) << bit
     shapes = distinct(shape_of_row)
     texts = []
     for key in shapes.tolist():
