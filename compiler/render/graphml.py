@@ -89,12 +89,13 @@ def _segments(fmt: str, values: int) -> list[str]:
 
 def _as_text(column: list) -> list[str] | str:
     """Values as %s prints them, None (an absent attribute) as nothing; a column of one value as that value."""
-    values = set(column)
-    if len(values) == 1:  # one value in every row (a fabric, a medium): a constant piece, merged with its neighbours
-        (value,) = values
-        return "" if value is None else str(value)
-    if all(type(v) is str for v in values):
+    if column and column.count(column[0]) == len(column):  # one value in every row (a fabric, a medium): a constant piece
+        return "" if column[0] is None else str(column[0])
+    try:
+        "".join(column)  # all str (names, ports, ids): the column as it is, found in one C scan
         return column
+    except TypeError:
+        values = set(column)
     spelled = {v: "" if v is None else str(v) for v in values}
     return [spelled[v] for v in column]
 
