@@ -52,6 +52,10 @@ def text_chunks(pieces: Sequence[Piece], rows: int, chunk_rows: int = CHUNK_ROWS
     for piece in pieces:  # adjacent constant pieces are one
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
             merged[-1] = merged[-1] + piece
+        elif isinstance(piece, list):  # an array once: a list's slice costs numpy a type check per value per chunk
+            column = np.empty(len(piece), dtype=object)
+            column[:] = piece
+            merged.append(column)
         else:
             merged.append(piece)
     for lo in range(0, rows, chunk_rows):
