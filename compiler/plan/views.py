@@ -62,9 +62,23 @@ def cable_ids(plan: Plan) -> list[str]:
 
 
 def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
-    """Spread a per-layout array (one value per port of the layout) over every global port."""
-    parts = [per_layout[d.layout] for d in plan.devices]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=object)
+    """Spread a per-layout array (one value per port of the layout) over every global port:
+    the layouts' arrays one after another in device order, written a layout at a time
+    (the devices of a layout as the rows of one 2-d assignment, no Python step per device)."""
+    if not plan.devices:
+        return np.zeros(0, dtype=object)
+    index = {lid: k for k, lid in enumerate(per_layout)}
+    code = np.fromiter((index[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    arrays = list(per_layout.values())
+    used = np.unique(code).tolist()  # few distinct layouts: numpy's hash path is quick here
+    sizes = np.array([a.size for a in arrays], dtype=np.int64)[code]
+    starts = np.cumsum(sizes) - sizes
+    out = np.empty(int(sizes.sum()), dtype=np.result_type(*(arrays[k] for k in used)))
+    for k in used:
+        arr = arrays[k]
+        if arr.size:
+            out[starts[code == k][:, None] + np.arange(arr.size)] = arr
+    return out
 
 
 def port_table(plan: Plan) -> dict[str, np.ndarray]:
@@ -167,15 +181,24 @@ def cage_table(plan: Plan) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarra
     n = plan.port_count()
     cage = np.empty(n, dtype=np.int64)
     ctype = np.empty(n, dtype=np.int64)
-    next_cage = 0
-    ports_per_cage: list[np.ndarray] = []
-    for dev in plan.devices:
-        local, types, counts = per_layout[dev.layout]
-        cage[dev.port_offset:dev.port_offset + local.size] = next_cage + local
-        ctype[dev.port_offset:dev.port_offset + local.size] = types
-        next_cage += counts.size
-        ports_per_cage.append(counts)
-    sizes = np.concatenate(ports_per_cage) if ports_per_cage else np.zeros(0, dtype=np.int64)
+    lids = list(per_layout)
+    index = {lid: k for k, lid in enumerate(lids)}
+    code = np.fromiter((index[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    n_cages = np.array([per_layout[lid][2].size for lid in lids], dtype=np.int64)[code] if lids else np.zeros(0, dtype=np.int64)
+    first_cage = np.cumsum(n_cages) - n_cages  # each device's first global cage, in device order
+    offsets = plan.port_offsets()
+    sizes = np.empty(int(n_cages.sum()), dtype=np.int64)
+    for k, lid in enumerate(lids):  # a layout's devices at once: rows of one 2-d assignment
+        devs = np.nonzero(code == k)[0]
+        local, types, counts = per_layout[lid]
+        if not devs.size:
+            continue
+        if local.size:
+            at = offsets[devs][:, None] + np.arange(local.size)
+            cage[at] = first_cage[devs][:, None] + local
+            ctype[at] = types
+        if counts.size:
+            sizes[first_cage[devs][:, None] + np.arange(counts.size)] = counts
     return cage, ctype, keys, sizes
 
 
