@@ -86,13 +86,21 @@ class _Pieces:
 
 
 def _table(columns: list[str], rows, indent: str) -> str:
+    return "".join(_table_parts(columns, rows, indent))
+
+
+def _table_parts(columns: list[str], rows, indent: str) -> list[str]:
+    """A table's JSON text in parts (a table of a million rows is never copied whole)."""
     sep = ",\n" + indent + "  "
     if isinstance(rows, _Pieces):  # each row then the separator; the last row's cut off
-        body = "".join(text_chunks(rows.pieces + [sep], rows.rows))[:-len(sep)] if rows.rows else ""
+        chunks = list(text_chunks(rows.pieces + [sep], rows.rows))
+        if chunks:
+            chunks[-1] = chunks[-1][:-len(sep)]
     else:
-        body = sep.join(_dump(r) for r in rows)
-    inner = f"\n{indent}  {body}\n{indent}" if body else ""
-    return f'{{"columns": {_dump(columns)}, "rows": [{inner}]}}'
+        text = sep.join(_dump(r) for r in rows)
+        chunks = [text] if text else []
+    head = f'{{"columns": {_dump(columns)}, "rows": ['
+    return [head, f"\n{indent}  ", *chunks, f"\n{indent}]}}"] if chunks else [head + "]}"]
 
 
 ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
@@ -100,6 +108,11 @@ ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
 
 
 def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> str:
+    """_addressing_parts joined (an extra fabric's, which plan_json_text indents)."""
+    return "".join(_addressing_parts(plan, fabric, ids))
+
+
+def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> list[str]:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
     `plan`: that fabric's plan (plan/fabrics.py fabric_plan), whose indices its routing's
@@ -122,8 +135,8 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     link_rows = _Pieces(['["', np.array(ids, dtype=object)[numbered], '","', *dotted_pieces(r.link_net[numbered]), '/31"]'],
                         int(numbered.size))
-    return (head_text + ',\n    "devices": ' + _table(ADDRESS_DEVICE_COLUMNS, dev_rows, "    ")
-            + ',\n    "links": ' + _table(ADDRESS_LINK_COLUMNS, link_rows, "    ") + "\n  }")
+    return [head_text, ',\n    "devices": ', *_table_parts(ADDRESS_DEVICE_COLUMNS, dev_rows, "    "),
+            ',\n    "links": ', *_table_parts(ADDRESS_LINK_COLUMNS, link_rows, "    "), "\n  }"]
 
 
 def _fabric_addressing_text(plan: Plan) -> str:
@@ -174,15 +187,13 @@ def plan_json_text(plan: Plan) -> str:
                             "racks": {"columns": RACK_COLUMNS, "rows": [[r.name, r.row, r.position, r.kind, r.height_u, r.usable_u,
                                                                         r.power_budget_w] for r in phys.racks]}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]  # drop the closing "\n}"
-    return (
-        head_text
-        + ',\n  "port_layouts": {\n' + layouts + "\n  }"
-        + ',\n  "devices": ' + _table(DEVICE_COLUMNS, device_rows, "  ")
-        + ',\n  "links": ' + _table(LINK_COLUMNS, link_rows, "  ")
-        + (',\n  "addressing": ' + _addressing_text(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids)) if plan.routing is not None else "")
-        + _fabric_addressing_text(plan)
-        + "\n}\n"
-    )
+    addressing = ([',\n  "addressing": ', *_addressing_parts(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids))]
+                  if plan.routing is not None else [])
+    return "".join([  # one join of the parts: the tables of a large plan are copied once
+        head_text, ',\n  "port_layouts": {\n', layouts, "\n  }",
+        ',\n  "devices": ', *_table_parts(DEVICE_COLUMNS, device_rows, "  "),
+        ',\n  "links": ', *_table_parts(LINK_COLUMNS, link_rows, "  "),
+        *addressing, _fabric_addressing_text(plan), "\n}\n"])
 
 
 def plan_digest(plan: Plan, text: str | None = None) -> str:
