@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 from openpyxl import load_workbook
 
@@ -98,7 +99,7 @@ def test_p2p_with_no_cables_still_has_its_header():
 
     from compiler.render.xlsx import table_xlsx
 
-    wb = load_workbook(BytesIO(table_xlsx("P2P", list(HEADER), [])), read_only=True)
+    wb = load_workbook(BytesIO(table_xlsx("P2P", list(HEADER), [np.zeros(0, dtype=object)] * len(HEADER))), read_only=True)
     assert list(wb["P2P"].iter_rows(values_only=True))[0] == HEADER
 
 

@@ -33,3 +33,12 @@ def test_csv_text_has_unix_line_ends_and_reads_back():
     assert "\r" not in text.replace("\r\n", "")  # no CRLF record ends from the csv module's default
     assert text.endswith("\n") and not text.endswith("\r\n")
     assert list(csv.reader(io.StringIO(text))) == [["a", "b"], ["x,y", 'q"'], ["two\nlines", "3"]]
+
+
+def test_csv_column_is_csv_field_of_each_value_and_the_list_itself_when_clean():
+    from compiler.render.csvtext import csv_column
+
+    clean = ["leaf-001", "Ethernet0", ""]
+    assert csv_column(clean) is clean
+    assert csv_column(VALUES) == [csv_field(v) for v in VALUES]
+    assert csv_column([1, "a", 2.5]) == ["1", "a", "2.5"]

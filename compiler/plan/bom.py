@@ -15,6 +15,7 @@ import numpy as np
 
 from .fabric_record import COMPUTE
 from .cables import PhysicalCables, physical_cables
+from .columns import distinct
 from .facts import MediumFacts
 from .model import Plan
 from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
@@ -76,7 +77,7 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
         ends_media = np.concatenate([links.media, links.media]).astype(np.int64)
         n_media = len(plan.media)
         # One transceiver per (cage, medium) in use; then count those by (cage type, medium).
-        in_use = np.unique(cage_of_port[ends] * n_media + ends_media)
+        in_use = distinct(cage_of_port[ends] * n_media + ends_media)
         cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
         cage_type[cage_of_port] = type_of_port
         cages, media_idx = np.divmod(in_use, n_media)
@@ -197,7 +198,7 @@ def _cable_lines(plan: Plan) -> list[BomLine]:
                                + _splitter_note(plan, in_medium, m)))
             continue
         order = cables.order_m
-        for length in np.unique(order[mine & ~np.isnan(order)]).tolist():
+        for length in distinct(order[mine & ~np.isnan(order)]).tolist():
             here = mine & (order == length)
             part, description, note = cable_of_length(m, length)
             in_group = np.zeros(cables.indptr.size - 1, dtype=bool)

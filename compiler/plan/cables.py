@@ -26,9 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .columns import concat
 from .model import Plan
-from .views import (cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, port_table,
-                    splitter_heads)
+from .views import (cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
+                    port_table, splitter_heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +209,13 @@ def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     return plan.memo("physical_cable_labels", _physical_cable_labels)
 
 
-def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per physical cable, its id and how a label names its A end and its B end
+    (`<place>:<port>`, an end of several ports naming them all), object arrays of str."""
+    return plan.memo("physical_cable_ends", _physical_cable_ends)
+
+
+def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cables = physical_cables(plan)
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
@@ -219,11 +226,15 @@ def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     ends = []
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
         here_place, here_port = place[dev], names[offsets[dev] + port]  # per link
-        text = here_place[first] + ":" + here_port[first]
+        text = here_place[first] + ":" + here_port[first] if len(cables) else np.zeros(0, dtype=object)
         for idx, matrix in multi_link_cables(cables):
             text[idx] = _end_text(here_place[matrix], here_port[matrix])
         ends.append(text)
-    a, b = ends
-    if not len(cables):
+    return ids, ends[0], ends[1]
+
+
+def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    ids, a, b = physical_cable_ends(plan)
+    if not len(ids):
         return [], []
-    return (ids + " " + a + " / " + b).tolist(), (ids + " " + b + " / " + a).tolist()
+    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()

@@ -53,11 +53,14 @@ def endpoint(role: str, index: int) -> str:
     return f"{role}-{index:02d}"
 
 
+CABLE_ID_SEPARATOR = ":"  # between a cable id's device and port number (views.cable_ids joins them so, in columns)
+
+
 def cable_id(a_device: str, a_port_number: int) -> str:
     """A cable is named by its lower (A) end: device and 1-based logical port, e.g.
     dgx-su1-001:3 or su1-leaf-r1:33. Unique (a port carries one cable) and stable
     under growth: a cable keeps its id as long as it stays where it was pulled."""
-    return f"{a_device}:{a_port_number}"
+    return f"{a_device}{CABLE_ID_SEPARATOR}{a_port_number}"
 
 
 # --- server hostnames from the spec's pattern (hosts.hostname) -------------------------

@@ -18,6 +18,8 @@ from ipaddress import IPv4Address
 
 import numpy as np
 
+from .columns import Piece, text_chunks
+
 
 @dataclass
 class RoutingPlan:
@@ -80,6 +82,16 @@ def link_end_addresses(link_net: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def dotted(values: np.ndarray) -> list[str]:
     """uint32 addresses as dotted quads, vectorised over the octets."""
+    if not values.size:
+        return []
+    return "".join(text_chunks(dotted_pieces(values) + ["\n"], int(values.size))).split("\n")[:-1]
+
+
+def dotted_pieces(values: np.ndarray) -> list[Piece]:
+    """uint32 addresses as the pieces of their dotted quads (columns.text_chunks): each
+    octet's text indexed from a table, no format per address."""
     v = values.astype(np.int64)
-    octets = [((v >> s) & 255).tolist() for s in (24, 16, 8, 0)]
-    return [f"{a}.{b}.{c}.{d}" for a, b, c, d in zip(*octets, strict=True)]
+    return [_OCTETS[(v >> 24) & 255], ".", _OCTETS[(v >> 16) & 255], ".", _OCTETS[(v >> 8) & 255], ".", _OCTETS[v & 255]]
+
+
+_OCTETS = np.array([str(i) for i in range(256)], dtype=object)

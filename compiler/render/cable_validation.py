@@ -92,9 +92,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     names = np.array([d.name for d in plan.devices], dtype=object)
     kinds = np.array(["Switch" if d.role in SWITCH_ROLES else "Host" for d in plan.devices], dtype=object)
     a, b = links.a_dev, links.b_dev
-    rows = zip(names[a].tolist(), kinds[a].tolist(), ports[offsets[a] + links.a_port].tolist(),
-               names[b].tolist(), kinds[b].tolist(), ports[offsets[b] + links.b_port].tolist(), strict=True)
-    out.write_bytes(f"{FOLDER}/p2p.xlsx", table_xlsx("P2P", COLUMNS, rows))
+    values = [names[a], kinds[a], ports[offsets[a] + links.a_port], names[b], kinds[b], ports[offsets[b] + links.b_port]]
+    out.write_bytes(f"{FOLDER}/p2p.xlsx", table_xlsx("P2P", COLUMNS, values))
     if mapping:
         out.write_text(f"{FOLDER}/hca_mapping.csv", csv_text(["port", "hca-name"], mapping))
     out.write_text(f"{FOLDER}/README.md", render_template(

@@ -15,17 +15,19 @@ Columns line up with NetBox's cable CSV and UFM's Cable Validation Tool P2P file
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
-from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
-from ..plan.views import cable_ids, cable_part, device_nos, device_places, end_part_labels, floor_port_names, port_table
+from ..plan.cables import joined, multi_link_cables, physical_cable_ends, physical_cables
+from ..plan.columns import Piece, concat, text_chunks
+from ..plan.views import (cable_ids, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
+                          floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
-from .writer import OutputDir, in_batches
+from .writer import OutputDir
 
 HEADER = [
     "cable_id", "kind",
@@ -39,66 +41,84 @@ END_COLUMNS = 9  # device, role, port, cage, lane, transceiver, row, rack, ru
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     """One row per physical cable (plan.cables): its id, the logical links it carries
-    (`links`, `;`-separated, the last column before `fabric`), and per column the links' values, once where they agree."""
+    (`links`, `;`-separated, the last column before `fabric`), and per column the links' values, once where they agree.
+    Rows are joined from columns of pre-escaped pieces (plan/columns.py text_chunks), no string built per row."""
     links = plan.links
     cables = physical_cables(plan)
-    offsets = plan.port_offsets()
-    a_gid = offsets[links.a_dev] + links.a_port
-    b_gid = offsets[links.b_dev] + links.b_port
-    # Pre-joined, pre-escaped pieces: per device "name,role"; per port "name,cage,lane".
-    dev_piece = np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object)
-    port_piece = port_pieces(plan)
-    kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)
-    a_tr, b_tr = transceiver_columns(plan)
-    place = physical_pieces(plan)
-    tail = media_tail(plan)
-    label_a, label_b = physical_cable_labels(plan)
-    quote_names = _needs_quoting(plan)
-    if any(any(ch in t for ch in ',"\n\r') for t in label_a[:1] + label_b[:1]) or quote_names:
-        label_a, label_b = [csv_field(t) for t in label_a], [csv_field(t) for t in label_b]
-    ids = physical_cable_ids(plan)
-    logical = plan.memo("cable_ids", cable_ids)
     first = cables.first_link
-    a_end = (dev_piece[links.a_dev] + "," + port_piece[a_gid] + "," + np.array(a_tr, dtype=object) + ","
-             + place[links.a_dev]) if len(links) else np.zeros(0, dtype=object)
-    b_end = (dev_piece[links.b_dev] + "," + port_piece[b_gid] + "," + np.array(b_tr, dtype=object) + ","
-             + place[links.b_dev]) if len(links) else np.zeros(0, dtype=object)
-    logical_arr = np.array(logical, dtype=object)
-    carried = logical_arr[first]
-    a_col, b_col = a_end[first], b_end[first]
+    quote_names = _needs_quoting(plan)
+    ids, near_a, near_b = physical_cable_ends(plan)
+    label_a, label_b = label_pieces(ids, near_a, near_b), label_pieces(ids, near_b, near_a)
+    if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
+        quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
+        label_a, label_b = quoted
+    logical = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
+    carried = logical[first]
     multi = multi_link_cables(cables)
-    if multi:  # several links on one cable: each column its links' values joined
-        per_device = _device_columns(plan)
-        ends = list(zip((links.a_dev, links.b_dev), (a_gid, b_gid), plan.memo("end_part_labels", end_part_labels), strict=True))
-        for idx, matrix in multi:
-            text = logical_arr[matrix[:, 0]]
-            for j in range(1, matrix.shape[1]):
-                text = text + ";" + logical_arr[matrix[:, j]]
-            carried[idx] = text
-            for col, (dev, gid, tr) in zip((a_col, b_col), ends, strict=True):
-                columns = _raw_end(plan, per_device, dev[matrix], gid[matrix], tr[matrix])
-                escape = np.frompyfunc(csv_field, 1, 1) if _raw_needs_quoting(columns) else None
-                pieces = [joined(c) for c in columns]
-                if escape is not None:
-                    pieces = [escape(piece) for piece in pieces]
-                merged = pieces[0]
-                for piece in pieces[1:]:
-                    merged = merged + "," + piece
-                col[idx] = merged
-    a_col, b_col, carried = a_col.tolist(), b_col.tolist(), carried.tolist()
+    for idx, matrix in multi:  # `;`-separated, in link order
+        carried[idx] = concat([logical[matrix[:, 0]]] + [p for j in range(1, matrix.shape[1]) for p in (";", logical[matrix[:, j]])])
     if quote_names:  # cable ids are device names and port numbers
-        ids, carried = [csv_field(c) for c in ids], [csv_field(c) for c in carried]
-    rows: Iterator[tuple] = zip(ids, kinds[links.kind[first]].tolist(), a_col, b_col, links.speed_gbps[first].tolist(), tail,
-               label_a, label_b, modelled_lengths(plan), carried, strict=True)
-    fmt = "%s,%s,%s,%s,%d,%s,%s,%s,%s,%s\n"
+        ids = np.array([csv_field(c) for c in ids.tolist()], dtype=object)
+        carried = np.array([csv_field(c) for c in carried.tolist()], dtype=object)
+    speed = links.speed_gbps[first].astype(np.int64)
+    speeds = np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object)[speed]
+    kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)[links.kind[first]]
+    place = physical_pieces(plan)
+    shared = _EndPieces(np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object),
+                        port_pieces(plan), np.array([csv_field(t) for t in end_part_names(plan)], dtype=object), place)
+    pieces: list[Piece] = [ids, ",", kinds, ",", *end_pieces(plan, shared, multi, 0), ",", *end_pieces(plan, shared, multi, 1),
+                           ",", speeds, ",", np.array(media_tail(plan), dtype=object), ",", *label_a, ",", *label_b,
+                           ",", np.array(modelled_lengths(plan), dtype=object), ",", carried]
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
-        names = np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]].tolist()
-        rows = (row + (f,) for row, f in zip(rows, names, strict=True))
-        fmt, header = fmt[:-1] + ",%s\n", HEADER + ["fabric"]
-    lines = itertools.chain([",".join(header) + "\n"], (fmt % row for row in rows), management_cord_rows(plan, place, quote_names))
-    out.write_chunks("cabling.csv", in_batches(lines))
+        pieces += [",", np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]]]
+        header = HEADER + ["fabric"]
+    pieces.append("\n")
+    out.write_chunks("cabling.csv", itertools.chain([",".join(header) + "\n"], text_chunks(pieces, len(cables)),
+                                                    management_cord_rows(plan, place, quote_names)))
 
+
+def _any_needs_quoting(pieces: list[Piece]) -> bool:
+    """Whether the first row's text of these pieces needs CSV quoting (labels are joined
+    from names that need none, or every name is quoted: _needs_quoting)."""
+    head = [p if isinstance(p, str) else p[:1] for p in pieces]
+    return any(ch in t for t in concat(head).tolist() for ch in ',"\n\r')
+
+
+@dataclass(frozen=True, slots=True)
+class _EndPieces:
+    """Pre-escaped CSV pieces an end's columns are indexed from."""
+
+    device: np.ndarray  # per device `name,role`
+    port: np.ndarray  # per global port `port,cage,lane` (port_pieces)
+    transceiver: np.ndarray  # per transceiver code (views.end_transceiver_codes) its part, as views.end_part_names
+    place: np.ndarray  # per device `row,rack,ru` (physical_pieces)
+
+
+def end_pieces(plan: Plan, shared: _EndPieces, multi: list[tuple[np.ndarray, np.ndarray]], end: int) -> list[Piece]:
+    """One end's END_COLUMNS (end 0: a, 1: b) per physical cable as CSV pieces: `device,role`,
+    `port,cage,lane`, transceiver, `row,rack,ru` of its first link; on a cable of several
+    links (multi: plan/cables.py multi_link_cables) the first piece is the whole end, each
+    column its links' values joined (plan/cables.py joined), and the others are empty."""
+    links = plan.links
+    dev = (links.a_dev, links.b_dev)[end]
+    gid = plan.port_offsets()[dev] + (links.a_port, links.b_port)[end]
+    first = physical_cables(plan).first_link
+    codes = plan.memo("end_transceiver_codes", end_transceiver_codes)[1 + end]
+    columns = [shared.device[dev[first]], shared.port[gid[first]], shared.transceiver[codes[first]], shared.place[dev[first]]]
+    seps = np.full(len(first), ",", dtype=object)
+    if multi:  # several links on one cable: each column its links' values joined
+        per_device = _device_columns(plan)
+        labels = plan.memo("end_part_labels", end_part_labels)[end]
+        for idx, matrix in multi:
+            raw = [joined(c) for c in _raw_end(plan, per_device, dev[matrix], gid[matrix], labels[matrix])]
+            if _raw_needs_quoting(raw):
+                raw = [np.frompyfunc(csv_field, 1, 1)(c) for c in raw]
+            columns[0][idx] = concat([raw[0]] + [p for c in raw[1:] for p in (",", c)])
+            for col in columns[1:]:
+                col[idx] = ""
+            seps[idx] = ""
+    return [columns[0], seps, columns[1], seps, columns[2], seps, columns[3]]
 
 
 MANAGEMENT_KIND = "management-leaf"  # a switch's management port to a management leaf
@@ -221,12 +241,13 @@ def media_tail(plan: Plan) -> list[str]:
         connector = "MPO-12/APC" if optical else ("RJ45" if rec.fiber == "cat6" else
                                                   f"{rec.end_form_factor or 'OSFP'} (integral)")
         pieces_by_media.append((rec.fiber.upper(), connector, rec.jacket, "Type-B" if optical else ""))
-    media = plan.links.media[cables.first_link].astype(np.float64)
+    media = plan.links.media[cables.first_link]
     # (medium, orderable length) pairs are few: build each piece once, then index.
     order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
-    pairs, inverse = np.unique(np.stack([media, order]), axis=1, return_inverse=True)
+    lengths, length_code = np.unique(order, return_inverse=True)  # a sort: far faster than unique over axis=1 pairs
+    pairs, inverse = np.unique(media.astype(np.int64) * max(lengths.size, 1) + length_code.reshape(-1), return_inverse=True)
     pieces = []
-    for mi, length in zip(pairs[0].astype(int).tolist(), pairs[1].tolist(), strict=True):
+    for mi, length in zip((pairs // max(lengths.size, 1)).tolist(), lengths[pairs % max(lengths.size, 1)].tolist(), strict=True):
         f, c, j, pol = pieces_by_media[mi]
         rec = plan.view.facts.media[plan.media[mi]]
         part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
@@ -235,10 +256,3 @@ def media_tail(plan: Plan) -> list[str]:
     return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist() if len(cables) else []
 
 
-def transceiver_columns(plan: Plan) -> tuple[list[str], list[str]]:
-    """The transceiver part at each end (plan.views.end_part_labels), CSV-escaped."""
-    out = []
-    for parts in plan.memo("end_part_labels", end_part_labels):
-        uniq, inverse = np.unique(parts.astype(str), return_inverse=True)
-        out.append(np.array([csv_field(u) for u in uniq.tolist()], dtype=object)[inverse.reshape(-1)].tolist())
-    return out[0], out[1]

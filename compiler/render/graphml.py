@@ -14,10 +14,14 @@ row passes its full tuple. The file streams out: it is hundreds of MB at 100k+ G
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import numpy as np
 from markupsafe import escape
 
 from ..check import CheckResults
+from ..plan.columns import Piece, distinct, text_chunks
 from ..plan.model import Plan
 from ..plan.multigraph import DEVICE_ATTRIBUTES, LINK_ATTRIBUTES, device_columns, link_columns
 from .templates import environment, stream_template
@@ -29,12 +33,16 @@ _MARK = "\x00{}\x00"  # a value's place while a shape renders (values themselves
 def _escaped(column: list) -> list:
     """Strings escaped for XML (each distinct value once); numbers and None as they are.
     Most columns (names, kinds, numbers) hold nothing to escape: then the column itself."""
-    distinct = set(column)  # C speed; every value is hashable (str, int, float, None)
-    joined = "".join(v for v in distinct if isinstance(v, str))
+    try:
+        joined = "".join(column)  # a column of text: one scan at C speed, no set of its values
+        distinct = None
+    except TypeError:  # numbers or None among them: their distinct values (C speed; all hashable)
+        distinct = set(column)
+        joined = "".join(v for v in distinct if isinstance(v, str))
     if not any(c in joined for c in "&<>'\""):  # nothing XML escaping replaces: one scan at C speed
         return column
     changed = {}
-    for v in distinct:
+    for v in set(column) if distinct is None else distinct:
         if isinstance(v, str):
             e = str(escape(v))
             if e != v:
@@ -62,37 +70,75 @@ def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> s
     return text
 
 
-def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[str, list]):
-    """Every row's XML element, in row order. A row's shape is which attributes it has; only
-    the columns that are None in some rows and not in others make rows' shapes differ."""
+def _segments(fmt: str, values: int) -> list[str]:
+    """A shape's %-format (_format) as the `values + 1` texts around its values: an absent
+    value's `%.0s` stands where it prints nothing, so every row's pieces line up."""
+    texts, text, at = [], [], 0
+    for m in re.finditer(r"%%|%s|%\.0s", fmt):
+        text.append(fmt[at:m.start()])
+        if m.group() == "%%":
+            text.append("%")
+        else:
+            texts.append("".join(text))
+            text = []
+        at = m.end()
+    texts.append("".join(text) + fmt[at:])
+    assert len(texts) == values + 1, "every value has exactly one place in the format"
+    return texts
+
+
+def _as_text(column: list) -> list[str] | str:
+    """Values as %s prints them, None (an absent attribute) as nothing; a column of one value as that value."""
+    if column and column.count(column[0]) == len(column):  # one value in every row (a fabric, a medium): a constant piece
+        return "" if column[0] is None else str(column[0])
+    try:
+        "".join(column)  # all str (names, ports, ids): the column as it is, found in one C scan
+        return column
+    except TypeError:
+        values = set(column)
+    spelled = {v: "" if v is None else str(v) for v in values}
+    return [spelled[v] for v in column]
+
+
+def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[str, list]) -> tuple[list[Piece], int]:
+    """Every row's XML element, in row order, as pieces for plan/columns.py text_chunks, and
+    the number of rows. A row's shape is which attributes it has; only the columns that are
+    None in some rows and not in others make rows' shapes differ: a text between two
+    values that differs by shape is a column of its own, indexed by each row's shape."""
     cols = [_escaped(c) for c in fixed_columns] + [_escaped(columns[n]) for n in names]
     fixed = len(fixed_columns)
     n_rows = len(cols[0]) if cols else 0
+    if not n_rows:
+        return [], 0
     absent = [c.count(None) for c in cols[fixed:]]  # C speed
     base = tuple(a < n_rows for a in absent)  # present in every row, or (if absent from all) in none
     mixed = [i for i, a in enumerate(absent) if 0 < a < n_rows]
-    rows = zip(*cols, strict=True)
-    if not mixed:
-        fmt = _format(macro, fixed, names, base)
-        yield from map(fmt.__mod__, rows)
-        return
-    formats: dict[tuple[bool, ...], str] = {}
-    keys = zip(*[[v is not None for v in cols[fixed + i]] for i in mixed], strict=True)
-    for row, key in zip(rows, keys, strict=True):
-        known = formats.get(key)
-        if known is None:
-            shape = list(base)
-            for i, present in zip(mixed, key, strict=True):
-                shape[i] = present
-            known = formats[key] = _format(macro, fixed, names, tuple(shape))
-        yield known % row
+    shape_of_row = np.zeros(n_rows, dtype=np.int64)
+    for bit, i in enumerate(mixed):
+        shape_of_row |= np.array([v is not None for v in cols[fixed + i]], dtype=np.int64) << bit
+    shapes = distinct(shape_of_row)
+    texts = []
+    for key in shapes.tolist():
+        shape = list(base)
+        for bit, i in enumerate(mixed):
+            shape[i] = bool(key >> bit & 1)
+        texts.append(_segments(_format(macro, fixed, names, tuple(shape)), len(cols)))
+    which = np.searchsorted(shapes, shape_of_row)
+    pieces: list[Piece] = []
+    for j in range(len(cols) + 1):
+        options = [t[j] for t in texts]
+        pieces.append(options[0] if len(set(options)) == 1 else np.array(options, dtype=object)[which])
+        if j < len(cols):
+            pieces.append("" if j >= fixed and absent[j - fixed] == n_rows else _as_text(cols[j]))
+    return [p for p in pieces if not isinstance(p, str) or p], n_rows
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     macros: Any = environment().get_template("graphml/elements.j2").module  # its macros are attributes made at run time
     dcols, lcols = device_columns(plan), link_columns(plan)
-    nodes = _elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols)
-    edges = _elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols)
-    out.write_chunks("graph.graphml", stream_template(
-        "graphml/graph.graphml.j2", name=plan.name, node_keys=list(DEVICE_ATTRIBUTES.items()),
-        edge_keys=list(LINK_ATTRIBUTES.items()), nodes=nodes, edges=edges))
+    nodes = text_chunks(*_elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols))
+    edges = text_chunks(*_elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols))
+    stream = stream_template("graphml/graph.graphml.j2", name=plan.name, node_keys=list(DEVICE_ATTRIBUTES.items()),
+                             edge_keys=list(LINK_ATTRIBUTES.items()), nodes=nodes, edges=edges)
+    stream.disable_buffering()  # nodes and edges come in chunks of MBs already: buffering would join them all
+    out.write_chunks("graph.graphml", stream)

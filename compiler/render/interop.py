@@ -25,9 +25,10 @@ from ..catalog.models import NosLab
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.views import port_table
+from ..plan.columns import text_chunks
+from ..plan.views import per_port
 from .diagrams import q
-from .templates import render_template, row_format
+from .templates import render_template, row_format, row_pieces
 from .writer import OutputDir
 
 SERVER_KIND, SERVER_IMAGE = "linux", "alpine:latest"
@@ -38,16 +39,18 @@ def is_ethernet(plan: Plan) -> bool:
 
 
 def _switch_edges(plan: Plan) -> list[str]:
+    """The switch-to-switch edges as ptm/elements.j2 spells them, in chunks of many lines
+    joined from columns (plan/columns.py text_chunks)."""
     links = plan.links
-    names = plan.memo("port_table", port_table)["name"]
+    quoted = per_port(plan, {lid: np.array([q(p.name) for p in lay.ports], dtype=object) for lid, lay in plan.layouts.items()})
     offsets = plan.port_offsets()
     tier = np.array([d.tier for d in plan.devices])
     sel = (tier[links.a_dev] >= 1) & (tier[links.b_dev] >= 1)
     dev = np.array([q(d.name) for d in plan.devices], dtype=object)
     a, b = links.a_dev[sel], links.b_dev[sel]
-    pa, pb = names[offsets[a] + links.a_port[sel]], names[offsets[b] + links.b_port[sel]]
-    fmt = row_format("ptm/elements.j2", "edge", 4)
-    return [fmt % (x, q(p), y, q(r)) for x, p, y, r in zip(dev[a].tolist(), pa.tolist(), dev[b].tolist(), pb.tolist(), strict=True)]
+    pieces = row_pieces("ptm/elements.j2", "edge", [dev[a], quoted[offsets[a] + links.a_port[sel]], dev[b],
+                                                    quoted[offsets[b] + links.b_port[sel]]])
+    return list(text_chunks(pieces, int(a.size)))
 
 
 def ptm_dot(plan: Plan) -> str:
@@ -70,12 +73,13 @@ def air_dot(plan: Plan, lab: NosLab) -> str:
 def clab_yaml(plan: Plan, lab: NosLab) -> str:
     links = plan.links
     node = row_format("containerlab/elements.j2", "node", 3)
-    link = row_format("containerlab/elements.j2", "link", 4)
     switch = (lab.containerlab_kind, lab.containerlab_image)
     nodes = [node % ((d.name, *switch) if d.tier >= 1 else (d.name, SERVER_KIND, SERVER_IMAGE)) for d in plan.devices]
     names = np.array([d.name for d in plan.devices], dtype=object)
-    edges = [link % row for row in zip(names[links.a_dev].tolist(), (links.a_port + 1).tolist(),
-                                       names[links.b_dev].tolist(), (links.b_port + 1).tolist(), strict=True)]
+    numbers = np.array([str(p + 1) for p in range(int(max(links.a_port.max(initial=0), links.b_port.max(initial=0))) + 1)],
+                       dtype=object)  # 1-based, as the template's ethN
+    edges = list(text_chunks(row_pieces("containerlab/elements.j2", "link", [names[links.a_dev], numbers[links.a_port],
+                                                                             names[links.b_dev], numbers[links.b_port]]), len(links)))
     return render_template("containerlab/topology.clab.yml.j2", name=plan.name, nodes=nodes, links=edges)
 
 

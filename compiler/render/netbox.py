@@ -29,10 +29,11 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cords
 from ..plan.model import Plan
-from ..plan.views import cable_ids, cable_labels, device_places, port_table
+from ..plan.columns import Piece, concat, text_chunks
+from ..plan.views import cable_ends, cable_ids, device_places, label_pieces, port_table
 from .csvtext import csv_column, csv_field
-from .templates import environment, render_template, row_format
-from .writer import OutputDir, in_batches
+from .templates import environment, render_template, row_format, row_pieces
+from .writer import OutputDir
 
 CABLE_TYPE = {"mmf": "mmf-om4", "smf": "smf-os2", "dac": "dac-passive", "lacc": "dac-active", "aec": "dac-active",
               "aoc": "aoc", "cat6": "cat6"}
@@ -187,37 +188,50 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(t["manufacturer"]), _csv(t["model"]), site, *place))
     out.write_text("netbox/devices.csv", _header("devices") + "".join(dev_rows))
 
+    pulled = pulled_links(plan)
+    cords = _cord_rows(plan, site)
+    out.write_chunks("netbox/cables.csv", itertools.chain(
+        [_header("cables")], text_chunks(_cable_pieces(plan, site, np.nonzero(pulled)[0]), int(pulled.sum())),
+        [row("cables", 12) % r for r in cords]))
+    closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
+    out.write_text("netbox/README.md", render_template(
+        "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),
+        types=len(types), devices=len(plan.devices), interfaces=sum(len(types[d.layout]["interfaces"]) for d in plan.devices),
+        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=int(pulled.sum()) + len(cords),
+        closest=closest))
+
+
+def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
+    """The rows of cables.csv for the links `kept` (pulled_links), as pieces of the `cables`
+    row (templates.row_pieces): every value escaped once per distinct value or per device."""
     links = plan.links
     offsets = plan.port_offsets()
     names = plan.memo("port_table", port_table)["name"]
     dev_names = np.array([csv_field(d.name) for d in plan.devices], dtype=object)
     media = [plan.view.facts.media[m] for m in plan.media]
-    cable_type = np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object)[links.media]
-    color = np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object)[links.media]
-    label_a, _ = plan.memo("cable_labels", cable_labels)
-    ids = plan.memo("cable_ids", cable_ids)
+    cable_type = np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object)[links.media[kept]]
+    color = np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object)[links.media[kept]]
+    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)[kept]
+    near, far = (end[kept] for end in plan.memo("cable_ends", cable_ends))
+    label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
+    if any(_needs_quoting(c) for c in (ids, near, far)):  # a name that needs quoting: escape whole labels
+        label = (np.array(csv_column(concat(list(label)).tolist()), dtype=object),)
+    length: Piece = ""
+    unit: Piece = ""
+    phys = plan.physical
     if phys is not None and phys.order_m is not None:
-        lengths = [(f"{x:g}", "m") if x == x else ("", "") for x in phys.order_m.tolist()]
-    else:
-        lengths = [("", "")] * len(links)
-    a_name = names[offsets[links.a_dev] + links.a_port]
-    b_name = names[offsets[links.b_dev] + links.b_port]
-    fmt = row("cables", 12)
-    pulled = pulled_links(plan).tolist()
-    rows = (
-        fmt % (da, pa, db, pb, k, cid, c, length, unit, lab, site, site)
-        for da, pa, db, pb, k, cid, c, (length, unit), lab, keep in zip(
-            dev_names[links.a_dev].tolist(), csv_column(a_name.tolist()), dev_names[links.b_dev].tolist(),
-            csv_column(b_name.tolist()), cable_type.tolist(), csv_column(ids), color.tolist(), lengths,
-            csv_column(label_a), pulled, strict=True) if keep)
-    cords = _cord_rows(plan, site)
-    out.write_chunks("netbox/cables.csv", in_batches(itertools.chain([_header("cables")], rows, (fmt % r for r in cords))))
-    closest = sorted({(s, f, CLOSEST[(s, f)]) for t in types.values() for s, f in t["closest"]})
-    out.write_text("netbox/README.md", render_template(
-        "netbox/README.md.j2", name=plan.name, racks=len(phys.racks) if phys is not None else 0, manufacturers=len(makers), roles=len(roles),
-        types=len(types), devices=len(plan.devices), interfaces=sum(len(types[d.layout]["interfaces"]) for d in plan.devices),
-        per_type={t["model"]: len(t["interfaces"]) for t in types.values()}, cables=sum(pulled) + len(cords),
-        closest=closest))
+        values, code = np.unique(phys.order_m[kept], return_inverse=True)
+        length = np.array(["" if x != x else f"{x:g}" for x in values.tolist()], dtype=object)[code.reshape(-1)]
+        unit = np.array(["" if x != x else "m" for x in values.tolist()], dtype=object)[code.reshape(-1)]
+    a_name = np.array(csv_column(names[offsets[links.a_dev[kept]] + links.a_port[kept]].tolist()), dtype=object)
+    b_name = np.array(csv_column(names[offsets[links.b_dev[kept]] + links.b_port[kept]].tolist()), dtype=object)
+    return row_pieces(TABLES, "cables", [dev_names[links.a_dev[kept]], a_name, dev_names[links.b_dev[kept]], b_name, cable_type,
+                                         np.array(csv_column(ids.tolist()), dtype=object), color, length, unit, label, site, site])
+
+
+def _needs_quoting(column: np.ndarray) -> bool:
+    values = column.tolist()
+    return csv_column(values) is not values
 
 
 def _cord_rows(plan: Plan, site: str) -> list[tuple]:

@@ -4,9 +4,12 @@ the repository root; Python hands templates a structured config and they only sp
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import jinja2
+
+from ..plan.columns import Piece
 
 # compiler/templates links to the repository's templates/; a wheel carries a copy.
 TEMPLATE_DIR = Path(__file__).parents[1] / "templates"
@@ -54,3 +57,25 @@ def row_format(template: str, macro: str, arity: int) -> str:
     for m in marks:
         text = text.replace(m, "%s")
     return text
+
+
+def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...]]) -> list[Piece]:
+    """One row of a big table as macro `macro` of `template` spells it (row_format), as the
+    pieces plan/columns.py text_chunks joins: the macro's text between its arguments, and
+    per argument its column (one value per row, escaped for the file's syntax first), a
+    str every row shares, or a tuple of pieces that together make the value."""
+    fmt = row_format(template, macro, len(columns))
+    texts, text, at = [], [], 0
+    for m in re.finditer("%%|%s", fmt):
+        text.append(fmt[at:m.start()])
+        if m.group() == "%%":
+            text.append("%")
+        else:
+            texts.append("".join(text))
+            text = []
+        at = m.end()
+    text.append(fmt[at:])
+    pieces: list[Piece] = [texts[0]]
+    for column, after in zip(columns, texts[1:] + ["".join(text)], strict=True):
+        pieces += [*(column if isinstance(column, tuple) else (column,)), after]
+    return [p for p in pieces if not isinstance(p, str) or p]

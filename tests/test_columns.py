@@ -1,0 +1,62 @@
+"""compiler/plan/columns.py: the column helpers the writers join big tables with give what
+the plain per-row Python gives, and views.cable_ids spells every id as naming.cable_id."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.plan.columns import concat, distinct, text_chunks
+from compiler.plan.naming import cable_id
+from compiler.plan.views import cable_ids
+
+from .conftest import shared_plan
+
+
+def test_distinct_is_numpy_unique():
+    rng = np.random.default_rng(3)
+    for values in (rng.integers(0, 50, 1000), rng.integers(-5, 5, 7), np.zeros(0, dtype=np.int64), np.array([4]),
+                   rng.random(300).round(1)):
+        assert distinct(values).tolist() == np.unique(values).tolist()
+
+
+def test_text_chunks_join_each_row_in_order():
+    a = np.array(["x", "y", "z", ""], dtype=object)
+    b = ["1", "2", "3", "4"]
+    rows = [f"{x},{y}|\n" for x, y in zip(a.tolist(), b, strict=True)]
+    for chunk_rows in (1, 3, 4, 100):
+        assert "".join(text_chunks([a, ",", b, "|", "\n"], 4, chunk_rows)) == "".join(rows)
+    assert list(text_chunks([a, "\n"], 0)) == []
+
+
+def test_concat_joins_per_row():
+    a = np.array(["x", "y"], dtype=object)
+    assert concat(["<", a, ">", ["1", "2"]]).tolist() == ["<x>1", "<y>2"]
+
+
+def test_cable_ids_are_naming_cable_id():
+    plan = shared_plan("b200-superpod-4su")
+    names = [d.name for d in plan.devices]
+    expected = [cable_id(names[a], p + 1) for a, p in zip(plan.links.a_dev.tolist(), plan.links.a_port.tolist(), strict=True)]
+    assert cable_ids(plan) == expected
+    assert len(expected) > 1000
+
+
+def test_json_string_pieces_are_what_json_writes():
+    import json
+
+    from compiler.plan.serialize import _json_strings
+
+    for values in (["a:1", "b-2", "ü"], ['say "hi"', "back\\slash", "tab\there", "plain"]):
+        column = np.array(values, dtype=object)
+        text = "".join(text_chunks(_json_strings(column) + ["\n"], len(values)))
+        assert text.splitlines() == [json.dumps(v, ensure_ascii=False) for v in values]
+
+
+def test_dotted_is_ipaddress_text():
+    from ipaddress import IPv4Address
+
+    from compiler.plan.routing import dotted
+
+    values = np.array([0, 1, 255, 256, 167772161, 3232235777, 4294967295], dtype=np.uint32)
+    assert dotted(values) == [str(IPv4Address(int(v))) for v in values.tolist()]
+    assert dotted(np.zeros(0, dtype=np.uint32)) == []
