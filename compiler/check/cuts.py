@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..plan.columns import distinct
 from ..plan.graph import FabricGraph
 from ..plan.model import Plan
 
@@ -64,7 +65,7 @@ def balanced_cuts(plan: Plan, g: FabricGraph, family_cuts: FamilyCuts, random_cu
         first = set(pods[: len(pods) // 2])
         dev_of_switch = g.device_of[g.at_switch]
         in_first = np.fromiter((leaf_pod.get(int(x), 0) in first for x in dev_of_switch), dtype=bool, count=dev_of_switch.size)
-        a_servers = np.unique(g.at_device[in_first & g.at_is_gpu_server])
+        a_servers = distinct(g.at_device[in_first & g.at_is_gpu_server])
         if 0 < a_servers.size < n:
             # Pod halves rarely hold exactly half the GPUs: order servers pod-first, then halve.
             rest = servers[~np.isin(servers, a_servers)]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
+from ..plan.columns import distinct
 from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
@@ -165,8 +166,8 @@ def cut_off(g: FabricGraph, keep_link=None, keep_switch=None) -> tuple[int, int]
     Parts the design never joins (rail-only rails, planes) are judged each on its own."""
     gpu = g.at_is_gpu_server
     reach = reached_ports(g, keep_link, keep_switch)
-    servers_all = np.unique(g.at_device[gpu])
-    servers_alive = np.unique(g.at_device[reach])
+    servers_all = distinct(g.at_device[gpu])
+    servers_alive = distinct(g.at_device[reach])
     return int((gpu & ~reach).sum()), int(servers_all.size - servers_alive.size)
 
 

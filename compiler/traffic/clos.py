@@ -36,6 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..plan.columns import distinct
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
@@ -346,7 +347,7 @@ class ClosRoutes:
         spine x core x spine took 0.5 s at 16,384 GPUs."""
         n, tier = self.f.graph.n, self.f.tier
         sc = tier[self.lo] == 2  # spine -> core links (intact structure; liveness applies later)
-        pairs = np.unique(self.lo[sc] * n + self.hi[sc])  # (spine, core), parallel cables once
+        pairs = distinct(self.lo[sc] * n + self.hi[sc])  # (spine, core), parallel cables once
         spine, core = np.divmod(pairs, n)
         by_core = np.lexsort((spine, core))
         cs, ss = core[by_core], spine[by_core]
@@ -356,7 +357,7 @@ class ClosRoutes:
         z = ss[np.repeat(ptr[core], cnt) + _ranges(cnt)]
         pods = self._pods
         n_pods = int(pods.max()) + 1 if pods.size else 1
-        code = np.unique((s * n_pods + pods[z]) * n + z)
+        code = distinct((s * n_pods + pods[z]) * n + z)
         key, mate = np.divmod(code, n)
         if np.any(key[1:] == key[:-1]):
             raise NotClos("a spine's cores lead to two spines of one pod: not a 3-tier Clos of planes")
