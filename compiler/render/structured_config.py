@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from types import SimpleNamespace
-from typing import NamedTuple, cast
+from typing import NamedTuple
 from collections.abc import Iterator
 
 import numpy as np
@@ -90,6 +90,9 @@ class Interface(NamedTuple):
     # shadows tuple.index, as a NamedTuple field may: the templates read it by this name
     index: int  # type: ignore[assignment]  # 1-based logical port number on the panel
     uplink: bool  # toward a higher tier
+    # how the port is addressed: numbered (a /31), unnumbered (IPv6 link-local only) or access
+    # (a member of the management leaf's access VLAN): what a template picks a port's spelling by
+    mode: str
 
 
 class AccessVlan(NamedTuple):
@@ -187,31 +190,27 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     panel = plan.memo("port_table", port_table)["name"]
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
-    # each link's two addresses as text once, then picked per end
+    # each end's own and its peer's address: the upper end holds the even one of the /31
     upper_addr, lower_addr = link_end_addresses(r.link_net)
-    even = np.array(dotted(upper_addr), dtype=object)
-    odd = np.array(dotted(lower_addr), dtype=object)
-    numbered = upper_addr[link] != 0
-    local_txt = np.where(upper, even[link], odd[link])
-    peer_txt = np.where(upper, odd[link], even[link])
-    kind = np.where(is_switch[peer], "fabric", "server").astype(object)
+    upper_addr, lower_addr = upper_addr[link], lower_addr[link]
+    numbered = upper_addr != 0
+    local_addr = np.where(upper, upper_addr, lower_addr)
+    peer_addr_int = np.where(upper, lower_addr, upper_addr)
+    # words picked from a two-entry object array: one shared str per port, no per-port text
+    kind = np.array(["server", "fabric"], dtype=object)[is_switch[peer].view(np.int8)]
+    mode = np.array(["unnumbered", "numbered"], dtype=object)[numbered.view(np.int8)]
     dev_names = np.array([d.name for d in devices], dtype=object)
     speed = links.speed_gbps[link]
-    port_lanes = np.concatenate([lanes[d.layout] if d.layout in lanes else np.full(len(plan.layouts[d.layout]), "", dtype=object)
-                                 for d in devices])
     gport = offsets[dev] + port
 
     # one C-level pass builds every record: tuple.__new__ straight from zip's tuples
     # (Interface._make is a Python frame per port, ~0.35 s at 655k ports)
-    # np.where(cond, x, None): None fills the object array where unnumbered; numpy's stubs take
-    # no None for y, and read the call as where's one-argument form
-    local_cidr = cast(np.ndarray, np.where(numbered, local_txt + "/31", None))
-    peer_addr = cast(np.ndarray, np.where(numbered, peer_txt, None))
     rows = list(map(partial(tuple.__new__, Interface), zip(
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
-        local_cidr.tolist(), dev_names[peer].tolist(),
-        all_names[offsets[peer] + peer_port].tolist(), peer_addr.tolist(),
-        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist(), strict=True)))
+        _dotted_or_none(local_addr, numbered, "/31"), dev_names[peer].tolist(),
+        all_names[offsets[peer] + peer_port].tolist(), _dotted_or_none(peer_addr_int, numbered),
+        r.asn[peer].tolist(), speed.tolist(), _port_lanes(plan, lanes, dev, port), (port + 1).tolist(), (~upper).tolist(), mode.tolist(),
+        strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
     loopbacks = dotted(r.loopback)
@@ -287,6 +286,24 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         )
 
 
+def _port_lanes(plan: Plan, lanes: dict[str, np.ndarray], dev: np.ndarray, port: np.ndarray) -> list[str]:
+    """Per (device, port) row: its SerDes lanes as text, from its layout's table ("" where the
+    routing plan gives the layout none); one table of the few switch layouts, indexed at once."""
+    used = sorted({plan.devices[i].layout for i in np.unique(dev).tolist()})
+    tables = [lanes[lid] if lid in lanes else np.full(len(plan.layouts[lid]), "", dtype=object) for lid in used]
+    start = dict(zip(used, np.cumsum([0] + [len(t) for t in tables]).tolist(), strict=False))
+    layout_start = np.array([start.get(d.layout, 0) for d in plan.devices], dtype=np.int64)
+    return np.concatenate(tables)[layout_start[dev] + port].tolist() if tables else []
+
+
+def _dotted_or_none(addresses: np.ndarray, numbered: np.ndarray, suffix: str = "") -> list[str | None]:
+    """Each address as text (with `suffix`), None where the link is unnumbered."""
+    if numbered.all():
+        return list(dotted(addresses, suffix))
+    text = iter(dotted(addresses[numbered], suffix))
+    return [next(text) if n else None for n in numbered.tolist()]
+
+
 def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.ndarray, ports,
                   lanes: np.ndarray | None) -> tuple[list[Interface], list[Interface]]:
     """A management leaf's interfaces with every host port it serves in its access VLAN: its
@@ -296,8 +313,8 @@ def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.n
     for p, served, _ in subnet.cords:
         switch, port = served.split(":", 1)
         cords.append(Interface(str(names[p]), ports[p].name, "access", None, switch, port, None, 0, ports[p].speed_gbps,
-                               str(lanes[p]) if lanes is not None else "", p + 1, False))
-    own = [x._replace(kind="access") if x.kind == "server" else x for x in ifaces]
+                               str(lanes[p]) if lanes is not None else "", p + 1, False, "access"))
+    own = [x._replace(kind="access", mode="access") if x.kind == "server" else x for x in ifaces]
     return sorted(own + cords, key=lambda x: x.index), cords
 
 
