@@ -90,6 +90,7 @@ class Interface(NamedTuple):
     # shadows tuple.index, as a NamedTuple field may: the templates read it by this name
     index: int  # type: ignore[assignment]  # 1-based logical port number on the panel
     uplink: bool  # toward a higher tier
+    lane_count: int  # SerDes lanes of the port (1 where the plan gives none)
     # how the port is addressed: numbered (a /31), unnumbered (IPv6 link-local only) or access
     # (a member of the management leaf's access VLAN): what a template picks a port's spelling by
     mode: str
@@ -203,13 +204,14 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     speed = links.speed_gbps[link]
     gport = offsets[dev] + port
 
+    port_lanes, lane_counts = _port_lanes(plan, lanes, dev, port)
     # one C-level pass builds every record: tuple.__new__ straight from zip's tuples
     # (Interface._make is a Python frame per port, ~0.35 s at 655k ports)
     rows = list(map(partial(tuple.__new__, Interface), zip(
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
         _dotted_or_none(local_addr, numbered, "/31"), dev_names[peer].tolist(),
         all_names[offsets[peer] + peer_port].tolist(), _dotted_or_none(peer_addr_int, numbered),
-        r.asn[peer].tolist(), speed.tolist(), _port_lanes(plan, lanes, dev, port), (port + 1).tolist(), (~upper).tolist(), mode.tolist(),
+        r.asn[peer].tolist(), speed.tolist(), port_lanes, (port + 1).tolist(), (~upper).tolist(), lane_counts, mode.tolist(),
         strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
@@ -286,14 +288,20 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         )
 
 
-def _port_lanes(plan: Plan, lanes: dict[str, np.ndarray], dev: np.ndarray, port: np.ndarray) -> list[str]:
-    """Per (device, port) row: its SerDes lanes as text, from its layout's table ("" where the
-    routing plan gives the layout none); one table of the few switch layouts, indexed at once."""
+def _port_lanes(plan: Plan, lanes: dict[str, np.ndarray], dev: np.ndarray, port: np.ndarray
+                ) -> tuple[list[str], list[int]]:
+    """Per (device, port) row: its SerDes lanes as text ("" where the routing plan gives its
+    layout none) and how many; one table of the few switch layouts, indexed at once."""
     used = sorted({plan.devices[i].layout for i in np.unique(dev).tolist()})
+    if not used:
+        return [], []
     tables = [lanes[lid] if lid in lanes else np.full(len(plan.layouts[lid]), "", dtype=object) for lid in used]
     start = dict(zip(used, np.cumsum([0] + [len(t) for t in tables]).tolist(), strict=False))
     layout_start = np.array([start.get(d.layout, 0) for d in plan.devices], dtype=np.int64)
-    return np.concatenate(tables)[layout_start[dev] + port].tolist() if tables else []
+    text = np.concatenate(tables)
+    count = np.array([t.count(",") + 1 for t in text.tolist()], dtype=np.int64)
+    pick = layout_start[dev] + port
+    return text[pick].tolist(), count[pick].tolist()
 
 
 def _dotted_or_none(addresses: np.ndarray, numbered: np.ndarray, suffix: str = "") -> list[str | None]:
@@ -313,7 +321,8 @@ def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.n
     for p, served, _ in subnet.cords:
         switch, port = served.split(":", 1)
         cords.append(Interface(str(names[p]), ports[p].name, "access", None, switch, port, None, 0, ports[p].speed_gbps,
-                               str(lanes[p]) if lanes is not None else "", p + 1, False, "access"))
+                               str(lanes[p]) if lanes is not None else "", p + 1, False,
+                                str(lanes[p]).count(",") + 1 if lanes is not None else 1, "access"))
     own = [x._replace(kind="access", mode="access") if x.kind == "server" else x for x in ifaces]
     return sorted(own + cords, key=lambda x: x.index), cords
 
