@@ -96,6 +96,13 @@ class Interface(NamedTuple):
     mode: str
 
 
+class BgpSession(NamedTuple):
+    peer_address: str
+    peer_asn: int
+    peer: str
+    local_address: str  # without its prefix length
+
+
 class AccessVlan(NamedTuple):
     """A management leaf's subnet: one VLAN whose untagged members are its `access` interfaces
     (BMCs and other switches' management ports), the gateway an interface in it."""
@@ -152,15 +159,25 @@ class SwitchConfig:
         return list(seen.values())
 
     @property
+    def sonic_columns(self) -> dict[str, list]:
+        """Per interface (in order), what SONiC's per-port tables read beside it: PORT alias and
+        index (`cage`, as the platform's port_config.ini has them), speed in Mb/s, CABLE_LENGTH
+        (metres) and the lossless PG profile (None where the lookup has no row; `has_lossless`)."""
+        alias, cage = self.sonic_ports
+        ifaces = self.interfaces
+        lossless = self.sonic_buffers.pg_lossless if self.sonic_buffers else [None] * len(ifaces)
+        return {"alias": [alias[i.index - 1] for i in ifaces], "cage": [cage[i.index - 1] for i in ifaces],
+                "speed_mbps": [i.speed_gbps * 1000 for i in ifaces], "cable_m": self.cable_lengths_m,
+                "pg_lossless": lossless, "has_lossless": [bool(p) for p in lossless]}
+
+    @property
     def neighbors(self) -> list[Interface]:
         return [i for i in self.interfaces if i.kind == "fabric"]
 
     @property
-    def bgp_sessions(self) -> list[tuple[str, int, str, str]]:
-        """Numbered fabric sessions as (peer address, peer ASN, peer, local address): plain
-        tuples so a template unpacks them instead of paying a Jinja lookup per field (a
-        numbered link addresses both its ends)."""
-        return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
+    def bgp_sessions(self) -> list[BgpSession]:
+        """Numbered fabric sessions (a numbered link addresses both its ends)."""
+        return [BgpSession(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
                 for i in self.interfaces if i.kind == "fabric" and i.peer_address and i.address is not None]
 
 

@@ -28,6 +28,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.globals["rows"] = rows
+    env.globals["same"] = same
     return env
 
 
@@ -67,8 +68,8 @@ def row_format(template: str, macro: str, arity: int) -> str:
 _ROW_SPECS: dict[tuple, tuple[str, Callable[[tuple], tuple]]] = {}
 
 
-def rows(items: Sequence[tuple], macros: Macro | Mapping[str, Macro], by: str | None = None,
-         sep: str = "", **consts: Any) -> str:
+def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | None = None,
+         sep: str = "", columns: Mapping[str, Sequence] | None = None, **consts: Any) -> str:
     """Template global: the rows of a per-port (per-neighbor) table, each as a macro of the
     calling template spells it, joined by `sep`. `items` are NamedTuples (Interface); each
     macro argument is either a field of theirs, filled per row, or one of `consts`, the same
@@ -77,14 +78,21 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[str, Macro], by: str | 
     yield per field of every port, which at 655,360 switch ports is most of the switch
     configs' time. So the syntax stays in the template while Python only fills it in.
     With `by` (a field name), `macros` maps that field's values to macros: a row whose
-    value has no macro is left out. A macro may use its arguments only as they are
+    value has no macro is left out. `columns`: more fields by name, one value per item (a
+    NOS's own per-port figures beside the Interface). A macro may use its arguments only as they are
     (no filters or arithmetic on a field: put the figure in the row) and read no template
     variable (pass it in `consts`): both raise here instead of writing one switch's value
     into every switch's file."""
     if not items:
         return ""
     fields = type(items[0])._fields  # type: ignore[attr-defined]
-    const_key = tuple(sorted(consts.items()))
+    if columns:
+        if any(len(c) != len(items) for c in columns.values()):
+            raise ValueError(f"rows(): columns {', '.join(columns)} need one value per row ({len(items)})")
+        fields = (*fields, *columns)
+        items = list(map(tuple.__add__, items, zip(*columns.values(), strict=True)))
+    # a list constant (the lossless queues) keys the cache as a tuple
+    const_key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in consts.items()))
     if by is None:
         assert isinstance(macros, Macro)
         return sep.join(_filled(_row_spec(macros, fields, consts, const_key), items))
@@ -112,9 +120,7 @@ def _row_spec(macro: Macro, fields: tuple[str, ...], consts: Mapping[str, Any],
     if spec is not None:
         return spec
     where = f"macro {macro.name}()"
-    outer = [v[2:].split("_", 1)[-1] for v in code.co_freevars if v.startswith("l_")]
-    if outer:
-        raise ValueError(f"{where} reads template variable(s) {', '.join(outer)}: pass them as arguments")
+    _reads_only_arguments(macro)
     args, marks = [], {}
     for name in macro.arguments:
         if name in consts:
@@ -146,3 +152,25 @@ def _row_spec(macro: Macro, fields: tuple[str, ...], consts: Mapping[str, Any],
         get = (lambda r: (r[order[0]],)) if order else (lambda r: ())
     spec = _ROW_SPECS[key] = ("".join(parts), get)
     return spec
+
+
+def _reads_only_arguments(macro: Macro) -> None:
+    """A macro whose text is kept and reused must depend on its arguments alone."""
+    outer = [v[2:].split("_", 1)[-1] for v in macro._func.__code__.co_freevars if v.startswith("l_")]
+    if outer:
+        raise ValueError(f"macro {macro.name}() reads template variable(s) {', '.join(outer)}: pass them as arguments")
+
+
+_SAME: dict[tuple, str] = {}
+
+
+def same(macro: Macro, *args: Any) -> str:
+    """Template global: macro(*args), rendered once per process for these arguments and reused
+    (a block that is the same on thousands of switches, such as SONiC's 64-entry DSCP map, costs
+    a Jinja loop per switch otherwise). The macro may read nothing but its arguments."""
+    key = (macro._func.__code__, tuple(tuple(a) if isinstance(a, list) else a for a in args))
+    text = _SAME.get(key)
+    if text is None:
+        _reads_only_arguments(macro)
+        text = _SAME[key] = str(macro(*args))
+    return text
