@@ -64,6 +64,9 @@ def row_format(template: str, macro: str, arity: int) -> str:
     return text
 
 
+# A field's place while a row macro renders once: characters that escaping, quoting and case
+# filters all change, so a macro that filters a field is caught, not filled with the raw value.
+_ROW_MARK = "\x00\\\"'&<aZ{}\x00"
 # (macro code, row fields, constants) -> (%-format, getter of a row's values in the format's order)
 _ROW_SPECS: dict[tuple, tuple[str, Callable[[tuple], tuple]]] = {}
 
@@ -126,7 +129,7 @@ def _row_spec(macro: Macro, fields: tuple[str, ...], consts: Mapping[str, Any],
         if name in consts:
             args.append(consts[name])
         elif name in fields:
-            marks[_MARK.format(len(marks))] = fields.index(name)
+            marks[_ROW_MARK.format(len(marks))] = fields.index(name)
             args.append(list(marks)[-1])
         else:
             raise ValueError(f"{where}: argument {name} is neither a row field ({', '.join(fields)}) nor given")
