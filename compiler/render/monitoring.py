@@ -24,7 +24,7 @@ port in use (about 100 bytes each).
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from functools import lru_cache
 
 import numpy as np

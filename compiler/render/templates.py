@@ -124,7 +124,8 @@ def _row_spec(macro: Macro, fields: tuple[str, ...], consts: Mapping[str, Any],
         return spec
     where = f"macro {macro.name}()"
     _reads_only_arguments(macro)
-    args, marks = [], {}
+    args: list[Any] = []
+    marks: dict[str, int] = {}
     for name in macro.arguments:
         if name in consts:
             args.append(consts[name])
