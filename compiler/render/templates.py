@@ -71,7 +71,7 @@ _ROW_MARK = "\x00\\\"'&<aZ{}\x00"
 _ROW_SPECS: dict[tuple, tuple[str, Callable[[tuple], tuple]]] = {}
 
 
-def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | None = None,
+def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | tuple[str, ...] | None = None,
          sep: str = "", columns: Mapping[str, Sequence] | None = None, **consts: Any) -> str:
     """Template global: the rows of a per-port (per-neighbor) table, each as a macro of the
     calling template spells it, joined by `sep`. `items` are NamedTuples (Interface); each
@@ -80,8 +80,8 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
     and each row is then filled in at %-format speed: a Jinja loop spends a lookup and a
     yield per field of every port, which at 655,360 switch ports is most of the switch
     configs' time. So the syntax stays in the template while Python only fills it in.
-    With `by` (a field name), `macros` maps that field's values to macros: a row whose
-    value has no macro is left out. `columns`: more fields by name, one value per item (a
+    With `by` (a field name, or a tuple of them), `macros` maps that field's values (tuples
+    of values) to macros: a row whose value has no macro is left out. `columns`: more fields by name, one value per item (a
     NOS's own per-port figures beside the Interface). A macro may use its arguments only as they are
     (no filters or arithmetic on a field: put the figure in the row) and read no template
     variable (pass it in `consts`): both raise here instead of writing one switch's value
@@ -100,10 +100,10 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         assert isinstance(macros, Macro)
         return sep.join(_filled(_row_spec(macros, fields, consts, const_key), items))
     assert isinstance(macros, Mapping)
-    k = fields.index(by)
+    key = itemgetter(fields.index(by)) if isinstance(by, str) else itemgetter(*(fields.index(b) for b in by))
     out: list[str] = []
     # runs of rows with one value of `by` (a switch's server ports, then its uplinks), each filled in one map
-    for value, run in groupby(items, itemgetter(k)):
+    for value, run in groupby(items, key):
         macro = macros.get(value)
         if macro is not None:
             out += _filled(_row_spec(macro, fields, consts, const_key), run)
