@@ -100,7 +100,8 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         assert isinstance(macros, Macro)
         return sep.join(_filled(_row_spec(macros, fields, consts, const_key), items))
     assert isinstance(macros, Mapping)
-    key = itemgetter(fields.index(by)) if isinstance(by, str) else itemgetter(*(fields.index(b) for b in by))
+    names = (by,) if isinstance(by, str) else by
+    key: Callable[[tuple], Any] = itemgetter(*[fields.index(b) for b in names])  # a tuple of values for several
     out: list[str] = []
     # runs of rows with one value of `by` (a switch's server ports, then its uplinks), each filled in one map
     for value, run in groupby(items, key):
