@@ -375,3 +375,22 @@ def test_report_counts_cables_not_board_traces(compiled_kinds):
     assert "4,096 GPUs, 8,192 cables" in html
     _, target = compiled_kinds["h100-superpod-1su-multi-fabric"]
     assert "248 GPUs, 601 cables in 3 fabrics" in (target / "report.html").read_text()  # 508 + 62 + 31
+
+
+def test_edges_filled_per_row_keep_escaping_arcs_and_labels():
+    """Edges are filled per row from macros (templates.rows) with escaped columns: an arc and a
+    straight line, a title and label that need SVG escaping, ends that need DOT quoting, an
+    unlabelled edge, spelled as the per-edge Jinja loop spelled them."""
+    from compiler.render.diagrams.drawing import Box, Drawing, Edge
+
+    d = Drawing("n", "t", 300, 200)
+    d.boxes = [Box('a"1', 10, 10, 50, 20, ("a",), "#fff", "#000", "t"), Box("b\\2", 100, 10, 50, 20, ("b",), "#fff", "#000", "t")]
+    d.edges = [Edge('a"1', "b\\2", 2, 1.5, 2.5, 3.5, 4.5, "#f00", 1.5, 'x<y> & "z"', "x8 <&>", 5.0, 6.0, 0.4, 7.0, 8.0),
+               Edge('a"1', "b\\2", 1, 1.0, 2.0, 3.0, 4.0, "#0f0", 2.0, "plain")]
+    svg, dot = d.svg(), d.dot()
+    assert ('<g class="edge"><title>x&lt;y&gt; &amp; &#34;z&#34;</title><path d="M1.5,2.5 Q7.0,8.0 3.5,4.5" '
+            'stroke="#f00" stroke-width="1.5"/></g>\n<g class="edge"><title>plain</title><line x1="1.0" y1="2.0" '
+            'x2="3.0" y2="4.0" stroke="#0f0" stroke-width="2.0"/></g>\n</g>') in svg
+    assert 'paint-order="stroke">\n<text x="5.0" y="6.0" fill="#f00">x8 &lt;&amp;&gt;</text>\n</g>' in svg
+    assert dot.endswith('  "a\\"1" -- "b\\\\2" [color="#f00", penwidth=1.5, label="x8 <&>"];\n'
+                        '  "a\\"1" -- "b\\\\2" [color="#0f0", penwidth=2.0];\n}\n')

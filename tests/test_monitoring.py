@@ -224,3 +224,26 @@ def test_roce_rules_fire_on_port_down_flaps_pause_storms_and_ecn(tmp_path):
                                                            "control (ECN) is not enabled on the adapter")]},
         {"alertname": "SwitchExporterDown", "exp_alerts": []},
     ], eval_time="35m")
+
+
+@pytest.mark.parametrize("name", ["h100-roce-2su-hall.yaml", "roce-2spine-4leaf-sonic.yaml", "h100-superpod-1su.yaml"])
+def test_file_sd_targets_are_what_json_dumps_writes(name):
+    """targets/*.json is put together at join speed: it must stay exactly json.dumps(indent=1) of
+    the groups (racks in the labels, management addresses or DNS names, a quote in a name)."""
+    import dataclasses
+
+    from compiler.render.monitoring import _device_labels, _targets
+    from compiler.plan.model import Plan
+
+    from .conftest import shared_plan
+
+    plan: Plan = shared_plan(SPECS / name)
+    devices = list(plan.devices)
+    devices[0] = dataclasses.replace(devices[0], name='odd "name" \\ é')  # escapes and non-ASCII
+    plan = dataclasses.replace(plan, devices=devices, _memo={})
+    labels = _device_labels(plan)
+    r = plan.routing
+    for indices in ([i for i, d in enumerate(devices) if d.tier == 0], [i for i, d in enumerate(devices) if d.tier > 0], []):
+        groups = [{"targets": [f"{r.ip(int(r.management[i])) if r is not None and int(r.management[i]) else devices[i].name}:9100"],
+                   "labels": labels[i]} for i in indices]
+        assert _targets(plan, indices, 9100) == json.dumps(groups, indent=1) + "\n"

@@ -37,3 +37,82 @@ def test_literal_percent_signs_survive(fake_templates):
 def test_a_macro_that_does_not_use_each_argument_once_in_order_is_refused(fake_templates, name):
     with pytest.raises(ValueError, match="every argument once, in order"):
         row_format(name, "row", 2)
+
+
+# --- rows(): per-port tables of the switch configs ----------------------------------------
+ROWS = """{% macro numbered(name, address, mtu) %}
+interface {{ name }} mtu {{ mtu }}
+ ip address {{ address }} ({{ name }}, 100%)
+{% endmacro %}
+{% macro unnumbered(name, lane) %}
+interface {{ name }} lane {{ lane }}
+{% endmacro %}
+{% macro each(ports, lanes, mtu) %}
+{% for p in ports %}
+{% if p.mode == "numbered" %}
+interface {{ p.name }} mtu {{ mtu }}
+ ip address {{ p.address }} ({{ p.name }}, 100%)
+{% elif p.mode == "unnumbered" %}
+interface {{ p.name }} lane {{ lanes[loop.index0] }}
+{% endif %}
+{% endfor %}
+{% endmacro %}
+"""
+
+
+def _env(source: str) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t.j2": source}), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.globals.update(rows=templates.rows, same=templates.same)
+    return env
+
+
+def test_rows_spell_what_a_jinja_loop_spells():
+    """Runs of numbered, unnumbered and access ports (left out: no macro), a constant, a column
+    beside the fields, a field printed twice and a literal % sign: the text of the loop."""
+    from compiler.render.structured_config import Interface
+
+    def port(name: str, mode: str) -> Interface:
+        return Interface(name, name, "fabric", "10.0.0.1/31" if mode == "numbered" else None, "spine-1", "swp1",
+                         None, 65000, 400, "0,1,2,3", 1, True, 4, mode)
+
+    ports = [port("swp1", "numbered"), port("swp2", "numbered"), port("swp3", "unnumbered"), port("swp4", "access"),
+             port("swp5", "numbered"), port("swp6", "unnumbered")]
+    lanes = ["a", "b", "c", "d", "e", "f"]
+    env = _env(ROWS + '{{ rows(ports, {"numbered": numbered, "unnumbered": unnumbered}, by="mode", '
+                      'columns={"lane": lanes}, mtu=9216) }}')
+    text = env.get_template("t.j2").render(ports=ports, lanes=lanes)
+    module = env.get_template("t.j2").make_module({"ports": ports, "lanes": lanes})
+    assert text == str(module.each(ports, lanes, 9216))
+    assert text.count("interface") == 5 and "lane c" in text and "(swp5, 100%)" in text
+
+
+@pytest.mark.parametrize("args, body, error", [
+    ("gateway", "{{ gateway }} {{ d.asn }}", "reads template variable"),  # would write the first switch's ASN everywhere
+    ("gateway", "{{ gateway | upper }}", "changes an argument"),
+    ("gateway, nope", "{{ gateway }}{{ nope }}", "neither a row field"),
+])
+def test_rows_refuse_a_macro_they_cannot_fill_per_row(args, body, error):
+    from compiler.render.structured_config import AccessVlan
+
+    env = _env("{% set d = cfg %}{% macro row(" + args + ") %}" + body + "{% endmacro %}{{ rows(items, row) }}")
+    with pytest.raises(ValueError, match=error):
+        env.get_template("t.j2").render(items=[AccessVlan(1, "a", "b")], cfg={"asn": 1})
+
+
+def test_rows_refuse_a_column_of_another_length():
+    from compiler.render.structured_config import AccessVlan
+
+    env = _env("{% macro row(vlan, x) %}{{ vlan }}{{ x }}{% endmacro %}{{ rows(items, row, columns={'x': [1]}) }}")
+    with pytest.raises(ValueError, match="one value per row"):
+        env.get_template("t.j2").render(items=[AccessVlan(1, "a", "b")] * 2)
+
+
+def test_same_renders_once_per_arguments_and_refuses_template_variables():
+    env = _env("{% macro block(n, xs) %}{% for x in xs %}{{ n }}{{ x }} {% endfor %}{% endmacro %}"
+               "{{ same(block, n, xs) }}")
+    assert env.get_template("t.j2").render(n=1, xs=[1, 2]) == "11 12 "
+    assert env.get_template("t.j2").render(n=2, xs=[1, 2]) == "21 22 "  # another argument, another text
+    bad = _env("{% set k = 3 %}{% macro block(n) %}{{ n }}{{ k }}{% endmacro %}{{ same(block, 1) }}")
+    with pytest.raises(ValueError, match="reads template variable"):
+        bad.get_template("t.j2").render()

@@ -46,6 +46,7 @@ Cost: O(servers x NICs), vectorised over the link tables; one small template per
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -105,17 +106,23 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     upper, lower = link_end_addresses(r.link_net)  # the leaf is the gateway, the NIC the lower end
     sel = np.nonzero((links.a_dev < n) & (lower != 0))[0]
     sel = sel[np.lexsort((links.a_port[sel], links.a_dev[sel]))]
-    dev = links.a_dev[sel].tolist()
-    port = links.a_port[sel].tolist()
-    gw = dotted(upper[sel])
-    addr = dotted(lower[sel])
-    port_names = {lid: [p.name for p in lay.ports] for lid, lay in plan.layouts.items()}
-    per_server: list[list[HostNic]] = [[] for _ in range(n)]
+    dev = links.a_dev[sel].astype(np.int64)
+    port = links.a_port[sel].astype(np.int64)
     first, end = server_ports or (0, None)
-    for d, p, a, g in zip(dev, port, addr, gw, strict=True):
-        k = p - first + 1
-        per_server[d].append(HostNic(k, port_names[devices[d].layout][p], a, g, first_table + k))
-    group = port_names[devices[0].layout][first:end] if n else []
+    # port names from one table of the servers' few layouts, picked for every NIC at once
+    layouts = [d.layout for d in devices[:n]]
+    used = sorted(set(layouts))
+    names = np.array([p.name for lid in used for p in plan.layouts[lid].ports], dtype=object)
+    start = dict(zip(used, np.cumsum([0] + [len(plan.layouts[lid].ports) for lid in used]).tolist(), strict=False))
+    layout_start = np.array([start[lid] for lid in layouts], dtype=np.int64)
+    rail = port - first + 1
+    # one C-level pass builds every record (a NamedTuple's __new__ is a Python frame per NIC)
+    nics = list(map(partial(tuple.__new__, HostNic), zip(
+        rail.tolist(), names[layout_start[dev] + port].tolist(), dotted(lower[sel]), dotted(upper[sel]),
+        (rail + first_table).tolist(), strict=True)))
+    bounds = np.searchsorted(dev, np.arange(n + 1)).tolist()
+    per_server: list[list[HostNic]] = [nics[bounds[i]:bounds[i + 1]] for i in range(n)]
+    group = [p.name for p in plan.layouts[devices[0].layout].ports][first:end] if n else []
     return [d.name for d in devices[:n]], per_server, group
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from types import SimpleNamespace
-from typing import NamedTuple, cast
+from typing import NamedTuple
 from collections.abc import Iterator
 
 import numpy as np
@@ -89,6 +89,17 @@ class Interface(NamedTuple):
     # shadows tuple.index, as a NamedTuple field may: the templates read it by this name
     index: int  # type: ignore[assignment]  # 1-based logical port number on the panel
     uplink: bool  # toward a higher tier
+    lane_count: int  # SerDes lanes of the port (1 where the plan gives none)
+    # how the port is addressed: numbered (a /31), unnumbered (IPv6 link-local only) or access
+    # (a member of the management leaf's access VLAN): what a template picks a port's spelling by
+    mode: str
+
+
+class BgpSession(NamedTuple):
+    peer_address: str
+    peer_asn: int
+    peer: str
+    local_address: str  # without its prefix length
 
 
 class AccessVlan(NamedTuple):
@@ -147,15 +158,25 @@ class SwitchConfig:
         return list(seen.values())
 
     @property
+    def sonic_columns(self) -> dict[str, list]:
+        """Per interface (in order), what SONiC's per-port tables read beside it: PORT alias and
+        index (`cage`, as the platform's port_config.ini has them), speed in Mb/s, CABLE_LENGTH
+        (metres) and the lossless PG profile (None where the lookup has no row; `has_lossless`)."""
+        alias, cage = self.sonic_ports
+        ifaces = self.interfaces
+        lossless = self.sonic_buffers.pg_lossless if self.sonic_buffers else [None] * len(ifaces)
+        return {"alias": [alias[i.index - 1] for i in ifaces], "cage": [cage[i.index - 1] for i in ifaces],
+                "speed_mbps": [i.speed_gbps * 1000 for i in ifaces], "cable_m": self.cable_lengths_m,
+                "pg_lossless": lossless, "has_lossless": [bool(p) for p in lossless]}
+
+    @property
     def neighbors(self) -> list[Interface]:
         return [i for i in self.interfaces if i.kind == "fabric"]
 
     @property
-    def bgp_sessions(self) -> list[tuple[str, int, str, str]]:
-        """Numbered fabric sessions as (peer address, peer ASN, peer, local address): plain
-        tuples so a template unpacks them instead of paying a Jinja lookup per field (a
-        numbered link addresses both its ends)."""
-        return [(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
+    def bgp_sessions(self) -> list[BgpSession]:
+        """Numbered fabric sessions (a numbered link addresses both its ends)."""
+        return [BgpSession(i.peer_address, i.peer_asn, i.peer, i.address.split("/")[0])
                 for i in self.interfaces if i.kind == "fabric" and i.peer_address and i.address is not None]
 
 
@@ -186,31 +207,28 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     panel = plan.memo("port_table", port_table)["name"]
     lanes = {lid: np.array([",".join(map(str, ln)) for ln in lns], dtype=object) for lid, lns in r.port_lanes.items()}
 
-    # each link's two addresses as text once, then picked per end
+    # each end's own and its peer's address: the upper end holds the even one of the /31
     upper_addr, lower_addr = link_end_addresses(r.link_net)
-    even = np.array(dotted(upper_addr), dtype=object)
-    odd = np.array(dotted(lower_addr), dtype=object)
-    numbered = upper_addr[link] != 0
-    local_txt = np.where(upper, even[link], odd[link])
-    peer_txt = np.where(upper, odd[link], even[link])
-    kind = np.where(is_switch[peer], "fabric", "server").astype(object)
+    upper_addr, lower_addr = upper_addr[link], lower_addr[link]
+    numbered = upper_addr != 0
+    local_addr = np.where(upper, upper_addr, lower_addr)
+    peer_addr_int = np.where(upper, lower_addr, upper_addr)
+    # words picked from a two-entry object array: one shared str per port, no per-port text
+    kind = np.array(["server", "fabric"], dtype=object)[is_switch[peer].view(np.int8)]
+    mode = np.array(["unnumbered", "numbered"], dtype=object)[numbered.view(np.int8)]
     dev_names = np.array([d.name for d in devices], dtype=object)
     speed = links.speed_gbps[link]
-    port_lanes = np.concatenate([lanes[d.layout] if d.layout in lanes else np.full(len(plan.layouts[d.layout]), "", dtype=object)
-                                 for d in devices])
     gport = offsets[dev] + port
 
+    port_lanes, lane_counts = _port_lanes(plan, lanes, dev, port)
     # one C-level pass builds every record: tuple.__new__ straight from zip's tuples
     # (Interface._make is a Python frame per port, ~0.35 s at 655k ports)
-    # np.where(cond, x, None): None fills the object array where unnumbered; numpy's stubs take
-    # no None for y, and read the call as where's one-argument form
-    local_cidr = cast(np.ndarray, np.where(numbered, local_txt + "/31", None))
-    peer_addr = cast(np.ndarray, np.where(numbered, peer_txt, None))
     rows = list(map(partial(tuple.__new__, Interface), zip(
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
-        local_cidr.tolist(), dev_names[peer].tolist(),
-        all_names[offsets[peer] + peer_port].tolist(), peer_addr.tolist(),
-        r.asn[peer].tolist(), speed.tolist(), port_lanes[gport].tolist(), (port + 1).tolist(), (~upper).tolist(), strict=True)))
+        _dotted_or_none(local_addr, numbered, "/31"), dev_names[peer].tolist(),
+        all_names[offsets[peer] + peer_port].tolist(), _dotted_or_none(peer_addr_int, numbered),
+        r.asn[peer].tolist(), speed.tolist(), port_lanes, (port + 1).tolist(), (~upper).tolist(), lane_counts, mode.tolist(),
+        strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
     loopbacks = dotted(r.loopback)
@@ -286,6 +304,30 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         )
 
 
+def _port_lanes(plan: Plan, lanes: dict[str, np.ndarray], dev: np.ndarray, port: np.ndarray
+                ) -> tuple[list[str], list[int]]:
+    """Per (device, port) row: its SerDes lanes as text ("" where the routing plan gives its
+    layout none) and how many; one table of the few switch layouts, indexed at once."""
+    used = sorted({plan.devices[i].layout for i in np.unique(dev).tolist()})
+    if not used:
+        return [], []
+    tables = [lanes[lid] if lid in lanes else np.full(len(plan.layouts[lid]), "", dtype=object) for lid in used]
+    start = dict(zip(used, np.cumsum([0] + [len(t) for t in tables]).tolist(), strict=False))
+    layout_start = np.array([start.get(d.layout, 0) for d in plan.devices], dtype=np.int64)
+    text = np.concatenate(tables)
+    count = np.array([t.count(",") + 1 for t in text.tolist()], dtype=np.int64)
+    pick = layout_start[dev] + port
+    return text[pick].tolist(), count[pick].tolist()
+
+
+def _dotted_or_none(addresses: np.ndarray, numbered: np.ndarray, suffix: str = "") -> list[str | None]:
+    """Each address as text (with `suffix`), None where the link is unnumbered."""
+    if numbered.all():
+        return list(dotted(addresses, suffix))
+    text = iter(dotted(addresses[numbered], suffix))
+    return [next(text) if n else None for n in numbered.tolist()]
+
+
 def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.ndarray, ports,
                   lanes: np.ndarray | None) -> tuple[list[Interface], list[Interface]]:
     """A management leaf's interfaces with every host port it serves in its access VLAN: its
@@ -295,8 +337,9 @@ def _access_ports(ifaces: list[Interface], subnet: ManagementSubnet, names: np.n
     for p, served, _ in subnet.cords:
         switch, port = served.split(":", 1)
         cords.append(Interface(str(names[p]), ports[p].name, "access", None, switch, port, None, 0, ports[p].speed_gbps,
-                               str(lanes[p]) if lanes is not None else "", p + 1, False))
-    own = [x._replace(kind="access") if x.kind == "server" else x for x in ifaces]
+                               str(lanes[p]) if lanes is not None else "", p + 1, False,
+                                str(lanes[p]).count(",") + 1 if lanes is not None else 1, "access"))
+    own = [x._replace(kind="access", mode="access") if x.kind == "server" else x for x in ifaces]
     return sorted(own + cords, key=lambda x: x.index), cords
 
 

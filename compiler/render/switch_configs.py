@@ -10,7 +10,10 @@ Writes nothing for InfiniBand fabrics or when no NOS is named.
 
 from __future__ import annotations
 
+import functools
 import gc
+
+import jinja2
 
 from ..catalog.nos import descriptor
 from ..check import CheckResults
@@ -25,9 +28,14 @@ from .writer import OutputDir
 def render_switch(config: SwitchConfig) -> dict[str, str]:
     """File name -> text for one switch: the files its NOS's descriptor lists for the
     fabric's peering (catalog/data/nos.yaml), each from its template."""
+    return {name: template.render(d=config) for name, template in _templates(config.nos, config.peering)}
+
+
+@functools.cache
+def _templates(nos: str, peering: str) -> list[tuple[str, jinja2.Template]]:
+    """Looked up once per compile, not per switch (Jinja's lookup stats the template file)."""
     env = environment()
-    return {name: env.get_template(template).render(d=config)
-            for name, template in descriptor(config.nos).files_for(config.peering)}
+    return [(name, env.get_template(template)) for name, template in descriptor(nos).files_for(peering)]
 
 
 # Below this many switches one process is quicker than forking.

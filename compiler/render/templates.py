@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import jinja2
+from jinja2.runtime import Macro
 
 from ..plan.columns import Piece
 
@@ -17,7 +22,7 @@ TEMPLATE_DIR = Path(__file__).parents[1] / "templates"
 
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=jinja2.StrictUndefined,  # a missing key is our bug: fail, never print ""
         trim_blocks=True,
@@ -25,6 +30,9 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.globals["rows"] = rows
+    env.globals["same"] = same
+    return env
 
 
 def render_template(template: str, /, **context) -> str:
@@ -79,3 +87,118 @@ def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...
     for column, after in zip(columns, texts[1:] + ["".join(text)], strict=True):
         pieces += [*(column if isinstance(column, tuple) else (column,)), after]
     return [p for p in pieces if not isinstance(p, str) or p]
+# A field's place while a row macro renders once: characters that escaping, quoting and case
+# filters all change, so a macro that filters a field is caught, not filled with the raw value.
+_ROW_MARK = "\x00\\\"'&<aZ{}\x00"
+# (macro code, row fields, constants) -> (%-format, getter of a row's values in the format's order)
+_ROW_SPECS: dict[tuple, tuple[str, Callable[[tuple], tuple]]] = {}
+
+
+def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | tuple[str, ...] | None = None,
+         sep: str = "", columns: Mapping[str, Sequence] | None = None, **consts: Any) -> str:
+    """Template global: the rows of a per-port (per-neighbor) table, each as a macro of the
+    calling template spells it, joined by `sep`. `items` are NamedTuples (Interface); each
+    macro argument is either a field of theirs, filled per row, or one of `consts`, the same
+    for every row. The macro renders once per (macro, constants) with a marker per field
+    and each row is then filled in at %-format speed: a Jinja loop spends a lookup and a
+    yield per field of every port, which at 655,360 switch ports is most of the switch
+    configs' time. So the syntax stays in the template while Python only fills it in.
+    With `by` (a field name, or a tuple of them), `macros` maps that field's values (tuples
+    of values) to macros: a row whose value has no macro is left out. `columns`: more fields by name, one value per item (a
+    NOS's own per-port figures beside the Interface). A macro may use its arguments only as they are
+    (no filters or arithmetic on a field: put the figure in the row) and read no template
+    variable (pass it in `consts`): both raise here instead of writing one switch's value
+    into every switch's file."""
+    if not items:
+        return ""
+    fields = type(items[0])._fields  # type: ignore[attr-defined]
+    if columns:
+        if any(len(c) != len(items) for c in columns.values()):
+            raise ValueError(f"rows(): columns {', '.join(columns)} need one value per row ({len(items)})")
+        fields = (*fields, *columns)
+        items = list(map(tuple.__add__, items, zip(*columns.values(), strict=True)))
+    # a list constant (the lossless queues) keys the cache as a tuple
+    const_key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in consts.items()))
+    if by is None:
+        assert isinstance(macros, Macro)
+        return sep.join(_filled(_row_spec(macros, fields, consts, const_key), items))
+    assert isinstance(macros, Mapping)
+    names = (by,) if isinstance(by, str) else by
+    key: Callable[[tuple], Any] = itemgetter(*[fields.index(b) for b in names])  # a tuple of values for several
+    out: list[str] = []
+    # runs of rows with one value of `by` (a switch's server ports, then its uplinks), each filled in one map
+    for value, run in groupby(items, key):
+        macro = macros.get(value)
+        if macro is not None:
+            out += _filled(_row_spec(macro, fields, consts, const_key), run)
+    return sep.join(out)
+
+
+def _filled(spec: tuple[str, Callable[[tuple], tuple]], items: Iterable[tuple]) -> list[str]:
+    fmt, get = spec
+    return list(map(fmt.__mod__, map(get, items)))
+
+
+def _row_spec(macro: Macro, fields: tuple[str, ...], consts: Mapping[str, Any],
+              const_key: tuple) -> tuple[str, Callable[[tuple], tuple]]:
+    code = macro._func.__code__
+    key = (code, fields, const_key)
+    spec = _ROW_SPECS.get(key)
+    if spec is not None:
+        return spec
+    where = f"macro {macro.name}()"
+    _reads_only_arguments(macro)
+    args: list[Any] = []
+    marks: dict[str, int] = {}
+    for name in macro.arguments:
+        if name in consts:
+            args.append(consts[name])
+        elif name in fields:
+            marks[_ROW_MARK.format(len(marks))] = fields.index(name)
+            args.append(list(marks)[-1])
+        else:
+            raise ValueError(f"{where}: argument {name} is neither a row field ({', '.join(fields)}) nor given")
+    text = str(macro(*args)).replace("%", "%%")
+    order = []  # per %s of the format, the row field it takes
+    parts = []
+    pos = 0
+    while (start := text.find("\x00", pos)) != -1:
+        end = text.find("\x00", start + 1) + 1
+        mark = text[start:end]
+        if mark not in marks:
+            raise ValueError(f"{where} changes an argument it prints (filter or arithmetic on a row field)")
+        parts += [text[pos:start], "%s"]
+        order.append(marks[mark])
+        pos = end
+    parts.append(text[pos:])
+    if set(order) != set(marks.values()):
+        raise ValueError(f"{where} prints every row field it takes")
+    get: Callable[[tuple], tuple]
+    if len(order) > 1:
+        get = itemgetter(*order)
+    else:  # itemgetter of one index returns the value itself, not a 1-tuple
+        get = (lambda r: (r[order[0]],)) if order else (lambda r: ())
+    spec = _ROW_SPECS[key] = ("".join(parts), get)
+    return spec
+
+
+def _reads_only_arguments(macro: Macro) -> None:
+    """A macro whose text is kept and reused must depend on its arguments alone."""
+    outer = [v[2:].split("_", 1)[-1] for v in macro._func.__code__.co_freevars if v.startswith("l_")]
+    if outer:
+        raise ValueError(f"macro {macro.name}() reads template variable(s) {', '.join(outer)}: pass them as arguments")
+
+
+_SAME: dict[tuple, str] = {}
+
+
+def same(macro: Macro, *args: Any) -> str:
+    """Template global: macro(*args), rendered once per process for these arguments and reused
+    (a block that is the same on thousands of switches, such as SONiC's 64-entry DSCP map, costs
+    a Jinja loop per switch otherwise). The macro may read nothing but its arguments."""
+    key = (macro._func.__code__, tuple(tuple(a) if isinstance(a, list) else a for a in args))
+    text = _SAME.get(key)
+    if text is None:
+        _reads_only_arguments(macro)
+        text = _SAME[key] = str(macro(*args))
+    return text

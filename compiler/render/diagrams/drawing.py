@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from markupsafe import escape
+
 from ..templates import render_template
 from .style import LINE_PX
 
@@ -124,13 +126,22 @@ class Drawing:
 
     def svg(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
-        return render_template("diagrams/drawing.svg.j2", d=self)
+        return render_template("diagrams/drawing.svg.j2", d=self, edge_columns=self._edge_columns())
 
     def dot(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
         # Graphviz's y grows upward, its node sizes are inches
         nodes = [(b, px(self.height - b.cy), round(b.w / 72, 3), round(b.h / 72, 3)) for b in self.boxes]
-        return render_template("diagrams/drawing.dot.j2", d=self, nodes=nodes)
+        return render_template("diagrams/drawing.dot.j2", d=self, nodes=nodes, edge_columns=self._edge_columns())
+
+    def _edge_columns(self) -> dict[str, list]:
+        """Per edge, what the templates' edge macros print beside its fields (templates.rows):
+        title and label escaped for SVG (as Jinja's |e), both ends quoted for DOT (as q()),
+        whether it is an arc and whether it has a label."""
+        edges = self.edges
+        return {"title_svg": [str(escape(e.title)) for e in edges], "label_svg": [str(escape(e.label)) for e in edges],
+                "a_dot": [q(e.a) for e in edges], "b_dot": [q(e.b) for e in edges],
+                "arc": [bool(e.bend) for e in edges], "labelled": [bool(e.label) for e in edges]}
 
 
 def q(text: str) -> str:
