@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One script for the README's two commands, from a fresh clone on Debian with Python 3.11+:
 #   ./dev.sh example          set up, then compile specs/b200-superpod-4su.yaml into out/
-#   ./dev.sh test [ARGS...]   set up, then run the whole test suite (pytest ARGS)
+#   ./dev.sh test [ARGS...]   set up, then run the whole test suite on every core (pytest ARGS)
 # Set-up: a virtualenv in .venv with the package (example), plus its test, docs and sonic
 # extras (test); as root, the Debian packages the real-tool tests drive (listed in
 # .ci/debian-packages).
@@ -94,7 +94,12 @@ case "$cmd" in
   test)
     setup_system_packages   # first: the venv's sonic extra builds against libyang2-dev
     setup_venv "test docs sonic resilience"
-    exec .venv/bin/python -m pytest "$@"
+    # One pytest worker per core (pytest-xdist): the suite's time is compiles and real tools
+    # (FRR, ibsim, Chromium) in their own processes, which one pytest process runs one at a
+    # time. worksteal: a worker that runs out takes half of another's queue, so no worker is
+    # left with a tail of long tests. ARGS come last and win: `./dev.sh test -n 0` runs in
+    # one process.
+    exec .venv/bin/python -m pytest -n "$(nproc)" --dist worksteal "$@"
     ;;
   *)
     echo "usage: ./dev.sh example | test [pytest args]" >&2

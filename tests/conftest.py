@@ -187,6 +187,29 @@ def _shared_plans_unchanged():
     assert not changed, "a test changed what the session shares (take plan_copy): " + "; ".join(changed)
 
 
+# --- scratch folders -------------------------------------------------------------------------------
+# Tests that write many small files (generated specs, output folders) into one folder of their
+# module's take it from here: a folder below pytest's temporary folder of this session (per
+# xdist worker), which pytest prunes, rather than one made in /tmp at import and never removed.
+_TMP_FACTORY: list[pytest.TempPathFactory] = []
+_SCRATCH: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_tmp(tmp_path_factory: pytest.TempPathFactory):
+    _TMP_FACTORY.append(tmp_path_factory)
+    yield
+    _TMP_FACTORY.clear()
+    _SCRATCH.clear()
+
+
+def scratch_dir(name: str) -> Path:
+    """The session's folder `name` (made on first use, shared by every test that asks for it)."""
+    if name not in _SCRATCH:
+        _SCRATCH[name] = _TMP_FACTORY[0].mktemp(name, numbered=False)
+    return _SCRATCH[name]
+
+
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(ROOT) + os.pathsep + full_env.get("PYTHONPATH", "")

@@ -46,7 +46,7 @@ from compiler.plan.serialize import plan_from_json, plan_json_text
 from compiler.render import RENDERERS
 from compiler.spec.model import FAMILY_KEYS, ExtraFabric, Oversubscription, Ratio, Spec, extra_fabric_pools
 
-from .conftest import ROOT, cli_in_process, shared_outputs, shared_plan, tree_bytes
+from .conftest import ROOT, cli_in_process, scratch_dir, shared_outputs, shared_plan, tree_bytes
 from .metamorphic_specs import (CATALOG, RATIOS, any_specs, clos_specs, direct_specs, dragonfly_specs, layout_specs,
                                 planes_specs, ratio_of, shuffled, spec_yaml, torus_specs, unquote_ratios, with_layout, write_spec)
 
@@ -66,7 +66,11 @@ def profile(kind: str):
                                            HealthCheck.function_scoped_fixture])
 
 
-WORK = Path(tempfile.mkdtemp(prefix="clusterc-metamorphic-"))
+def work() -> Path:
+    """The folder the generated specs and their outputs are written to (one per session)."""
+    return scratch_dir("metamorphic")
+
+
 # Diagnostics known to come without file and line (extra endpoints, owned elsewhere;
 # test_no_free_ports_diagnostic_points_at_the_spec flips when they get one).
 PLACELESS = {"DESIGN_NO_FREE_PORTS"}
@@ -79,7 +83,7 @@ PLACELESS = {"DESIGN_NO_FREE_PORTS"}
 def compile_text(text: str):
     """The plan of a spec text, or the SpecInvalid the compiler raised for it (after
     checking its diagnostics point somewhere: a user must be able to find the problem)."""
-    path = write_spec(WORK, text)
+    path = write_spec(work(), text)
     try:
         return build_plan(path)[1]
     except SpecInvalid as exc:
@@ -132,7 +136,7 @@ def assert_same_design(text_a: str, text_b: str, ignore_notes: tuple[str, ...] =
 
 def outputs(plan, only: list[str] | None = None) -> dict[str, bytes]:
     """Every file the renderers write for `plan` (or the `only` ones), by relative path."""
-    out = Path(tempfile.mkdtemp(dir=WORK))
+    out = Path(tempfile.mkdtemp(dir=work()))
     target = write_outputs(plan, out, only)
     return {str(p.relative_to(target)): p.read_bytes() for p in sorted(target.rglob("*")) if p.is_file()}
 
@@ -823,15 +827,15 @@ def test_list_order_changes_no_count(spec, rng):
 @profile("invalid")
 @given(any_specs().filter(lambda s: isinstance(compile_spec(s), SpecInvalid)))
 def test_refused_specs_exit_2_with_a_place_and_no_traceback(spec):
-    path = write_spec(WORK, spec_yaml(spec))
+    path = write_spec(work(), spec_yaml(spec))
     placed = set(codes(compile_spec(spec))) - PLACELESS
     for command in ("validate", "compile"):
-        args = [command, str(path)] + (["-o", str(WORK / "out")] if command == "compile" else [])
+        args = [command, str(path)] + (["-o", str(work() / "out")] if command == "compile" else [])
         r = cli_in_process(*args)
         assert r.returncode == 2, (command, r.stdout, r.stderr)
         assert "Traceback" not in r.stderr + r.stdout and "error" in r.stderr
         assert f"{path}:" in r.stderr or not placed, r.stderr
-    assert not (WORK / "out" / spec["name"]).exists(), "a refused spec wrote outputs"
+    assert not (work() / "out" / spec["name"]).exists(), "a refused spec wrote outputs"
 
 
 def test_no_free_ports_diagnostic_points_at_the_spec():

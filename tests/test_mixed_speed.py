@@ -121,7 +121,8 @@ def test_example_leaf_panel(example):
 def _tmp():
     import tempfile
     from pathlib import Path
-    return Path(tempfile.mkdtemp(prefix="clusterc-mixed-"))
+    from .conftest import scratch_dir
+    return Path(tempfile.mkdtemp(dir=scratch_dir("mixed-speed")))
 
 
 def test_example_outputs_agree_and_round_trip(example):

@@ -20,7 +20,7 @@ from compiler.plan.fabrics import fabric_plan
 from compiler.resilience import ResilienceError, components_of, load_rates, resilience_report
 from compiler.resilience.state import Model, evaluate
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, cli_in_process, run_cli
 
 CLOS = ROOT / "specs" / "roce-2spine-4leaf-frr.yaml"  # 4 leaves, 2 spines, 256 GPUs
 RAIL_ONLY = ROOT / "specs" / "rail-only-h100-64.yaml"  # one switch per rail, no spine
@@ -149,7 +149,7 @@ def test_json_follows_schema_and_is_identical_over_workers(tmp_path):
 def test_bad_rates_exit_2(tmp_path, text, message):
     p = tmp_path / "rates.yaml"
     p.write_text(text)
-    r = run_cli("resilience", str(CLOS), "--rates", str(p), "--samples", "5")
+    r = cli_in_process("resilience", str(CLOS), "--rates", str(p), "--samples", "5")
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
     assert f"{p}:1:" in r.stderr  # file:line:column
@@ -174,7 +174,7 @@ def test_class_the_plan_lacks(tmp_path):
     (["--workers", "0"], "--workers must be at least 1"),
 ])
 def test_bad_down_and_executor_exit_2(args, message):
-    r = run_cli("resilience", str(CLOS), *(["--samples", "5"] if "--samples" not in args else []), *args)
+    r = cli_in_process("resilience", str(CLOS), *(["--samples", "5"] if "--samples" not in args else []), *args)
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -32,10 +31,9 @@ from compiler.traffic.analysis import solve_phase
 from compiler.traffic.routing import Router
 from compiler.traffic.text import seconds_text
 
-from .conftest import SPECS, cli_in_process
+from .conftest import SPECS, cli_in_process, scratch_dir
 from .metamorphic_specs import any_specs, spec_yaml, write_spec
 
-WORK = Path(tempfile.mkdtemp(prefix="clusterc-estimate-"))
 
 B200_2TO1 = """name: b200-2to1
 servers: 128
@@ -198,7 +196,7 @@ def test_dimension_order_goes_x_then_y_the_short_way(tmp_path):
 
 
 def _all_commands_agree(spec: dict) -> None:
-    path = write_spec(WORK, spec_yaml(spec))
+    path = write_spec(scratch_dir("estimate"), spec_yaml(spec))
     try:
         plan = build_plan(path)[1]
     except SpecInvalid:
@@ -262,7 +260,7 @@ def test_adaptive_routing_is_a_plan_fact_every_command_reads(nos, routing):
     if nos:
         spec["fabric"]["nos"] = nos
     _all_commands_agree(spec)
-    plan = build_plan(write_spec(WORK, spec_yaml(spec)))[1]
+    plan = build_plan(write_spec(scratch_dir("estimate"), spec_yaml(spec)))[1]
     assert plan.routing.adaptive_routing is (routing == "adaptive")
     figures = run_checks(plan).of(CollectivesFigures)
     report = traffic_report(plan, ["ring-allreduce"])

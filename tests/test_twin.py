@@ -10,12 +10,14 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from .conftest import SPECS, run_cli
+from . import twin_runs
+from .twin_runs import twin_cli
 
 pytestmark = [
     pytest.mark.slow,
@@ -25,17 +27,9 @@ pytestmark = [
 ]
 
 
-def _ours_left() -> list[str]:
-    """Namespaces, work folders and FRR per-pid folders a twin run could leave behind."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    left = [ln for ln in ns.splitlines() if ln.startswith("cct")]
-    left += [str(p) for p in Path(tempfile.gettempdir()).glob("clusterc-twin-*")]
-    return left
-
-
 def _twin(*args: str) -> tuple[int, dict, str]:
-    r = run_cli("twin", *args, "--format", "json")
-    assert not _ours_left(), "the twin left namespaces behind"
+    r, left = twin_cli(*args, "--format", "json")
+    assert not left, f"the twin left namespaces, daemons or its work folder behind: {left}"
     report = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
     return r.returncode, report, r.stderr
 
@@ -88,9 +82,9 @@ def test_infiniband_spec_runs_the_ibsim_twin():
 
 
 def test_unknown_cable_is_a_usage_error():
-    r = run_cli("twin", str(SPECS / "lab-3tier-frr.yaml"), "--fail-link", "C999999")
+    r, left = twin_cli(str(SPECS / "lab-3tier-frr.yaml"), "--fail-link", "C999999")
     assert r.returncode == 2 and "no cable C999999" in r.stderr
-    assert not _ours_left()
+    assert not left, left
 
 
 def test_unnumbered_fabric_of_another_nos_converges():
@@ -99,3 +93,28 @@ def test_unnumbered_fabric_of_another_nos_converges():
     assert rc == 0, rep.get("problems") or err
     assert rep["peering"] == "unnumbered" and rep["sessions_established"] == 512
     assert {e["installed"] for e in rep["ecmp"]} == {64} and rep["server_ping"]["ok"]
+
+
+def test_the_leftover_check_finds_a_namespace_and_a_process_left_in_it_after_its_name_is_gone():
+    """twin_runs' check is not vacuous: a namespace named as a run's is listed, and a process
+    still in it is found once the name is deleted (as a daemon the run failed to stop would be)."""
+    name = f"cct0-{os.getpid()}"  # as a twin run with pid 0 (none) names them: no real run's
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    sleeper = None
+    try:
+        inode = twin_runs._namespaces(0)[name]
+        sleeper = subprocess.Popen(["ip", "netns", "exec", name, "sleep", "60"])
+        for _ in range(100):  # `ip netns exec` enters the namespace, then becomes `sleep`
+            if os.readlink(f"/proc/{sleeper.pid}/ns/net") == f"net:[{inode}]" and \
+                    Path(f"/proc/{sleeper.pid}/comm").read_text().strip() == "sleep":
+                break
+            time.sleep(0.05)
+        subprocess.run(["ip", "netns", "del", name], check=True)
+        assert name not in twin_runs._namespaces(0)
+        assert twin_runs._processes_in({inode}) == [f"sleep pid {sleeper.pid}"]
+    finally:
+        if sleeper is not None:
+            sleeper.kill()
+            sleeper.wait()
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    assert twin_runs._processes_in({inode}) == []

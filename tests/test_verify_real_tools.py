@@ -18,9 +18,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +31,7 @@ from compiler.twin import infiniband as ibtwin
 from compiler.verify import SCHEMA, verify
 
 from .conftest import ROOT, SPECS, run_cli
+from .twin_runs import twin_cli
 from .verify_faults import Faults, apply, expected_findings, reported, spare_ports
 
 pytestmark = pytest.mark.slow
@@ -199,29 +197,6 @@ needs_twin = pytest.mark.skipif(
     reason="the twin needs root, FRR and lldpd (Debian packages frr, lldpd; .ci/debian-packages)")
 
 
-def _twin_cli(*args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-    """`clusterc twin ...` and what that run left behind: its namespaces (cct<its pid>-N) and
-    any lldpd in a namespace that no longer has a name (deleted under a running daemon). A
-    twin someone else runs meanwhile has its own pid and named namespaces: not counted."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "compiler.cli", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate(timeout=600)
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    left = [n for n in ns if n.startswith(f"cct{proc.pid}-")]
-    host_net = os.readlink("/proc/self/ns/net")
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        try:
-            if comm.read_text().strip() != "lldpd" or os.readlink(comm.parent / "ns" / "net") == host_net:
-                continue
-        except OSError:  # exited meanwhile
-            continue
-        pid = comm.parent.name
-        if not subprocess.run(["ip", "netns", "identify", pid], capture_output=True, text=True).stdout.strip():
-            left.append(f"lldpd pid {pid}")
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), left
-
-
 @needs_twin
 @pytest.mark.parametrize("spec,swap", [
     (ROOT / "tests" / "data" / "verify" / "tiny-rail.yaml", None),
@@ -231,10 +206,10 @@ def _twin_cli(*args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
 ])
 def test_twin_lldp_tables_name_exactly_the_swapped_cables(tmp_path, spec, swap):
     out = tmp_path / "lldp"
-    args = ["twin", str(spec), "--lldp-out", str(out), "--timeout", "20", "--format", "json"]
+    args = [str(spec), "--lldp-out", str(out), "--timeout", "20", "--format", "json"]
     if swap:
         args += ["--swap", ",".join(swap)]
-    twin, left = _twin_cli(*args)
+    twin, left = twin_cli(*args)
     assert not left, f"the twin left lldpd or namespaces behind: {left}"
     report = json.loads(twin.stdout)
     assert report["lldp"]["neighbours"] == report["lldp"]["expected_neighbours"] > 0, report["lldp"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -100,8 +101,7 @@ def load_catalog(user_file: str | Path | None = None) -> Catalog:
     names = ["servers.yaml", "switches.yaml", "media.yaml", "scale_up.yaml"]
     names += sorted(f"host_topology/{p.name}" for p in (data_dir / "host_topology").iterdir() if p.name.endswith(".yaml"))
     for name in names:
-        text = (data_dir / name).read_text(encoding="utf-8")
-        _merge(catalog, load_yaml_text(text, f"<builtin>/{name}"), diagnostics)
+        _merge(catalog, _builtin_source(name), diagnostics)
     diagnostics += _scale_up_references(catalog)
     if diagnostics:  # the built-in catalog is ours: a problem there is a bug
         raise RuntimeError("built-in catalog invalid:\n" + "\n".join(d.format() for d in diagnostics))
@@ -112,6 +112,17 @@ def load_catalog(user_file: str | Path | None = None) -> Catalog:
         if diagnostics:
             raise SpecInvalid(diagnostics)
     return catalog
+
+
+@functools.cache
+def _builtin_source(name: str) -> Source:
+    """A built-in catalog file, parsed once per process: the package's data does not change
+    while it runs, and parsing with positions is most of what loading the catalog costs
+    (~30 ms, paid by every compile; a process that compiles many specs, as `explore` and the
+    test suite do, paid it each time). The parsed tree is only read (_merge validates it
+    into new records), so each Catalog is still its own."""
+    text = (resources.files(__package__) / "data" / name).read_text(encoding="utf-8")
+    return load_yaml_text(text, f"<builtin>/{name}")
 
 
 def _scale_up_references(catalog: Catalog, file: str | None = None) -> list[Diagnostic]:
