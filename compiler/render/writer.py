@@ -36,7 +36,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..progress import stage
 
@@ -159,6 +159,13 @@ def in_batches(lines: Iterator[str], size: int = 1 << 16) -> Iterator[str]:
         yield "".join(batch)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write may take less than it is given (signals, large writes): loop until all is out."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 class OutputDir:
     """`with OutputDir(out / name) as w: w.write_text("a.csv", ...)` — all or nothing.
 
@@ -176,7 +183,7 @@ class OutputDir:
         self._files: dict[str, list[str]] = {}  # output -> files it wrote
         self._current: str | None = None
         self._touched: set[str] = set()  # top-level entries the current output wrote into (this process)
-        self._made: set[Path] = set()  # folders this process made (or found) below tmp
+        self._made: set[str] = set()  # folders this process made (or found) below tmp
 
     # --- which plan, which files --------------------------------------------------------
     def _plan_digest(self) -> str:
@@ -344,30 +351,50 @@ class OutputDir:
                 os.close(fd)
 
     def path(self, relative: str) -> Path:
+        return Path(self._file(relative))
+
+    def _file(self, relative: str) -> str:
+        """The file's path in the temporary folder, its folder made (once per folder: a
+        compile writes 16k netplan files into one). Plain strings: pathlib's parsing cost
+        more than the write itself for small files."""
         assert self.tmp is not None
-        rel = Path(relative)
-        if rel.is_absolute() or ".." in rel.parts:
-            raise ValueError(f"output path escapes the output folder: {relative}")
+        if relative.startswith("/") or "//" in relative or "/." in "/" + relative or relative.endswith("/"):
+            rel = Path(relative)  # unusual spelling (./, //, .., hidden): normalised the careful way
+            if rel.is_absolute() or ".." in rel.parts:
+                raise ValueError(f"output path escapes the output folder: {relative}")
+            relative = rel.as_posix()
         if self._current is not None:
-            self._touched.add(rel.parts[0])
-        full = self.tmp / rel
-        if full.parent not in self._made:  # one mkdir per folder, not per file (16k netplan files)
-            full.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(full.parent)
+            self._touched.add(relative.partition("/")[0])
+        full = f"{os.fspath(self.tmp)}/{relative}"
+        folder = full.rpartition("/")[0]
+        if folder not in self._made:
+            os.makedirs(folder, exist_ok=True)
+            self._made.add(folder)
         return full
 
     def write_text(self, relative: str, text: str) -> None:
-        with open(self.path(relative), "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        self.write_bytes(relative, text.encode("utf-8"))
 
-    def write_chunks(self, relative: str, chunks) -> None:
-        """Text written piece by piece: a file of hundreds of MB is never one string."""
-        with open(self.path(relative), "w", encoding="utf-8", newline="") as fh:
-            fh.writelines(chunks)
+    def write_chunks(self, relative: str, chunks: Iterable[str]) -> None:
+        """Text written piece by piece: a file of hundreds of MB is never one string. Each
+        piece goes to the kernel as it is encoded (a text-mode file's buffering copied every
+        MB-sized piece again: twice the page faults)."""
+        fd = self._create(relative)
+        try:
+            for chunk in chunks:
+                _write_all(fd, chunk.encode("utf-8"))
+        finally:
+            os.close(fd)
 
     def write_bytes(self, relative: str, data: bytes) -> None:
-        with open(self.path(relative), "wb") as fh:
-            fh.write(data)
+        fd = self._create(relative)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
+
+    def _create(self, relative: str) -> int:
+        return os.open(self._file(relative), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None and self._tmp_fd is not None
