@@ -45,8 +45,11 @@ Cost: O(servers x NICs), vectorised over the link tables; one small template per
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import re
+from collections.abc import Iterator, Sequence
 from functools import partial
+from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -153,39 +156,63 @@ def host_fabrics(plan: Plan) -> list[HostFabric]:
 
 
 NETPLAN = "hosts/netplan.yaml.j2"
+_MARK = "\x00{}\x00"  # a HostNic field's place while a NIC's block is put together
 
 
-def netplan_text(host: str, nics: list[HostNic], pools: list[str], mtu_bytes: int,
-                 others: Sequence[tuple[HostFabric, list[HostNic]]] = ()) -> str:
-    """One server's netplan file: every compute NIC with its table's routes to the fabric pools
+def _nic_format(pools: list[str], mtu_bytes: int, per_nic_tables: bool, first: bool) -> tuple[str, tuple[str, ...]]:
+    """One NIC's netplan block as a %-format and the HostNic fields that fill it, in order:
+    with per_nic_tables (several NICs on one fabric) its table of routes to the pools and a
+    rule for its address, so what it sends leaves on it; the fabric's first NIC also carries
+    the main table's routes. One NIC needs only those. The block is the template's macros
+    (netplan.yaml.j2) joined, with what every NIC of the fabric shares (pools, MTU) in place."""
+    nic, table_route, main_route, rule = (row_format(NETPLAN, m, n).replace("%%", "\x01") for m, n in (
+        ("nic", 3), ("table_route", 3), ("main_route", 2), ("rule", 3)))
+    ifname, address, gateway, table = (_MARK.format(f) for f in ("ifname", "address", "gateway", "table"))
+    parts = [nic % (ifname, mtu_bytes, address)]
+    if per_nic_tables:
+        parts += [table_route % (pool, gateway, table) for pool in pools]
+    if first:
+        parts += [main_route % (pool, gateway) for pool in pools]
+    if per_nic_tables:
+        parts.append(rule % (address, table, table))
+    text = "".join(parts).replace("%", "%%").replace("\x01", "%%")
+    fields = tuple(re.findall("\x00(\\w+)\x00", text))
+    return re.sub("\x00\\w+\x00", "%s", text), fields
+
+
+def _nic_blocks(nics: list[HostNic], pools: list[str], mtu_bytes: int, per_nic_tables: bool, first: bool) -> list[str]:
+    """Every NIC's block (_nic_format), filled at C speed: one %-format per NIC, not one per line."""
+    fmt, fields = _nic_format(pools, mtu_bytes, per_nic_tables, first)
+    return list(map(fmt.__mod__, map(attrgetter(*fields), nics)))
+
+
+def netplan_texts(hosts: list[str], per_server: list[list[HostNic]], pools: list[str], mtu_bytes: int,
+                  others: Sequence[HostFabric] = ()) -> Iterator[str]:
+    """Each server's netplan file: every compute NIC with its table's routes to the fabric pools
     and its rule, rail 1 also carrying the main table's routes (traffic that picks no source);
     then each storage / in-band fabric's NICs with routes to that fabric's pools only."""
-    head, plain_head, fabric_head, nic, table_route, main_route, rule = (row_format(NETPLAN, m, n) for m, n in (
-        ("header", 1), ("plain_header", 1), ("fabric_header", 2), ("nic", 3), ("table_route", 3), ("main_route", 2),
-        ("rule", 3)))
-    parts = [head % (host,) if nics else plain_head % (host,)]
-    parts += _nic_parts(nics, pools, mtu_bytes, nic, table_route, main_route, rule, per_nic_tables=True)
-    for fabric, fabric_nics in others:
-        parts.append(fabric_head % (fabric.name, ", ".join(fabric.pools)))
-        parts += _nic_parts(fabric_nics, fabric.pools, mtu_bytes, nic, table_route, main_route, rule,
-                            per_nic_tables=len(fabric.ports) > 1)
-    return "".join(parts)
+    head, plain_head, fabric_head = (row_format(NETPLAN, m, n) for m, n in (("header", 1), ("plain_header", 1), ("fabric_header", 2)))
+    firsts = _nic_blocks([nics[0] for nics in per_server if nics], pools, mtu_bytes, True, True)
+    rest = _nic_blocks(list(itertools.chain.from_iterable(nics[1:] for nics in per_server)), pools, mtu_bytes, True, False)
+    extra = [(fabric_head % (f.name, ", ".join(f.pools)), _fabric_blocks(f, mtu_bytes)) for f in others]
+    i = j = 0
+    for s, host in enumerate(hosts):
+        nics = per_server[s] if per_server else []
+        parts = [head % (host,), firsts[i], *rest[j:j + len(nics) - 1]] if nics else [plain_head % (host,)]
+        i, j = i + bool(nics), j + max(len(nics) - 1, 0)
+        for fabric_text, blocks in extra:
+            if blocks[s]:
+                parts.append(fabric_text)
+                parts += blocks[s]
+        yield "".join(parts)
 
 
-def _nic_parts(nics, pools, mtu_bytes, nic, table_route, main_route, rule, per_nic_tables: bool) -> list[str]:
-    """A fabric's NICs: with per_nic_tables (several NICs on one fabric) each has a table of
-    routes to the pools and a rule for its address, so what it sends leaves on it; the first
-    also carries the main table's routes. One NIC needs only those."""
-    parts = []
-    for k, n in enumerate(nics):
-        parts.append(nic % (n.ifname, mtu_bytes, n.address))
-        if per_nic_tables:
-            parts += [table_route % (pool, n.gateway, n.table) for pool in pools]
-        if k == 0:
-            parts += [main_route % (pool, n.gateway) for pool in pools]
-        if per_nic_tables:
-            parts.append(rule % (n.address, n.table, n.table))
-    return parts
+def _fabric_blocks(fabric: HostFabric, mtu_bytes: int) -> list[list[str]]:
+    """A storage / in-band fabric's NIC blocks, per server (empty where a server has none)."""
+    per_nic_tables = len(fabric.ports) > 1
+    firsts = iter(_nic_blocks([n[0] for n in fabric.per_server if n], fabric.pools, mtu_bytes, per_nic_tables, True))
+    rest = iter(_nic_blocks([x for n in fabric.per_server for x in n[1:]], fabric.pools, mtu_bytes, per_nic_tables, False))
+    return [[next(firsts), *itertools.islice(rest, len(n) - 1)] if n else [] for n in fabric.per_server]
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
@@ -203,9 +230,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
                                                                       None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
-    for s, name in enumerate(names):
-        out.write_text(f"{FOLDER}/netplan/{name}.yaml", netplan_text(
-            name, nics[s] if nics else [], pools, roce.host_mtu_bytes, [(f, f.per_server[s]) for f in others if f.per_server[s]]))
+    for name, text in zip(names, netplan_texts(names, nics or [], pools, roce.host_mtu_bytes, others), strict=True):
+        out.write_text(f"{FOLDER}/netplan/{name}.yaml", text)
 
     view = plan.view
     server_type = view.design.server
