@@ -242,3 +242,25 @@ def test_where_directories_cannot_be_locked_a_lock_file_and_pids_serve(plan, ful
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".{NAME}.lock", live.name, NAME]
     assert _race(plan, tmp_path, [None] * 3) == [0] * 3
     assert _digest(folder) == full
+
+
+def test_writer_paths_any_spelling_land_in_place_and_none_escapes(tmp_path):
+    """The writer's string fast path and pathlib's careful one agree: odd spellings land where
+    pathlib puts them, each file is the output's in the manifest, and `..` or `/` never escape."""
+    target = tmp_path / "out"
+    with writer_module.OutputDir(target, plan_digest=lambda: "0" * 64) as w:
+        with w.output("a"):
+            w.write_text("deep/er/x.txt", "é\n")  # folders made on the way
+            w.write_text("./deep//y.txt", "y")
+            w.write_bytes("deep/.hidden", b"\x00\x01")
+            w.write_chunks("big.txt", iter(["a" * 70_000, "b", ""]))
+        for bad in ("../x", "/etc/x", "deep/../../x"):
+            with pytest.raises(ValueError, match="escapes"):
+                w.write_text(bad, "no")
+    assert (target / "deep/er/x.txt").read_bytes() == "é\n".encode()
+    assert (target / "deep/y.txt").read_text() == "y"
+    assert (target / "deep/.hidden").read_bytes() == b"\x00\x01"
+    assert (target / "big.txt").read_text() == "a" * 70_000 + "b"
+    manifest = json.loads((target / MANIFEST).read_text())
+    assert manifest["outputs"] == {"a": ["big.txt", "deep/.hidden", "deep/er/x.txt", "deep/y.txt"]}
+    assert not (tmp_path / "x").exists()

@@ -368,7 +368,12 @@ class OutputDir:
         full = f"{os.fspath(self.tmp)}/{relative}"
         folder = full.rpartition("/")[0]
         if folder not in self._made:
-            os.makedirs(folder, exist_ok=True)
+            try:
+                os.mkdir(folder)  # its parent is usually made already: one call, not makedirs' stat first
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                os.makedirs(folder, exist_ok=True)
             self._made.add(folder)
         return full
 
