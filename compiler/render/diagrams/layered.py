@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...plan.columns import distinct
+
 from .drawing import Box, Drawing, Edge, Swatch, Text
 from .style import (BOX_GAP_PX, BOX_PAD_PX, BOX_STROKE, FONT_PX, LINE_PX, MARGIN_PX, MAX_WIDTH_PX, ROW_GAP_PX,
                     ROW_LABEL_PX, SMALL_PX, TITLE_PX, edge_width, rail_colour, text_px)
@@ -148,7 +150,7 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     # a gap whose lines all carry the same count (or the same count per pair of devices
     # joined, where boxes are runs) gets one caption instead of a label per line
     uniform: dict[int, str] = {}
-    for k in np.unique(upper[adjacent]).tolist():
+    for k in distinct(upper[adjacent]).tolist():
         sel = adjacent & (upper == k)
         c = count[sel]
         per_pair = c / np.maximum(size[a[sel]] * size[b[sel]], 1)
@@ -192,8 +194,10 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     titles = [f"{ids[ea]} — {ids[eb]}{tail}" for ea, eb, tail in
               zip(a_l, b_l, map(_count_text, count_l, bundles.gbps.tolist()), strict=True)]
     labels = [_label(c) if lab else "" for c, lab in zip(count_l, labelled.tolist(), strict=True)]
-    d.edges += map(Edge, map(ids.__getitem__, a_l), map(ids.__getitem__, b_l), count_l, *cols[:4], bundles.colour,
-                   widths, titles, labels, *cols[4:])
+    zeros = [0.0] * len(a_l)  # bend, mx, my: straight lines (arcs are patched in below)
+    # Edge._make: tuple.__new__ over each row, without the keyword layer of Edge(...)
+    d.edges += map(Edge._make, zip(map(ids.__getitem__, a_l), map(ids.__getitem__, b_l), count_l, *cols[:4],
+                                   bundles.colour, widths, titles, labels, *cols[4:], zeros, zeros, zeros, strict=True))
     first = len(d.edges) - len(a_l)
     for e in np.nonzero(ra == rb)[0].tolist():  # inside one row: an arc above it
         p, r = boxes[a_l[e]], boxes[b_l[e]]
