@@ -77,6 +77,21 @@ class Edge(NamedTuple):
     my: float = 0.0
 
 
+class Node(NamedTuple):
+    """A box as the DOT template prints it (templates.rows): name and label quoted and
+    escaped as DOT requires (label lines joined by an escaped newline), position in points
+    from the bottom left, size in inches."""
+
+    id_dot: str
+    label_dot: str
+    x: float
+    y: float
+    w_in: float
+    h_in: float
+    fill: str
+    stroke: str
+
+
 @dataclass(slots=True)
 class Text:
     x: float
@@ -134,7 +149,12 @@ class Drawing:
     def dot(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
         # Graphviz's y grows upward, its node sizes are inches
-        nodes = [(b, px(self.height - b.cy), round(b.w / 72, 3), round(b.h / 72, 3)) for b in self.boxes]
+        boxes = self.boxes
+        nodes = list(map(Node._make, zip(quoted([b.id for b in boxes]),
+                                         [t.replace("\n", "\\n") for t in quoted(["\n".join(b.lines) for b in boxes])],
+                                         [b.cx for b in boxes], [px(self.height - b.cy) for b in boxes],
+                                         [round(b.w / 72, 3) for b in boxes], [round(b.h / 72, 3) for b in boxes],
+                                         [b.fill for b in boxes], [b.stroke for b in boxes], strict=True)))
         edges = self.edges
         columns = {"a_dot": quoted([e.a for e in edges]), "b_dot": quoted([e.b for e in edges]),
                    "labelled": [bool(e.label) for e in edges]}
