@@ -92,6 +92,27 @@ class Node(NamedTuple):
     stroke: str
 
 
+class NodePart(NamedTuple):
+    """A piece of a box in the SVG (templates.rows picks the macro by part, sized, flag):
+    "open" (flag: has a <desc>), "line" (title: the text; flag: bold), "close"."""
+
+    part: str
+    sized: bool  # a font size of its own
+    flag: bool
+    font: float = 11
+    title: str = ""
+    desc: str = ""
+    x: float = 0.0
+    y: float = 0.0
+    w: float = 0.0
+    h: float = 0.0
+    fill: str = ""
+    stroke: str = ""
+
+
+_CLOSE = NodePart("close", False, False)
+
+
 @dataclass(slots=True)
 class Text:
     x: float
@@ -144,7 +165,25 @@ class Drawing:
         edges = self.edges
         columns = {"title_svg": escaped([e.title for e in edges]), "label_svg": escaped([e.label for e in edges]),
                    "arc": [bool(e.bend) for e in edges], "labelled": [bool(e.label) for e in edges]}
-        return render_template("diagrams/drawing.svg.j2", d=self, edge_columns=columns)
+        return render_template("diagrams/drawing.svg.j2", d=self, edge_columns=columns, node_parts=self._node_parts())
+
+    def _node_parts(self) -> list[NodePart]:
+        """Each box as the SVG template's node macros print it: its opening, a part per
+        line of text (title: the line), its end. Texts escaped in one pass."""
+        boxes = self.boxes
+        ids = escaped([b.id for b in boxes])
+        members = escaped([b.members for b in boxes])
+        lines = escaped([line for b in boxes for line in b.lines])
+        parts: list[NodePart] = []
+        at = 0
+        for b, title, desc in zip(boxes, ids, members, strict=True):
+            parts.append(NodePart("open", b.font != 11, bool(desc), b.font, title, desc, b.x, b.y, b.w, b.h, b.fill,
+                                  b.stroke))
+            for k, y in enumerate(b.baselines):
+                parts.append(NodePart("line", False, b.bold and k == 0, b.font, lines[at + k], "", b.cx, y))
+            at += len(b.baselines)
+            parts.append(_CLOSE)
+        return parts
 
     def dot(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
