@@ -125,6 +125,13 @@ def _both_shown(plan: Plan, shown: np.ndarray, link_ids: np.ndarray) -> tuple[np
     the positions of their ends in `shown`."""
     links = plan.links
     a, b = links.a_dev[link_ids], links.b_dev[link_ids]
+    if len(link_ids) > len(plan.devices):  # an overview's links: a table of positions beats a search per end
+        pos = np.full(len(plan.devices), -1, dtype=np.int64)
+        pos[shown] = np.arange(len(shown))
+        a_pos, b_pos = pos[a], pos[b]
+        ok = (a_pos >= 0) & (b_pos >= 0)
+        return link_ids[ok], a_pos[ok], b_pos[ok]
+    # a scope's few links: a search in `shown`, never a table the size of the fabric per scope
     a_pos = np.minimum(np.searchsorted(shown, a), len(shown) - 1)
     b_pos = np.minimum(np.searchsorted(shown, b), len(shown) - 1)
     ok = (shown[a_pos] == a) & (shown[b_pos] == b)
