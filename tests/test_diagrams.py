@@ -394,3 +394,37 @@ def test_edges_filled_per_row_keep_escaping_arcs_and_labels():
     assert 'paint-order="stroke">\n<text x="5.0" y="6.0" fill="#f00">x8 &lt;&amp;&gt;</text>\n</g>' in svg
     assert dot.endswith('  "a\\"1" -- "b\\\\2" [color="#f00", penwidth=1.5, label="x8 <&>"];\n'
                         '  "a\\"1" -- "b\\\\2" [color="#0f0", penwidth=2.0];\n}\n')
+
+
+def test_boxes_filled_per_part_keep_escaping_fonts_runs_and_bold_first_lines():
+    """SVG boxes are filled per part (open, a line each, close) and DOT nodes per row from
+    macros with texts escaped in one pass: a run's <desc>, a row's own font size, a bold
+    first line only, texts needing SVG escaping and DOT quoting (a newline in a label)."""
+    from compiler.render.diagrams.drawing import Box, Drawing
+
+    d = Drawing("n", "t", 300, 200)
+    d.boxes = [Box('a"<1>', 10, 10, 50, 20, ("a & b", 'c "d"'), "#fff", "#000", "t", members='x<y> & "z"', bold=True,
+                   font=9.5),
+               Box("b\\2", 100, 10, 50, 20, ("b",), "#eee", "#111", "t")]
+    svg, dot = d.svg(), d.dot()
+    assert ('<g class="nodes" text-anchor="middle">\n'
+            '<g class="node" font-size="9.5"><title>a&#34;&lt;1&gt;</title><desc>x&lt;y&gt; &amp; &#34;z&#34;</desc>'
+            '<rect x="10" y="10" width="50" height="20" rx="3" fill="#fff" stroke="#000"/>\n'
+            '<text x="35.0" y="17.5" font-weight="bold">a &amp; b</text>\n<text x="35.0" y="30.5">c &#34;d&#34;</text>\n'
+            '</g>\n<g class="node"><title>b\\2</title><rect x="100" y="10" width="50" height="20" rx="3" fill="#eee" '
+            'stroke="#111"/>\n<text x="125.0" y="24.0">b</text>\n</g>\n</g>\n</svg>\n') in svg
+    assert ('  "a\\"<1>" [label="a & b\\nc \\"d\\"", pos="35.0,180.0!", width=0.694, height=0.278, fillcolor="#fff", '
+            'color="#000"];\n  "b\\\\2" [label="b", pos="125.0,180.0!", width=0.694, height=0.278, fillcolor="#eee", '
+            'color="#111"];\n') in dot
+
+
+@pytest.mark.parametrize("texts", [[], [""], ["plain", 'a"b\\c', "<&>'\n"], ["nul\x00inside", "x<y"]])
+def test_texts_escaped_in_one_pass_as_one_by_one(texts):
+    """escaped() and quoted() spell each text as markupsafe's escape and q() do, also where a
+    text holds the separator of their one pass (then they go one by one)."""
+    from markupsafe import escape
+
+    from compiler.render.diagrams.drawing import escaped, q, quoted
+
+    assert escaped(texts) == [str(escape(t)) for t in texts]
+    assert quoted(texts) == [q(t) for t in texts]

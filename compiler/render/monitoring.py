@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring_ascii
+from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
@@ -32,6 +33,7 @@ import numpy as np
 from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
+from ..plan.columns import Piece, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
 from ..plan.views import cable_ids, nos_port_names, port_table
@@ -58,14 +60,14 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _escaped(column: np.ndarray) -> list[str]:
+def _escaped(column: np.ndarray) -> np.ndarray | list[str]:
     """A column of label values escaped; as it is when none holds a character to escape
     (one scan of the joined text instead of three replaces per value)."""
     values = column.tolist()
     joined = "".join(values)
     if "\\" in joined or '"' in joined or "\n" in joined:
         return [_escape(v) for v in values]
-    return values
+    return column
 
 
 def _device_labels(plan: Plan) -> list[dict]:
@@ -113,8 +115,8 @@ def _json_value(value) -> str:
     return encode_basestring_ascii(value) if isinstance(value, str) else json.dumps(value)
 
 
-def _switch_ports(plan: Plan, ib: bool):
-    """Per switch end of every cable: (switch, port, peer, peer port, cable id) as the
+def _switch_ports(plan: Plan, ib: bool) -> list[np.ndarray]:
+    """Per switch end of every cable, in port order, five columns: switch, port, peer, peer port, cable id, as the
     exporters name them: NOS interface names on Ethernet; on InfiniBand the IB port
     number, and a CA peer as the node-name map names it ("<host> <panel port>")."""
     links = plan.links
@@ -136,18 +138,23 @@ def _switch_ports(plan: Plan, ib: bool):
         a_port = port_names[offsets[links.a_dev] + links.a_port]
         b_port = port_names[offsets[links.b_dev] + links.b_port]
         a_name, b_name = names[links.a_dev], names[links.b_dev]
-    rows, keys = [], []
+    columns: list[list[np.ndarray]] = [[], [], [], [], []]
+    keys = []
     for dev_side, local, port_side, peer_name, peer_port in ((links.a_dev, links.a_port, a_port, b_name, b_port),
                                                              (links.b_dev, links.b_port, b_port, a_name, a_port)):
         sel = is_switch[dev_side]
-        rows.append(np.stack([names[dev_side[sel]], port_side[sel], peer_name[sel], peer_port[sel], ids[sel]], axis=1))
+        for column, values in zip(columns, (names[dev_side[sel]], port_side[sel], peer_name[sel], peer_port[sel],
+                                            ids[sel]), strict=True):
+            column.append(values)
         keys.append(offsets[dev_side[sel]] + local[sel])  # global port id: plan order of devices, panel order of ports
-    if not rows:
-        return np.zeros((0, 5), dtype=object)
-    return np.concatenate(rows)[np.argsort(np.concatenate(keys), kind="stable")]
+    # columns, not a (ports, 5) matrix: stacking object columns copies every reference twice
+    order = np.argsort(np.concatenate(keys), kind="stable")
+    return [np.concatenate(column)[order] for column in columns]
 
 
-def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
+def _plan_metrics(plan: Plan, ib: bool, ports: list[np.ndarray]) -> Iterator[str]:
+    """plan.prom's text in chunks: the per-port series (one line per switch port in use,
+    most of the file) joined column-wise by text_chunks, not formatted line by line."""
     links = plan.links
     counts = np.bincount(np.concatenate([links.a_dev, links.b_dev]), minlength=len(plan.devices))
     lines = ["# HELP clusterc_plan_switch_links Cables the plan puts on this switch.",
@@ -158,8 +165,14 @@ def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
     lines += ["# HELP clusterc_plan_port The planned neighbour of a switch port in use "
               + ("(InfiniBand port number; a CA peer as the node-name map names it)." if ib else "(NOS interface names)."),
               "# TYPE clusterc_plan_port gauge"]
-    port_line = 'clusterc_plan_port{name="%s",port="%s",peer="%s",peer_port="%s",cable="%s"} 1'
-    lines += map(port_line.__mod__, zip(*(_escaped(ports[:, j]) for j in range(ports.shape[1])), strict=True))
+    yield "\n".join(lines) + "\n"
+    if len(ports[0]):
+        fields = ("name", "port", "peer", "peer_port", "cable")
+        pieces: list[Piece] = []
+        for k, (field, column) in enumerate(zip(fields, ports, strict=True)):
+            pieces += [("clusterc_plan_port{" if k == 0 else '",') + f'{field}="', _escaped(column)]
+        pieces.append('"} 1\n')
+        yield from text_chunks(pieces, len(ports[0]))
     host_lines = []
     tails: dict[str, list[str]] = {}  # per layout: each RDMA port's line after the host's name
     for d in plan.devices:
@@ -174,9 +187,11 @@ def _plan_metrics(plan: Plan, ib: bool, ports: np.ndarray) -> list[str]:
             head = f'clusterc_plan_host_port{{name="{_escape(d.name)}'
             host_lines += [head + t for t in tail]
     if host_lines:
-        lines += ["# HELP clusterc_plan_host_port A host fabric port the plan cables, by its RDMA device.",
-                  "# TYPE clusterc_plan_host_port gauge"] + host_lines
-    return lines
+        host_lines = ["# HELP clusterc_plan_host_port A host fabric port the plan cables, by its RDMA device.",
+                      "# TYPE clusterc_plan_host_port gauge"] + host_lines
+        # joined 10,000 lines at a time: one string of them all costs more memory than it saves
+        for k in range(0, len(host_lines), 10_000):
+            yield "\n".join(host_lines[k:k + 10_000]) + "\n"
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
@@ -190,7 +205,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     eth_switches = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES
                     and plan.view.model_protocol(d.model) == "ethernet"]
     ib_numbers = not ib or plan.memo("ib_view", ib_view).port_numbers_known
-    ports = _switch_ports(plan, ib) if ib_numbers else np.zeros((0, 5), dtype=object)
+    ports = _switch_ports(plan, ib) if ib_numbers else [np.zeros(0, dtype=object)] * 5
     exporter_host = None
     if ib:
         endpoints = [d.name for d in plan.devices if d.tier == 0 and d.role != "server"]
@@ -202,16 +217,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     context = dict(name=plan.name, ib=ib, jobs=JOBS, cfg=cfg, has_switch_targets=bool(eth_switches),
                    exporter=f"{exporter_host}:{ports_cfg['infiniband']}" if ib else None,
                    lane_gbps=lane_gbps, width=4 if rate.startswith("4x") else None,
-                   port_rules=bool(len(ports)), pfc_priorities=list(roce.pfc_priorities) if not ib else [],
+                   port_rules=bool(len(ports[0])), pfc_priorities=list(roce.pfc_priorities) if not ib else [],
                    hosts=len(hosts), switches=sum(1 for d in plan.devices if d.role in SWITCH_ROLES),
-                   eth_switches=len(eth_switches), plan_ports=len(ports), rate=rate)
+                   eth_switches=len(eth_switches), plan_ports=len(ports[0]), rate=rate)
     out.write_text(f"{FOLDER}/prometheus.yml", render_template("monitoring/prometheus.yml.j2", **context))
     out.write_text(f"{FOLDER}/alerts.rules.yml", render_template("monitoring/alerts.rules.yml.j2", **context))
     out.write_text(f"{FOLDER}/README.md", render_template("monitoring/README.md.j2", **context))
     out.write_text(f"{FOLDER}/targets/hosts.json", _targets(plan, hosts, ports_cfg["node"]))
     if eth_switches:
         out.write_text(f"{FOLDER}/targets/switches.json", _targets(plan, eth_switches, ports_cfg["node"]))
-    lines = _plan_metrics(plan, ib, ports)
-    # joined 10,000 lines at a time: a write per line costs more than the line, one string of
-    # them all (100 MB at 131,072 GPUs) more memory than it saves
-    out.write_chunks(f"{FOLDER}/plan.prom", ("\n".join(lines[k:k + 10_000]) + "\n" for k in range(0, len(lines), 10_000)))
+    out.write_chunks(f"{FOLDER}/plan.prom", _plan_metrics(plan, ib, ports))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...plan.columns import distinct
 from ...plan.model import Plan
 from .drawing import Drawing
 from .groups import counted, device_cells, plural, runs
@@ -124,6 +125,13 @@ def _both_shown(plan: Plan, shown: np.ndarray, link_ids: np.ndarray) -> tuple[np
     the positions of their ends in `shown`."""
     links = plan.links
     a, b = links.a_dev[link_ids], links.b_dev[link_ids]
+    if len(link_ids) > len(plan.devices):  # an overview's links: a table of positions beats a search per end
+        pos = np.full(len(plan.devices), -1, dtype=np.int64)
+        pos[shown] = np.arange(len(shown))
+        a_pos, b_pos = pos[a], pos[b]
+        ok = (a_pos >= 0) & (b_pos >= 0)
+        return link_ids[ok], a_pos[ok], b_pos[ok]
+    # a scope's few links: a search in `shown`, never a table the size of the fabric per scope
     a_pos = np.minimum(np.searchsorted(shown, a), len(shown) - 1)
     b_pos = np.minimum(np.searchsorted(shown, b), len(shown) - 1)
     ok = (shown[a_pos] == a) & (shown[b_pos] == b)
@@ -143,7 +151,7 @@ def _max_fan(shown: np.ndarray, a_pos: np.ndarray, b_pos: np.ndarray, cell_local
     theirs = np.concatenate([b_pos[in_row[a_pos] & in_nb[b_pos]], a_pos[in_row[b_pos] & in_nb[a_pos]]])
     if not len(mine):
         return 1
-    pairs = np.unique(mine * (int(cell_local.max()) + 2) + cell_local[theirs] + 1)
+    pairs = distinct(mine * (int(cell_local.max()) + 2) + cell_local[theirs] + 1)
     return int(np.bincount(pairs // (int(cell_local.max()) + 2)).max())
 
 
@@ -235,8 +243,8 @@ def scope_drawing(plan: Plan, scope: str, members: list[int], link_ids: np.ndarr
                   title: str | None = None) -> Drawing:
     """One scope: its servers, endpoints and leaves and the switches their links reach."""
     links = plan.links
-    shown = np.union1d(np.asarray(members, dtype=np.int64),
-                       np.union1d(links.a_dev[link_ids], links.b_dev[link_ids]).astype(np.int64))
+    shown = distinct(np.concatenate([np.asarray(members, dtype=np.int64), links.a_dev[link_ids].astype(np.int64),
+                                     links.b_dev[link_ids].astype(np.int64)]))
     rows, cell_of = tier_rows(plan, shown, link_ids, caps, budgets)
     cells = [c for r in rows for c in r.cells]
     bundles = bundles_of(plan, link_ids, shown, cell_of, cells)
@@ -297,7 +305,7 @@ def clos_overview(plan: Plan) -> Drawing:
     unit_of_dev[servers_and_leaves] = unit_of_scope[dev_scope[servers_and_leaves]]
     links = plan.links
     to_units = (tiers[links.b_dev] == 2) & (unit_of_dev[links.a_dev] >= 0)
-    pairs = np.unique(links.b_dev[to_units] * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]])
+    pairs = distinct(links.b_dev[to_units] * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]])
     fan = int(np.bincount(pairs // (len(units) + 1)).max()) if len(pairs) else 1
     caps = dict(OVERVIEW_CAPS)
     caps[2] = max(1, min(caps[2], OVERVIEW_BUDGETS[2] // fan))

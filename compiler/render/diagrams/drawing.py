@@ -77,6 +77,42 @@ class Edge(NamedTuple):
     my: float = 0.0
 
 
+class Node(NamedTuple):
+    """A box as the DOT template prints it (templates.rows): name and label quoted and
+    escaped as DOT requires (label lines joined by an escaped newline), position in points
+    from the bottom left, size in inches."""
+
+    id_dot: str
+    label_dot: str
+    x: float
+    y: float
+    w_in: float
+    h_in: float
+    fill: str
+    stroke: str
+
+
+class NodePart(NamedTuple):
+    """A piece of a box in the SVG (templates.rows picks the macro by part, sized, flag):
+    "open" (flag: has a <desc>), "line" (title: the text; flag: bold), "close"."""
+
+    part: str
+    sized: bool  # a font size of its own
+    flag: bool
+    font: float = 11
+    title: str = ""
+    desc: str = ""
+    x: float = 0.0
+    y: float = 0.0
+    w: float = 0.0
+    h: float = 0.0
+    fill: str = ""
+    stroke: str = ""
+
+
+_CLOSE = NodePart("close", False, False)
+
+
 @dataclass(slots=True)
 class Text:
     x: float
@@ -126,22 +162,66 @@ class Drawing:
 
     def svg(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
-        return render_template("diagrams/drawing.svg.j2", d=self, edge_columns=self._edge_columns())
+        edges = self.edges
+        columns = {"title_svg": escaped([e.title for e in edges]), "label_svg": escaped([e.label for e in edges]),
+                   "arc": [bool(e.bend) for e in edges], "labelled": [bool(e.label) for e in edges]}
+        return render_template("diagrams/drawing.svg.j2", d=self, edge_columns=columns, node_parts=self._node_parts())
+
+    def _node_parts(self) -> list[NodePart]:
+        """Each box as the SVG template's node macros print it: its opening, a part per
+        line of text (title: the line), its end. Texts escaped in one pass."""
+        boxes = self.boxes
+        ids = escaped([b.id for b in boxes])
+        members = escaped([b.members for b in boxes])
+        lines = escaped([line for b in boxes for line in b.lines])
+        parts: list[NodePart] = []
+        at = 0
+        for b, title, desc in zip(boxes, ids, members, strict=True):
+            parts.append(NodePart("open", b.font != 11, bool(desc), b.font, title, desc, b.x, b.y, b.w, b.h, b.fill,
+                                  b.stroke))
+            for k, y in enumerate(b.baselines):
+                parts.append(NodePart("line", False, b.bold and k == 0, b.font, lines[at + k], "", b.cx, y))
+            at += len(b.baselines)
+            parts.append(_CLOSE)
+        return parts
 
     def dot(self) -> str:
         self.width, self.height = px(self.width), px(self.height)
         # Graphviz's y grows upward, its node sizes are inches
-        nodes = [(b, px(self.height - b.cy), round(b.w / 72, 3), round(b.h / 72, 3)) for b in self.boxes]
-        return render_template("diagrams/drawing.dot.j2", d=self, nodes=nodes, edge_columns=self._edge_columns())
-
-    def _edge_columns(self) -> dict[str, list]:
-        """Per edge, what the templates' edge macros print beside its fields (templates.rows):
-        title and label escaped for SVG (as Jinja's |e), both ends quoted for DOT (as q()),
-        whether it is an arc and whether it has a label."""
+        boxes = self.boxes
+        nodes = list(map(Node._make, zip(quoted([b.id for b in boxes]),
+                                         [t.replace("\n", "\\n") for t in quoted(["\n".join(b.lines) for b in boxes])],
+                                         [b.cx for b in boxes], [px(self.height - b.cy) for b in boxes],
+                                         [round(b.w / 72, 3) for b in boxes], [round(b.h / 72, 3) for b in boxes],
+                                         [b.fill for b in boxes], [b.stroke for b in boxes], strict=True)))
         edges = self.edges
-        return {"title_svg": [str(escape(e.title)) for e in edges], "label_svg": [str(escape(e.label)) for e in edges],
-                "a_dot": [q(e.a) for e in edges], "b_dot": [q(e.b) for e in edges],
-                "arc": [bool(e.bend) for e in edges], "labelled": [bool(e.label) for e in edges]}
+        columns = {"a_dot": quoted([e.a for e in edges]), "b_dot": quoted([e.b for e in edges]),
+                   "labelled": [bool(e.label) for e in edges]}
+        return render_template("diagrams/drawing.dot.j2", d=self, nodes=nodes, edge_columns=columns)
+
+
+# What the templates' edge macros print beside an edge's fields (templates.rows): title and
+# label escaped for SVG (as Jinja's |e), both ends quoted for DOT (as q()), whether it is an
+# arc and whether it has a label. Escaped in one pass over the joined texts: a call per
+# text (markupsafe's escape, q) was a fifth of a scope diagram's cost.
+_SEP = "\x00"  # in no device name; a text holding it is escaped one by one
+
+
+def escaped(texts: list[str]) -> list[str]:
+    """Each text as markupsafe's escape (Jinja's |e) spells it."""
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) != len(texts) - 1:
+        return [str(escape(t)) for t in texts]
+    return str(escape(joined)).split(_SEP) if texts else []
+
+
+def quoted(texts: list[str]) -> list[str]:
+    """Each text as q() spells it."""
+    joined = _SEP.join(texts)
+    if not texts or joined.count(_SEP) != len(texts) - 1:
+        return [q(t) for t in texts]
+    body = joined.replace("\\", "\\\\").replace('"', '\\"')
+    return ['"' + t + '"' for t in body.split(_SEP)]
 
 
 def q(text: str) -> str:

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ...plan.columns import distinct
 from ...plan.model import Plan
 from ...topology import TorusRecord
 from .drawing import Box, Drawing, Edge, Panel, Text, px
@@ -59,7 +60,7 @@ def torus_overview(plan: Plan) -> Drawing:
         served = np.bincount(block[links.b_dev[attach[first]]], minlength=len(served))
     if direct:
         hosts = np.fromiter((devs[i].group or 0 for i in nodes.tolist()), dtype=np.int64, count=len(nodes))
-        served = np.bincount(np.unique(block[nodes] * (hosts.max() + 1) + hosts) // (hosts.max() + 1), minlength=len(served))
+        served = np.bincount(distinct(block[nodes] * (hosts.max() + 1) + hosts) // (hosts.max() + 1), minlength=len(served))
     per_block = np.bincount(block[nodes], minlength=len(served))
 
     between = (block[links.a_dev] >= 0) & (block[links.b_dev] >= 0)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...plan.columns import distinct
+
 from .drawing import Box, Drawing, Edge, Swatch, Text
 from .style import (BOX_GAP_PX, BOX_PAD_PX, BOX_STROKE, FONT_PX, LINE_PX, MARGIN_PX, MAX_WIDTH_PX, ROW_GAP_PX,
                     ROW_LABEL_PX, SMALL_PX, TITLE_PX, edge_width, rail_colour, text_px)
@@ -148,7 +150,7 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     # a gap whose lines all carry the same count (or the same count per pair of devices
     # joined, where boxes are runs) gets one caption instead of a label per line
     uniform: dict[int, str] = {}
-    for k in np.unique(upper[adjacent]).tolist():
+    for k in distinct(upper[adjacent]).tolist():
         sel = adjacent & (upper == k)
         c = count[sel]
         per_pair = c / np.maximum(size[a[sel]] * size[b[sel]], 1)
@@ -184,22 +186,25 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
     cols = [np.round(v, 1).tolist() for v in (x1, y1, x2, y2, lx, ly)]
     ids = [box.id for box in boxes]
+    a_l, b_l, count_l = a.tolist(), b.tolist(), count.tolist()
+    # per edge, texts that depend only on its count (and bandwidth): a few distinct values
+    # per diagram, spelled once each (a format per edge was most of this function's time)
     widths = [1.2 if crowded[u] and adj else edge_width(c)
-              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count.tolist(), strict=True)]
-    for e, (ea, eb, c, g, col, lab, same, w) in enumerate(zip(a.tolist(), b.tolist(), count.tolist(),
-                                                               bundles.gbps.tolist(), bundles.colour, labelled.tolist(),
-                                                               (ra == rb).tolist(), widths, strict=True)):
-        title = f"{ids[ea]} — {ids[eb]}: {c:,} link{'s' if c > 1 else ''}, {bandwidth(g)}"
-        label = f"x{c:,}" if lab else ""
-        if same:  # inside one row: an arc above it
-            p, r = boxes[ea], boxes[eb]
-            bend = 24 + 0.12 * abs(r.cx - p.cx)
-            d.edges.append(Edge(p.id, r.id, c, p.cx, p.y, r.cx, r.y, col, w, title, label,
-                                round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend / 2, 1), round(bend, 1),
-                                round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend, 1)))
-            continue
-        d.edges.append(Edge(ids[ea], ids[eb], c, cols[0][e], cols[1][e], cols[2][e], cols[3][e], col, w, title, label,
-                            cols[4][e], cols[5][e]))
+              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count_l, strict=True)]
+    titles = [f"{ids[ea]} — {ids[eb]}{tail}" for ea, eb, tail in
+              zip(a_l, b_l, map(_count_text, count_l, bundles.gbps.tolist()), strict=True)]
+    labels = [_label(c) if lab else "" for c, lab in zip(count_l, labelled.tolist(), strict=True)]
+    zeros = [0.0] * len(a_l)  # bend, mx, my: straight lines (arcs are patched in below)
+    # Edge._make: tuple.__new__ over each row, without the keyword layer of Edge(...)
+    d.edges += map(Edge._make, zip(map(ids.__getitem__, a_l), map(ids.__getitem__, b_l), count_l, *cols[:4],
+                                   bundles.colour, widths, titles, labels, *cols[4:], zeros, zeros, zeros, strict=True))
+    first = len(d.edges) - len(a_l)
+    for e in np.nonzero(ra == rb)[0].tolist():  # inside one row: an arc above it
+        p, r = boxes[a_l[e]], boxes[b_l[e]]
+        bend = 24 + 0.12 * abs(r.cx - p.cx)
+        d.edges[first + e] = Edge(p.id, r.id, count_l[e], p.cx, p.y, r.cx, r.y, bundles.colour[e], widths[e], titles[e],
+                                  labels[e], round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend / 2, 1),
+                                  round(bend, 1), round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend, 1))
     for k in range(len(row_y) - 1):
         lines = [gap_notes[k]] if k in gap_notes else []
         if k in uniform:
@@ -208,6 +213,17 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
         y_mid = (y_top + h_top + row_y[k + 1][0]) / 2
         for i, line in enumerate(lines):
             d.texts.append(Text(MARGIN_PX, y_mid + 12 * i - 6 * (len(lines) - 1) + 3, line, SMALL_PX, colour="#555555"))
+
+
+@functools.cache
+def _count_text(count: int, gbps: int) -> str:
+    """An edge's tooltip after its ends: ': 8 links, 3.2 Tb/s'."""
+    return f": {count:,} link{'s' if count > 1 else ''}, {bandwidth(gbps)}"
+
+
+@functools.cache
+def _label(count: int) -> str:
+    return f"x{count:,}"
 
 
 def _spread(at: np.ndarray, other: np.ndarray, bx: np.ndarray, bw: np.ndarray, bcx: np.ndarray,
