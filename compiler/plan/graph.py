@@ -72,6 +72,60 @@ class FabricGraph:
         return csr_matrix((data[present], indices[present], row_kept), shape=(self.n, self.n))
 
     @cached_property
+    def _twins(self) -> tuple[np.ndarray, csr_matrix]:
+        """Switches with the same neighbours (false twins: a Clos pod's leaves, a core
+        group's cores) merged: (class per switch, the unit adjacency between classes).
+        Twins are never adjacent and all members of two classes are joined to each other,
+        so a path between classes lifts to one of the same length between any members:
+        hop counts from the quotient are exact. Classes are grouped by two random 64-bit
+        sums over the neighbour list and then compared entry by entry; a switch whose list
+        differs from its class's first member (a hash collision), that has a link to itself
+        or no neighbour stays alone."""
+        indptr, indices, _, _ = self._pairs
+        n = self.n
+        deg = np.diff(indptr)
+        row = np.repeat(np.arange(n), deg)
+        rng = np.random.default_rng(0)  # fixed: classes are verified, the seed only spreads keys
+        r1, r2 = (rng.integers(1, 2**63, size=max(n, 1), dtype=np.uint64) for _ in range(2))
+        h1 = np.zeros(n, dtype=np.uint64)
+        h2 = np.zeros(n, dtype=np.uint64)
+        np.add.at(h1, row, r1[indices])  # uint64 sums wrap: a hash, not a count
+        np.add.at(h2, row, r2[indices] * r1[indices])
+        loop = np.zeros(n, dtype=bool)
+        loop[row[indices == row]] = True
+        alone = loop | (deg == 0)
+        key = np.stack([deg.astype(np.uint64), h1, h2, np.where(alone, np.arange(n), 0).astype(np.uint64)], axis=1)
+        _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        rep = first[cls.ravel()]  # the lowest switch of each class
+        offset = np.arange(indices.size) - indptr[row]
+        differs = indices != indices[indptr[rep[row]] + offset]
+        bad = np.zeros(n, dtype=bool)
+        bad[row[differs]] = True
+        rep = np.where(bad, np.arange(n), rep)
+        reps, cls = np.unique(rep, return_inverse=True)
+        cls = cls.ravel()
+        keys = np.unique(cls[row] * reps.size + cls[indices])
+        q = csr_matrix((np.ones(keys.size, dtype=np.int64), keys % reps.size,
+                        np.searchsorted(keys // reps.size, np.arange(reps.size + 1))), shape=(reps.size, reps.size))
+        return cls, q
+
+    def hops_from(self, sources: np.ndarray) -> np.ndarray:
+        """Unweighted shortest-path lengths (links) from each of `sources` to every switch,
+        inf where unreachable: scipy's BFS on the twin quotient (_twins), expanded. Equal to
+        BFS on the switch graph itself, at a cost of the quotient's size (a 524,288-GPU Clos:
+        a few hundred classes instead of ~1M switch pairs)."""
+        from scipy.sparse.csgraph import shortest_path
+
+        cls, q = self._twins
+        sources = np.asarray(sources, dtype=np.int64)
+        dist = shortest_path(q, unweighted=True, indices=cls[sources])[:, cls]
+        # a twin of the source: two links away through any shared neighbour; the source itself: 0
+        twin = cls[sources][:, None] == cls[None, :]
+        dist[twin] = 2.0
+        dist[np.arange(sources.size), sources] = 0.0
+        return dist
+
+    @cached_property
     def components(self) -> np.ndarray:
         """Per switch, its connected part of the intact graph (scipy's labels)."""
         from scipy.sparse.csgraph import connected_components
