@@ -1,0 +1,44 @@
+"""Max-flows on the twin quotient (check/flows.py FlowNetwork._quotient_flow) equal Dinic
+on the whole network, intact and with links and switches lost, on fabrics with twins
+(Clos pods, core groups, two-tier fat trees) and without (dragonflies)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.check import flows
+from compiler.check.context import CheckContext
+from tests.conftest import shared_plan
+
+
+@pytest.mark.parametrize("example", [
+    "b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+    "hgx-b300-dual-plane", "h100-superpod-1su-multi-fabric", "alibaba-hpn-pod",
+])
+def test_quotient_flow_equals_whole_network(example, monkeypatch):
+    ctx = CheckContext(shared_plan(example))
+    g, net = ctx.graph, ctx.network
+    assert int(net.twins[0].max()) + 1 < g.n  # there are twins to merge
+    rng = np.random.default_rng(3)
+    for cut in ctx.cuts:
+        one_link = np.ones(g.a.size, dtype=bool)
+        one_link[rng.choice(g.a.size, 2, replace=False)] = False
+        one_switch = np.ones(g.n, dtype=bool)
+        one_switch[rng.integers(g.n)] = False
+        for keep_link, keep_switch in [(None, None), (one_link, None), (None, one_switch),
+                                       (rng.random(g.a.size) > 0.3, rng.random(g.n) > 0.1)]:
+            whole = net._flow(cut.side_a, cut.side_b, keep_link, keep_switch)  # below QUOTIENT_MIN_LINKS
+            merged = net._quotient_flow(cut.side_a, cut.side_b, keep_link, keep_switch)
+            assert merged == whole, (cut.name, keep_link is None, keep_switch is None)
+
+
+def test_large_graphs_take_the_quotient(monkeypatch):
+    ctx = CheckContext(shared_plan("seed-8k-fat-tree"))
+    calls = []
+    real = flows.FlowNetwork._quotient_flow
+    monkeypatch.setattr(flows, "QUOTIENT_MIN_LINKS", 0)
+    monkeypatch.setattr(flows.FlowNetwork, "_quotient_flow",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    cut = ctx.cuts[0]
+    assert ctx.network.flow(cut.side_a, cut.side_b) > 0 and calls == [1]
