@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 from scipy.sparse import csr_matrix
 
+from .columns import equal_rows
 from .model import Plan
 
 
@@ -162,32 +163,12 @@ def _direct_graph(plan: Plan) -> FabricGraph:
 def twin_classes(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None) -> np.ndarray:
     """Per node of a symmetric CSR graph (sorted indices, no duplicate entries), a class
     numbered in order of its lowest node: nodes with the same neighbours at the same weights
-    (`data`; None: unweighted) share one. Swapping two such twins maps the graph onto
-    itself, so any figure between other nodes is the same for either twin. Grouped by two
-    random 64-bit sums over the neighbour list, then compared entry by entry: a node whose
-    list differs from its class's lowest member (a hash collision), that has a link to itself
-    or no neighbour stays alone."""
+    (`data`; None: unweighted) share one (columns.equal_rows). Swapping two such twins maps
+    the graph onto itself, so any figure between other nodes is the same for either twin.
+    A node with a link to itself or no neighbour stays alone."""
     n = indptr.size - 1
     deg = np.diff(indptr)
     row = np.repeat(np.arange(n), deg)
-    rng = np.random.default_rng(0)  # fixed: classes are verified, the seed only spreads keys
-    r1, r2 = (rng.integers(1, 2**63, size=max(n, 1), dtype=np.uint64) for _ in range(2))
-    w = np.ones(indices.size, dtype=np.uint64) if data is None else data.astype(np.uint64)
-    h1 = np.zeros(n, dtype=np.uint64)
-    h2 = np.zeros(n, dtype=np.uint64)
-    np.add.at(h1, row, r1[indices] * w)  # uint64 sums wrap: a hash, not a count
-    np.add.at(h2, row, r2[indices] * (w + r1[indices]))
-    loop = np.zeros(n, dtype=bool)
-    loop[row[indices == row]] = True
-    alone = loop | (deg == 0)
-    key = np.stack([deg.astype(np.uint64), h1, h2, np.where(alone, np.arange(n), 0).astype(np.uint64)], axis=1)
-    _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    rep = first[cls.ravel()]  # the lowest node of each class
-    at_rep = indptr[rep[row]] + np.arange(indices.size) - indptr[row]
-    differs = indices != indices[at_rep]
-    if data is not None:
-        differs |= data != data[at_rep]
-    bad = np.zeros(n, dtype=bool)
-    bad[row[differs]] = True
-    rep = np.where(bad, np.arange(n), rep)
-    return np.unique(rep, return_inverse=True)[1].ravel()
+    alone = deg == 0
+    alone[row[indices == row]] = True
+    return equal_rows(indptr, indices, data, alone)
