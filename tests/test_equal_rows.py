@@ -19,6 +19,8 @@ def test_equal_rows_groups_exactly_equal_rows():
     assert equal_rows(indptr, indices, alone=alone).tolist() == [0, 0, 1, 2, 3, 4]
     data = np.array([5, 5, 5, 6, 5, 5, 5, 5, 1])
     assert equal_rows(indptr, indices, data).tolist() == [0, 1, 2, 3, 0, 4]
+    # empty rows last: the row before them still hashes all its entries, so it joins row 0
+    assert equal_rows(np.array([0, 2, 4, 4, 4]), np.array([1, 2, 1, 2])).tolist() == [0, 0, 1, 1]
 
 
 def test_or_rows_equals_one_or_per_link():

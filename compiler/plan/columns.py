@@ -80,10 +80,7 @@ def equal_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None 
     top = int(indices.max(initial=0)) + 1
     r1, r2 = (rng.integers(1, 2**63, size=top, dtype=np.uint64) for _ in range(2))
     w = np.ones(indices.size, dtype=np.uint64) if data is None else data.astype(np.uint64)
-    h1 = np.zeros(n, dtype=np.uint64)
-    h2 = np.zeros(n, dtype=np.uint64)
-    np.add.at(h1, row, r1[indices] * w)  # uint64 sums wrap: a hash, not a count
-    np.add.at(h2, row, r2[indices] * (w + r1[indices]))
+    h1, h2 = (_row_sums(v, indptr) for v in (r1[indices] * w, r2[indices] * (w + r1[indices])))
     single = np.zeros(n, dtype=bool) if alone is None else alone
     key = np.stack([deg.astype(np.uint64), h1, h2, np.where(single, np.arange(n), 0).astype(np.uint64)], axis=1)
     _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
@@ -96,3 +93,14 @@ def equal_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None 
     bad[row[differs]] = True
     rep = np.where(bad, np.arange(n), rep)
     return np.unique(rep, return_inverse=True)[1].ravel()
+
+
+def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Per CSR row, the uint64 sum of its values (wrapping: a hash, not a count; empty rows 0),
+    by reduceat where np.add.at is several times slower."""
+    deg = np.diff(indptr)
+    if not deg.size:
+        return np.zeros(0, dtype=np.uint64)
+    # a 0 after the last value: every row start is a valid index, trailing empty rows too
+    sums = np.add.reduceat(np.r_[values.astype(np.uint64), np.uint64(0)], indptr[:-1])
+    return np.where(deg > 0, sums, np.uint64(0))
