@@ -26,7 +26,7 @@ import numpy as np
 from scipy.sparse.csgraph import connected_components
 
 from ..plan.columns import distinct
-from ..plan.graph import FabricGraph, twin_classes
+from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
 from .bisection import BisectionFigures
@@ -149,9 +149,13 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         what = "rail" if apart == "rail" else "plane"
         method = (f"{len(targets)} max-flows from {ctx.plan.devices[int(g.device_of[t0])].name} to the other leaves "
                   f"of its {what} (the design never joins two {what}s)")
-    # Twins of the unit graph (same neighbours over as many links: a pod's leaves) swap onto
-    # each other leaving t0 in place, so their counts from t0 are equal: one max-flow each.
-    twin = twin_classes(unit.indptr, unit.indices, unit.data)
+    # Twins (same neighbours over as many links: a pod's leaves) swap onto each other leaving
+    # t0 in place, so their counts from t0 are equal: one max-flow each. The intact graph's
+    # twins stay twins where neither is at a lost link (a lost switch's links are all lost).
+    twin = ctx.unit_twins.copy()
+    if keep_link is not None:
+        ends = np.concatenate([g.a[~keep_link], g.b[~keep_link]])
+        twin[ends] = -1 - ends  # alone
     one_per_class = list({int(twin[v]): v for v in reversed(targets)}.values())
     return (min(pair_paths(unit, t0, v) for v in one_per_class) if targets else 0), method
 

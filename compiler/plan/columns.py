@@ -99,8 +99,8 @@ def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
     """Per CSR row, the uint64 sum of its values (wrapping: a hash, not a count; empty rows 0),
     by reduceat where np.add.at is several times slower."""
     deg = np.diff(indptr)
-    if not deg.size:
-        return np.zeros(0, dtype=np.uint64)
-    # a 0 after the last value: every row start is a valid index, trailing empty rows too
-    sums = np.add.reduceat(np.r_[values.astype(np.uint64), np.uint64(0)], indptr[:-1])
-    return np.where(deg > 0, sums, np.uint64(0))
+    sums = np.zeros(deg.size, dtype=np.uint64)
+    full = deg > 0
+    if full.any():  # the non-empty rows' starts rise strictly, each row ending where the next starts
+        sums[full] = np.add.reduceat(values, indptr[:-1][full])
+    return sums
