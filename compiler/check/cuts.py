@@ -97,14 +97,12 @@ def cuts_through(plan: Plan, g: FabricGraph, u: int, v: int) -> list[Cut]:
       bundle; on a tree the subtree side of the lost uplink.
     - pods: with pods (dragonfly groups, Clos pods), v's pod first and u's pod last, halved,
       so a lost global link between two groups crosses the group cut."""
-    from scipy.sparse.csgraph import shortest_path
-
     gpu = g.at_is_gpu_server
     servers, first_at = np.unique(g.at_device[gpu], return_index=True)
     if servers.size < 2 or u == v:
         return []
     node = g.at_switch[gpu][first_at]
-    dist = shortest_path(g.adjacency(np.ones(g.a.size, dtype=np.int64)), unweighted=True, indices=[u, v])
+    dist = g.hops_from(np.array([u, v]))
     dist = np.where(np.isinf(dist), g.n + 1, dist)
     du, dv = dist[0][node], dist[1][node]
     order = servers[np.lexsort((np.arange(servers.size), dv, dv - du))]
@@ -169,9 +167,7 @@ def refined_cut(g: FabricGraph, start: np.ndarray, keep_link: np.ndarray | None 
 def sweep_partition(g: FabricGraph, u: int, v: int) -> np.ndarray:
     """Switches nearer v than u (hops), then by distance from v, until they hold half the GPU
     attachments: side A of the partition a refinement starts from."""
-    from scipy.sparse.csgraph import shortest_path
-
-    dist = shortest_path(g.adjacency(np.ones(g.a.size, dtype=np.int64)), unweighted=True, indices=[u, v])
+    dist = g.hops_from(np.array([u, v]))
     dist = np.where(np.isinf(dist), g.n + 1, dist)
     order = np.lexsort((np.arange(g.n), dist[1], dist[1] - dist[0]))
     per_node = np.bincount(g.at_switch[g.at_is_gpu_server], minlength=g.n)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse.csgraph import shortest_path
-
 from .context import CheckContext
 from .families import family_of
 from .figures import Figures, omitted_if_none
@@ -47,8 +45,7 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         method = f"BFS from {MAX_SOURCES} of {edge.size} {what}"
     else:
         sources, method = edge, f"BFS from all {edge.size} {what}"
-    unit_graph = g.adjacency(np.ones(g.a.size, dtype=np.int64))
-    dist = shortest_path(unit_graph, unweighted=True, indices=sources)[:, edge]
+    dist = g.hops_from(sources)[:, edge]
     src_group = group[np.searchsorted(edge, sources)]
     across = src_group[:, None] != group[None, :]
     # Switches on the path = switch-to-switch edges + 1; a direct network counts node-to-node

@@ -149,7 +149,15 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         what = "rail" if apart == "rail" else "plane"
         method = (f"{len(targets)} max-flows from {ctx.plan.devices[int(g.device_of[t0])].name} to the other leaves "
                   f"of its {what} (the design never joins two {what}s)")
-    return (min(pair_paths(unit, t0, v) for v in targets) if targets else 0), method
+    # Twins (same neighbours over as many links: a pod's leaves) swap onto each other leaving
+    # t0 in place, so their counts from t0 are equal: one max-flow each. The intact graph's
+    # twins stay twins where neither is at a lost link (a lost switch's links are all lost).
+    twin = ctx.unit_twins.copy()
+    if keep_link is not None:
+        ends = np.concatenate([g.a[~keep_link], g.b[~keep_link]])
+        twin[ends] = -1 - ends  # alone
+    one_per_class = list({int(twin[v]): v for v in reversed(targets)}.values())
+    return (min(pair_paths(unit, t0, v) for v in one_per_class) if targets else 0), method
 
 
 def _node_word(ctx: CheckContext) -> str:

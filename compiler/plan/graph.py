@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 from scipy.sparse import csr_matrix
 
+from .columns import equal_rows
 from .model import Plan
 
 
@@ -70,6 +71,38 @@ class FabricGraph:
         present = (np.bincount(fwd, weights=keep, minlength=size) + np.bincount(back, weights=keep, minlength=size)) > 0
         row_kept = np.concatenate([[0], np.cumsum(present)])[indptr]
         return csr_matrix((data[present], indices[present], row_kept), shape=(self.n, self.n))
+
+    @cached_property
+    def _twins(self) -> tuple[np.ndarray, csr_matrix]:
+        """Switches with the same neighbours (false twins: a Clos pod's leaves, a core
+        group's cores) merged: (class per switch, the unit adjacency between classes).
+        Twins are never adjacent and all members of two classes are joined to each other,
+        so a path between classes lifts to one of the same length between any members:
+        hop counts from the quotient are exact."""
+        indptr, indices, _, _ = self._pairs
+        cls = twin_classes(indptr, indices, None)
+        k = int(cls.max(initial=-1)) + 1
+        row = np.repeat(np.arange(self.n), np.diff(indptr))
+        keys = np.unique(cls[row] * k + cls[indices])
+        q = csr_matrix((np.ones(keys.size, dtype=np.int64), keys % max(k, 1),
+                        np.searchsorted(keys // max(k, 1), np.arange(k + 1))), shape=(k, k))
+        return cls, q
+
+    def hops_from(self, sources: np.ndarray) -> np.ndarray:
+        """Unweighted shortest-path lengths (links) from each of `sources` to every switch,
+        inf where unreachable: scipy's BFS on the twin quotient (_twins), expanded. Equal to
+        BFS on the switch graph itself, at a cost of the quotient's size (a 524,288-GPU Clos:
+        a few hundred classes instead of ~1M switch pairs)."""
+        from scipy.sparse.csgraph import shortest_path
+
+        cls, q = self._twins
+        sources = np.asarray(sources, dtype=np.int64)
+        dist = shortest_path(q, unweighted=True, indices=cls[sources])[:, cls]
+        # a twin of the source: two links away through any shared neighbour; the source itself: 0
+        twin = cls[sources][:, None] == cls[None, :]
+        dist[twin] = 2.0
+        dist[np.arange(sources.size), sources] = 0.0
+        return dist
 
     @cached_property
     def components(self) -> np.ndarray:
@@ -125,3 +158,17 @@ def _direct_graph(plan: Plan) -> FabricGraph:
         at_port=np.zeros(device_of.size, dtype=np.int64), at_is_gpu_server=np.ones(device_of.size, dtype=bool),
         at_link=np.full(device_of.size, -1, dtype=np.int64),
     )
+
+
+def twin_classes(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None) -> np.ndarray:
+    """Per node of a symmetric CSR graph (sorted indices, no duplicate entries), a class
+    numbered in order of its lowest node: nodes with the same neighbours at the same weights
+    (`data`; None: unweighted) share one (columns.equal_rows). Swapping two such twins maps
+    the graph onto itself, so any figure between other nodes is the same for either twin.
+    A node with a link to itself or no neighbour stays alone."""
+    n = indptr.size - 1
+    deg = np.diff(indptr)
+    row = np.repeat(np.arange(n), deg)
+    alone = deg == 0
+    alone[row[indices == row]] = True
+    return equal_rows(indptr, indices, data, alone)

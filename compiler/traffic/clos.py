@@ -36,7 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..plan.columns import distinct
+from ..plan.columns import distinct, equal_rows
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
@@ -116,13 +116,30 @@ class BitRows:
 
     def or_rows(self, target: np.ndarray, source: np.ndarray, chunk: int = 1 << 16) -> None:
         """Row target[i] |= row source[i] for every i. No row may be both a target and a
-        source (each call joins one tier to the next), so the order does not matter."""
-        order = np.argsort(target, kind="stable")
-        target, source = target[order], source[order]
-        for lo in range(0, target.size, chunk):
-            t, src = target[lo:lo + chunk], source[lo:lo + chunk]
-            first = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
-            self.words[t[first]] |= np.bitwise_or.reduceat(self.words[src], first, axis=0)
+        source (each call joins one tier to the next), so the order does not matter.
+        Targets with the same set of sources (a core group's cores, a pod's leaves, the
+        spines under one core group) get the same OR: it is computed once per set
+        (columns.equal_rows), which at 524,288 GPUs is a few thousand rows of ~1M."""
+        cols = int(source.max(initial=0)) + 1
+        pair = distinct(target.astype(np.int64) * cols + source)  # sorted; parallel links once
+        target, source = pair // cols, pair % cols
+        if not target.size:
+            return
+        first = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
+        indptr = np.r_[first, target.size]
+        same = equal_rows(indptr, source)
+        rep = np.unique(same, return_index=True)[1]  # per class, its first target
+        count = np.diff(indptr)[rep]
+        rep_sources = source[np.repeat(indptr[rep], count) + _ranges(count)]
+        starts = np.cumsum(count) - count
+        result = np.empty((rep.size, self.words.shape[1]), dtype=self.words.dtype)
+        lo = 0
+        while lo < rep.size:  # about `chunk` source rows gathered at a time
+            hi = max(lo + 1, int(np.searchsorted(starts, starts[lo] + chunk, side="right")))
+            a, b = int(starts[lo]), int(starts[hi - 1] + count[hi - 1])
+            result[lo:hi] = np.bitwise_or.reduceat(self.words[rep_sources[a:b]], starts[lo:hi] - a, axis=0)
+            lo = hi
+        self.words[target[first]] |= result[same]
 
 
 class ClosRoutes:

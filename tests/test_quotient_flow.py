@@ -1,0 +1,78 @@
+"""Max-flows on the twin quotient (check/flows.py FlowNetwork._quotient_flow) equal Dinic
+on the whole network, intact and with links and switches lost, on fabrics with twins
+(Clos pods, core groups, two-tier fat trees) and without (dragonflies)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.check import flows
+from compiler.check.context import CheckContext
+from tests.conftest import shared_plan
+
+
+@pytest.mark.parametrize("example", [
+    "b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+    "hgx-b300-dual-plane", "h100-superpod-1su-multi-fabric", "alibaba-hpn-pod",
+])
+def test_quotient_flow_equals_whole_network(example, monkeypatch):
+    ctx = CheckContext(shared_plan(example))
+    g, net = ctx.graph, ctx.network
+    assert int(net.twins[0].max()) + 1 < g.n  # there are twins to merge
+    rng = np.random.default_rng(3)
+    for cut in ctx.cuts:
+        one_link = np.ones(g.a.size, dtype=bool)
+        one_link[rng.choice(g.a.size, 2, replace=False)] = False
+        one_switch = np.ones(g.n, dtype=bool)
+        one_switch[rng.integers(g.n)] = False
+        for keep_link, keep_switch in [(None, None), (one_link, None), (None, one_switch),
+                                       (rng.random(g.a.size) > 0.3, rng.random(g.n) > 0.1)]:
+            whole = net._flow(cut.side_a, cut.side_b, keep_link, keep_switch)  # below QUOTIENT_MIN_LINKS
+            merged = net._quotient_flow(cut.side_a, cut.side_b, keep_link, keep_switch)
+            assert merged == whole, (cut.name, keep_link is None, keep_switch is None)
+
+
+def test_large_graphs_take_the_quotient(monkeypatch):
+    ctx = CheckContext(shared_plan("seed-8k-fat-tree"))
+    calls = []
+    real = flows.FlowNetwork._quotient_flow
+    monkeypatch.setattr(flows, "QUOTIENT_MIN_LINKS", 0)
+    monkeypatch.setattr(flows.FlowNetwork, "_quotient_flow",
+                        lambda self, *a: calls.append(1) or real(self, *a))
+    cut = ctx.cuts[0]
+    assert ctx.network.flow(cut.side_a, cut.side_b) > 0 and calls == [1]
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "dragonfly-plus-2k"])
+def test_leaf_pair_paths_one_flow_per_twin_class_same_count(example):
+    from compiler.check.redundancy import failure_scenarios, leaf_pair_paths
+
+    plan = shared_plan(example)
+    merged, whole = CheckContext(plan), CheckContext(plan)
+    whole.__dict__["unit_twins"] = np.arange(whole.graph.n)  # every switch its own class: every target flowed
+    g = merged.graph
+    assert leaf_pair_paths(merged) == leaf_pair_paths(whole)
+    for sc in failure_scenarios(merged):
+        keep = sc.keep_link if sc.keep_switch is None else sc.keep_switch[g.a] & sc.keep_switch[g.b]
+        for quick in (False, True):
+            assert leaf_pair_paths(merged, keep, sc.near[0], quick=quick) == \
+                leaf_pair_paths(whole, keep, sc.near[0], quick=quick), (sc.what, quick)
+
+
+def test_leaf_pair_paths_count_a_target_that_lost_a_link():
+    from compiler.check.redundancy import _leaves, leaf_pair_paths
+
+    plan = shared_plan("b200-superpod-64su")
+    merged, whole = CheckContext(plan), CheckContext(plan)
+    whole.__dict__["unit_twins"] = np.arange(whole.graph.n)
+    g = merged.graph
+    leaves = _leaves(merged)
+    pod = merged.switch_pod[leaves]
+    same = leaves[pod == pod[0]]
+    target = int(same[-1])  # the last leaf of the source's pod: a twin of the others until it loses an uplink
+    keep = np.ones(g.a.size, dtype=bool)
+    keep[np.nonzero((g.a == target) | (g.b == target))[0][0]] = False
+    intact = leaf_pair_paths(whole, None, int(same[0]), quick=True)[0]
+    damaged = leaf_pair_paths(merged, keep, int(same[0]), quick=True)[0]
+    assert damaged == leaf_pair_paths(whole, keep, int(same[0]), quick=True)[0] == intact - 1
