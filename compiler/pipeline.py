@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .check import CheckResults, run_checks
+from .check import CheckResults, check_jobs, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
 from .plan.bom import bill_of_materials
@@ -17,7 +17,7 @@ from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
 from .progress import stage
 from .render import ALL, RENDERERS
-from .render.parallel import render_at_once, render_workers
+from .render.parallel import Done, render_at_once, render_workers
 from .plan.serialize import plan_digest
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid, in_file_order
@@ -73,8 +73,9 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
 
 def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
                     checks: CheckResults | None = None, workers: int | None = None) -> tuple[Path, CheckResults]:
-    """write_outputs, and the check results it wrote them with: run here when not given,
-    while other cores already render the outputs that read none (render/parallel.py)."""
+    """write_outputs, and the check results it wrote them with: run here when not given, on
+    a large plan as jobs that every core takes from the render's queue, before the outputs
+    that read none (render/parallel.py)."""
     target = Path(out_dir) / plan.name
     names = list(dict.fromkeys(only)) if only else list(RENDERERS)
     results: list[CheckResults] = [] if checks is None else [checks]
@@ -92,8 +93,11 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         if n_workers > 1 and len(names) > 1:
             _before_fork(plan, names)
-            render_at_once(plan, out, names, n_workers, renderer_call, checked,
-                           {n for n in names if RENDERERS[n].reads_checks})
+            jobs = check_jobs(plan) if checks is None else Done(checks)
+            found = render_at_once(plan, out, names, n_workers, renderer_call, jobs,
+                                   {n for n in names if RENDERERS[n].reads_checks})
+            assert isinstance(found, CheckResults)
+            results[:] = [found]
         else:
             checked()
             for name in names:
