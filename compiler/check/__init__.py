@@ -153,7 +153,7 @@ class CheckJobs:
         order = check_order(self.checks)
         n_compute = len(self.groups) - len(fabric_names(self.plan)[1:])
         compute, extras = results[:n_compute], results[n_compute:]
-        failed = [(min(order.index(n) for n in group), r) for group, r in zip(self.groups, compute, strict=True)
+        failed = [(min(order.index(n) for n in group), r) for group, r in zip(self.groups[:n_compute], compute, strict=True)
                   if isinstance(r, BaseException)]
         if failed:  # the compute fabric's checks run first, in check order
             raise min(failed, key=lambda pair: pair[0])[1]
