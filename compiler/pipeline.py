@@ -11,7 +11,6 @@ from pathlib import Path
 from .check import CheckResults, check_jobs, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
-from .plan.bom import bill_of_materials
 from .plan.model import Plan
 from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
@@ -92,10 +91,9 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     n_workers = render_workers(plan, workers)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         if n_workers > 1 and len(names) > 1:
-            _before_fork(plan, names)
             jobs = check_jobs(plan) if checks is None else Done(checks)
             found = render_at_once(plan, out, names, n_workers, renderer_call, jobs,
-                                   {n for n in names if RENDERERS[n].reads_checks})
+                                   {n for n in names if RENDERERS[n].reads_checks}, _here(names))
             assert isinstance(found, CheckResults)
             results[:] = [found]
         else:
@@ -106,17 +104,16 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     return target, checked()
 
 
-# Outputs that read the bill of materials (and the physical cables it counts): summary.json,
-# report.html and cabling.xlsx render in the compile's process, after the checks; bom.csv and
-# cabling.csv wherever the queue sends them.
-_BOM_AFTER_CHECKS, _BOM_QUEUED = {"summary", "report", "workbook"}, {"bom", "cabling"}
+# Outputs that read the bill of materials or the physical cables it counts (2.0 s of CPU
+# at 524,288 GPUs, most of it the physical cables).
+_READS_BOM = {"summary", "report", "workbook", "bom", "cabling", "floor", "labels"}
 
 
-def _before_fork(plan: Plan, names: list[str]) -> None:
-    """Derived data that outputs on both sides of the render's fork read, computed once
-    before it: the children share it instead of each computing its own (0.9 s of CPU at
-    131,072 GPUs). The fork comes that much later, for as much less work after it: the same
-    wall time, less CPU."""
-    if _BOM_AFTER_CHECKS & set(names) and _BOM_QUEUED & set(names):
-        with stage("bill of materials (before the fork)"):
-            plan.memo("bom", bill_of_materials)
+def _here(names: list[str]) -> set[str]:
+    """The outputs the compile's own process renders, besides those that read the checks:
+    where some of those read the bill of materials, every other output that reads it, so
+    that it is computed once, after the fork (the workers start that much earlier, taking
+    check jobs and outputs meanwhile), and no worker computes it again."""
+    if not _READS_BOM & {n for n in names if RENDERERS[n].reads_checks}:
+        return set()
+    return {n for n in names if n in _READS_BOM and not RENDERERS[n].reads_checks}

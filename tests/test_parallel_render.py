@@ -55,6 +55,8 @@ def test_the_compile_and_one_forked_worker_render_each_output_once(tmp_path, mon
     readers = {n for n, r in RENDERERS.items() if r.reads_checks}
     assert readers == {"summary", "checks", "report", "workbook"}
     assert {pids[n][0] for n in readers} == {os.getpid()}
+    # and so do the other outputs that read the bill of materials: computed once, here
+    assert {pids[n][0] for n in ("bom", "cabling", "floor", "labels")} == {os.getpid()}
     assert len({v[0] for v in pids.values()}) <= 2
 
 
@@ -194,6 +196,8 @@ def test_the_trace_is_a_timeline_of_every_stage_and_worker(tmp_path, monkeypatch
     assert {"expand", "checks", "render summary", "adopt", "manifest and swap"} <= set(here)
     workers = {e["pid"] for e in events if e["name"] == "render worker"}
     assert len(workers) == 1 and os.getpid() not in workers
+    bom = [e["pid"] for e in events if e["name"] in ("memo bom", "memo physical_cables")]
+    assert bom == [os.getpid()] * 2  # after the fork, once, in the process that renders what reads it
     rendered = sorted(e["name"].removeprefix("render ") for e in events
                       if e["name"].startswith("render ") and e["name"] != "render worker")
     assert rendered == sorted(RENDERERS)  # each output once, in whichever process took it

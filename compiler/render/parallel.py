@@ -28,7 +28,7 @@ import os
 import pickle
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Protocol
 
@@ -159,7 +159,7 @@ class Done:
 
 def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                    renderer_call: Callable[[str, object], Callable[[], None]],
-                   jobs: Jobs, reads_checks: set[str]) -> object:
+                   jobs: Jobs, reads_checks: set[str], here: Collection[str] = ()) -> object:
     """Render `names` in this process and `workers` - 1 children forked from it, then adopt
     them into `out` in the order of `names`.
 
@@ -170,7 +170,9 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     goes to a small file and its number down a second pipe; this process collects them
     between items, and as soon as it has all of them it finishes the checks
     (`jobs.finish`) and renders the outputs that read them (`reads_checks`), then takes
-    from the queue again. One fork per worker for the whole render, and nothing but small
+    from the queue again. It renders the outputs of `here` (those that share derived data
+    with the ones that read the checks: computed once, here) before it takes from the
+    queue. One fork per worker for the whole render, and nothing but small
     files of results and errors goes back. renderer_call(name, checks)() renders one
     output; outputs that read no check result get a NotChecked, which refuses to be read. A
     renderer's exception is raised here, the first in output order, once every process has
@@ -178,7 +180,7 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     jobs.finish raises it, as a serial compile raises it. Returns what jobs.finish returned."""
     global _in_pool
     n_jobs = len(jobs)
-    queue = [n for n in longest_first(names) if n not in reads_checks]
+    queue = [n for n in longest_first(names) if n not in reads_checks and n not in here]
     if n_jobs + len(queue) > 255:
         raise ValueError(f"{n_jobs} check jobs and {len(queue)} outputs: the render queue holds at most 255")
     read_end, write_end = os.pipe()
@@ -216,6 +218,10 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                     for name in (n for n in names if n in reads_checks):
                         _render_here(out, name, renderer_call(name, checks[0]), failed)
 
+            checks_ready()
+            for name in (n for n in names if n in here):
+                if not failed:
+                    _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
             checks_ready()
             while not failed and (token := os.read(read_end, 1)):
                 item = token[0]
