@@ -11,8 +11,9 @@ on the plan.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..plan.fabrics import COMPUTE, fabric_check_plan, fabric_names, fabric_plan
 from ..plan.model import Plan
@@ -124,7 +125,7 @@ CHECK_JOBS: tuple[tuple[str, ...], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class CheckJobs:
     """run_checks split into jobs that any process forked from this one may run
     (`run(k)`: job k's figures, findings and seconds, small enough to pickle), longest
@@ -138,6 +139,7 @@ class CheckJobs:
     checks: dict[str, Check]
     groups: tuple[tuple[str, ...], ...]  # the compute fabric's groups, then one per extra fabric
     last: tuple[str, ...]  # the compute checks run by `finish`
+    _context: tuple[int, CheckContext] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.groups)
@@ -146,8 +148,15 @@ class CheckJobs:
         extras = fabric_names(self.plan)[1:]
         if k >= len(self.groups) - len(extras):
             return _run_extra(self.plan, extras[k - (len(self.groups) - len(extras))], self.seed, self.checks)
-        ctx = CheckContext(fabric_plan(self.plan, COMPUTE), seed=self.seed, whole=self.plan)
-        return _run(ctx, self.checks, list(self.groups[k]))
+        return _run(self._compute_context(), self.checks, list(self.groups[k]))
+
+    def _compute_context(self) -> CheckContext:
+        """The compute fabric's context, one per process: the jobs a process runs share what it
+        derives (the graph's arrays, the cuts, the flow network), as in run_checks."""
+        if self._context is None or self._context[0] != os.getpid():
+            self._context = (os.getpid(), CheckContext(fabric_plan(self.plan, COMPUTE), seed=self.seed, whole=self.plan))
+        assert self._context is not None
+        return self._context[1]
 
     def finish(self, results: list[_Run | BaseException]) -> CheckResults:
         order = check_order(self.checks)
@@ -166,8 +175,7 @@ class CheckJobs:
             found.update(part[1])
             seconds.update(part[2])
         if self.last:
-            ctx = CheckContext(fabric_plan(self.plan, COMPUTE), seed=self.seed, whole=self.plan)
-            tail = _run(ctx, self.checks, list(self.last), given=figures)
+            tail = _run(self._compute_context(), self.checks, list(self.last), given=figures)
             figures.update(tail[0])
             found.update(tail[1])
             seconds.update(tail[2])
