@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .check import CheckResults, run_checks
+from .check import CheckResults, check_jobs, run_checks
 from .check.invariants import plan_invariants
 from .expand import expand
-from .plan.bom import bill_of_materials
 from .plan.model import Plan
 from .plan.fabrics import fabric_plan
 from .plan.load import read_plan_json
 from .progress import stage
 from .render import ALL, RENDERERS
-from .render.parallel import render_at_once, render_workers
+from .render.parallel import Done, render_at_once, render_workers
 from .plan.serialize import plan_digest
 from .render.writer import OutputDir
 from .diagnostics import SpecInvalid, in_file_order
@@ -73,8 +72,9 @@ def write_outputs(plan: Plan, out_dir: str | Path, only: list[str] | None = None
 
 def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = None,
                     checks: CheckResults | None = None, workers: int | None = None) -> tuple[Path, CheckResults]:
-    """write_outputs, and the check results it wrote them with: run here when not given,
-    while other cores already render the outputs that read none (render/parallel.py)."""
+    """write_outputs, and the check results it wrote them with: run here when not given, on
+    a large plan as jobs that every core takes from the render's queue, before the outputs
+    that read none (render/parallel.py)."""
     target = Path(out_dir) / plan.name
     names = list(dict.fromkeys(only)) if only else list(RENDERERS)
     results: list[CheckResults] = [] if checks is None else [checks]
@@ -91,9 +91,11 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     n_workers = render_workers(plan, workers)
     with OutputDir(target, plan_digest=lambda: plan_digest(plan), keep_others=bool(only)) as out:
         if n_workers > 1 and len(names) > 1:
-            _before_fork(plan, names)
-            render_at_once(plan, out, names, n_workers, renderer_call, checked,
-                           {n for n in names if RENDERERS[n].reads_checks})
+            jobs = check_jobs(plan) if checks is None else Done(checks)
+            found = render_at_once(plan, out, names, n_workers, renderer_call, jobs,
+                                   {n for n in names if RENDERERS[n].reads_checks}, _here(names))
+            assert isinstance(found, CheckResults)
+            results[:] = [found]
         else:
             checked()
             for name in names:
@@ -102,17 +104,16 @@ def check_and_write(plan: Plan, out_dir: str | Path, only: list[str] | None = No
     return target, checked()
 
 
-# Outputs that read the bill of materials (and the physical cables it counts): summary.json,
-# report.html and cabling.xlsx render in the compile's process, after the checks; bom.csv and
-# cabling.csv wherever the queue sends them.
-_BOM_AFTER_CHECKS, _BOM_QUEUED = {"summary", "report", "workbook"}, {"bom", "cabling"}
+# Outputs that read the bill of materials or the physical cables it counts (2.0 s of CPU
+# at 524,288 GPUs, most of it the physical cables).
+_READS_BOM = {"summary", "report", "workbook", "bom", "cabling", "floor", "labels"}
 
 
-def _before_fork(plan: Plan, names: list[str]) -> None:
-    """Derived data that outputs on both sides of the render's fork read, computed once
-    before it: the children share it instead of each computing its own (0.9 s of CPU at
-    131,072 GPUs). The fork comes that much later, for as much less work after it: the same
-    wall time, less CPU."""
-    if _BOM_AFTER_CHECKS & set(names) and _BOM_QUEUED & set(names):
-        with stage("bill of materials (before the fork)"):
-            plan.memo("bom", bill_of_materials)
+def _here(names: list[str]) -> set[str]:
+    """The outputs the compile's own process renders, besides those that read the checks:
+    where some of those read the bill of materials, every other output that reads it, so
+    that it is computed once, after the fork (the workers start that much earlier, taking
+    check jobs and outputs meanwhile), and no worker computes it again."""
+    if not _READS_BOM & {n for n in names if RENDERERS[n].reads_checks}:
+        return set()
+    return {n for n in names if n in _READS_BOM and not RENDERERS[n].reads_checks}

@@ -131,3 +131,30 @@ def test_every_renderer_takes_the_plan_its_check_results_and_the_output():
     for name, renderer in RENDERERS.items():
         assert list(inspect.signature(renderer.render).parameters) == ["plan", "checks", "out"], name
         assert renderer.reads in ("compute", "all"), name
+
+
+@pytest.mark.parametrize("spec", ["meta-llama3-24k", "h100-superpod-1su-multi-fabric-hall", "roce-2spine-4leaf-sonic"])
+def test_check_jobs_in_any_order_give_run_checks_results(spec):
+    """The checks split into jobs (a parallel compile hands them to whichever process is
+    free): run in reverse order, each on its own, `finish` gives exactly run_checks's
+    figures and findings (requirements reads figures of three other jobs; the multi-fabric
+    plan has a job per extra fabric)."""
+    from compiler.check import check_jobs
+    plan = shared_plan(spec)
+    jobs = check_jobs(plan)
+    assert len(jobs) >= 3 and jobs.last == ("requirements",)
+    results: list = [None] * len(jobs)
+    for k in reversed(range(len(jobs))):
+        results[k] = jobs.run(k)
+    assert jobs.finish(results).as_json() == shared_checks(plan).as_json()
+
+
+def test_a_failed_check_job_raises_what_run_checks_raises_first(plan, monkeypatch):
+    """Two failing jobs: finish raises the one of the check that comes first in check
+    order, as run_checks (which stops at it) does."""
+    from compiler.check import check_jobs
+    jobs = check_jobs(plan)
+    boom = {name: RuntimeError(name) for name in ("collectives", "bisection")}
+    results = [next((boom[n] for n in group if n in boom), None) for group in jobs.groups]
+    with pytest.raises(RuntimeError, match="^bisection$"):
+        jobs.finish(results)

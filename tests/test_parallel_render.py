@@ -55,6 +55,8 @@ def test_the_compile_and_one_forked_worker_render_each_output_once(tmp_path, mon
     readers = {n for n, r in RENDERERS.items() if r.reads_checks}
     assert readers == {"summary", "checks", "report", "workbook"}
     assert {pids[n][0] for n in readers} == {os.getpid()}
+    # and so do the other outputs that read the bill of materials: computed once, here
+    assert {pids[n][0] for n in ("bom", "cabling", "floor", "labels")} == {os.getpid()}
     assert len({v[0] for v in pids.values()}) <= 2
 
 
@@ -194,6 +196,97 @@ def test_the_trace_is_a_timeline_of_every_stage_and_worker(tmp_path, monkeypatch
     assert {"expand", "checks", "render summary", "adopt", "manifest and swap"} <= set(here)
     workers = {e["pid"] for e in events if e["name"] == "render worker"}
     assert len(workers) == 1 and os.getpid() not in workers
+    bom = [e["pid"] for e in events if e["name"] in ("memo bom", "memo physical_cables")]
+    assert bom == [os.getpid()] * 2  # after the fork, once, in the process that renders what reads it
     rendered = sorted(e["name"].removeprefix("render ") for e in events
                       if e["name"].startswith("render ") and e["name"] != "render worker")
     assert rendered == sorted(RENDERERS)  # each output once, in whichever process took it
+
+
+@pytest.mark.parametrize("spec", SPECS_OF_MANY_OUTPUTS)
+def test_checks_run_as_jobs_on_one_two_and_four_workers_give_the_same_results_and_bytes(tmp_path, spec):
+    """Without check results given, the checks are jobs on the render queue that any
+    process may take: checks.json, every other output and the returned results are a
+    serial run_checks's, whatever the number of workers."""
+    from compiler.pipeline import check_and_write
+    plan = shared_plan(SPECS / spec)
+    serial = shared_checks(plan).as_json()
+    trees = {}
+    for n in (1, 2, 4):
+        target, checks = check_and_write(plan, tmp_path / str(n), workers=n)
+        assert checks.as_json() == serial
+        trees[n] = tree_bytes(target)
+    assert trees[1] == trees[2] == trees[4]
+    assert json.loads(trees[2]["report/checks.json"]) == json.loads(json.dumps(serial))
+
+
+class _HandshakeJobs:
+    """Two jobs that cannot both run in one process: each says it has started (a byte in a
+    pipe of its own) and waits until the other has, so a worker runs one of them and its
+    result (or error) must come back."""
+
+    def __init__(self, fail: bool):
+        self.fail = fail
+        self.started = [os.pipe(), os.pipe()]  # (read, write) per job
+
+    def __len__(self) -> int:
+        return 2
+
+    def run(self, k: int) -> object:
+        os.write(self.started[k][1], b"x")
+        os.read(self.started[1 - k][0], 1)
+        if self.fail and k == 1:
+            raise OSError(errno.ENOSPC, "No space left on device", f"job-{k}")
+        return (k, os.getpid())
+
+    def finish(self, results: list) -> object:
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return results
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_check_job_taken_by_a_worker_comes_back_or_raises_here(tmp_path, fail):
+    """Job results taken by a worker come back through the small results channel in job
+    order; a job's exception in a worker is raised in the compile's process as it is."""
+    from compiler.render.parallel import render_at_once
+    from compiler.render.writer import OutputDir
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    checks = shared_checks(plan)
+    jobs = _HandshakeJobs(fail)
+    names = ["summary", "bom"]
+
+    def call(name, given):
+        return lambda: RENDERERS[name].render(plan, checks, out)
+
+    with OutputDir(tmp_path / plan.name) as out:
+        if fail:
+            with pytest.raises(OSError, match="No space left") as raised:
+                render_at_once(plan, out, names, 2, call, jobs, {"summary"})
+            assert raised.value.filename == "job-1"
+            return
+        results = render_at_once(plan, out, names, 2, call, jobs, {"summary"})
+    assert [k for k, _ in results] == [0, 1]
+    assert len({pid for _, pid in results}) == 2 and os.getpid() in {pid for _, pid in results}
+
+
+def _check_on_full_disk(ctx, **needs):
+    raise OSError(errno.ENOSPC, "No space left on device", "redundancy.tmp")
+
+
+def test_a_check_error_is_the_same_clean_error_and_exit_code_on_any_number_of_workers(tmp_path, monkeypatch):
+    """A check that raises: the command line reports it exactly as when the checks run in
+    the compile's own process (exit 2, the same message, no traceback, no folder)."""
+    from compiler.check import CHECKS
+    monkeypatch.setitem(CHECKS, "redundancy", dataclasses.replace(CHECKS["redundancy"], run=_check_on_full_disk))
+    seen = {}
+    for workers in ("1", "2", "4"):
+        monkeypatch.setenv("CLUSTERC_RENDER_WORKERS", workers)
+        r = cli_in_process("compile", str(SPECS / "roce-2spine-4leaf-sonic.yaml"), "-o", str(tmp_path / workers))
+        seen[workers] = (r.returncode, r.stdout, r.stderr.replace(str(tmp_path / workers), "OUT"))
+        assert list((tmp_path / workers).iterdir()) == []
+    assert seen["1"] == seen["2"] == seen["4"]
+    code, stdout, stderr = seen["2"]
+    assert code == 2 and "No space left on device: redundancy.tmp" in stderr
+    assert "Traceback" not in stdout + stderr

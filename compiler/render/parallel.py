@@ -28,8 +28,9 @@ import os
 import pickle
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Protocol
 
 from ..plan.model import Plan
 from ..progress import quiet, stage, trace_line, usage
@@ -127,29 +128,65 @@ def in_shares(work: Callable[[int, int], None], workers: int) -> None:
         raise RuntimeError(f"{len(failed)} of {workers} forked share(s) failed (their tracebacks are above)")
 
 
+class Jobs(Protocol):
+    """Work that must be done before the outputs that read its result (the checks): len(jobs)
+    independent jobs, longest first; run(k) returns job k's result (small: it is pickled
+    back from a worker) or raises; finish(results) turns every job's result (or its
+    exception), in job order, into the value handed to those outputs."""
+
+    def __len__(self) -> int: ...
+
+    def run(self, k: int) -> object: ...
+
+    def finish(self, results: list) -> object: ...
+
+
+class Done:
+    """Jobs already done: no job, and `value` as their result."""
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __len__(self) -> int:
+        return 0
+
+    def run(self, k: int) -> object:
+        raise IndexError(k)
+
+    def finish(self, results: list) -> object:
+        return self.value
+
+
 def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                    renderer_call: Callable[[str, object], Callable[[], None]],
-                   run_checks: Callable[[], object], reads_checks: set[str]) -> None:
+                   jobs: Jobs, reads_checks: set[str], here: Collection[str] = ()) -> object:
     """Render `names` in this process and `workers` - 1 children forked from it, then adopt
     them into `out` in the order of `names`.
 
     The children are forked first, before the checks run, so they share the plan as it was
-    built and no check temporaries; each takes outputs that read no check result from a
-    queue (one byte per output in a pipe: each byte is read by exactly one process), longest
-    first. This process runs the checks (`run_checks()`: the check results), renders the
-    outputs that read them (`reads_checks`), then takes from the same queue. One fork per
-    worker for the whole render, and nothing but a small file of errors goes back.
-    renderer_call(name, checks)() renders one output; outputs that read no check result get
-    a NotChecked, which refuses to be read. A renderer's exception is raised here, the first
-    in output order, once every process has stopped, and nothing is swapped in (OutputDir's
-    all-or-nothing)."""
+    built and no check temporaries. One queue (one byte per item in a pipe: each byte is
+    read by exactly one process) holds the check jobs (`jobs`), then the outputs that read
+    no check result, each longest first; every process takes from it. A check job's result
+    goes to a small file and its number down a second pipe; this process collects them
+    between items, and as soon as it has all of them it finishes the checks
+    (`jobs.finish`) and renders the outputs that read them (`reads_checks`), then takes
+    from the queue again. It renders the outputs of `here` (those that share derived data
+    with the ones that read the checks: computed once, here) before it takes from the
+    queue. One fork per worker for the whole render, and nothing but small
+    files of results and errors goes back. renderer_call(name, checks)() renders one
+    output; outputs that read no check result get a NotChecked, which refuses to be read. A
+    renderer's exception is raised here, the first in output order, once every process has
+    stopped, and nothing is swapped in (OutputDir's all-or-nothing); a check's is raised as
+    jobs.finish raises it, as a serial compile raises it. Returns what jobs.finish returned."""
     global _in_pool
-    queue = [n for n in longest_first(names) if n not in reads_checks]
-    if len(queue) > 255:
-        raise ValueError(f"{len(queue)} outputs: the render queue holds at most 255")
+    n_jobs = len(jobs)
+    queue = [n for n in longest_first(names) if n not in reads_checks and n not in here]
+    if n_jobs + len(queue) > 255:
+        raise ValueError(f"{n_jobs} check jobs and {len(queue)} outputs: the render queue holds at most 255")
     read_end, write_end = os.pipe()
-    os.write(write_end, bytes(range(len(queue))))  # a few dozen bytes: far below a pipe's capacity
+    os.write(write_end, bytes(range(n_jobs + len(queue))))  # a few dozen bytes: far below a pipe's capacity
     os.close(write_end)  # the queue is complete: a read of an empty queue returns b"" (done)
+    done_read, done_write = os.pipe()  # the number of each check job a worker has finished
     sys.stdout.flush()  # a child flushes its streams as it exits: nothing buffered may be printed twice
     sys.stderr.flush()
     gc.collect()
@@ -160,21 +197,47 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     assert out.tmp is not None
     staging = out.tmp / STAGING
     staging.mkdir(exist_ok=True)
+    results: dict[int, object] = {}
+    checks: list[object] = []  # jobs.finish's value, once every job has reported
     try:
         try:
             for k in range(workers - 1):
-                results = staging / f".worker-{k}.pickle"
+                report = staging / f".worker-{k}.pickle"
                 pid = os.fork()
                 if pid == 0:  # child: never returns into the caller's stack
-                    _worker(plan, out, queue, read_end, renderer_call, results)
-                children[pid] = results
-            with stage("checks"):
-                checks = run_checks()
-            for name in (n for n in names if n in reads_checks):
-                _render_here(out, name, renderer_call(name, checks), failed)
+                    os.close(done_read)
+                    _worker(plan, out, queue, read_end, renderer_call, report, jobs, done_write, staging)
+                children[pid] = report
+            os.close(done_write)  # the workers hold it: once all have exited, a read returns b""
+            done_write = -1
+
+            def checks_ready() -> None:
+                if not checks and _collect(staging, done_read, results, block=False) == n_jobs:
+                    with stage("checks"):
+                        checks.append(jobs.finish([results[k] for k in range(n_jobs)]))
+                    for name in (n for n in names if n in reads_checks):
+                        _render_here(out, name, renderer_call(name, checks[0]), failed)
+
+            checks_ready()
+            for name in (n for n in names if n in here):
+                if not failed:
+                    _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
+            checks_ready()
             while not failed and (token := os.read(read_end, 1)):
-                name = queue[token[0]]
-                _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
+                item = token[0]
+                if item < n_jobs:
+                    results[item] = _run_job(jobs, item)
+                else:
+                    name = queue[item - n_jobs]
+                    _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
+                checks_ready()
+            if not failed and not checks:
+                with stage("checks: waiting for the workers"):
+                    _collect(staging, done_read, results, block=True)
+                if len(results) < n_jobs:
+                    raise RuntimeError(f"{n_jobs - len(results)} check job(s) were taken by a worker that exited "
+                                       "before it reported")
+                checks_ready()
         finally:
             while os.read(read_end, 256):  # on a failure here: the children take nothing more
                 pass
@@ -182,6 +245,9 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                 _wait(plan, children, failed)
     finally:
         os.close(read_end)
+        os.close(done_read)
+        if done_write >= 0:
+            os.close(done_write)
         _in_pool = False
         gc.unfreeze()
     first = next((failed[n] for n in names if n in failed), failed.get(""))
@@ -191,6 +257,34 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
         for name in names:
             out.adopt(name)
         out.end_staging()
+    return checks[0]
+
+
+def _run_job(jobs: Jobs, k: int) -> object:
+    """Check job k's result, or its exception as one that can cross from a worker (pickled)."""
+    try:
+        return jobs.run(k)
+    except BaseException as exc:  # noqa: BLE001 - handed to jobs.finish, which raises it
+        return _crossable(exc, f"check job {k}")
+
+
+def _job_file(staging: Path, k: int) -> Path:
+    return staging / f".check-job-{k}.pickle"
+
+
+def _collect(staging: Path, done_read: int, results: dict[int, object], block: bool) -> int:
+    """Add to `results` the check jobs workers have finished since the last call (all that
+    are left, where `block`: until every worker has exited); how many results there are."""
+    os.set_blocking(done_read, block)
+    try:
+        while chunk := os.read(done_read, 256):
+            for k in chunk:
+                path = _job_file(staging, k)
+                results[k] = pickle.loads(path.read_bytes())
+                path.unlink()
+    except BlockingIOError:
+        pass
+    return len(results)
 
 
 def longest_first(names: list[str]) -> list[str]:
@@ -217,20 +311,27 @@ def _render_here(out: OutputDir, name: str, call: Callable[[], None], failed: di
 
 
 def _worker(plan: Plan, out: OutputDir, queue: list[str], read_end: int, renderer_call: Callable[[str, object], Callable[[], None]],
-            results: Path) -> None:
-    """A forked child: render outputs from the queue until it is empty (or one fails), write
-    the failures (name -> exception) and the MEMOS_BACK it computed to `results`, exit.
-    Never returns."""
+            report: Path, jobs: Jobs, done_write: int, staging: Path) -> None:
+    """A forked child: take items from the queue until it is empty (or an output fails): run
+    a check job (its result to its file, its number down `done_write`) or render an
+    output; then write the failures (name -> exception) and the MEMOS_BACK it computed to
+    `report`, exit. Never returns."""
     code = 0
     since = usage()
     try:
         quiet()
         failed: dict[str, BaseException] = {}
+        n_jobs = len(jobs)
         while not failed and (token := os.read(read_end, 1)):
-            name = queue[token[0]]
+            item = token[0]
+            if item < n_jobs:
+                _job_file(staging, item).write_bytes(pickle.dumps(_run_job(jobs, item)))
+                os.write(done_write, bytes([item]))
+                continue
+            name = queue[item - n_jobs]
             _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
         memos = {key: value for key in MEMOS_BACK if (value := plan.memoized(key)) is not None}
-        results.write_bytes(pickle.dumps((failed, memos)))
+        report.write_bytes(pickle.dumps((failed, memos)))
     except BaseException:  # noqa: BLE001 - reported through the exit status
         traceback.print_exc()
         code = 1
@@ -259,14 +360,20 @@ def _wait(plan: Plan, children: dict[int, Path], failed: dict[str, BaseException
 
 def _render_staged(out: OutputDir, name: str, call: Callable[[], None]) -> BaseException | None:
     """Render output `name` into its staging folder; its exception, if any, as one that can
-    cross to the parent (pickled): as it is, or as a RuntimeError with its traceback."""
+    cross to the parent (pickled)."""
     try:
         with stage(f"render {name}"), out.staged(name):
             call()
     except BaseException as exc:  # noqa: BLE001 - handed back, then raised by the parent
-        try:
-            pickle.loads(pickle.dumps(exc))
-        except Exception:  # noqa: BLE001
-            return RuntimeError(f"output {name} failed in a worker process:\n{traceback.format_exc()}")
-        return exc
+        return _crossable(exc, f"output {name}")
     return None
+
+
+def _crossable(exc: BaseException, what: str) -> BaseException:
+    """`exc` as it is where it pickles, else a RuntimeError with its traceback (called in its
+    except block)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001
+        return RuntimeError(f"{what} failed in a worker process:\n{traceback.format_exc()}")
+    return exc
