@@ -218,6 +218,8 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     mode = np.array(["unnumbered", "numbered"], dtype=object)[numbered.view(np.int8)]
     dev_names = np.array([d.name for d in devices], dtype=object)
     speed = links.speed_gbps[link]
+    # per port an int shared by every port of that speed (a handful of values), not 655k new int objects
+    speeds = _shared_ints(speed)
     gport = offsets[dev] + port
 
     port_lanes, lane_counts = _port_lanes(plan, lanes, dev, port)
@@ -227,7 +229,7 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
         _dotted_or_none(local_addr, numbered, "/31"), dev_names[peer].tolist(),
         all_names[offsets[peer] + peer_port].tolist(), _dotted_or_none(peer_addr_int, numbered),
-        r.asn[peer].tolist(), speed.tolist(), port_lanes, (port + 1).tolist(), (~upper).tolist(), lane_counts, mode.tolist(),
+        _shared_ints(r.asn, peer), speeds, port_lanes, (port + 1).tolist(), (~upper).tolist(), lane_counts, mode.tolist(),
         strict=True)))
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
@@ -244,7 +246,6 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     port_ids = {lid: sonic_ports(rec.sonic_port_alias if (rec := facts.model(model)) is not None else None, plan.layouts[lid].ports)
                 for lid, model in switch_layouts.items()}
     cable_m = _cable_lengths(plan, nos_facts, link, devices) if nos_facts.cable_length_classes_m else None
-    speeds = speed.tolist()
     oob_gateway = r.management_gateway
     for i in np.nonzero(is_switch)[0].tolist():
         d = devices[i]
@@ -318,6 +319,17 @@ def _port_lanes(plan: Plan, lanes: dict[str, np.ndarray], dev: np.ndarray, port:
     count = np.array([t.count(",") + 1 for t in text.tolist()], dtype=np.int64)
     pick = layout_start[dev] + port
     return text[pick].tolist(), count[pick].tolist()
+
+
+def _shared_ints(values: np.ndarray, pick: np.ndarray | None = None) -> list[int]:
+    """values[pick] (values, without pick) as Python ints, one int object per distinct value:
+    a list of a few hundred thousand ports of a handful of speeds (or a few thousand ASNs)
+    allocates no int per port (memory the compile faults in and frees)."""
+    if pick is None:
+        distinct, pick = np.unique(values, return_inverse=True)
+    else:
+        distinct = values
+    return np.array(distinct.tolist(), dtype=object)[pick].tolist()
 
 
 def _dotted_or_none(addresses: np.ndarray, numbered: np.ndarray, suffix: str = "") -> list[str | None]:
