@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from itertools import compress
+from operator import itemgetter
 from types import SimpleNamespace
 from typing import NamedTuple
 from collections.abc import Iterator
@@ -95,6 +97,9 @@ class Interface(NamedTuple):
     mode: str
 
 
+_KIND = itemgetter(Interface._fields.index("kind"))
+
+
 class BgpSession(NamedTuple):
     peer_address: str
     peer_asn: int
@@ -171,7 +176,9 @@ class SwitchConfig:
 
     @property
     def neighbors(self) -> list[Interface]:
-        return [i for i in self.interfaces if i.kind == "fabric"]
+        # filtered in C (compress, map): 128 ports a switch, thousands of switches
+        ifaces = self.interfaces
+        return list(compress(ifaces, map("fabric".__eq__, map(_KIND, ifaces))))
 
     @property
     def bgp_sessions(self) -> list[BgpSession]:
