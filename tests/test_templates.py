@@ -116,3 +116,16 @@ def test_same_renders_once_per_arguments_and_refuses_template_variables():
     bad = _env("{% set k = 3 %}{% macro block(n) %}{{ n }}{{ k }}{% endmacro %}{{ same(block, 1) }}")
     with pytest.raises(ValueError, match="reads template variable"):
         bad.get_template("t.j2").render()
+
+
+@pytest.mark.parametrize("by", [None, "vlan"])
+def test_rows_join_runs_and_rows_by_sep_even_a_percent_sign(by):
+    """Each run of rows is filled at once and the runs joined: `sep` (here with a literal %)
+    stands between every two rows, within a run and between runs, and after none."""
+    from compiler.render.structured_config import AccessVlan
+
+    items = [AccessVlan(1, "a", "x"), AccessVlan(1, "b", "y"), AccessVlan(2, "c", "z"), AccessVlan(2, "d", "w")]
+    macros = "row" if by is None else '{1: row, 2: row}, by="vlan"'
+    env = _env("{% macro row(gateway, subnet) %}<{{ gateway }}={{ subnet }}>{% endmacro %}"
+               "{{ rows(items, " + macros + ", sep=\",%s\\n\") }}")
+    assert env.get_template("t.j2").render(items=items) == ",%s\n".join(["<a=x>", "<b=y>", "<c=z>", "<d=w>"])

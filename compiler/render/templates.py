@@ -118,13 +118,12 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         fields = (*fields, *columns)
         items = list(map(tuple.__add__, items, zip(*columns.values(), strict=True)))
     # a list constant (the lossless queues) keys the cache as a tuple
-    const_key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in consts.items()))
+    const_key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in consts.items())) if consts else ()
     if by is None:
         assert isinstance(macros, Macro)
         return _joined(_row_spec(macros, fields, consts, const_key), items, sep)
     assert isinstance(macros, Mapping)
-    names = (by,) if isinstance(by, str) else by
-    key: Callable[[tuple], Any] = itemgetter(*[fields.index(b) for b in names])  # a tuple of values for several
+    key = _by_key(fields, by)
     out: list[str] = []
     # runs of rows with one value of `by` (a switch's server ports, then its uplinks), each filled at once
     for value, run in groupby(items, key):
@@ -132,6 +131,14 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         if macro is not None:
             out.append(_joined(_row_spec(macro, fields, consts, const_key), list(run), sep))
     return sep.join(out)
+
+
+@functools.cache
+def _by_key(fields: tuple[str, ...], by: str | tuple[str, ...]) -> Callable[[tuple], Any]:
+    """A row's value of `by`: a tuple of values for several fields (made once per table shape,
+    not per switch)."""
+    names = (by,) if isinstance(by, str) else by
+    return itemgetter(*[fields.index(b) for b in names])
 
 
 def _joined(spec: tuple[str, Callable[[tuple], tuple]], items: Sequence[tuple], sep: str) -> str:
