@@ -106,7 +106,9 @@ def _sheet_rows(columns: Sequence[str], values: Sequence[np.ndarray]) -> Callabl
         head, tail = header_only.split(b"</row>", 1)
         head = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="A1:{last}{rows + 1}"/>'.encode(), head, count=1)
         yield head + b"</row>"
-        pieces: list = ["<row r=\"", np.arange(2, rows + 2).astype(str).astype(object), "\">"]
+        numbers = np.empty(rows, dtype=object)
+        numbers[:] = list(map(str, range(2, rows + 2)))  # half the time of arange().astype(str).astype(object)
+        pieces: list = ["<row r=\"", numbers, "\">"]
         for i, column in enumerate(values):
             pieces += [f'<c r="{_column_letter(i)}', pieces[1], '" t="inlineStr"><is><t>', column, "</t></is></c>"]
         pieces.append("</row>")
