@@ -159,8 +159,15 @@ def physical_cable_ids(plan: Plan) -> list[str]:
 
 def _physical_cable_ids(plan: Plan) -> list[str]:
     cables = physical_cables(plan)
-    ids = plan.memo("cable_ids", cable_ids)
-    return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist(), strict=True)]
+    logical = plan.memo("cable_ids", cable_ids)
+    ids = np.empty(len(logical), dtype=object)
+    ids[:] = logical
+    out = ids[cables.first_link]
+    numbered = np.nonzero(cables.strand)[0]  # strands of a multi-fiber link: `.1`, `.2`, ... (few suffixes, built once)
+    if numbered.size:
+        suffix = np.array([f".{s}" for s in range(int(cables.strand.max()) + 1)], dtype=object)
+        out[numbered] = out[numbered] + suffix[cables.strand[numbered]]
+    return out.tolist()
 
 
 def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:
