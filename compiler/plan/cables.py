@@ -29,7 +29,7 @@ import numpy as np
 from .columns import concat
 from .model import Plan
 from .views import (cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
-                    port_table, splitter_heads)
+                    place_prefixes, port_table, splitter_heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +159,15 @@ def physical_cable_ids(plan: Plan) -> list[str]:
 
 def _physical_cable_ids(plan: Plan) -> list[str]:
     cables = physical_cables(plan)
-    ids = plan.memo("cable_ids", cable_ids)
-    return [ids[i] if s == 0 else f"{ids[i]}.{s}" for i, s in zip(cables.first_link.tolist(), cables.strand.tolist(), strict=True)]
+    logical = plan.memo("cable_ids", cable_ids)
+    ids = np.empty(len(logical), dtype=object)
+    ids[:] = logical
+    out = ids[cables.first_link]
+    numbered = np.nonzero(cables.strand)[0]  # strands of a multi-fiber link: `.1`, `.2`, ... (few suffixes, built once)
+    if numbered.size:
+        suffix = np.array([f".{s}" for s in range(int(cables.strand.max()) + 1)], dtype=object)
+        out[numbered] = out[numbered] + suffix[cables.strand[numbered]]
+    return out.tolist()
 
 
 def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -219,16 +226,19 @@ def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray
     cables = physical_cables(plan)
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
+    prefix = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)  # NOS name, panel cage beside it (views.cable_labels)
     offsets = plan.port_offsets()
     ids = np.array(physical_cable_ids(plan), dtype=object)
     first = cables.first_link
+    multi = multi_link_cables(cables)
     ends = []
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
-        here_place, here_port = place[dev], names[offsets[dev] + port]  # per link
-        text = here_place[first] + ":" + here_port[first] if len(cables) else np.zeros(0, dtype=object)
-        for idx, matrix in multi_link_cables(cables):
-            text[idx] = _end_text(here_place[matrix], here_port[matrix])
+        # gathered on the cables' first links only: one concatenation per cable end
+        at = dev[first]
+        text = prefix[at] + names[offsets[at] + port[first]] if len(cables) else np.zeros(0, dtype=object)
+        for idx, matrix in multi:
+            text[idx] = _end_text(place[dev[matrix]], names[offsets[dev[matrix]] + port[matrix]])
         ends.append(text)
     return ids, ends[0], ends[1]
 

@@ -222,13 +222,19 @@ def cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per link, how a label names its A end and its B end: `<place>:<port>`, the place as
     device_places, the port as floor_port_labels (object arrays of str)."""
     links = plan.links
-    place = np.array(plan.memo("device_places", device_places), dtype=object)
+    place = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)
     offsets = plan.port_offsets()
     if not len(links):
         return np.zeros(0, dtype=object), np.zeros(0, dtype=object)
-    return (place[links.a_dev] + ":" + names[offsets[links.a_dev] + links.a_port],
-            place[links.b_dev] + ":" + names[offsets[links.b_dev] + links.b_port])
+    return (place[links.a_dev] + names[offsets[links.a_dev] + links.a_port],
+            place[links.b_dev] + names[offsets[links.b_dev] + links.b_port])
+
+
+def place_prefixes(plan: Plan) -> np.ndarray:
+    """Per device `<place>:` (device_places and the colon), an object array: an end's label
+    text is then one concatenation per cable end, not two."""
+    return np.array([f"{p}:" for p in plan.memo("device_places", device_places)], dtype=object)
 
 
 def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:

@@ -67,8 +67,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     shared = _EndPieces(np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object),
                         port_pieces(plan), np.array([csv_field(t) for t in end_part_names(plan)], dtype=object), place)
     pieces: list[Piece] = [ids, ",", kinds, ",", *end_pieces(plan, shared, multi, 0), ",", *end_pieces(plan, shared, multi, 1),
-                           ",", speeds, ",", np.array(media_tail(plan), dtype=object), ",", *label_a, ",", *label_b,
-                           ",", np.array(modelled_lengths(plan), dtype=object), ",", carried]
+                           ",", speeds, ",", media_tail(plan), ",", *label_a, ",", *label_b,
+                           ",", modelled_lengths(plan), ",", carried]
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
         pieces += [",", np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]]]
@@ -203,14 +203,15 @@ def _raw_needs_quoting(columns: list[np.ndarray]) -> bool:
     return any(ch in v for v in values for ch in ',"\n\r')
 
 
-def modelled_lengths(plan: Plan) -> list[str]:
-    """Per physical cable, the modelled length of its longest logical link (what it must reach)."""
+def modelled_lengths(plan: Plan) -> Piece:
+    """Per physical cable, the modelled length of its longest logical link (what it must
+    reach), as a piece: empty (one constant piece) without a layout."""
     phys = plan.physical
     cables = physical_cables(plan)
     if phys is None or phys.length_m is None:
-        return [""] * len(cables)
+        return ""
     longest = np.maximum.reduceat(phys.length_m[cables.links], cables.indptr[:-1])[cables.group] if len(cables) else []
-    return [f"{x:.2f}" for x in np.asarray(longest).tolist()]
+    return np.array([f"{x:.2f}" for x in np.asarray(longest).tolist()], dtype=object)
 
 
 def _needs_quoting(plan: Plan) -> bool:
@@ -228,7 +229,7 @@ def physical_pieces(plan: Plan) -> np.ndarray:
     return np.array([f"{racks[r]},{u}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)], dtype=object)
 
 
-def media_tail(plan: Plan) -> list[str]:
+def media_tail(plan: Plan) -> np.ndarray:
     """Per physical cable the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
     the exact part and orderable length with a layout. Every row is one cable: an 800G
     link between twin-port modules (two fibers, views.fibers_per_link) is two rows, its
@@ -253,6 +254,6 @@ def media_tail(plan: Plan) -> list[str]:
         part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
         text = f"{length:g}" if length >= 0 else ""
         pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
-    return np.array(pieces, dtype=object)[inverse.reshape(-1)].tolist() if len(cables) else []
+    return np.array(pieces, dtype=object)[inverse.reshape(-1)] if len(cables) else np.zeros(0, dtype=object)
 
 

@@ -89,7 +89,7 @@ def _segments(fmt: str, values: int) -> list[str]:
 
 def _as_text(column: list) -> list[str] | str:
     """Values as %s prints them, None (an absent attribute) as nothing; a column of one value as that value."""
-    if column and column.count(column[0]) == len(column):  # one value in every row (a fabric, a medium): a constant piece
+    if column and column[-1] == column[0] and column.count(column[0]) == len(column):  # one value in every row (a fabric, a medium): a constant piece
         return "" if column[0] is None else str(column[0])
     try:
         "".join(column)  # all str (names, ports, ids): the column as it is, found in one C scan

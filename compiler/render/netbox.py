@@ -214,7 +214,9 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)[kept]
     near, far = (end[kept] for end in plan.memo("cable_ends", cable_ends))
     label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
-    if any(_needs_quoting(c) for c in (ids, near, far)):  # a name that needs quoting: escape whole labels
+    id_list = ids.tolist()
+    id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
+    if id_fields is not id_list or any(_needs_quoting(c) for c in (near, far)):  # a name that needs quoting: escape whole labels
         label = (np.array(csv_column(concat(list(label)).tolist()), dtype=object),)
     length: Piece = ""
     unit: Piece = ""
@@ -226,7 +228,7 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     a_name = np.array(csv_column(names[offsets[links.a_dev[kept]] + links.a_port[kept]].tolist()), dtype=object)
     b_name = np.array(csv_column(names[offsets[links.b_dev[kept]] + links.b_port[kept]].tolist()), dtype=object)
     return row_pieces(TABLES, "cables", [dev_names[links.a_dev[kept]], a_name, dev_names[links.b_dev[kept]], b_name, cable_type,
-                                         np.array(csv_column(ids.tolist()), dtype=object), color, length, unit, label, site, site])
+                                         np.array(id_fields, dtype=object), color, length, unit, label, site, site])
 
 
 def _needs_quoting(column: np.ndarray) -> bool:

@@ -73,9 +73,10 @@ def _with_header(columns: Sequence[str], records: Iterator[dict]) -> Iterator[di
 def _plain_text(column: np.ndarray) -> bool:
     """Every value a non-empty ASCII str that the writer spells as it is in an inline string:
     nothing XML escapes, no control character (the writer spells them _xHHHH_), no space at
-    either end (which it marks xml:space="preserve"). Checked by substring scans of one join."""
-    try:
-        joined = "\x01" + "\x01".join(column.tolist()) + "\x01"
+    either end (which it marks xml:space="preserve"). Checked by substring scans of one join
+    of the distinct values."""
+    try:  # each distinct value once: a column gathered from a few thousand names is a short text to scan
+        joined = "\x01" + "\x01".join(set(column.tolist())) + "\x01"
     except TypeError:  # numbers or None
         return False
     if not joined.isascii() or any(s in joined for s in ('&', '<', '>', '"', "\x01\x01", "\x01 ", " \x01")):
@@ -106,7 +107,9 @@ def _sheet_rows(columns: Sequence[str], values: Sequence[np.ndarray]) -> Callabl
         head, tail = header_only.split(b"</row>", 1)
         head = re.sub(rb'<dimension ref="[^"]*"/>', f'<dimension ref="A1:{last}{rows + 1}"/>'.encode(), head, count=1)
         yield head + b"</row>"
-        pieces: list = ["<row r=\"", np.arange(2, rows + 2).astype(str).astype(object), "\">"]
+        numbers = np.empty(rows, dtype=object)
+        numbers[:] = list(map(str, range(2, rows + 2)))  # half the time of arange().astype(str).astype(object)
+        pieces: list = ["<row r=\"", numbers, "\">"]
         for i, column in enumerate(values):
             pieces += [f'<c r="{_column_letter(i)}', pieces[1], '" t="inlineStr"><is><t>', column, "</t></is></c>"]
         pieces.append("</row>")
