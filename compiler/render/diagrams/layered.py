@@ -134,7 +134,13 @@ def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bund
 
 def _lines_px(lines: tuple[str, ...], bold: bool) -> float:
     """The widest line of a box (a bold first line is about a tenth wider)."""
-    return max((text_px(t) * (1.1 if bold and k == 0 else 1) for k, t in enumerate(lines)), default=0)
+    if not lines:
+        return 0
+    # the longest line is the widest (text_px grows with the length): one width per box, not per line
+    if bold:
+        first = text_px(lines[0]) * 1.1
+        return max(first, text_px(max(lines[1:], key=len))) if len(lines) > 1 else first
+    return text_px(max(lines, key=len))
 
 
 def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[int, str],
