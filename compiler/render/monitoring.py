@@ -23,7 +23,6 @@ port in use (about 100 bytes each).
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring_ascii
 from collections.abc import Iterator
 from functools import lru_cache
@@ -103,16 +102,37 @@ def _targets(plan: Plan, indices: list[int], port: int) -> str:
     (tests/test_monitoring.py compares the two)."""
     if not indices:
         return "[]\n"
-    labels = _device_labels(plan)
-    q = _json_value
-    groups = [f' {{\n  "targets": [\n   {q(f"{address}:{port}")}\n  ],\n  "labels": {{\n   '
-              + ",\n   ".join(f"{q(k)}: {q(v)}" for k, v in labels[i].items()) + "\n  }\n }"
-              for i, address in zip(indices, _addresses(plan, indices), strict=True)]
-    return "[\n" + ",\n".join(groups) + "\n]\n"
+    return "[\n" + ",\n".join(
+        f' {{\n  "targets": [\n   {encode_basestring_ascii(f"{address}:{port}")}\n  ],\n  "labels": {{\n   {labels}\n  }}\n }}'
+        for address, labels in zip(_addresses(plan, indices), _label_texts(plan, indices), strict=True)) + "\n]\n"
 
 
-def _json_value(value) -> str:
-    return encode_basestring_ascii(value) if isinstance(value, str) else json.dumps(value)
+def _label_texts(plan: Plan, indices: list[int]) -> list[str]:
+    """Each listed device's labels (_device_labels) as the indented JSON members json.dumps
+    writes; the few distinct roles, fabrics, groups and racks are encoded once each."""
+    phys = plan.physical
+    racks = [r.name for r in phys.racks] if phys is not None else None
+    rack_of = phys.dev_rack[indices].tolist() if phys is not None else None
+    members: dict[tuple[str, object], str] = {}
+
+    def member(key: str, value: object) -> str:
+        text = members.get((key, value))
+        if text is None:
+            text = members[(key, value)] = f'"{key}": {encode_basestring_ascii(str(value))}'
+        return text
+
+    devices = plan.devices
+    out = []
+    for n, i in enumerate(indices):
+        d = devices[i]
+        parts = [f'"name": {encode_basestring_ascii(d.name)}', member("role", d.role), member("fabric", d.fabric)]
+        for key, value in (("su", d.su), ("pod", d.pod), ("rail", d.rail)):
+            if value is not None:
+                parts.append(member(key, value))
+        if racks is not None and rack_of is not None:
+            parts.append(member("rack", racks[int(rack_of[n])]))
+        out.append(",\n   ".join(parts))
+    return out
 
 
 def _switch_ports(plan: Plan, ib: bool) -> list[np.ndarray]:

@@ -30,6 +30,8 @@ SCOPE_BUDGETS = {0: 64, 1: 128, 2: 128, 3: 128}
 OVERVIEW_CAPS = {0: 16, 1: 16, 2: 16, 3: 16}
 OVERVIEW_BUDGETS = {0: 64, 1: 128, 2: 128, 3: 128}
 ROW_NAMES = {0: "servers", 1: "leaves", 2: "spines", 3: "cores"}
+# _both_shown: the links with both ends shown, and their ends' positions in `shown`
+Shown = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def fabric_label(plan: Plan) -> str:
@@ -71,7 +73,7 @@ def _whole_names(plan: Plan, order: list[int]) -> dict:
 
 
 def tier_rows(plan: Plan, shown: np.ndarray, link_ids: np.ndarray, caps: dict[int, int],
-              budgets: dict[int, int], whole: bool = False) -> tuple[list[Row], np.ndarray]:
+              budgets: dict[int, int], whole: bool = False, both: Shown | None = None) -> tuple[list[Row], np.ndarray]:
     """Rows (top tier first) of the devices `shown` (sorted indices), and each shown
     device's cell index over all rows (-1: not drawn).
 
@@ -79,13 +81,14 @@ def tier_rows(plan: Plan, shown: np.ndarray, link_ids: np.ndarray, caps: dict[in
     by its edge budget: budgets[tier] // the most boxes of the row below (or, for the
     servers, above) that one of its devices links to, so the edges between two rows never
     exceed the budget however many devices there are. `whole`: switches past the cap are
-    drawn a box per pod or plane where those fit (overviews)."""
+    drawn a box per pod or plane where those fit (overviews). `both`: _both_shown(plan,
+    shown, link_ids) where the caller has it."""
     devs = plan.devices
     shown_list = shown.tolist()
     by_tier: dict[int, list[int]] = {}
     for i in shown_list:
         by_tier.setdefault(devs[i].tier, []).append(i)
-    _, a_pos, b_pos = _both_shown(plan, shown, link_ids)
+    _, a_pos, b_pos = both or _both_shown(plan, shown, link_ids)
     cell_local = np.full(len(shown_list), -1, dtype=np.int64)  # cell index within its own row
     pos = {i: k for k, i in enumerate(shown_list)}
     built: dict[int, tuple[Row, list[list[int]]]] = {}
@@ -120,7 +123,7 @@ def tier_rows(plan: Plan, shown: np.ndarray, link_ids: np.ndarray, caps: dict[in
     return rows, cell_of
 
 
-def _both_shown(plan: Plan, shown: np.ndarray, link_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _both_shown(plan: Plan, shown: np.ndarray, link_ids: np.ndarray) -> Shown:
     """The links among `link_ids` with both ends in `shown` (sorted device indices), and
     the positions of their ends in `shown`."""
     links = plan.links
@@ -198,11 +201,11 @@ def _first_upper(plan: Plan) -> np.ndarray:
 
 
 def bundles_of(plan: Plan, link_ids: np.ndarray, shown: np.ndarray, cell_of: np.ndarray,
-               cells: list[Cell]) -> Bundles:
+               cells: list[Cell], both: Shown | None = None) -> Bundles:
     """Links between cells, one bundle per pair of cells (both ends shown), coloured by the
     rail of its leaf end. Vectorised over the links."""
     links = plan.links
-    link_ids, a_pos, b_pos = _both_shown(plan, shown, link_ids)
+    link_ids, a_pos, b_pos = both or _both_shown(plan, shown, link_ids)
     ca, cb = cell_of[a_pos], cell_of[b_pos]
     keep = (ca >= 0) & (cb >= 0) & (ca != cb)
     n = max(len(cells), 1)
@@ -214,11 +217,12 @@ def bundles_of(plan: Plan, link_ids: np.ndarray, shown: np.ndarray, cell_of: np.
     return Bundles(a, b, counts, gbps.astype(np.int64), colours)
 
 
-def gap_notes(plan: Plan, link_ids: np.ndarray, rows: list[Row], shown: np.ndarray, cell_of: np.ndarray) -> dict[int, str]:
+def gap_notes(plan: Plan, link_ids: np.ndarray, rows: list[Row], shown: np.ndarray, cell_of: np.ndarray,
+              both: Shown | None = None) -> dict[int, str]:
     """Per gap between adjacent rows, the links crossing it by kind ('256 leaf-spine')."""
     links = plan.links
     row_of_cell = np.concatenate([np.full(len(r.cells), k) for k, r in enumerate(rows)]) if rows else np.zeros(0, np.int64)
-    link_ids, a_pos, b_pos = _both_shown(plan, shown, link_ids)
+    link_ids, a_pos, b_pos = both or _both_shown(plan, shown, link_ids)
     ca, cb = cell_of[a_pos], cell_of[b_pos]
     keep = (ca >= 0) & (cb >= 0)
     upper = np.minimum(row_of_cell[ca[keep]], row_of_cell[cb[keep]])
@@ -245,9 +249,10 @@ def scope_drawing(plan: Plan, scope: str, members: list[int], link_ids: np.ndarr
     links = plan.links
     shown = distinct(np.concatenate([np.asarray(members, dtype=np.int64), links.a_dev[link_ids].astype(np.int64),
                                      links.b_dev[link_ids].astype(np.int64)]))
-    rows, cell_of = tier_rows(plan, shown, link_ids, caps, budgets)
+    both = _both_shown(plan, shown, link_ids)  # the three steps below read the same links
+    rows, cell_of = tier_rows(plan, shown, link_ids, caps, budgets, both=both)
     cells = [c for r in rows for c in r.cells]
-    bundles = bundles_of(plan, link_ids, shown, cell_of, cells)
+    bundles = bundles_of(plan, link_ids, shown, cell_of, cells, both)
     counts: dict[str, int] = {}
     for i in shown.tolist():
         role = plan.devices[i].role
@@ -256,7 +261,7 @@ def scope_drawing(plan: Plan, scope: str, members: list[int], link_ids: np.ndarr
     footnote = "A box of several devices is a run of them, labelled with its range." if any(c.members for c in cells) else ""
     title = title or f"{plan.name}{fabric_label(plan)} · {scope}"
     return layered(f"{plan.name} {scope}", title, subtitle, rows, bundles, rails_of(rows),
-                   gap_notes(plan, link_ids, rows, shown, cell_of), footnote)
+                   gap_notes(plan, link_ids, rows, shown, cell_of, both), footnote)
 
 
 def clos_overview(plan: Plan) -> Drawing:
@@ -329,7 +334,8 @@ def clos_overview(plan: Plan) -> Drawing:
         rows.append(Row("endpoints", "", endpoints))
     shown = np.arange(len(devs))
     cells = [c for r in rows for c in r.cells]
-    bundles = bundles_of(plan, np.arange(len(links)), shown, cell_of_dev, cells)
+    both = _both_shown(plan, shown, np.arange(len(links)))
+    bundles = bundles_of(plan, np.arange(len(links)), shown, cell_of_dev, cells, both)
     bundles.colour = [EDGE_COLOUR] * len(bundles)  # a unit holds every rail: no rail colour here
     counts = plan.count_by_role()
     design = plan.view.design
@@ -340,4 +346,4 @@ def clos_overview(plan: Plan) -> Drawing:
     footnote = (f"Each box of the {rows[len(rows_up)].label} row is drawn in detail in a diagram of its own "
                 f"({names[0]}.svg{'' if len(names) == 1 else f' … {names[-1]}.svg'}): its servers, leaves and their links.")
     return layered(f"{plan.name} fabric", overview_title(plan), subtitle, rows, bundles, [],
-                   gap_notes(plan, np.arange(len(links)), rows, shown, cell_of_dev), footnote)
+                   gap_notes(plan, np.arange(len(links)), rows, shown, cell_of_dev, both), footnote)

@@ -14,6 +14,7 @@ and a function call per coordinate in a template would cost more than the layout
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -50,8 +51,13 @@ class Box:
     def __post_init__(self):
         self.x, self.y, self.w, self.h = px(self.x), px(self.y), px(self.w), px(self.h)
         self.cx, self.cy = px(self.x + self.w / 2), px(self.y + self.h / 2)
-        n = len(self.lines)
-        self.baselines = tuple(px(self.cy + (k - (n - 1) / 2) * LINE_PX + 4) for k in range(n))
+        self.baselines = _baselines(self.cy, len(self.lines))
+
+
+@functools.lru_cache(maxsize=4096)
+def _baselines(cy: float, n: int) -> tuple[float, ...]:
+    """The baselines of n centred lines about cy: the same for every box of a row."""
+    return tuple(px(cy + (k - (n - 1) / 2) * LINE_PX + 4) for k in range(n))
 
 
 class Edge(NamedTuple):

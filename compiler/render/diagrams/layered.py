@@ -13,6 +13,7 @@ one caption in the gap says so instead of a label on each edge.
 from __future__ import annotations
 
 import functools
+from functools import partial
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -133,7 +134,13 @@ def layered(name: str, title: str, subtitle: str, rows: list[Row], bundles: Bund
 
 def _lines_px(lines: tuple[str, ...], bold: bool) -> float:
     """The widest line of a box (a bold first line is about a tenth wider)."""
-    return max((text_px(t) * (1.1 if bold and k == 0 else 1) for k, t in enumerate(lines)), default=0)
+    if not lines:
+        return 0
+    # the longest line is the widest (text_px grows with the length): one width per box, not per line
+    if bold:
+        first = text_px(lines[0]) * 1.1
+        return max(first, text_px(max(lines[1:], key=len))) if len(lines) > 1 else first
+    return text_px(max(lines, key=len))
 
 
 def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[int, str],
@@ -141,9 +148,60 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     """Edges with their attachment points and labels, and the captions of each gap.
     Vectorised over the bundles: O(edges log edges)."""
     boxes = d.boxes
+    a, b, count = bundles.a, bundles.b, bundles.count
+    geometry = _edge_geometry(a, b, count, row_list, sizes, boxes, len(row_y))
+    cols, widths, labelled, uniform, arcs = geometry
+    ids = [box.id for box in boxes]
+    a_l, b_l, count_l = a.tolist(), b.tolist(), count.tolist()
+    titles = [f"{ids[ea]} — {ids[eb]}{tail}" for ea, eb, tail in
+              zip(a_l, b_l, map(_count_text, count_l, bundles.gbps.tolist()), strict=True)]
+    labels = [_label(c) if lab else "" for c, lab in zip(count_l, labelled, strict=True)]
+    zeros = [0.0] * len(a_l)  # bend, mx, my: straight lines (arcs are patched in below)
+    # tuple.__new__ over each row: neither the keyword layer of Edge(...) nor a frame of Edge._make per edge
+    d.edges += map(partial(tuple.__new__, Edge), zip(
+        map(ids.__getitem__, a_l), map(ids.__getitem__, b_l), count_l, *cols[:4],
+        bundles.colour, widths, titles, labels, *cols[4:], zeros, zeros, zeros, strict=True))
+    first = len(d.edges) - len(a_l)
+    for e in arcs:  # inside one row: an arc above it
+        p, r = boxes[a_l[e]], boxes[b_l[e]]
+        bend = 24 + 0.12 * abs(r.cx - p.cx)
+        d.edges[first + e] = Edge(p.id, r.id, count_l[e], p.cx, p.y, r.cx, r.y, bundles.colour[e], widths[e], titles[e],
+                                  labels[e], round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend / 2, 1),
+                                  round(bend, 1), round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend, 1))
+    for k in range(len(row_y) - 1):
+        lines = [gap_notes[k]] if k in gap_notes else []
+        if k in uniform:
+            lines += _wrap(uniform[k], 24)
+        y_top, h_top = row_y[k]
+        y_mid = (y_top + h_top + row_y[k + 1][0]) / 2
+        for i, line in enumerate(lines):
+            d.texts.append(Text(MARGIN_PX, y_mid + 12 * i - 6 * (len(lines) - 1) + 3, line, SMALL_PX, colour="#555555"))
+
+
+# scope diagrams of one fabric share their shape (boxes, bundles, counts) up to names: the
+# edges' geometry is computed once per shape (a few shapes per fabric, so a small table)
+_GEOMETRY: dict[tuple, tuple] = {}
+
+
+def _edge_geometry(a: np.ndarray, b: np.ndarray, count: np.ndarray, row_list: list[int], sizes: list[int],
+                   boxes: list[Box], n_rows: int) -> tuple:
+    """Per edge (bundle): x1, y1, x2, y2, label x and y (rounded), the line width, whether it
+    has a label of its own; the gaps' captions ({gap: text}); the edges inside one row.
+    Depends only on the boxes' places and the bundles, never on names."""
+    key = (a.dtype.str, b.dtype.str, count.dtype.str, a.tobytes(), b.tobytes(), count.tobytes(), tuple(row_list), tuple(sizes), n_rows,
+           tuple((box.x, box.y, box.w, box.h) for box in boxes))
+    found = _GEOMETRY.get(key)
+    if found is None:
+        if len(_GEOMETRY) >= 64:
+            _GEOMETRY.clear()
+        found = _GEOMETRY[key] = _edge_geometry_of(a, b, count, row_list, sizes, boxes, n_rows)
+    return found
+
+
+def _edge_geometry_of(a: np.ndarray, b: np.ndarray, count: np.ndarray, row_list: list[int], sizes: list[int],
+                      boxes: list[Box], n_rows: int) -> tuple:
     row_of = np.asarray(row_list, dtype=np.int64)
     size = np.asarray(sizes, dtype=np.float64)
-    a, b, count = bundles.a, bundles.b, bundles.count
     ra, rb = row_of[a], row_of[b]
     upper = np.minimum(ra, rb)
     adjacent = np.abs(ra - rb) == 1
@@ -163,7 +221,7 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
         elif sel.sum() > MAX_LABELLED_EDGES:  # too many lines for a label each: the range, and hover
             uniform[k] = f"each line = {int(c.min()):,} to {int(c.max()):,} links (hover a line for its count)"
     labelled = ~(adjacent & np.isin(upper, list(uniform))) & (count > 1)
-    crowded = np.bincount(upper[adjacent], minlength=len(row_y)) > 48  # thin lines where a gap is dense
+    crowded = np.bincount(upper[adjacent], minlength=n_rows) > 48  # thin lines where a gap is dense
     bx = np.array([box.x for box in boxes])
     by = np.array([box.y for box in boxes])
     bw = np.array([box.w for box in boxes])
@@ -185,34 +243,9 @@ def _edges(d: Drawing, bundles: Bundles, row_list: list[int], gap_notes: dict[in
     t = np.where(np.where(a_is_lo, step_lo >= step_hi, step_hi >= step_lo), 0.2, 0.8)
     lx, ly = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
     cols = [np.round(v, 1).tolist() for v in (x1, y1, x2, y2, lx, ly)]
-    ids = [box.id for box in boxes]
-    a_l, b_l, count_l = a.tolist(), b.tolist(), count.tolist()
-    # per edge, texts that depend only on its count (and bandwidth): a few distinct values
-    # per diagram, spelled once each (a format per edge was most of this function's time)
     widths = [1.2 if crowded[u] and adj else edge_width(c)
-              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count_l, strict=True)]
-    titles = [f"{ids[ea]} — {ids[eb]}{tail}" for ea, eb, tail in
-              zip(a_l, b_l, map(_count_text, count_l, bundles.gbps.tolist()), strict=True)]
-    labels = [_label(c) if lab else "" for c, lab in zip(count_l, labelled.tolist(), strict=True)]
-    zeros = [0.0] * len(a_l)  # bend, mx, my: straight lines (arcs are patched in below)
-    # Edge._make: tuple.__new__ over each row, without the keyword layer of Edge(...)
-    d.edges += map(Edge._make, zip(map(ids.__getitem__, a_l), map(ids.__getitem__, b_l), count_l, *cols[:4],
-                                   bundles.colour, widths, titles, labels, *cols[4:], zeros, zeros, zeros, strict=True))
-    first = len(d.edges) - len(a_l)
-    for e in np.nonzero(ra == rb)[0].tolist():  # inside one row: an arc above it
-        p, r = boxes[a_l[e]], boxes[b_l[e]]
-        bend = 24 + 0.12 * abs(r.cx - p.cx)
-        d.edges[first + e] = Edge(p.id, r.id, count_l[e], p.cx, p.y, r.cx, r.y, bundles.colour[e], widths[e], titles[e],
-                                  labels[e], round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend / 2, 1),
-                                  round(bend, 1), round((p.cx + r.cx) / 2, 1), round(min(p.y, r.y) - bend, 1))
-    for k in range(len(row_y) - 1):
-        lines = [gap_notes[k]] if k in gap_notes else []
-        if k in uniform:
-            lines += _wrap(uniform[k], 24)
-        y_top, h_top = row_y[k]
-        y_mid = (y_top + h_top + row_y[k + 1][0]) / 2
-        for i, line in enumerate(lines):
-            d.texts.append(Text(MARGIN_PX, y_mid + 12 * i - 6 * (len(lines) - 1) + 3, line, SMALL_PX, colour="#555555"))
+              for u, adj, c in zip(upper.tolist(), adjacent.tolist(), count.tolist(), strict=True)]
+    return cols, widths, labelled.tolist(), uniform, np.nonzero(ra == rb)[0].tolist()
 
 
 @functools.cache
