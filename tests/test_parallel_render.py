@@ -290,3 +290,55 @@ def test_a_check_error_is_the_same_clean_error_and_exit_code_on_any_number_of_wo
     code, stdout, stderr = seen["2"]
     assert code == 2 and "No space left on device: redundancy.tmp" in stderr
     assert "Traceback" not in stdout + stderr
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads a process's children from Linux's /proc")
+def test_a_compile_killed_while_rendering_leaves_no_worker_running(tmp_path):
+    """SIGKILL cannot be caught, so the compile cannot stop its forked workers itself: they
+    must die with it (PR_SET_PDEATHSIG), or they go on writing into the staging folder that
+    the next compile cleans up and leave half-written folders behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = tmp_path / "big.yaml"
+    spec.write_text("name: killme\ngpus: 65536\nserver: dgx-h100\n"
+                    "fabric: {topology: rail-optimized, switch: sn5600, speed_gbps: 400}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLUSTERC_RENDER_WORKERS": "2"}
+    killed_while_rendering = 0
+    for delay in (0.3, 1.0, 2.0, 3.0):  # into the check jobs, then into the outputs
+        proc = subprocess.Popen([sys.executable, "-m", "compiler.cli", "compile", str(spec), "-o", str(tmp_path / "out")],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        workers: list[int] = []
+        deadline = time.monotonic() + 120
+        while not workers and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.02)
+        assert workers, "the compile forked no render worker: the test did not exercise the pool"
+        time.sleep(delay)
+        if proc.poll() is not None:
+            break  # finished before the kill
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        killed_while_rendering += 1
+        deadline = time.monotonic() + 5
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], f"a render worker outlived the compile killed after {delay} s"
+    assert killed_while_rendering >= 2

@@ -22,10 +22,12 @@ its own already, and every other fork copies more of the plan's pages.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Collection
@@ -99,6 +101,22 @@ def share_workers(items: int, from_items: int) -> int:
     return max(1, min(env, MAX_WORKERS)) if env is not None else cores()
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """In a forked child: be killed when the compile's process dies. A compile killed with
+    SIGKILL cannot stop its children itself, and a child left running would go on writing
+    into the staging folder the next compile cleans up. Linux only (prctl); elsewhere the
+    child still exits when it finds its parent gone."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def in_shares(work: Callable[[int, int], None], workers: int) -> None:
     """Run work(k, workers) for k = 0 .. workers - 1, each in a child forked from this
     process (it inherits what `work` reads; each share must write files no other share
@@ -111,9 +129,11 @@ def in_shares(work: Callable[[int, int], None], workers: int) -> None:
     sys.stdout.flush()  # a child's exit flushes inherited buffers: nothing may be printed twice
     sys.stderr.flush()
     pids = []
+    parent = os.getpid()
     for k in range(workers):
         pid = os.fork()
         if pid == 0:  # child: never return into the caller's stack
+            _die_with(parent)
             code = 0
             try:
                 work(k, workers)
@@ -199,12 +219,14 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     staging.mkdir(exist_ok=True)
     results: dict[int, object] = {}
     checks: list[object] = []  # jobs.finish's value, once every job has reported
+    parent = os.getpid()
     try:
         try:
             for k in range(workers - 1):
                 report = staging / f".worker-{k}.pickle"
                 pid = os.fork()
                 if pid == 0:  # child: never returns into the caller's stack
+                    _die_with(parent)
                     os.close(done_read)
                     _worker(plan, out, queue, read_end, renderer_call, report, jobs, done_write, staging)
                 children[pid] = report
