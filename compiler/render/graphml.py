@@ -14,7 +14,6 @@ row passes its full tuple. The file streams out: it is hundreds of MB at 100k+ G
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ from ..check import CheckResults
 from ..plan.columns import Piece, distinct, text_chunks
 from ..plan.model import Plan
 from ..plan.multigraph import DEVICE_ATTRIBUTES, LINK_ATTRIBUTES, device_columns, link_columns
-from .templates import environment, stream_template
+from .templates import environment, format_segments, stream_template
 from .writer import OutputDir
 
 _MARK = "\x00{}\x00"  # a value's place while a shape renders (values themselves go in through %)
@@ -71,18 +70,8 @@ def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> s
 
 
 def _segments(fmt: str, values: int) -> list[str]:
-    """A shape's %-format (_format) as the `values + 1` texts around its values: an absent
-    value's `%.0s` stands where it prints nothing, so every row's pieces line up."""
-    texts, text, at = [], [], 0
-    for m in re.finditer(r"%%|%s|%\.0s", fmt):
-        text.append(fmt[at:m.start()])
-        if m.group() == "%%":
-            text.append("%")
-        else:
-            texts.append("".join(text))
-            text = []
-        at = m.end()
-    texts.append("".join(text) + fmt[at:])
+    """A shape's %-format (_format) as the `values + 1` texts around its values."""
+    texts = format_segments(fmt)
     assert len(texts) == values + 1, "every value has exactly one place in the format"
     return texts
 

@@ -67,14 +67,12 @@ def row_format(template: str, macro: str, arity: int) -> str:
     return text
 
 
-def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...]]) -> list[Piece]:
-    """One row of a big table as macro `macro` of `template` spells it (row_format), as the
-    pieces plan/columns.py text_chunks joins: the macro's text between its arguments, and
-    per argument its column (one value per row, escaped for the file's syntax first), a
-    str every row shares, or a tuple of pieces that together make the value."""
-    fmt = row_format(template, macro, len(columns))
+def format_segments(fmt: str) -> list[str]:
+    """A row's %-format as the texts around its values (one more than the values; `%%` read
+    as `%`): a value is `%s`, or `%.0s` where an absent value prints nothing, so every row's
+    pieces line up."""
     texts, text, at = [], [], 0
-    for m in re.finditer("%%|%s", fmt):
+    for m in re.finditer(r"%%|%s|%\.0s", fmt):
         text.append(fmt[at:m.start()])
         if m.group() == "%%":
             text.append("%")
@@ -82,9 +80,18 @@ def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...
             texts.append("".join(text))
             text = []
         at = m.end()
-    text.append(fmt[at:])
+    texts.append("".join(text) + fmt[at:])
+    return texts
+
+
+def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...]]) -> list[Piece]:
+    """One row of a big table as macro `macro` of `template` spells it (row_format), as the
+    pieces plan/columns.py text_chunks joins: the macro's text between its arguments, and
+    per argument its column (one value per row, escaped for the file's syntax first), a
+    str every row shares, or a tuple of pieces that together make the value."""
+    texts = format_segments(row_format(template, macro, len(columns)))
     pieces: list[Piece] = [texts[0]]
-    for column, after in zip(columns, texts[1:] + ["".join(text)], strict=True):
+    for column, after in zip(columns, texts[1:], strict=True):
         pieces += [*(column if isinstance(column, tuple) else (column,)), after]
     return [p for p in pieces if not isinstance(p, str) or p]
 # A field's place while a row macro renders once: characters that escaping, quoting and case
