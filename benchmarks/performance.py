@@ -128,28 +128,44 @@ def print_trace(path: Path, whole: dict) -> None:
 
 
 def stages_in_process(spec: Path, out: Path) -> dict:
-    """CPU seconds of each stage and output, rendered one after another in this process."""
+    """CPU seconds of each stage and output, rendered one after another in this process,
+    and the system part of each (the kernel's share: creating files, faulting pages in)."""
     from compiler.check import run_checks
     from compiler.cli import tune_allocator
     from compiler.pipeline import build_plan
     from compiler.plan.fabrics import fabric_plan
+    from compiler.progress import TRACE_ENV
     from compiler.render import ALL, RENDERERS
     from compiler.render.writer import OutputDir
 
-    def cpu() -> float:  # this process and the children it forked (switch configs)
-        return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_SELF),
-                                                        resource.getrusage(resource.RUSAGE_CHILDREN)))
+    def cpu() -> tuple[float, float]:  # (user + sys, sys) of this process and the children it forked
+        usages = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+        return sum(ru.ru_utime + ru.ru_stime for ru in usages), sum(ru.ru_stime for ru in usages)
+
+    def since(t: tuple[float, float]) -> tuple[float, float]:
+        now = cpu()
+        return now[0] - t[0], now[1] - t[1]
 
     def peak_mb() -> float:  # the largest resident set so far: after a stage, what that stage reached at most
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     tune_allocator()  # as the command line does
-    c0 = cpu()
+    t = cpu()
     _, plan = build_plan(spec)
-    c1 = cpu()
+    stage_s = {"spec -> plan": since(t)}
     peaks = {"plan": peak_mb()}
-    checks = run_checks(plan)
-    c2 = cpu()
+    t = cpu()
+    trace = out.with_name(out.name + "-checks.jsonl")  # each check's CPU, from the compile's own trace
+    os.environ[TRACE_ENV] = str(trace)
+    try:
+        checks = run_checks(plan)
+    finally:
+        del os.environ[TRACE_ENV]
+    stage_s["checks"] = since(t)
+    for line in trace.read_text().splitlines():
+        e = json.loads(line)
+        if e["name"].startswith("check "):
+            stage_s[e["name"]] = (e["user_s"] + e["sys_s"], e["sys_s"])
     peaks["checks"] = peak_mb()
     outputs = {}
     with OutputDir(out / plan.name) as w:
@@ -157,12 +173,34 @@ def stages_in_process(spec: Path, out: Path) -> dict:
             t = cpu()
             with w.output(name):
                 renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, w)
-            outputs[name] = cpu() - t
+            outputs[name] = since(t)
             peaks[name] = peak_mb()
     switches = sum(1 for d in plan.devices if d.role in ("leaf", "spine", "core", "super-spine"))
-    return {"links": len(plan.links), "switches": switches, "plan_s": c1 - c0, "checks_s": c2 - c1,
-            "check_seconds": dict(checks.seconds), "outputs_s": outputs, "peak_mb_after": peaks,
+    return {"links": len(plan.links), "switches": switches, "plan_s": stage_s["spec -> plan"][0],
+            "checks_s": stage_s["checks"][0], "stage_s": stage_s,
+            "check_seconds": dict(checks.seconds), "outputs_s": {k: v[0] for k, v in outputs.items()},
+            "outputs_sys_s": {k: v[1] for k, v in outputs.items()}, "peak_mb_after": peaks,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def print_growth(small: dict, large: dict, label: str) -> None:
+    """Each stage's CPU at the larger size over the smaller (the issue's bar: at most 4.2x
+    for 4x the links), with and without the kernel's share."""
+    def stages(st: dict) -> dict[str, tuple[float, float]]:
+        rows = dict(st["stage_s"])
+        rows.update({k: (v, st["outputs_sys_s"][k]) for k, v in st["outputs_s"].items()})
+        return rows
+
+    a, b = stages(small), stages(large)
+    print(f"\ngrowth {label} (CPU s in this process; 'user' leaves out the kernel's share):")
+    print("| stage | small (CPU, sys) | large (CPU, sys) | CPU ratio | user ratio |")
+    print("|---|---|---|---|---|")
+    for k in a:
+        if k not in b or max(a[k][0], b[k][0]) < 0.05:
+            continue
+        (ca, sa), (cb, sb) = a[k], b[k]
+        user = (cb - sb) / (ca - sa) if ca - sa > 0 else float("nan")
+        print(f"| {k} | {ca:.2f}, {sa:.2f} | {cb:.2f}, {sb:.2f} | {cb / ca:.1f}x | {user:.1f}x |")
 
 
 def render_by_workers(spec: Path, out: Path, counts: list[int]) -> dict[int, tuple[float, float]]:
@@ -236,10 +274,11 @@ def main() -> None:
     ap.add_argument("--avd-spines", type=int, default=16, help="spines of the pyavd fabric (leaves: the rest)")
     ap.add_argument("--skip-stages", action="store_true", help="whole processes only")
     ap.add_argument("--trace", action="store_true", help="print the compile's timeline of stages and workers")
+    ap.add_argument("--dir", help="where the compiles write (default: a new folder in the temporary directory)")
     ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
     args = ap.parse_args()
     names = list(CASES) if args.cases == "all" else args.cases.split(",")
-    work = Path(tempfile.mkdtemp(prefix="clusterc-perf-"))
+    work = Path(tempfile.mkdtemp(prefix="clusterc-perf-", dir=args.dir))
     rows = []
     try:
         for name in names:
@@ -281,9 +320,12 @@ def main() -> None:
                 print(f"  pyavd ({leaves} leaves, {args.avd_spines} spines): {avd['wall_s']:.1f} s wall, "
                       f"{avd['cpu_s']:.1f} s CPU, {avd['rss_mb']:,.0f} MB; clusterc {avd['wall_s'] / whole['wall_s']:.1f}x "
                       f"faster (wall), {avd['cpu_s'] / whole['cpu_s']:.1f}x (CPU)", flush=True)
+        by_name = {name: stages for name, _, _, stages in rows if stages}
+        if "131k" in by_name and "524k" in by_name:
+            print_growth(by_name["131k"], by_name["524k"], "131,072 -> 524,288 GPUs")
         print("\n| fabric | clusterc compile (wall, CPU, largest process) | slowest outputs (CPU s) |")
         print("|---|---|---|")
-        for name, what, whole, stages in rows:
+        for _name, what, whole, stages in rows:
             slow = "" if stages is None else ", ".join(
                 f"{k} {v:.1f}" for k, v in sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])[:5])
             print(f"| {what} | {whole['wall_s']:.1f} s, {whole['cpu_s']:.1f} s, {whole['rss_mb'] / 1024:.2f} GB | {slow} |")
