@@ -40,11 +40,11 @@ item to its least over all of them builds 12,500 Gaudi 3 servers on Tomahawk 5 (
 at 1:1 from 7,527 switches instead of 6,900 (SUs of 81, not 125), since a leaf at 81:82
 needs fewer spines and cores.
 
-Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is tried, each with
-its uplink counts from the fewest up until no more can pay (a lower bound on the ports,
-`floor`, passes the best found): tens to a few thousand closed-form sizings (a few ms
-to some 30 ms for 100,000 Gaudi 3 GPUs in three tiers), bounded by the switch radix, not
-the cluster size.
+Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is a candidate, each
+with its uplink counts from the fewest up until no more can pay (a lower bound on the
+ports, `floor`, passes the best found). Sizes are tried lowest floor first, so the
+cheapest is usually among the first priced and the floor cuts the rest: a few closed-form
+sizings where size order took thousands, bounded by the switch radix, not the cluster size.
 """
 
 from __future__ import annotations
