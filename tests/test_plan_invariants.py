@@ -126,3 +126,36 @@ def test_the_test_helper_holds_plans_to_the_pipeline_invariants(monkeypatch):
     monkeypatch.setattr(compiler.pipeline, "expand", twin_names)
     with pytest.raises(AssertionError, match="DEVICE_NAME_REUSED|used twice"):
         plan_from_text(text)
+
+
+def test_a_link_between_ports_of_two_speeds_is_found():
+    """A leaf whose ports run at 200G, its servers' NICs at 400G: every server link of it
+    joins two speeds; the first such link is named with both speeds and both devices."""
+    from dataclasses import replace
+
+    from compiler.plan.model import PortLayout
+
+    from .conftest import plan_copy
+
+    plan = plan_copy(shared_plan(SPECS / "h100-superpod-1su.yaml"))
+    leaf = next(i for i, d in enumerate(plan.devices) if d.role == "leaf")
+    layout = plan.layouts[plan.devices[leaf].layout]
+    plan.layouts["slow"] = PortLayout("slow", tuple(replace(p, speed_gbps=200) for p in layout.ports))
+    plan.devices[leaf].layout = "slow"
+    first = int(np.argmax((plan.links.b_dev == leaf) | (plan.links.a_dev == leaf)))
+    found = [f for f in plan_invariants(plan) if f.code == "SPEED_MISMATCH"]
+    assert len(found) == 1
+    assert found[0].message.startswith(f"link {first + 1}: ")
+    assert "200 Gb/s" in found[0].message and "400 Gb/s" in found[0].message
+    assert plan.devices[leaf].name in found[0].message
+
+
+def test_a_port_index_past_the_device_s_ports_is_found():
+    from .conftest import plan_copy
+
+    plan = plan_copy(shared_plan(SPECS / "h100-superpod-1su.yaml"))
+    dev = int(plan.links.b_dev[5])
+    ports = len(plan.layouts[plan.devices[dev].layout])
+    plan.links.b_port[5] = ports
+    found = [f for f in plan_invariants(plan) if f.code == "PORT_OUT_OF_RANGE"]
+    assert [f.message for f in found] == [f"link 6 uses port index {ports} of {plan.devices[dev].name}, which has {ports} ports"]

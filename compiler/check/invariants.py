@@ -21,7 +21,12 @@ def plan_invariants(plan: Plan) -> list[Finding]:
         seen: set[str] = set()
         dup = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]  # add() records n
         out.append(Finding("DEVICE_NAME_REUSED", "error", f"device name {dup} used twice", dup))
-    sizes = np.fromiter((len(plan.layouts[d.layout]) for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    # per device the index of its layout (one dict lookup each): the ports' counts and speeds
+    # are then looked up per layout in numpy, never per device or per port in Python
+    layout_ids = list(plan.layouts)
+    layout_at = {lid: i for i, lid in enumerate(layout_ids)}
+    device_layout = np.fromiter((layout_at[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    sizes = np.array([len(plan.layouts[lid]) for lid in layout_ids], dtype=np.int64)[device_layout]
     offsets = plan.port_offsets()
     for end in ("a", "b"):
         dev, port = getattr(links, f"{end}_dev"), getattr(links, f"{end}_port")
@@ -45,13 +50,12 @@ def plan_invariants(plan: Plan) -> list[Finding]:
         i = int(np.argmax(links.a_dev == links.b_dev))
         out.append(Finding("LINK_LOOP", "error", f"link {i + 1} connects {names[int(links.a_dev[i])]} to itself"))
     # Speeds must match at both ends (a breakout is a different layout, never a mismatch here).
-    per_layout = {lid: np.array([p.speed_gbps for p in lay.ports], dtype=np.int64) for lid, lay in plan.layouts.items()}
-    port_speed = np.empty(int(sizes.sum()), dtype=np.int64)
-    for d in plan.devices:
-        speeds = per_layout[d.layout]
-        port_speed[d.port_offset:d.port_offset + speeds.size] = speeds
-    a_speed = port_speed[offsets[links.a_dev] + links.a_port]
-    b_speed = port_speed[offsets[links.b_dev] + links.b_port]
+    # (layout, port) -> speed, padded to the largest layout (every link's port is in range: above)
+    speed_at = np.zeros((len(layout_ids), max((len(plan.layouts[lid]) for lid in layout_ids), default=0)), dtype=np.int64)
+    for i, lid in enumerate(layout_ids):
+        speed_at[i, :len(plan.layouts[lid])] = [p.speed_gbps for p in plan.layouts[lid].ports]
+    a_speed = speed_at[device_layout[links.a_dev], links.a_port]
+    b_speed = speed_at[device_layout[links.b_dev], links.b_port]
     if (a_speed != b_speed).any():
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",

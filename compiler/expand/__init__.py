@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import cyclic_gc
 from ..plan.fabrics import COMPUTE, fabric_plan, seal_views, single_fabric
 from ..plan.model import Plan
 from ..spec.load import LoadedSpec
@@ -18,6 +19,14 @@ def _routed(design) -> bool:
 
 
 def expand(loaded: LoadedSpec) -> Plan:
+    """The plan of a validated spec. With the cyclic GC paused: the devices, layouts and
+    catalog records it builds hold no cycles, and at 131,072 GPUs its collections were
+    about a third of the stage's CPU (cyclic_gc.py)."""
+    with cyclic_gc.paused():
+        return _expand(loaded)
+
+
+def _expand(loaded: LoadedSpec) -> Plan:
     design, plan = resolve_and_build(loaded)
     requirements.check_named_parts(loaded, plan)  # roles and link kinds of the built fabric
     extra_designs: list[tuple[int, ClosDesign]] = []

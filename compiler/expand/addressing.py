@@ -186,14 +186,14 @@ def _link_nets(plan: Plan, pools: dict, slots: np.ndarray, roles: np.ndarray, un
     links take none."""
     links = plan.links
     link_net = np.zeros(len(links), dtype=np.uint32)
-    upper_role = roles[links.b_dev]
-    lower_is_switch = np.isin(roles[links.a_dev], SWITCH_ROLES)
+    # roles compared per device, then read per link end: no string comparison per link
+    lower_is_switch = np.isin(roles, SWITCH_ROLES)[links.a_dev]
     block = {lid: 2 * (1 << max(0, (len(lay) - 1).bit_length())) for lid, lay in plan.layouts.items()}
     block_of_dev = np.array([block[d.layout] for d in plan.devices], dtype=np.int64)
     for pool_name, role, sel in (
         ("server_links", "leaf", ~lower_is_switch),
-        ("fabric_links", "spine", lower_is_switch & (upper_role == "spine")),
-        ("fabric_links", "core", lower_is_switch & (upper_role == "core")),
+        ("fabric_links", "spine", lower_is_switch & (roles == "spine")[links.b_dev]),
+        ("fabric_links", "core", lower_is_switch & (roles == "core")[links.b_dev]),
     ):
         if pool_name == "fabric_links" and unnumbered:
             continue

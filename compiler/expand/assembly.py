@@ -34,6 +34,16 @@ class PlanAssembly:
         self.devices.append(device)
         return len(self.devices) - 1
 
+    def add_block(self, devices: list[Device]) -> int:
+        """Append devices in order, as add() would one by one; the first's index."""
+        first, total, layouts = len(self.devices), self.port_total, self.layouts
+        for device in devices:
+            device.port_offset = total
+            total += len(layouts[device.layout].ports)
+        self.port_total = total
+        self.devices.extend(devices)
+        return first
+
     def link_block(self, kind: str, a_dev, a_port, b_dev, b_port, medium: str | None = None) -> None:
         """Append links of one kind. The medium: the spec's choice for the kind, else
         `medium`, else the first the catalog has transceivers for at both ends; optics as

@@ -76,12 +76,14 @@ def build(design: ClosDesign) -> Plan:
 
 def _add_servers(b: PlanAssembly, d: ClosDesign, layout: str) -> int:
     """Servers in spec order, named by SU and place (or hosts: names); the first's index."""
-    first, su_size = len(b.devices), d.su_size
-    for g in range(d.servers):
-        su, j = (g // su_size + 1, g % su_size + 1) if su_size else (None, g + 1)
-        name = d.hosts.server_name(j, su, g + 1) if d.hosts else naming.server(d.server.hostname_prefix, j, su)
-        b.add(Device(name, "server", d.server.id, layout, TIER_SERVER, j, su=su))
-    return first
+    su_size, model = d.su_size, d.server.id
+    # (SU, place in it) of each server, then names and devices in comprehensions, added as one block
+    places = [(g // su_size + 1, g % su_size + 1) for g in range(d.servers)] if su_size else \
+        [(None, g + 1) for g in range(d.servers)]
+    prefix = d.server.hostname_prefix
+    names = d.hosts.server_names(places) if d.hosts else [naming.server(prefix, j, su) for su, j in places]
+    return b.add_block([Device(name, "server", model, layout, TIER_SERVER, j, su)
+                        for name, (su, j) in zip(names, places, strict=True)])
 
 
 def _add_leaves(b: PlanAssembly, d: ClosDesign, layout: str) -> int:

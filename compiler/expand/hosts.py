@@ -34,6 +34,14 @@ class HostsDesign:
             return naming.server(self.prefix, index, su)
         return naming.server_from_pattern(self.pieces, self.prefix, index, su, n)
 
+    def server_names(self, places: list[tuple[int | None, int]]) -> list[str]:
+        """server_name of every server, from its (SU, index in the SU) in plan order."""
+        if self.pieces is None:
+            prefix = self.prefix
+            return [naming.server(prefix, index, su) for su, index in places]
+        pieces, prefix = self.pieces, self.prefix
+        return [naming.server_from_pattern(pieces, prefix, index, su, n) for n, (su, index) in enumerate(places, 1)]
+
     def record(self) -> dict:
         return {"hostname_pattern": self.pattern, "hostname_prefix": self.prefix, "label_prefix": self.label_prefix,
                 "nccl_topology": self.nccl_topology}

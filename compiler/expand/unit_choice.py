@@ -40,18 +40,18 @@ item to its least over all of them builds 12,500 Gaudi 3 servers on Tomahawk 5 (
 at 1:1 from 7,527 switches instead of 6,900 (SUs of 81, not 125), since a leaf at 81:82
 needs fewer spines and cores.
 
-Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is tried, each with
-its uplink counts from the fewest up until no more can pay (a lower bound on the ports,
-`floor`, passes the best found): tens to a few thousand closed-form sizings (a few ms
-to some 30 ms for 100,000 Gaudi 3 GPUs in three tiers), bounded by the switch radix, not
-the cluster size.
+Sizing is arithmetic (sizing.py), so every unit size a leaf can hold is a candidate, each
+with its uplink counts from the fewest up until no more can pay (a lower bound on the
+ports, `floor`, passes the best found). Sizes are tried lowest floor first, so the
+cheapest is usually among the first priced and the floor cuts the rest: a few closed-form
+sizings where size order took thousands, bounded by the switch radix, not the cluster size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from .sizing import ClosSizing
 
@@ -143,14 +143,22 @@ def cost(size: int, sizing: ClosSizing, server_ports: int, panels: tuple[Panel, 
                     bought + 2 * cables, transceivers(sizing, leaf_downlinks_used, panels), panels[0].gbps)
 
 
-def cheapest(candidates: Iterable[tuple[int, Iterable[int]]], cost_of: Callable[[int, int], UnitCost | None],
+def cheapest(candidates: Iterable[tuple[int, Sequence[int]]], cost_of: Callable[[int, int], UnitCost | None],
              floor: Callable[[int, int], int]) -> UnitCost | None:
     """The cheapest unit among `candidates`: (size, its uplink counts, fewest first).
     `cost_of(size, up)` is None where that unit cannot be built; `floor(size, up)` is a
     lower bound on its ports that never falls as uplinks rise (each adds a cable and spine
-    ports), so a size's larger uplink counts are skipped once it passes the best found."""
+    ports), so a size's larger uplink counts are skipped once it passes the best found.
+    Sizes are tried by the floor of their fewest uplinks, lowest first: the cheapest is
+    then found early and the sizes whose floor passes it are never priced (at 131,072 GPUs
+    one unit priced instead of 1,849). The order changes nothing found: key() tells every
+    two units apart, so the cheapest is one unit whatever the order."""
+    by_floor = sorted(((floor(size, ups[0]), size, ups) for size, ups in candidates if len(ups)),
+                      key=lambda t: t[0])
     best = None
-    for size, ups in candidates:
+    for lowest, size, ups in by_floor:
+        if best is not None and lowest > best.ports:
+            break  # this size's floor and every later one's pass the best found
         for up in ups:
             if best is not None and floor(size, up) > best.ports:
                 break

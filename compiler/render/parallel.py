@@ -209,8 +209,10 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     done_read, done_write = os.pipe()  # the number of each check job a worker has finished
     sys.stdout.flush()  # a child flushes its streams as it exits: nothing buffered may be printed twice
     sys.stderr.flush()
-    gc.collect()
-    gc.freeze()  # the plan's objects stay out of every process's collections: fewer pages copied
+    # The plan's objects stay out of every process's collections: fewer pages copied. No
+    # collection first: it walks every object alive (0.05 s at 131,072 GPUs, before any
+    # worker starts) to free the few cycles there are, which unfreeze() returns to the GC.
+    gc.freeze()
     _in_pool = True  # one output per process at a time: in_shares forks nothing more
     children: dict[int, Path] = {}
     failed: dict[str, BaseException] = {}
