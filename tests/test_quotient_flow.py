@@ -76,3 +76,31 @@ def test_leaf_pair_paths_count_a_target_that_lost_a_link():
     intact = leaf_pair_paths(whole, None, int(same[0]), quick=True)[0]
     damaged = leaf_pair_paths(merged, keep, int(same[0]), quick=True)[0]
     assert damaged == leaf_pair_paths(whole, keep, int(same[0]), quick=True)[0] == intact - 1
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+                                     "hgx-b300-dual-plane"])
+def test_pair_paths_on_the_quotient_equal_dinic_on_the_unit_graph(example, monkeypatch):
+    """FlowNetwork.pair_paths on the twin quotient (forced below its size threshold) counts the
+    same edge-disjoint paths as Dinic on the whole unit-capacity graph: intact, with a few
+    links lost, with every link of a switch lost, and with a third of the links lost."""
+    monkeypatch.setattr(flows, "QUOTIENT_MIN_LINKS", 0)
+    ctx = CheckContext(shared_plan(example))
+    g, net = ctx.graph, ctx.network
+    assert int(net.unit_twins[0].max()) + 1 < g.n  # there are twins to merge
+    rng = np.random.default_rng(5)
+    ends = np.unique(g.at_switch)
+    counted = []
+    for _ in range(6):
+        s, t = (int(x) for x in rng.choice(ends, 2, replace=False))
+        few = np.ones(g.a.size, dtype=bool)
+        few[rng.choice(g.a.size, 3, replace=False)] = False
+        lost = int(rng.integers(g.n))
+        switch_gone = (g.a != lost) & (g.b != lost)
+        near_s = np.ones(g.a.size, dtype=bool)
+        near_s[np.nonzero((g.a == s) | (g.b == s))[0][:1]] = False  # a link of the source itself
+        for keep in (None, few, switch_gone, near_s, rng.random(g.a.size) > 0.3):
+            whole = flows.pair_paths(flows.unit_graph(g, keep), s, t)
+            assert net.pair_paths(s, t, keep) == whole, (s, t, keep is None)
+            counted.append(whole)
+    assert max(counted) > 0  # (pairs in two planes of a dual-plane fabric have none)

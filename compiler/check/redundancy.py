@@ -43,7 +43,6 @@ from .cuts import (
 from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
-from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
@@ -119,9 +118,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     if leaves.size < 2:
         return 0, f"fewer than two {noun}s"
     g = ctx.graph
-    unit = unit_graph(g, keep_link)
-    deg = np.diff(unit.indptr) if keep_link is None else np.asarray(unit.sum(axis=1)).ravel()
-    t0 = source if source is not None else int(leaves[np.argmin(deg[leaves])])  # the weakest leaf
+    t0 = source if source is not None else int(leaves[np.argmin(_path_degree(g, keep_link)[leaves])])  # the weakest leaf
     pods = ctx.switch_pod[leaves]
     my_pod = pods[leaves == t0][0] if (leaves == t0).any() else 0
     if quick:
@@ -157,7 +154,15 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         ends = np.concatenate([g.a[~keep_link], g.b[~keep_link]])
         twin[ends] = -1 - ends  # alone
     one_per_class = list({int(twin[v]): v for v in reversed(targets)}.values())
-    return (min(pair_paths(unit, t0, v) for v in one_per_class) if targets else 0), method
+    return (min(ctx.network.pair_paths(t0, v, keep_link) for v in one_per_class) if targets else 0), method
+
+
+def _path_degree(g: FabricGraph, keep_link: np.ndarray | None) -> np.ndarray:
+    """Per switch, what makes the weakest path end: its distinct neighbours on the intact
+    graph, its kept links on a damaged one."""
+    if keep_link is None:
+        return np.diff(g.adjacency(np.ones(g.a.size, dtype=np.int64)).indptr)
+    return np.bincount(np.concatenate([g.a[keep_link], g.b[keep_link]]), minlength=g.n)
 
 
 def _node_word(ctx: CheckContext) -> str:
