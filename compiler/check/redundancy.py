@@ -292,11 +292,14 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
     dev = g.at_device[gpu].astype(np.int64)
     nic = g.at_port[gpu].astype(np.int64) // per_nic
     width = int(nic.max(initial=0)) + 1
-    # distinct (NIC, switch) pairs, then switches per NIC: one means single-homed
-    homes, n_homes = np.unique(np.unique(np.stack([dev * width + nic, g.at_switch[gpu].astype(np.int64)]), axis=1)[0],
-                               return_counts=True)
-    single = set((homes[n_homes == 1] // width).tolist())
-    n_servers = int(np.unique(dev).size)
+    # distinct (NIC, switch) pairs as one integer each (sorted by NIC), then switches per NIC:
+    # one means single-homed (a sort of int64 keys, where np.unique over rows sorts records)
+    pairs = distinct((dev * width + nic) * max(g.n, 1) + g.at_switch[gpu].astype(np.int64))
+    homes = pairs // max(g.n, 1)
+    starts = np.flatnonzero(np.r_[True, homes[1:] != homes[:-1]]) if homes.size else homes
+    n_homes = np.diff(np.r_[starts, homes.size])
+    single = set((homes[starts][n_homes == 1] // width).tolist())
+    n_servers = int(distinct(dev).size)
     if single:
         findings.append(Finding("SINGLE_HOMED_PER_RAIL", "info",
                                 f"{len(single)} of {n_servers} servers reach each rail through one switch only: "
