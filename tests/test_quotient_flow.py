@@ -104,3 +104,25 @@ def test_pair_paths_on_the_quotient_equal_dinic_on_the_unit_graph(example, monke
             assert net.pair_paths(s, t, keep) == whole, (s, t, keep is None)
             counted.append(whole)
     assert max(counted) > 0  # (pairs in two planes of a dual-plane fabric have none)
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+                                     "hgx-b300-dual-plane", "h100-superpod-1su-multi-fabric"])
+def test_pieces_on_the_quotient_equal_scipy_on_the_whole_graph(example):
+    """FabricGraph.pieces (connected pieces over the kept links, found on the twin quotient)
+    gives scipy's labels on the whole graph, numbering included: intact, a few links lost,
+    a switch lost (all its links), every link of a leaf lost, and most links lost (isolated
+    switches, including whole twin classes cut off)."""
+    from scipy.sparse.csgraph import connected_components
+
+    g = CheckContext(shared_plan(example)).graph
+    rng = np.random.default_rng(7)
+    leaf = int(g.at_switch[0])
+    for _ in range(4):
+        few = np.ones(g.a.size, dtype=bool)
+        few[rng.choice(g.a.size, 3, replace=False)] = False
+        alive = rng.random(g.n) > 0.05
+        for keep in (None, few, alive[g.a] & alive[g.b], (g.a != leaf) & (g.b != leaf),
+                     rng.random(g.a.size) > 0.3, rng.random(g.a.size) > 0.97):
+            whole = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)[1]
+            assert np.array_equal(g.pieces(keep), whole), keep is None

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
 from ..plan.columns import distinct
 from ..plan.graph import FabricGraph
@@ -192,7 +191,7 @@ def reached_ports(g: FabricGraph, keep_link=None, keep_switch=None) -> np.ndarra
     if keep_link is not None:
         keep = keep & keep_link
     intact = g.components
-    _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
+    damaged = g.pieces(keep)
     live = gpu & alive_sw[g.at_switch]
     # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)
     weight = np.bincount(damaged[g.at_switch[live]], minlength=damaged.max(initial=0) + 1)
