@@ -126,3 +126,13 @@ def test_pieces_on_the_quotient_equal_scipy_on_the_whole_graph(example):
                      rng.random(g.a.size) > 0.3, rng.random(g.a.size) > 0.97):
             whole = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)[1]
             assert np.array_equal(g.pieces(keep), whole), keep is None
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "dragonfly-plus-2k", "alibaba-hpn-pod"])
+def test_twins_scaled_from_link_counts_equal_twins_over_capacities(example):
+    """FlowNetwork.twins, taken from unit_twins where every link has one capacity, equals the
+    twin classes and class pairs computed over the capacities themselves."""
+    net = CheckContext(shared_plan(example)).network
+    assert np.unique(net.g.cap_gbps).size == 1
+    for got, want in zip(net.twins, flows._twin_pairs(net.g.adjacency()), strict=True):
+        assert np.array_equal(got, want)

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_flow
 
+from ..plan.columns import groups
 from ..plan.graph import FabricGraph, twin_classes
 
 _INT32_MAX = 2**31 - 1
@@ -40,7 +41,7 @@ class FlowNetwork:
         rows = np.concatenate([g.a, g.b, np.full(edge_sw.size, self.src), edge_sw])
         cols = np.concatenate([g.b, g.a, edge_sw, np.full(edge_sw.size, self.snk)])
         keys = rows * (n + 2) + cols
-        uniq, inverse = np.unique(keys, return_inverse=True)
+        uniq, _, inverse = groups(keys)
         self.shape = (n + 2, n + 2)
         self.indices = (uniq % (n + 2)).astype(np.int32)
         self.indptr = np.searchsorted(uniq // (n + 2), np.arange(n + 3)).astype(np.int32)
@@ -78,7 +79,13 @@ class FlowNetwork:
 
     @cached_property
     def twins(self) -> Twins:
-        """The intact switch graph's twin classes over link capacities (_twin_pairs)."""
+        """The intact switch graph's twin classes over link capacities (_twin_pairs). Where
+        every link has one capacity, a pair's capacity is that times its links: the classes
+        of unit_twins, their capacities scaled (a pass over every switch pair saved)."""
+        caps = self.g.cap_gbps
+        if caps.size and int(caps.min()) == int(caps.max()):
+            cls, c_a, c_b, links = self.unit_twins
+            return cls, c_a, c_b, links * int(caps[0])
         return _twin_pairs(self.g.adjacency())
 
     @cached_property
@@ -149,10 +156,16 @@ def _twin_pairs(adj: csr_matrix) -> Twins:
     member of a linked class alike, so one entry per pair of classes says it all."""
     n = adj.shape[0]
     cls = twin_classes(adj.indptr, adj.indices, adj.data)
-    row = np.repeat(np.arange(n), np.diff(adj.indptr))
     k = int(cls.max(initial=-1)) + 1
-    _, first = np.unique(cls[row] * k + cls[adj.indices], return_index=True)
-    return cls, cls[row[first]], cls[adj.indices[first]], adj.data[first].astype(np.int64)
+    # the rows of each class's lowest member say it all (its twins' rows are the same)
+    lowest = np.full(k, n)
+    np.minimum.at(lowest, cls, np.arange(n))
+    is_rep = lowest[cls] == np.arange(n)
+    deg = np.diff(adj.indptr)
+    at = np.nonzero(np.repeat(is_rep, deg))[0]
+    row = np.repeat(np.nonzero(is_rep)[0], deg[is_rep])
+    _, first = np.unique(cls[row] * k + cls[adj.indices[at]], return_index=True)
+    return cls, cls[row[first]], cls[adj.indices[at[first]]], adj.data[at[first]].astype(np.int64)
 
 
 def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.ndarray, w_b: np.ndarray,

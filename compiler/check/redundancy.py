@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..plan.columns import distinct
+from ..plan.columns import distinct, groups
 from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
@@ -224,7 +224,7 @@ def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep
     out = cuts + cuts_through(ctx.plan, g, int(u), int(v))
     family = family_of(ctx.plan)
     if hasattr(family, "cuts_through"):  # a family's own cuts through a damaged link (torus: half layers)
-        servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
+        servers, first_at, _ = groups(g.at_device[g.at_is_gpu_server])
         out += family.cuts_through(ctx.plan, g, servers, first_at, int(u), int(v))
     keep = np.ones(g.a.size, dtype=bool) if keep_link is None else keep_link.copy()
     if keep_switch is not None:

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from .columns import equal_rows
+from .columns import distinct, equal_rows, groups
 from .model import Plan
 
 
@@ -49,7 +49,7 @@ class FabricGraph:
         links' weights into those positions, which costs O(links) and no sort."""
         n, m = self.n, self.a.size
         keys = np.concatenate([self.a, self.b]).astype(np.int64) * n + np.concatenate([self.b, self.a])
-        uniq, inverse = np.unique(keys, return_inverse=True)
+        uniq, _, inverse = groups(keys)
         indices = (uniq % max(n, 1)).astype(np.int64)
         indptr = np.searchsorted(uniq // max(n, 1), np.arange(n + 1)).astype(np.int64)
         for arr in (indices, indptr):
@@ -83,7 +83,7 @@ class FabricGraph:
         cls = twin_classes(indptr, indices, None)
         k = int(cls.max(initial=-1)) + 1
         row = np.repeat(np.arange(self.n), np.diff(indptr))
-        keys = np.unique(cls[row] * k + cls[indices])
+        keys = distinct(cls[row] * k + cls[indices])
         q = csr_matrix((np.ones(keys.size, dtype=np.int64), keys % max(k, 1),
                         np.searchsorted(keys // max(k, 1), np.arange(k + 1))), shape=(k, k))
         return cls, q
@@ -133,10 +133,10 @@ class FabricGraph:
         cols = np.concatenate([q.indices[both], node[self.b[lone]]])
         m = csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(k + n, k + n))
         label = connected_components(m, directed=False)[1][node]
-        _, first, inverse = np.unique(label, return_index=True, return_inverse=True)
+        _, first, inverse = groups(label)
         rank = np.empty(first.size, dtype=np.int64)
         rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-        return rank[inverse.ravel()]
+        return rank[inverse]
 
     @cached_property
     def components(self) -> np.ndarray:
