@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.plan.columns import concat, distinct, text_chunks
+from compiler.plan.columns import concat, distinct, groups, text_chunks
 from compiler.plan.naming import cable_id
 from compiler.plan.views import cable_ids
 
@@ -17,6 +17,16 @@ def test_distinct_is_numpy_unique():
     for values in (rng.integers(0, 50, 1000), rng.integers(-5, 5, 7), np.zeros(0, dtype=np.int64), np.array([4]),
                    rng.random(300).round(1)):
         assert distinct(values).tolist() == np.unique(values).tolist()
+
+
+def test_groups_is_numpy_unique_with_index_and_inverse():
+    rng = np.random.default_rng(2)
+    runs = np.concatenate([np.arange(50), np.arange(30), rng.integers(0, 9, 40)])  # sorted runs, repeats
+    for values in (rng.integers(0, 1000, 5000), runs, np.zeros(0, dtype=np.int64), np.array([7])):
+        uniq, first, inverse = groups(values)
+        expected = np.unique(values, return_index=True, return_inverse=True)
+        for got, want in zip((uniq, first, inverse), expected, strict=True):
+            assert np.array_equal(got, want.ravel())
 
 
 def test_text_chunks_join_each_row_in_order():

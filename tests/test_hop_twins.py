@@ -27,6 +27,8 @@ def test_hops_from_equals_bfs_on_the_switch_graph(example):
     g = fabric_graph(shared_plan(example))
     sources = np.arange(g.n)
     assert np.array_equal(g.hops_from(sources), _bfs(g, sources))
+    targets = sources[::3][::-1]
+    assert np.array_equal(g.hops_from(sources, targets), _bfs(g, sources)[:, targets])
 
 
 def _graph(edges: list[tuple[int, int]], n: int) -> FabricGraph:
@@ -49,3 +51,16 @@ def test_twins_only_merge_equal_neighbour_sets():
     sources = np.arange(g.n)
     assert np.array_equal(g.hops_from(sources), _bfs(g, sources))
     assert g.hops_from(np.array([0]))[0, [0, 1, 7]].tolist() == [0.0, 2.0, np.inf]
+
+
+def test_hops_on_a_graph_deeper_than_the_frontier_levels():
+    """A 100-switch ring is 50 links across: past FRONTIER_MAX_LEVELS the BFS goes to scipy,
+    with the same answer; the self-loop and the unreachable switch stay as BFS has them."""
+    from compiler.plan import graph
+
+    ring = [(i, (i + 1) % 100) for i in range(100)]
+    g = _graph(ring + [(100, 100)], 102)
+    assert graph.FRONTIER_MAX_LEVELS < 50
+    sources = np.array([0, 37, 100, 101])
+    assert np.array_equal(g.hops_from(sources), _bfs(g, sources))
+    assert g.hops_from(np.array([0]))[0, 50] == 50.0

@@ -76,3 +76,63 @@ def test_leaf_pair_paths_count_a_target_that_lost_a_link():
     intact = leaf_pair_paths(whole, None, int(same[0]), quick=True)[0]
     damaged = leaf_pair_paths(merged, keep, int(same[0]), quick=True)[0]
     assert damaged == leaf_pair_paths(whole, keep, int(same[0]), quick=True)[0] == intact - 1
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+                                     "hgx-b300-dual-plane"])
+def test_pair_paths_on_the_quotient_equal_dinic_on_the_unit_graph(example, monkeypatch):
+    """FlowNetwork.pair_paths on the twin quotient (forced below its size threshold) counts the
+    same edge-disjoint paths as Dinic on the whole unit-capacity graph: intact, with a few
+    links lost, with every link of a switch lost, and with a third of the links lost."""
+    monkeypatch.setattr(flows, "QUOTIENT_MIN_LINKS", 0)
+    ctx = CheckContext(shared_plan(example))
+    g, net = ctx.graph, ctx.network
+    assert int(net.unit_twins[0].max()) + 1 < g.n  # there are twins to merge
+    rng = np.random.default_rng(5)
+    ends = np.unique(g.at_switch)
+    counted = []
+    for _ in range(6):
+        s, t = (int(x) for x in rng.choice(ends, 2, replace=False))
+        few = np.ones(g.a.size, dtype=bool)
+        few[rng.choice(g.a.size, 3, replace=False)] = False
+        lost = int(rng.integers(g.n))
+        switch_gone = (g.a != lost) & (g.b != lost)
+        near_s = np.ones(g.a.size, dtype=bool)
+        near_s[np.nonzero((g.a == s) | (g.b == s))[0][:1]] = False  # a link of the source itself
+        for keep in (None, few, switch_gone, near_s, rng.random(g.a.size) > 0.3):
+            whole = flows.pair_paths(flows.unit_graph(g, keep), s, t)
+            assert net.pair_paths(s, t, keep) == whole, (s, t, keep is None)
+            counted.append(whole)
+    assert max(counted) > 0  # (pairs in two planes of a dual-plane fabric have none)
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "seed-8k-fat-tree", "dragonfly-plus-2k",
+                                     "hgx-b300-dual-plane", "h100-superpod-1su-multi-fabric"])
+def test_pieces_on_the_quotient_equal_scipy_on_the_whole_graph(example):
+    """FabricGraph.pieces (connected pieces over the kept links, found on the twin quotient)
+    gives scipy's labels on the whole graph, numbering included: intact, a few links lost,
+    a switch lost (all its links), every link of a leaf lost, and most links lost (isolated
+    switches, including whole twin classes cut off)."""
+    from scipy.sparse.csgraph import connected_components
+
+    g = CheckContext(shared_plan(example)).graph
+    rng = np.random.default_rng(7)
+    leaf = int(g.at_switch[0])
+    for _ in range(4):
+        few = np.ones(g.a.size, dtype=bool)
+        few[rng.choice(g.a.size, 3, replace=False)] = False
+        alive = rng.random(g.n) > 0.05
+        for keep in (None, few, alive[g.a] & alive[g.b], (g.a != leaf) & (g.b != leaf),
+                     rng.random(g.a.size) > 0.3, rng.random(g.a.size) > 0.97):
+            whole = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)[1]
+            assert np.array_equal(g.pieces(keep), whole), keep is None
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "dragonfly-plus-2k", "alibaba-hpn-pod"])
+def test_twins_scaled_from_link_counts_equal_twins_over_capacities(example):
+    """FlowNetwork.twins, taken from unit_twins where every link has one capacity, equals the
+    twin classes and class pairs computed over the capacities themselves."""
+    net = CheckContext(shared_plan(example)).network
+    assert np.unique(net.g.cap_gbps).size == 1
+    for got, want in zip(net.twins, flows._twin_pairs(net.g.adjacency()), strict=True):
+        assert np.array_equal(got, want)

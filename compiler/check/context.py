@@ -7,7 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..plan.graph import FabricGraph, fabric_graph, twin_classes
+from ..plan.graph import FabricGraph, fabric_graph
 from ..plan.fabrics import Fabric, fabric_names, fabric_record
 from ..plan.model import Plan, is_management_leaf
 from .cuts import Cut, CutFlow, balanced_cuts
@@ -71,8 +71,7 @@ class CheckContext:
     def unit_twins(self) -> np.ndarray:
         """Per switch, its twin class on the intact graph counting links (plan/graph.py
         twin_classes): swapping two twins maps the graph onto itself."""
-        adj = self.graph.adjacency(np.ones(self.graph.a.size, dtype=np.int64))
-        return twin_classes(adj.indptr, adj.indices, adj.data)
+        return self.network.unit_twins[0]
 
     @cached_property
     def network(self) -> FlowNetwork:

@@ -45,7 +45,7 @@ def check_hops(ctx: CheckContext) -> tuple[HopsFigures, list[Finding]]:
         method = f"BFS from {MAX_SOURCES} of {edge.size} {what}"
     else:
         sources, method = edge, f"BFS from all {edge.size} {what}"
-    dist = g.hops_from(sources)[:, edge]
+    dist = g.hops_from(sources, edge)
     src_group = group[np.searchsorted(edge, sources)]
     across = src_group[:, None] != group[None, :]
     # Switches on the path = switch-to-switch edges + 1; a direct network counts node-to-node

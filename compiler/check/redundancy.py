@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
-from ..plan.columns import distinct
+from ..plan.columns import distinct, groups
 from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
 from ..topology import topology
@@ -43,7 +42,6 @@ from .cuts import (
 from .families import family_of
 from .figures import Figures, omitted_if_none
 from .findings import Finding
-from .flows import pair_paths, unit_graph
 
 EXACT_LEAF_LIMIT = 256
 MAX_SAMPLED_TARGETS = 32
@@ -119,9 +117,7 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
     if leaves.size < 2:
         return 0, f"fewer than two {noun}s"
     g = ctx.graph
-    unit = unit_graph(g, keep_link)
-    deg = np.diff(unit.indptr) if keep_link is None else np.asarray(unit.sum(axis=1)).ravel()
-    t0 = source if source is not None else int(leaves[np.argmin(deg[leaves])])  # the weakest leaf
+    t0 = source if source is not None else int(leaves[np.argmin(_path_degree(g, keep_link)[leaves])])  # the weakest leaf
     pods = ctx.switch_pod[leaves]
     my_pod = pods[leaves == t0][0] if (leaves == t0).any() else 0
     if quick:
@@ -157,7 +153,15 @@ def leaf_pair_paths(ctx: CheckContext, keep_link=None, source: int | None = None
         ends = np.concatenate([g.a[~keep_link], g.b[~keep_link]])
         twin[ends] = -1 - ends  # alone
     one_per_class = list({int(twin[v]): v for v in reversed(targets)}.values())
-    return (min(pair_paths(unit, t0, v) for v in one_per_class) if targets else 0), method
+    return (min(ctx.network.pair_paths(t0, v, keep_link) for v in one_per_class) if targets else 0), method
+
+
+def _path_degree(g: FabricGraph, keep_link: np.ndarray | None) -> np.ndarray:
+    """Per switch, what makes the weakest path end: its distinct neighbours on the intact
+    graph, its kept links on a damaged one."""
+    if keep_link is None:
+        return np.diff(g.adjacency(np.ones(g.a.size, dtype=np.int64)).indptr)
+    return np.bincount(np.concatenate([g.a[keep_link], g.b[keep_link]]), minlength=g.n)
 
 
 def _node_word(ctx: CheckContext) -> str:
@@ -187,7 +191,7 @@ def reached_ports(g: FabricGraph, keep_link=None, keep_switch=None) -> np.ndarra
     if keep_link is not None:
         keep = keep & keep_link
     intact = g.components
-    _, damaged = connected_components(g.adjacency(np.ones(g.a.size, dtype=np.int64), keep), directed=False)
+    damaged = g.pieces(keep)
     live = gpu & alive_sw[g.at_switch]
     # GPU ports per damaged piece; per intact part the piece holding the most (ties: lowest id)
     weight = np.bincount(damaged[g.at_switch[live]], minlength=damaged.max(initial=0) + 1)
@@ -220,7 +224,7 @@ def damaged_cuts(ctx: CheckContext, cuts: list[Cut], near: tuple[int, ...], keep
     out = cuts + cuts_through(ctx.plan, g, int(u), int(v))
     family = family_of(ctx.plan)
     if hasattr(family, "cuts_through"):  # a family's own cuts through a damaged link (torus: half layers)
-        servers, first_at = np.unique(g.at_device[g.at_is_gpu_server], return_index=True)
+        servers, first_at, _ = groups(g.at_device[g.at_is_gpu_server])
         out += family.cuts_through(ctx.plan, g, servers, first_at, int(u), int(v))
     keep = np.ones(g.a.size, dtype=bool) if keep_link is None else keep_link.copy()
     if keep_switch is not None:
@@ -287,11 +291,14 @@ def check_redundancy(ctx: CheckContext, bisection: BisectionFigures) -> tuple[Re
     dev = g.at_device[gpu].astype(np.int64)
     nic = g.at_port[gpu].astype(np.int64) // per_nic
     width = int(nic.max(initial=0)) + 1
-    # distinct (NIC, switch) pairs, then switches per NIC: one means single-homed
-    homes, n_homes = np.unique(np.unique(np.stack([dev * width + nic, g.at_switch[gpu].astype(np.int64)]), axis=1)[0],
-                               return_counts=True)
-    single = set((homes[n_homes == 1] // width).tolist())
-    n_servers = int(np.unique(dev).size)
+    # distinct (NIC, switch) pairs as one integer each (sorted by NIC), then switches per NIC:
+    # one means single-homed (a sort of int64 keys, where np.unique over rows sorts records)
+    pairs = distinct((dev * width + nic) * max(g.n, 1) + g.at_switch[gpu].astype(np.int64))
+    homes = pairs // max(g.n, 1)
+    starts = np.flatnonzero(np.r_[True, homes[1:] != homes[:-1]]) if homes.size else homes
+    n_homes = np.diff(np.r_[starts, homes.size])
+    single = set((homes[starts][n_homes == 1] // width).tolist())
+    n_servers = int(distinct(dev).size)
     if single:
         findings.append(Finding("SINGLE_HOMED_PER_RAIL", "info",
                                 f"{len(single)} of {n_servers} servers reach each rail through one switch only: "

@@ -57,7 +57,10 @@ def nic_gbps_per_gpu(fabric: TrafficFabric, servers: np.ndarray, gpus: int) -> f
     """NIC Gb/s per GPU of the servers taking part."""
     if not gpus or not servers.size:
         return 0.0
-    eps = np.concatenate([np.arange(fabric.ep_first[s], fabric.ep_first[s + 1]) for s in servers.tolist()])
+    # each server's endpoints in order, as ranges (a Python arange per server cost 0.1 s at 65,536 servers)
+    first = fabric.ep_first[servers].astype(np.int64)
+    count = fabric.ep_first[servers + 1].astype(np.int64) - first
+    eps = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
     return float(fabric.ep_gbps[eps].sum()) / gpus
 
 
