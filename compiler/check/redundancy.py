@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.sparse.csgraph import connected_components
 
 from ..plan.columns import distinct
 from ..plan.graph import FabricGraph
 from ..plan.naming import cable_id
+from ..plan.sparse import connected_components
 from ..topology import topology
 from .bisection import BisectionFigures
 from .context import LARGE_GRAPH_LINKS, CheckContext

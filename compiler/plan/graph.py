@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from .columns import equal_rows
 from .model import Plan
+from .sparse import connected_components, csr_matrix, shortest_path
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,6 @@ class FabricGraph:
         inf where unreachable: scipy's BFS on the twin quotient (_twins), expanded. Equal to
         BFS on the switch graph itself, at a cost of the quotient's size (a 524,288-GPU Clos:
         a few hundred classes instead of ~1M switch pairs)."""
-        from scipy.sparse.csgraph import shortest_path
-
         cls, q = self._twins
         sources = np.asarray(sources, dtype=np.int64)
         dist = shortest_path(q, unweighted=True, indices=cls[sources])[:, cls]
@@ -107,8 +105,6 @@ class FabricGraph:
     @cached_property
     def components(self) -> np.ndarray:
         """Per switch, its connected part of the intact graph (scipy's labels)."""
-        from scipy.sparse.csgraph import connected_components
-
         return connected_components(self.adjacency(np.ones(self.a.size, dtype=np.int64)), directed=False)[1]
 
 
