@@ -13,11 +13,9 @@ import hashlib
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_flow
-
 from ..plan.columns import groups
 from ..plan.graph import FabricGraph, twin_classes
+from ..plan.sparse import csr_matrix, maximum_flow
 
 _INT32_MAX = 2**31 - 1
 # From this many switch links, flows run on the twin quotient (_quotient_flow): below, its

@@ -20,12 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ..catalog import Catalog
 from ..catalog.models import CableEnd, Transceiver
 from ..plan.model import Plan, Port, cage_key
+from ..plan.sparse import connected_components, coo_matrix
 from ..plan.views import SPLIT_WAYS, cage_table, port_table, splitter_heads
 
 AUTO_ORDER = ("mmf", "smf")

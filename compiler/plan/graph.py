@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from .columns import distinct, equal_rows, groups
 from .model import Plan
+from .sparse import connected_components, csr_matrix, shortest_path
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,6 @@ class FabricGraph:
         lost, so they lie in one piece (a switch without links is a class of its own). Costs the
         quotient and the lost links (a few hundred classes at 524,288 GPUs), not ~1M pairs.
         A lost switch is one whose every link is lost: a piece of its own."""
-        from scipy.sparse.csgraph import connected_components
-
         cls, q = self._twins
         n, k = self.n, q.shape[0]
         alone = np.zeros(n, dtype=bool)
@@ -139,8 +137,6 @@ class FabricGraph:
     @cached_property
     def components(self) -> np.ndarray:
         """Per switch, its connected part of the intact graph (scipy's labels)."""
-        from scipy.sparse.csgraph import connected_components
-
         return connected_components(self.adjacency(np.ones(self.a.size, dtype=np.int64)), directed=False)[1]
 
 
@@ -155,8 +151,6 @@ def quotient_hops(q: csr_matrix, sources: np.ndarray) -> np.ndarray:
     being one sparse product of the graph with the frontiers, O(links x sources) per level.
     scipy's shortest_path takes each source alone (64 sources on the 524,288-GPU quotient:
     0.05 s, this 0.005); on graphs deeper than FRONTIER_MAX_LEVELS it answers instead."""
-    from scipy.sparse.csgraph import shortest_path
-
     k = q.shape[0]
     dist = np.full((sources.size, k), np.inf)
     seen = np.zeros((k, sources.size), dtype=bool)

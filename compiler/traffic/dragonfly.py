@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
+from ..plan.sparse import csr_matrix
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 

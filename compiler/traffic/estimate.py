@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from ..plan.graph import FabricGraph
 from ..plan.model import Plan
+from ..plan.sparse import csr_matrix
 from .analysis import nic_gbps_per_gpu, solve_phase
 from .clos import ClosRoutes
 from .fabric import TrafficFabric

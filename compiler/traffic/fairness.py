@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import block_diag, csr_matrix
 
+from ..plan.sparse import block_diag, csr_matrix
 MAX_ROUNDS = 10_000
 _REL_TOL = 1e-9  # a link within this fraction of its capacity is full
 _SHRINK = 0.8  # shrink the problem once this fraction of the rising flows (or loaded links) is left

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
+from ..plan.sparse import csr_matrix, dijkstra
 from ..topology import TorusRecord
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
