@@ -212,11 +212,11 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     cable_type = np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object)[links.media[kept]]
     color = np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object)[links.media[kept]]
     ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)[kept]
-    near, far = (end[kept] for end in plan.memo("cable_ends", cable_ends))
+    near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
     label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
     id_list = ids.tolist()
     id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
-    if id_fields is not id_list or any(_needs_quoting(c) for c in (near, far)):  # a name that needs quoting: escape whole labels
+    if id_fields is not id_list or any(_needs_quoting(c) for c in (*near, *far)):  # a name that needs quoting: escape whole labels
         label = (np.array(csv_column(concat(list(label)).tolist()), dtype=object),)
     length: Piece = ""
     unit: Piece = ""
