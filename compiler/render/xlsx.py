@@ -34,7 +34,7 @@ import numpy as np
 import xlsxwriter
 from isal import isal_zlib
 
-from ..plan.columns import text_chunks
+from ..plan.columns import Coded, text_chunks
 
 # The created/modified date every spreadsheet carries, so two compiles give the same bytes.
 FIXED_DATE = _dt.datetime(2000, 1, 1)
@@ -49,16 +49,18 @@ _SHEET = "xl/worksheets/sheet1.xml"
 SHEET_LEVEL = 1
 
 
-def table_xlsx(sheet: str, columns: Sequence[str], values: Sequence[np.ndarray]) -> bytes:
+def table_xlsx(sheet: str, columns: Sequence[str], values: Sequence[np.ndarray | Coded]) -> bytes:
     """One sheet `sheet`: the header `columns`, then a row per index of the columns `values`
-    (one object array per column of str, int, float; None: an empty cell)."""
+    (one object array per column of str, int, float; None: an empty cell; or a Coded column
+    of str, whose table takes the XML around its cells once: plan/columns.py)."""
     from rustpy_xlsxwriter import FastExcel  # imported here: only the outputs that write a table load it
 
     rows = len(values[0]) if len(values) else 0
     plain = rows > 0 and all(_plain_text(v) for v in values)
     # A table of plain text: rust_xlsxwriter writes the package around a header-only sheet,
     # and the sheet's rows are joined here from the columns, in the writer's own XML.
-    records = (dict(zip(columns, row, strict=True)) for row in zip(*(v.tolist() for v in values), strict=True))
+    records = (dict(zip(columns, row, strict=True))
+               for row in zip(*((v.values() if isinstance(v, Coded) else v).tolist() for v in values), strict=True))
     buf = io.BytesIO()
     FastExcel(buf).sheet(sheet, _with_header(columns, iter(()) if plain else records)).save()
     return _fixed_core_dates(buf.getvalue(), _sheet_rows(columns, values) if plain else None)
@@ -72,11 +74,15 @@ def _with_header(columns: Sequence[str], records: Iterator[dict]) -> Iterator[di
     yield from records
 
 
-def _plain_text(column: np.ndarray) -> bool:
+def _plain_text(column: np.ndarray | Coded) -> bool:
     """Every value a non-empty ASCII str that the writer spells as it is in an inline string:
     nothing XML escapes, no control character (the writer spells them _xHHHH_), no space at
     either end (which it marks xml:space="preserve"). Checked by substring scans of one join
-    of the distinct values."""
+    of the distinct values (of a Coded column, the values of its table that rows use)."""
+    if isinstance(column, Coded):
+        used = np.zeros(column.table.size, dtype=bool)
+        used[column.codes] = True
+        column = column.table[used]
     try:  # each distinct value once: a column gathered from a few thousand names is a short text to scan
         joined = "\x01" + "\x01".join(set(column.tolist())) + "\x01"
     except TypeError:  # numbers or None
@@ -98,7 +104,7 @@ def _column_letter(index: int) -> str:
     return letters
 
 
-def _sheet_rows(columns: Sequence[str], values: Sequence[np.ndarray]) -> Callable[[bytes], Iterator[bytes]]:
+def _sheet_rows(columns: Sequence[str], values: Sequence[np.ndarray | Coded]) -> Callable[[bytes], Iterator[bytes]]:
     """The sheet's XML from the header-only sheet the writer wrote: its head (through the
     header row, the dimension set to the whole table), the rows as the writer spells
     inline strings, and its tail."""
