@@ -15,7 +15,7 @@ from ipaddress import IPv4Address
 
 import numpy as np
 
-from .columns import Piece, text_chunks
+from .columns import Coded, Piece, text_chunks
 from .fabric_record import COMPUTE, Fabric, kind_of
 from .fabrics import fabric_names, fabric_plan, is_multi_fabric, serve_management_ports, single_fabric
 from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayout
@@ -58,11 +58,11 @@ def _link_rows(plan: Plan) -> _Pieces:
         lengths = [f"{x:.2f}" for x in phys.length_m.tolist()]
         orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
     speed = links.speed_gbps.astype(np.int64)
-    speeds = np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object)[speed]
-    return _Pieces(["[", *_json_strings(np.array(plan.memo("cable_ids", cable_ids), dtype=object)), ",", kinds[links.kind],
-                    ",", names[links.a_dev], ",", port_names[offsets[links.a_dev] + links.a_port],
-                    ",", names[links.b_dev], ",", port_names[offsets[links.b_dev] + links.b_port], ",", speeds, ",",
-                    media[links.media], ",", lengths, ",", orders, "]"], len(links))
+    speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
+    return _Pieces(["[", *_json_strings(np.array(plan.memo("cable_ids", cable_ids), dtype=object)), ",", Coded(kinds, links.kind),
+                    ",", Coded(names, links.a_dev), ",", port_names[offsets[links.a_dev] + links.a_port],
+                    ",", Coded(names, links.b_dev), ",", port_names[offsets[links.b_dev] + links.b_port], ",", speeds, ",",
+                    Coded(media, links.media), ",", lengths, ",", orders, "]"], len(links))
 
 
 # What JSON escapes in a string (json.encoder.encode_basestring): a text without any is its own encoding, quoted.
