@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.plan.columns import concat, distinct, groups, text_chunks
+from compiler.plan.columns import Coded, concat, distinct, groups, text_chunks
 from compiler.plan.naming import cable_id
 from compiler.plan.views import cable_ids
 
@@ -70,3 +70,20 @@ def test_dotted_is_ipaddress_text():
     values = np.array([0, 1, 255, 256, 167772161, 3232235777, 4294967295], dtype=np.uint32)
     assert dotted(values) == [str(IPv4Address(int(v))) for v in values.tolist()]
     assert dotted(np.zeros(0, dtype=np.uint32)) == []
+
+
+def test_coded_columns_read_as_their_values():
+    """A Coded column (a table and a code per row) joins as table[codes], the separators
+    beside it taken into its table or not, in chunks that cut rows anywhere."""
+    rng = np.random.default_rng(1)
+    rows = 1000
+    kinds = Coded(np.array(["server-leaf", "leaf-spine"], dtype=object), rng.integers(0, 2, rows))
+    speeds = Coded(np.array(["400", "800"], dtype=object), rng.integers(0, 2, rows))
+    names = np.array([f"n{i}" for i in range(rows)], dtype=object)
+    big = Coded(np.array([f"p{i}" for i in range(rows)], dtype=object), rng.permutation(rows))  # no smaller than the rows
+    pieces = [names, ",", kinds, ",", ",", speeds, ";", big, "\n"]
+    want = "".join(f"{n},{k},,{s};{b}\n" for n, k, s, b in zip(names.tolist(), kinds.values().tolist(), speeds.values().tolist(),
+                                                              big.values().tolist(), strict=True))
+    for chunk_rows in (7, 256, 4096):
+        assert "".join(text_chunks(pieces, rows, chunk_rows)) == want
+    assert concat([kinds, "/", speeds]).tolist() == [f"{k}/{s}" for k, s in zip(kinds.values().tolist(), speeds.values().tolist(), strict=True)]

@@ -216,13 +216,15 @@ def physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     return plan.memo("physical_cable_labels", _physical_cable_labels)
 
 
-def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     """Per physical cable, its id and how a label names its A end and its B end
-    (`<place>:<port>`, an end of several ports naming them all), object arrays of str."""
+    (`<place>:<port>`, an end of several ports naming them all), each end as two pieces as
+    views.cable_ends gives them (the place with its colon, the port; a cable of several
+    links has its whole end text in the first and "" in the second)."""
     return plan.memo("physical_cable_ends", _physical_cable_ends)
 
 
-def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
     cables = physical_cables(plan)
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
@@ -234,12 +236,13 @@ def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray
     multi = multi_link_cables(cables)
     ends = []
     for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
-        # gathered on the cables' first links only: one concatenation per cable end
+        # gathered on the cables' first links only; a cable of several links: its whole end in the first piece
         at = dev[first]
-        text = prefix[at] + names[offsets[at] + port[first]] if len(cables) else np.zeros(0, dtype=object)
+        head, tail = prefix[at], names[offsets[at] + port[first]]
         for idx, matrix in multi:
-            text[idx] = _end_text(place[dev[matrix]], names[offsets[dev[matrix]] + port[matrix]])
-        ends.append(text)
+            head[idx] = _end_text(place[dev[matrix]], names[offsets[dev[matrix]] + port[matrix]])
+            tail[idx] = ""
+        ends.append([head, tail])
     return ids, ends[0], ends[1]
 
 

@@ -15,7 +15,7 @@ from ipaddress import IPv4Address
 
 import numpy as np
 
-from .columns import Piece, text_chunks
+from .columns import Coded, Piece, text_chunks
 from .fabric_record import COMPUTE, Fabric, kind_of
 from .fabrics import fabric_names, fabric_plan, is_multi_fabric, serve_management_ports, single_fabric
 from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayout
@@ -58,11 +58,11 @@ def _link_rows(plan: Plan) -> _Pieces:
         lengths = [f"{x:.2f}" for x in phys.length_m.tolist()]
         orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
     speed = links.speed_gbps.astype(np.int64)
-    speeds = np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object)[speed]
-    return _Pieces(["[", *_json_strings(np.array(plan.memo("cable_ids", cable_ids), dtype=object)), ",", kinds[links.kind],
-                    ",", names[links.a_dev], ",", port_names[offsets[links.a_dev] + links.a_port],
-                    ",", names[links.b_dev], ",", port_names[offsets[links.b_dev] + links.b_port], ",", speeds, ",",
-                    media[links.media], ",", lengths, ",", orders, "]"], len(links))
+    speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
+    return _Pieces(["[", *_json_strings(np.array(plan.memo("cable_ids", cable_ids), dtype=object)), ",", Coded(kinds, links.kind),
+                    ",", Coded(names, links.a_dev), ",", port_names[offsets[links.a_dev] + links.a_port],
+                    ",", Coded(names, links.b_dev), ",", port_names[offsets[links.b_dev] + links.b_port], ",", speeds, ",",
+                    Coded(media, links.media), ",", lengths, ",", orders, "]"], len(links))
 
 
 # What JSON escapes in a string (json.encoder.encode_basestring): a text without any is its own encoding, quoted.
@@ -75,6 +75,34 @@ def _json_strings(values: np.ndarray) -> list[Piece]:
     if _NEEDS_ESCAPE.search("".join(values.tolist())) is None:
         return ['"', values, '"']
     return [np.array([json.encoder.encode_basestring(v) for v in values.tolist()], dtype=object)]
+
+
+def _json_column(values: list) -> list[Piece]:
+    """A column of JSON scalars (str, int, float, bool, None) as pieces of their JSON text,
+    as _dump writes each: a column of str through _json_strings, else each distinct value
+    encoded once, then looked up per row at C speed (map)."""
+    column = np.empty(len(values), dtype=object)
+    if all(map(str.__instancecheck__, values)):
+        column[:] = values
+        return _json_strings(column)
+    if set(map(type, values)) <= {int, type(None), str}:  # distinct values are distinct dict keys
+        text = {v: _dump(v) for v in set(values)}
+        column[:] = list(map(text.__getitem__, values))
+    else:  # 1, 1.0 and True are one dict key: keyed with the type
+        typed = {(type(v), v): "" for v in values}
+        for key in typed:
+            typed[key] = _dump(key[1])
+        column[:] = [typed[(type(v), v)] for v in values]
+    return [column]
+
+
+def _json_rows(columns: list[list]) -> _Pieces:
+    """Rows of a table given by its columns (lists of JSON scalars), as JSON text pieces:
+    each row `[v,v,...]` exactly as _dump writes the row, without encoding a row at a time."""
+    pieces: list[Piece] = ["["]
+    for j, values in enumerate(columns):
+        pieces += ([","] if j else []) + _json_column(values)
+    return _Pieces(pieces + ["]"], len(columns[0]) if columns else 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +157,10 @@ def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | No
             "port_lanes": {lid: [",".join(map(str, ln)) for ln in lanes] for lid, lanes in sorted(r.port_lanes.items())}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2].replace("\n", "\n  ")
     loop, mgmt = dotted(r.loopback), dotted(r.management)
-    dev_rows = ([d.name, loop[i] if r.loopback[i] else None, int(r.asn[i]) or None, mgmt[i] if r.management[i] else None]
-                for i, d in enumerate(plan.devices) if fabric is None or d.fabric == fabric)
+    kept = [i for i, d in enumerate(plan.devices) if fabric is None or d.fabric == fabric]
+    lo_set, asn, mgmt_set = (r.loopback != 0).tolist(), r.asn.tolist(), (r.management != 0).tolist()
+    dev_rows = _json_rows([[plan.devices[i].name for i in kept], [loop[i] if lo_set[i] else None for i in kept],
+                           [int(asn[i]) or None for i in kept], [mgmt[i] if mgmt_set[i] else None for i in kept]])
     numbered = np.nonzero(r.link_net)[0]
     ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     link_rows = _Pieces(['["', np.array(ids, dtype=object)[numbered], '","', *dotted_pieces(r.link_net[numbered]), '/31"]'],
@@ -165,8 +195,9 @@ def plan_json_text(plan: Plan) -> str:
         places = [(rack_names[r], u) for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
     else:
         places = [(None, None)] * len(plan.devices)
-    device_rows = ([d.name, d.role, d.model, d.layout, d.tier, d.index, d.su, d.pod, d.rail, d.group, d.fabric, rack, u]
-                   for d, (rack, u) in zip(plan.devices, places, strict=True))
+    devices = plan.devices
+    device_rows = _json_rows([[getattr(d, field) for d in devices] for field in DEVICE_COLUMNS[:-2]]
+                             + [[rack for rack, _ in places], [u for _, u in places]])
     layouts = ",\n".join(f"    {_dump(lid)}: " + _layout_table(lay) for lid, lay in plan.layouts.items())
     head = {
         "$schema": "plan.schema.json",

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
+from ..plan.columns import Coded
 from ..plan.model import Plan
 from ..plan.views import floor_port_names
 from .csvtext import csv_text
@@ -92,7 +93,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     names = np.array([d.name for d in plan.devices], dtype=object)
     kinds = np.array(["Switch" if d.role in SWITCH_ROLES else "Host" for d in plan.devices], dtype=object)
     a, b = links.a_dev, links.b_dev
-    values = [names[a], kinds[a], ports[offsets[a] + links.a_port], names[b], kinds[b], ports[offsets[b] + links.b_port]]
+    values = [Coded(names, a), Coded(kinds, a), Coded(ports, offsets[a] + links.a_port),
+              Coded(names, b), Coded(kinds, b), Coded(ports, offsets[b] + links.b_port)]
     out.write_bytes(f"{FOLDER}/p2p.xlsx", table_xlsx("P2P", COLUMNS, values))
     if mapping:
         out.write_text(f"{FOLDER}/hca_mapping.csv", csv_text(["port", "hca-name"], mapping))

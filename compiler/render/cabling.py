@@ -23,7 +23,7 @@ from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
 from ..plan.cables import joined, multi_link_cables, physical_cable_ends, physical_cables
-from ..plan.columns import Piece, concat, text_chunks
+from ..plan.columns import Coded, Piece, concat, text_chunks
 from ..plan.views import (cable_ids, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
                           floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
@@ -61,8 +61,8 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         ids = np.array([csv_field(c) for c in ids.tolist()], dtype=object)
         carried = np.array([csv_field(c) for c in carried.tolist()], dtype=object)
     speed = links.speed_gbps[first].astype(np.int64)
-    speeds = np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object)[speed]
-    kinds = np.array([csv_field(k) for k in plan.link_kinds], dtype=object)[links.kind[first]]
+    speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
+    kinds = Coded(np.array([csv_field(k) for k in plan.link_kinds], dtype=object), links.kind[first])
     place = physical_pieces(plan)
     shared = _EndPieces(np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object),
                         port_pieces(plan), np.array([csv_field(t) for t in end_part_names(plan)], dtype=object), place)
@@ -105,19 +105,22 @@ def end_pieces(plan: Plan, shared: _EndPieces, multi: list[tuple[np.ndarray, np.
     gid = plan.port_offsets()[dev] + (links.a_port, links.b_port)[end]
     first = physical_cables(plan).first_link
     codes = plan.memo("end_transceiver_codes", end_transceiver_codes)[1 + end]
+    if not multi:  # each column drawn from its table (columns.Coded: the separators go into the tables)
+        return [Coded(shared.device, dev[first]), ",", Coded(shared.port, gid[first]), ",",
+                Coded(shared.transceiver, codes[first]), ",", Coded(shared.place, dev[first])]
     columns = [shared.device[dev[first]], shared.port[gid[first]], shared.transceiver[codes[first]], shared.place[dev[first]]]
     seps = np.full(len(first), ",", dtype=object)
-    if multi:  # several links on one cable: each column its links' values joined
-        per_device = _device_columns(plan)
-        labels = plan.memo("end_part_labels", end_part_labels)[end]
-        for idx, matrix in multi:
-            raw = [joined(c) for c in _raw_end(plan, per_device, dev[matrix], gid[matrix], labels[matrix])]
-            if _raw_needs_quoting(raw):
-                raw = [np.frompyfunc(csv_field, 1, 1)(c) for c in raw]
-            columns[0][idx] = concat([raw[0]] + [p for c in raw[1:] for p in (",", c)])
-            for col in columns[1:]:
-                col[idx] = ""
-            seps[idx] = ""
+    # several links on one cable: each column its links' values joined
+    per_device = _device_columns(plan)
+    labels = plan.memo("end_part_labels", end_part_labels)[end]
+    for idx, matrix in multi:
+        raw = [joined(c) for c in _raw_end(plan, per_device, dev[matrix], gid[matrix], labels[matrix])]
+        if _raw_needs_quoting(raw):
+            raw = [np.frompyfunc(csv_field, 1, 1)(c) for c in raw]
+        columns[0][idx] = concat([raw[0]] + [p for c in raw[1:] for p in (",", c)])
+        for col in columns[1:]:
+            col[idx] = ""
+        seps[idx] = ""
     return [columns[0], seps, columns[1], seps, columns[2], seps, columns[3]]
 
 
@@ -229,7 +232,7 @@ def physical_pieces(plan: Plan) -> np.ndarray:
     return np.array([f"{racks[r]},{u}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)], dtype=object)
 
 
-def media_tail(plan: Plan) -> np.ndarray:
+def media_tail(plan: Plan) -> Piece:
     """Per physical cable the pre-joined `media,connector,part_number,length_m,jacket_color,polarity`;
     the exact part and orderable length with a layout. Every row is one cable: an 800G
     link between twin-port modules (two fibers, views.fibers_per_link) is two rows, its
@@ -254,6 +257,6 @@ def media_tail(plan: Plan) -> np.ndarray:
         part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
         text = f"{length:g}" if length >= 0 else ""
         pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
-    return np.array(pieces, dtype=object)[inverse.reshape(-1)] if len(cables) else np.zeros(0, dtype=object)
+    return Coded(np.array(pieces, dtype=object), inverse.reshape(-1)) if len(cables) else np.zeros(0, dtype=object)
 
 

@@ -29,9 +29,10 @@ from .writer import OutputDir
 _MARK = "\x00{}\x00"  # a value's place while a shape renders (values themselves go in through %)
 
 
-def _escaped(column: list) -> list:
+def _escaped(column: list) -> tuple[list, set | None]:
     """Strings escaped for XML (each distinct value once); numbers and None as they are.
-    Most columns (names, kinds, numbers) hold nothing to escape: then the column itself."""
+    Most columns (names, kinds, numbers) hold nothing to escape: then the column itself.
+    Also the column's distinct values where it is not all text (None: every value a str)."""
     try:
         joined = "".join(column)  # a column of text: one scan at C speed, no set of its values
         distinct = None
@@ -39,7 +40,7 @@ def _escaped(column: list) -> list:
         distinct = set(column)
         joined = "".join(v for v in distinct if isinstance(v, str))
     if not any(c in joined for c in "&<>'\""):  # nothing XML escaping replaces: one scan at C speed
-        return column
+        return column, distinct
     changed = {}
     for v in set(column) if distinct is None else distinct:
         if isinstance(v, str):
@@ -47,9 +48,10 @@ def _escaped(column: list) -> list:
             if e != v:
                 changed[v] = e
     if not changed:
-        return column
+        return column, distinct
     get = changed.get
-    return [get(v, v) if isinstance(v, str) else v for v in column]
+    escaped = [get(v, v) if isinstance(v, str) else v for v in column]
+    return escaped, None if distinct is None else set(escaped)
 
 
 def _format(macro, fixed: int, names: list[str], present: tuple[bool, ...]) -> str:
@@ -76,17 +78,17 @@ def _segments(fmt: str, values: int) -> list[str]:
     return texts
 
 
-def _as_text(column: list) -> list[str] | str:
-    """Values as %s prints them, None (an absent attribute) as nothing; a column of one value as that value."""
-    if column and column[-1] == column[0] and column.count(column[0]) == len(column):  # one value in every row (a fabric, a medium): a constant piece
-        return "" if column[0] is None else str(column[0])
-    try:
-        "".join(column)  # all str (names, ports, ids): the column as it is, found in one C scan
+def _as_text(column: list, distinct: set | None) -> list[str] | str:
+    """Values as %s prints them, None (an absent attribute) as nothing; a column of one value
+    as that value. `distinct`: the column's distinct values, None where every value is a str."""
+    if distinct is None:  # all str (names, ports, ids): the column as it is, unless one value fills it
+        if column and column[-1] == column[0] and column.count(column[0]) == len(column):
+            return column[0]
         return column
-    except TypeError:
-        values = set(column)
-    spelled = {v: "" if v is None else str(v) for v in values}
-    return [spelled[v] for v in column]
+    if len(distinct) == 1:  # one value in every row (a fabric, a medium): a constant piece
+        return "" if column[0] is None else str(column[0])
+    spelled = {v: "" if v is None else str(v) for v in distinct}
+    return list(map(spelled.__getitem__, column))
 
 
 def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[str, list]) -> tuple[list[Piece], int]:
@@ -94,12 +96,14 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
     the number of rows. A row's shape is which attributes it has; only the columns that are
     None in some rows and not in others make rows' shapes differ: a text between two
     values that differs by shape is a column of its own, indexed by each row's shape."""
-    cols = [_escaped(c) for c in fixed_columns] + [_escaped(columns[n]) for n in names]
+    escaped = [_escaped(c) for c in fixed_columns] + [_escaped(columns[n]) for n in names]
+    cols = [c for c, _ in escaped]
     fixed = len(fixed_columns)
     n_rows = len(cols[0]) if cols else 0
     if not n_rows:
         return [], 0
-    absent = [c.count(None) for c in cols[fixed:]]  # C speed
+    # a column of text holds no None; another counts them only where it has one (C speed)
+    absent = [0 if distinct is None or None not in distinct else c.count(None) for c, distinct in escaped[fixed:]]
     base = tuple(a < n_rows for a in absent)  # present in every row, or (if absent from all) in none
     mixed = [i for i, a in enumerate(absent) if 0 < a < n_rows]
     shape_of_row = np.zeros(n_rows, dtype=np.int64)
@@ -118,7 +122,7 @@ def _elements(macro, fixed_columns: list[list], names: list[str], columns: dict[
         options = [t[j] for t in texts]
         pieces.append(options[0] if len(set(options)) == 1 else np.array(options, dtype=object)[which])
         if j < len(cols):
-            pieces.append("" if j >= fixed and absent[j - fixed] == n_rows else _as_text(cols[j]))
+            pieces.append("" if j >= fixed and absent[j - fixed] == n_rows else _as_text(cols[j], escaped[j][1]))
     return [p for p in pieces if not isinstance(p, str) or p], n_rows
 
 

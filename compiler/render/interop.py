@@ -25,7 +25,7 @@ from ..catalog.models import NosLab
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.columns import text_chunks
+from ..plan.columns import Coded, text_chunks
 from ..plan.views import per_port
 from .diagrams import q
 from .templates import render_template, row_format, row_pieces
@@ -48,13 +48,14 @@ def _switch_edges(plan: Plan) -> list[str]:
     sel = (tier[links.a_dev] >= 1) & (tier[links.b_dev] >= 1)
     dev = np.array([q(d.name) for d in plan.devices], dtype=object)
     a, b = links.a_dev[sel], links.b_dev[sel]
-    pieces = row_pieces("ptm/elements.j2", "edge", [dev[a], quoted[offsets[a] + links.a_port[sel]], dev[b],
+    pieces = row_pieces("ptm/elements.j2", "edge", [Coded(dev, a), quoted[offsets[a] + links.a_port[sel]], Coded(dev, b),
                                                     quoted[offsets[b] + links.b_port[sel]]])
     return list(text_chunks(pieces, int(a.size)))
 
 
-def ptm_dot(plan: Plan) -> str:
-    return render_template("ptm/topology.dot.j2", edges=_switch_edges(plan))
+def ptm_dot(plan: Plan, edges: list[str]) -> str:
+    """`edges`: _switch_edges(plan), which Air's file shares."""
+    return render_template("ptm/topology.dot.j2", edges=edges)
 
 
 def lab_of(plan: Plan) -> NosLab | None:
@@ -63,11 +64,11 @@ def lab_of(plan: Plan) -> NosLab | None:
     return descriptor(nos).lab if nos else None
 
 
-def air_dot(plan: Plan, lab: NosLab) -> str:
+def air_dot(plan: Plan, lab: NosLab, edges: list[str]) -> str:
     assert lab.air_os is not None  # written only for a NOS that Air runs
     fmt = row_format("air/elements.j2", "node", 3)
     nodes = [fmt % (q(d.name), q(d.role), q(lab.air_os)) for d in plan.devices if d.tier >= 1]
-    return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=_switch_edges(plan))
+    return render_template("air/topology.dot.j2", name=q(plan.name), nodes=nodes, edges=edges)
 
 
 def clab_yaml(plan: Plan, lab: NosLab) -> str:
@@ -78,18 +79,20 @@ def clab_yaml(plan: Plan, lab: NosLab) -> str:
     names = np.array([d.name for d in plan.devices], dtype=object)
     numbers = np.array([str(p + 1) for p in range(int(max(links.a_port.max(initial=0), links.b_port.max(initial=0))) + 1)],
                        dtype=object)  # 1-based, as the template's ethN
-    edges = list(text_chunks(row_pieces("containerlab/elements.j2", "link", [names[links.a_dev], numbers[links.a_port],
-                                                                             names[links.b_dev], numbers[links.b_port]]), len(links)))
+    edges = list(text_chunks(row_pieces("containerlab/elements.j2", "link", [Coded(names, links.a_dev), Coded(numbers, links.a_port),
+                                                                             Coded(names, links.b_dev), Coded(numbers, links.b_port)]),
+                             len(links)))
     return render_template("containerlab/topology.clab.yml.j2", name=plan.name, nodes=nodes, links=edges)
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_ethernet(plan):
         return
-    out.write_text("ptm/topology.dot", ptm_dot(plan))
+    edges = _switch_edges(plan)  # the same edges in PTM's file and Air's: joined once
+    out.write_text("ptm/topology.dot", ptm_dot(plan, edges))
     lab = lab_of(plan)
     if lab is None:
         return
     if lab.air_os:
-        out.write_text("air/topology.dot", air_dot(plan, lab))
+        out.write_text("air/topology.dot", air_dot(plan, lab, edges))
     out.write_text(f"containerlab/{plan.name}.clab.yml", clab_yaml(plan, lab))

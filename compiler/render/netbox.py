@@ -29,7 +29,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cords
 from ..plan.model import Plan
-from ..plan.columns import Piece, concat, text_chunks
+from ..plan.columns import Coded, Piece, concat, text_chunks
 from ..plan.views import cable_ends, cable_ids, device_places, label_pieces, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
@@ -209,25 +209,25 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     names = plan.memo("port_table", port_table)["name"]
     dev_names = np.array([csv_field(d.name) for d in plan.devices], dtype=object)
     media = [plan.view.facts.media[m] for m in plan.media]
-    cable_type = np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object)[links.media[kept]]
-    color = np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object)[links.media[kept]]
+    cable_type = Coded(np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object), links.media[kept])
+    color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), links.media[kept])
     ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)[kept]
-    near, far = (end[kept] for end in plan.memo("cable_ends", cable_ends))
+    near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
     label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
     id_list = ids.tolist()
     id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
-    if id_fields is not id_list or any(_needs_quoting(c) for c in (near, far)):  # a name that needs quoting: escape whole labels
+    if id_fields is not id_list or any(_needs_quoting(c) for c in (*near, *far)):  # a name that needs quoting: escape whole labels
         label = (np.array(csv_column(concat(list(label)).tolist()), dtype=object),)
     length: Piece = ""
     unit: Piece = ""
     phys = plan.physical
     if phys is not None and phys.order_m is not None:
         values, code = np.unique(phys.order_m[kept], return_inverse=True)
-        length = np.array(["" if x != x else f"{x:g}" for x in values.tolist()], dtype=object)[code.reshape(-1)]
-        unit = np.array(["" if x != x else "m" for x in values.tolist()], dtype=object)[code.reshape(-1)]
+        length = Coded(np.array(["" if x != x else f"{x:g}" for x in values.tolist()], dtype=object), code.reshape(-1))
+        unit = Coded(np.array(["" if x != x else "m" for x in values.tolist()], dtype=object), code.reshape(-1))
     a_name = np.array(csv_column(names[offsets[links.a_dev[kept]] + links.a_port[kept]].tolist()), dtype=object)
     b_name = np.array(csv_column(names[offsets[links.b_dev[kept]] + links.b_port[kept]].tolist()), dtype=object)
-    return row_pieces(TABLES, "cables", [dev_names[links.a_dev[kept]], a_name, dev_names[links.b_dev[kept]], b_name, cable_type,
+    return row_pieces(TABLES, "cables", [Coded(dev_names, links.a_dev[kept]), a_name, Coded(dev_names, links.b_dev[kept]), b_name, cable_type,
                                          np.array(id_fields, dtype=object), color, length, unit, label, site, site])
 
 
