@@ -172,6 +172,8 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
     peer_global = offsets[peer_dev] + np.where(from_b, a_port, b_port)
     names = _escaped_names([d.name for d in devices])
     own_head = np.array([f'clusterc_plan_port{{name="{n}",port="' for n in names], dtype=object)
+    own_port: Piece
+    peer_port: Piece
     peer_mid: Piece
     if ib:
         view = plan.memo("ib_view", ib_view)
