@@ -209,8 +209,14 @@ def bundles_of(plan: Plan, link_ids: np.ndarray, shown: np.ndarray, cell_of: np.
     ca, cb = cell_of[a_pos], cell_of[b_pos]
     keep = (ca >= 0) & (cb >= 0) & (ca != cb)
     n = max(len(cells), 1)
-    pairs, inverse, counts = np.unique(ca[keep] * n + cb[keep], return_inverse=True, return_counts=True)
-    gbps = np.bincount(inverse, weights=links.speed_gbps[link_ids][keep].astype(np.float64), minlength=len(pairs))
+    # a pair of cells as one number below n * n (a diagram has at most a few hundred cells):
+    # counted by bincount in one pass, where np.unique sorted every link (a whole fabric's
+    # links in the overview)
+    key = ca[keep] * n + cb[keep]
+    per_key = np.bincount(key, minlength=n * n)
+    pairs = np.nonzero(per_key)[0]
+    counts = per_key[pairs]
+    gbps = np.bincount(key, weights=links.speed_gbps[link_ids][keep].astype(np.float64), minlength=n * n)[pairs]
     a, b = np.divmod(pairs, n)
     rails = [c.rail for c in cells]
     colours = [rail_colour(rails[x] if rails[x] is not None else rails[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
@@ -230,7 +236,9 @@ def gap_notes(plan: Plan, link_ids: np.ndarray, rows: list[Row], shown: np.ndarr
     kinds = links.kind[link_ids][keep].astype(np.int64)
     adjacent = lower == upper + 1
     key = upper[adjacent] * len(plan.link_kinds) + kinds[adjacent]
-    pairs, counts = np.unique(key, return_counts=True)
+    per_key = np.bincount(key, minlength=len(rows) * len(plan.link_kinds))  # (gap, kind) pairs: a small range
+    pairs = np.nonzero(per_key)[0]
+    counts = per_key[pairs]
     notes: dict[int, list[str]] = {}
     for p, c in zip(pairs.tolist(), counts.tolist(), strict=True):
         gap, kind = divmod(p, len(plan.link_kinds))
