@@ -154,8 +154,10 @@ def _max_fan(shown: np.ndarray, a_pos: np.ndarray, b_pos: np.ndarray, cell_local
     theirs = np.concatenate([b_pos[in_row[a_pos] & in_nb[b_pos]], a_pos[in_row[b_pos] & in_nb[a_pos]]])
     if not len(mine):
         return 1
-    pairs = distinct(mine * (int(cell_local.max()) + 2) + cell_local[theirs] + 1)
-    return int(np.bincount(pairs // (int(cell_local.max()) + 2)).max())
+    width = int(cell_local.max()) + 2
+    seen = np.zeros(len(shown) * width, dtype=bool)  # (device, neighbour cell) pairs: a small range, marked
+    seen[mine * width + cell_local[theirs] + 1] = True
+    return int(np.bincount(np.nonzero(seen)[0] // width).max())
 
 
 def _row_role(plan: Plan, order: list[int]) -> str:
@@ -318,7 +320,9 @@ def clos_overview(plan: Plan) -> Drawing:
     unit_of_dev[servers_and_leaves] = unit_of_scope[dev_scope[servers_and_leaves]]
     links = plan.links
     to_units = (tiers[links.b_dev] == 2) & (unit_of_dev[links.a_dev] >= 0)
-    pairs = distinct(links.b_dev[to_units] * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]])
+    seen = np.zeros(len(devs) * (len(units) + 1), dtype=bool)  # (spine, unit) pairs, marked: no sort of the links
+    seen[links.b_dev[to_units].astype(np.int64) * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]]] = True
+    pairs = np.nonzero(seen)[0]
     fan = int(np.bincount(pairs // (len(units) + 1)).max()) if len(pairs) else 1
     caps = dict(OVERVIEW_CAPS)
     caps[2] = max(1, min(caps[2], OVERVIEW_BUDGETS[2] // fan))
