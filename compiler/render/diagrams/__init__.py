@@ -28,9 +28,9 @@ from .clos import clos_overview, scope_drawing
 from ...topology import topology
 from .grid import torus_overview
 from .drawing import Drawing, q
-from .scopes import scope_index, scopes
+from .scopes import scope_index, scope_names, scopes
 
-__all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews", "folder_of", "q"]
+__all__ = ["render", "overview", "scope_drawings", "scopes", "scope_names", "fabric_overviews", "folder_of", "q"]
 
 
 def overview(plan: Plan) -> Drawing:
