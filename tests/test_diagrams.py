@@ -9,7 +9,7 @@ fabric's bill and overview.
 - report.html's BOM rows are bom.csv's rows, and it draws each fabric's overview.
 
 Modules exercised here: render/diagrams/groups.py, render/diagrams/clos.py,
-render/diagrams/circle.py, render/diagrams/drawing.py."""
+render/diagrams/circle.py, render/diagrams/drawing.py, render/diagrams/spelled.py."""
 
 from __future__ import annotations
 
@@ -424,7 +424,66 @@ def test_texts_escaped_in_one_pass_as_one_by_one(texts):
     text holds the separator of their one pass (then they go one by one)."""
     from markupsafe import escape
 
-    from compiler.render.diagrams.drawing import escaped, q, quoted
+    from compiler.render.diagrams.drawing import escaped, q, quoted, quoted_bodies
 
     assert escaped(texts) == [str(escape(t)) for t in texts]
     assert quoted(texts) == [q(t) for t in texts]
+    assert quoted_bodies(texts) == [q(t)[1:-1] for t in texts]
+
+
+def _renamed(d, rename):
+    """A copy of drawing d with every text passed through rename: the same shape, other names."""
+    import copy
+
+    out = copy.copy(d)
+    out.name, out.title = rename(d.name), rename(d.title)
+    out.boxes = []
+    for b in d.boxes:
+        c = copy.copy(b)
+        c.id, c.lines, c.title = rename(b.id), tuple(map(rename, b.lines)), rename(b.title)
+        c.members = rename(b.members) if b.members else ""
+        out.boxes.append(c)
+    out.edges = [e._replace(a=rename(e.a), b=rename(e.b), title=rename(e.title), label=rename(e.label) if e.label else "")
+                 for e in d.edges]
+    out.texts = [copy.copy(t) for t in d.texts]
+    for t in out.texts:
+        t.text = rename(t.text)
+    return out
+
+
+def test_scopes_of_one_shape_spelled_once_give_the_bytes_of_each_drawn_alone():
+    """spelled.svg_and_dot fills a shape's format with each scope's texts: every scope of a
+    4-SU fabric (one shape) comes out byte for byte as its own svg() and dot(), the format is
+    made once per shape, and texts that need SVG escaping and DOT quoting (a renamed copy: & < " \\ and
+    a %) are escaped in the places they take."""
+    from compiler.render.diagrams import spelled
+
+    plan = shared_plan("h100-superpod-4su")
+    drawings = [d for _, d in scope_drawings(plan)]
+    assert len(drawings) == 4
+    spelled._SPELLED.clear()
+    for d in drawings:
+        assert spelled.svg_and_dot(d) == (d.svg(), d.dot())
+    shapes = list(spelled._SPELLED.values())
+    assert None not in shapes and len(shapes) == 2  # su1 to su3 share one format; su4 (other boxes and edges) its own
+    odd = _renamed(drawings[1], lambda t: t.replace("su", 'a&b<c>"d\\e%s%'))
+    assert odd.boxes[0].id != drawings[1].boxes[0].id or odd.title != drawings[1].title
+    spelled._SPELLED.clear()
+    spelled.svg_and_dot(drawings[0])
+    assert spelled.svg_and_dot(odd) == (odd.svg(), odd.dot())
+    assert '&amp;b&lt;c&gt;&#34;d\\e%s%' in odd.svg() and 'a&b<c>\\"d\\\\e%s%' in odd.dot()
+
+
+def test_a_shape_whose_format_misspells_its_first_drawing_is_never_filled(monkeypatch):
+    """The first drawing of a shape is spelled both ways and compared: where the format gives
+    other bytes (here: a filter the format does not know of, simulated), the shape is
+    remembered as not fillable and every drawing of it is spelled the ordinary way."""
+    from compiler.render.diagrams import spelled
+
+    plan = shared_plan("h100-superpod-4su")
+    drawings = [d for _, d in scope_drawings(plan)]
+    spelled._SPELLED.clear()
+    monkeypatch.setattr(spelled, "_filled", lambda fmt, pool: "not the drawing")
+    for d in drawings:
+        assert spelled.svg_and_dot(d) == (d.svg(), d.dot())
+    assert list(spelled._SPELLED.values()) == [None, None]

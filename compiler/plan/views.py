@@ -57,10 +57,20 @@ def cable_ids(plan: Plan) -> list[str]:
     links = plan.links
     if not len(links):
         return []
-    ports = int(links.a_port.max()) + 1
-    devices = np.array([d.name + CABLE_ID_SEPARATOR for d in plan.devices], dtype=object)
-    numbers = np.array([str(p + 1) for p in range(ports)], dtype=object)  # 1-based, as naming.cable_id
+    devices, numbers = cable_id_pieces(plan)
     return (devices[links.a_dev] + numbers[links.a_port]).tolist()
+
+
+def cable_id_pieces(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """A cable id's two pieces: per device its name and the separator, per port index of an
+    a end its 1-based number (as naming.cable_id); link k's id is
+    devices[a_dev[k]] + numbers[a_port[k]]. A writer of a large table puts the two in as
+    pieces (plan/columns.text_chunks) rather than gather a string per link."""
+    links = plan.links
+    ports = int(links.a_port.max()) + 1 if len(links) else 0
+    devices = np.array([d.name + CABLE_ID_SEPARATOR for d in plan.devices], dtype=object)
+    numbers = np.array([str(p + 1) for p in range(ports)], dtype=object)
+    return devices, numbers
 
 
 def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:

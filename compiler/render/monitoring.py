@@ -32,10 +32,10 @@ import numpy as np
 from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
-from ..plan.columns import Piece, text_chunks
+from ..plan.columns import Piece, distinct, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
-from ..plan.views import cable_ids, nos_port_names, port_table
+from ..plan.views import cable_id_pieces, nos_port_names, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -135,44 +135,79 @@ def _label_texts(plan: Plan, indices: list[int]) -> list[str]:
     return out
 
 
-def _switch_ports(plan: Plan, ib: bool) -> list[np.ndarray]:
-    """Per switch end of every cable, in port order, five columns: switch, port, peer, peer port, cable id, as the
-    exporters name them: NOS interface names on Ethernet; on InfiniBand the IB port
-    number, and a CA peer as the node-name map names it ("<host> <panel port>")."""
+def _escaped_names(names: list[str]) -> list[str]:
+    """Device names escaped as label values; as they are when none needs it (one scan)."""
+    joined = "".join(names)
+    if "\\" in joined or '"' in joined or "\n" in joined:
+        return [_escape(n) for n in names]
+    return names
+
+
+def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
+    """The clusterc_plan_port lines as text_chunks pieces, and how many: per switch end of
+    every cable, in global port order (plan order of devices, panel order of ports): the
+    switch, its port, the peer, the peer's port, the cable id, as the exporters name them:
+    NOS interface names on Ethernet; on InfiniBand the IB port number, and a CA peer as the
+    node-name map names it ("<host> <panel port>").
+    The rows are put in order as integer columns, and each text piece is then taken once
+    from a table per device or per port: a device's name with the text around it, a port's
+    name, a cable id's two pieces (views.cable_id_pieces). Gathering per-link strings and
+    reordering them cost a pass over scattered objects per column, which grew faster than
+    the links (5.6x from 131,072 to 524,288 GPUs)."""
     links = plan.links
-    names = np.array([d.name for d in plan.devices], dtype=object)
-    is_switch = np.array([d.role in SWITCH_ROLES for d in plan.devices], dtype=bool)
-    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
+    devices = plan.devices
+    is_switch = np.array([d.role in SWITCH_ROLES for d in devices], dtype=bool)
     offsets = plan.port_offsets()
+    a_rows = np.nonzero(is_switch[links.a_dev])[0]
+    b_rows = np.nonzero(is_switch[links.b_dev])[0]
+    order = np.argsort(np.concatenate([offsets[links.a_dev[a_rows]] + links.a_port[a_rows],
+                                       offsets[links.b_dev[b_rows]] + links.b_port[b_rows]]), kind="stable")
+    if not len(order):
+        return [], 0
+    link = np.concatenate([a_rows, b_rows])[order]
+    from_b = order >= len(a_rows)  # the row is the link's b end
+    a_dev, b_dev, a_port, b_port = links.a_dev[link], links.b_dev[link], links.a_port[link], links.b_port[link]
+    own_dev, peer_dev = np.where(from_b, b_dev, a_dev), np.where(from_b, a_dev, b_dev)
+    own_global = offsets[own_dev] + np.where(from_b, b_port, a_port)
+    peer_global = offsets[peer_dev] + np.where(from_b, a_port, b_port)
+    names = _escaped_names([d.name for d in devices])
+    own_head = np.array([f'clusterc_plan_port{{name="{n}",port="' for n in names], dtype=object)
+    own_port: Piece
+    peer_port: Piece
+    peer_mid: Piece
     if ib:
         view = plan.memo("ib_view", ib_view)
-        a_port = np.array([str(n) for n in view.a_port.tolist()], dtype=object)
-        b_port = np.array([str(n) for n in view.b_port.tolist()], dtype=object)
+        own_port = _number_texts(np.where(from_b, view.b_port[link], view.a_port[link]))
+        peer_port = _number_texts(np.where(from_b, view.a_port[link], view.b_port[link]))
+        # a CA peer is "<host> <panel port>": its head ends in the space, the panel name follows
+        peer_head = np.array([f'",peer="{n}' + ('' if sw else ' ') for n, sw in zip(names, is_switch.tolist(), strict=True)],
+                             dtype=object)
         panel = plan.memo("port_table", port_table)["name"]
-        a_name = np.where(is_switch[links.a_dev], names[links.a_dev],
-                          names[links.a_dev] + " " + panel[offsets[links.a_dev] + links.a_port])
-        b_name = np.where(is_switch[links.b_dev], names[links.b_dev],
-                          names[links.b_dev] + " " + panel[offsets[links.b_dev] + links.b_port])
+        peer_ca = ~is_switch[peer_dev]
+        mid = np.full(len(link), '",peer_port="', dtype=object)
+        mid[peer_ca] = np.asarray(_escaped(panel[peer_global[peer_ca]]), dtype=object) + '",peer_port="'
+        peer_mid = mid
     else:
         port_names = nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
-        a_port = port_names[offsets[links.a_dev] + links.a_port]
-        b_port = port_names[offsets[links.b_dev] + links.b_port]
-        a_name, b_name = names[links.a_dev], names[links.b_dev]
-    columns: list[list[np.ndarray]] = [[], [], [], [], []]
-    keys = []
-    for dev_side, local, port_side, peer_name, peer_port in ((links.a_dev, links.a_port, a_port, b_name, b_port),
-                                                             (links.b_dev, links.b_port, b_port, a_name, a_port)):
-        sel = is_switch[dev_side]
-        for column, values in zip(columns, (names[dev_side[sel]], port_side[sel], peer_name[sel], peer_port[sel],
-                                            ids[sel]), strict=True):
-            column.append(values)
-        keys.append(offsets[dev_side[sel]] + local[sel])  # global port id: plan order of devices, panel order of ports
-    # columns, not a (ports, 5) matrix: stacking object columns copies every reference twice
-    order = np.argsort(np.concatenate(keys), kind="stable")
-    return [np.concatenate(column)[order] for column in columns]
+        own_port = _escaped(port_names[own_global])
+        peer_port = _escaped(port_names[peer_global])
+        peer_head = np.array([f'",peer="{n}' for n in names], dtype=object)
+        peer_mid = '",peer_port="'
+    id_devices, id_numbers = cable_id_pieces(plan)
+    id_devices = np.array(_escaped_names(id_devices.tolist()), dtype=object)
+    pieces: list[Piece] = [own_head[own_dev], own_port, peer_head[peer_dev], peer_mid, peer_port, '",cable="',
+                           id_devices[a_dev], id_numbers[a_port], '"} 1\n']
+    return pieces, len(link)
 
 
-def _plan_metrics(plan: Plan, ib: bool, ports: list[np.ndarray]) -> Iterator[str]:
+def _number_texts(numbers: np.ndarray) -> np.ndarray:
+    """Port numbers as text: each distinct number spelled once."""
+    values = distinct(numbers)
+    texts = np.array([str(v) for v in values.tolist()], dtype=object)
+    return texts[np.searchsorted(values, numbers)]
+
+
+def _plan_metrics(plan: Plan, ib: bool, port_rows: tuple[list[Piece], int]) -> Iterator[str]:
     """plan.prom's text in chunks: the per-port series (one line per switch port in use,
     most of the file) joined column-wise by text_chunks, not formatted line by line."""
     links = plan.links
@@ -186,13 +221,9 @@ def _plan_metrics(plan: Plan, ib: bool, ports: list[np.ndarray]) -> Iterator[str
               + ("(InfiniBand port number; a CA peer as the node-name map names it)." if ib else "(NOS interface names)."),
               "# TYPE clusterc_plan_port gauge"]
     yield "\n".join(lines) + "\n"
-    if len(ports[0]):
-        fields = ("name", "port", "peer", "peer_port", "cable")
-        pieces: list[Piece] = []
-        for k, (field, column) in enumerate(zip(fields, ports, strict=True)):
-            pieces += [("clusterc_plan_port{" if k == 0 else '",') + f'{field}="', _escaped(column)]
-        pieces.append('"} 1\n')
-        yield from text_chunks(pieces, len(ports[0]))
+    pieces, rows = port_rows
+    if rows:
+        yield from text_chunks(pieces, rows)
     host_lines = []
     tails: dict[str, list[str]] = {}  # per layout: each RDMA port's line after the host's name
     for d in plan.devices:
@@ -225,7 +256,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     eth_switches = [i for i, d in enumerate(plan.devices) if d.role in SWITCH_ROLES
                     and plan.view.model_protocol(d.model) == "ethernet"]
     ib_numbers = not ib or plan.memo("ib_view", ib_view).port_numbers_known
-    ports = _switch_ports(plan, ib) if ib_numbers else [np.zeros(0, dtype=object)] * 5
+    port_rows = _port_rows(plan, ib) if ib_numbers else ([], 0)
     exporter_host = None
     if ib:
         endpoints = [d.name for d in plan.devices if d.tier == 0 and d.role != "server"]
@@ -237,13 +268,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     context = dict(name=plan.name, ib=ib, jobs=JOBS, cfg=cfg, has_switch_targets=bool(eth_switches),
                    exporter=f"{exporter_host}:{ports_cfg['infiniband']}" if ib else None,
                    lane_gbps=lane_gbps, width=4 if rate.startswith("4x") else None,
-                   port_rules=bool(len(ports[0])), pfc_priorities=list(roce.pfc_priorities) if not ib else [],
+                   port_rules=bool(port_rows[1]), pfc_priorities=list(roce.pfc_priorities) if not ib else [],
                    hosts=len(hosts), switches=sum(1 for d in plan.devices if d.role in SWITCH_ROLES),
-                   eth_switches=len(eth_switches), plan_ports=len(ports[0]), rate=rate)
+                   eth_switches=len(eth_switches), plan_ports=port_rows[1], rate=rate)
     out.write_text(f"{FOLDER}/prometheus.yml", render_template("monitoring/prometheus.yml.j2", **context))
     out.write_text(f"{FOLDER}/alerts.rules.yml", render_template("monitoring/alerts.rules.yml.j2", **context))
     out.write_text(f"{FOLDER}/README.md", render_template("monitoring/README.md.j2", **context))
     out.write_text(f"{FOLDER}/targets/hosts.json", _targets(plan, hosts, ports_cfg["node"]))
     if eth_switches:
         out.write_text(f"{FOLDER}/targets/switches.json", _targets(plan, eth_switches, ports_cfg["node"]))
-    out.write_chunks(f"{FOLDER}/plan.prom", _plan_metrics(plan, ib, ports))
+    out.write_chunks(f"{FOLDER}/plan.prom", _plan_metrics(plan, ib, port_rows))

@@ -30,7 +30,7 @@ from ..plan.power import rack_draw
 from .units import rate_text
 from .axis import nice_ticks, tick_text
 from .bom import bom_table
-from .diagrams import fabric_overviews, scopes
+from .diagrams import fabric_overviews, scope_names
 from .summary import speed_text, summarize
 from .templates import render_template
 from .writer import OutputDir
@@ -194,7 +194,7 @@ def diagram_sections(plan: Plan) -> list[dict]:
     """Per fabric: its name, where its diagrams are, and its overview as inline SVG."""
     out = []
     for fabric, folder, drawing in fabric_overviews(plan):
-        detail = list(scopes(fabric_plan(plan, fabric)))
+        detail = scope_names(fabric_plan(plan, fabric))
         files = f"{folder}fabric.svg" + (f"; one diagram per scope: {folder}{detail[0]}.svg" +
                                          (f" … {detail[-1]}.svg ({len(detail)} files)" if len(detail) > 1 else "")
                                          if detail else "")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, groupby
 from operator import itemgetter
 from pathlib import Path
@@ -131,13 +131,27 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         return _joined(_row_spec(macros, fields, consts, const_key), items, sep)
     assert isinstance(macros, Mapping)
     key = _by_key(fields, by)
-    out: list[str] = []
-    # runs of rows with one value of `by` (a switch's server ports, then its uplinks), each filled at once
+    tail = sep.replace("%", "%%")
+    specs: dict[Any, tuple[str, Callable[[tuple], tuple]] | None] = {}
+    formats: list[str] = []
+    values: list[Iterable[tuple]] = []
+    # runs of rows with one value of `by` (a switch's server ports, then its uplinks, or a
+    # diagram's box: its opening, its lines, its end): every run's rows go into one
+    # %-format, filled once (a format per run cost a call and a parse per run, and a box
+    # is three runs)
     for value, run in groupby(items, key):
-        macro = macros.get(value)
-        if macro is not None:
-            out.append(_joined(_row_spec(macro, fields, consts, const_key), list(run), sep))
-    return sep.join(out)
+        if value not in specs:
+            macro = macros.get(value)
+            specs[value] = _row_spec(macro, fields, consts, const_key) if macro is not None else None
+        spec = specs[value]
+        if spec is not None:
+            run_items = list(run)
+            formats.append((spec[0] + tail) * len(run_items))
+            values.append(map(spec[1], run_items))
+    if not formats:
+        return ""
+    text = "".join(formats) % tuple(chain.from_iterable(chain.from_iterable(values)))
+    return text[:-len(sep)] if sep else text
 
 
 @functools.cache

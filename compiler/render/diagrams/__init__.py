@@ -28,9 +28,10 @@ from .clos import clos_overview, scope_drawing
 from ...topology import topology
 from .grid import torus_overview
 from .drawing import Drawing, q
-from .scopes import scope_index, scopes
+from .scopes import scope_index, scope_names, scopes
+from .spelled import svg_and_dot
 
-__all__ = ["render", "overview", "scope_drawings", "scopes", "fabric_overviews", "folder_of", "q"]
+__all__ = ["render", "overview", "scope_drawings", "scopes", "scope_names", "fabric_overviews", "folder_of", "q"]
 
 
 def overview(plan: Plan) -> Drawing:
@@ -82,5 +83,6 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         out.write_text(f"{folder}fabric.svg", drawing.svg())
         out.write_text(f"{folder}fabric.dot", drawing.dot())
         for name, d in scope_drawings(fabric_plan(plan, fabric)):
-            out.write_text(f"{folder}{name}.svg", d.svg())
-            out.write_text(f"{folder}{name}.dot", d.dot())
+            svg, dot = svg_and_dot(d)  # a scope of an earlier scope's shape: that shape's format, filled
+            out.write_text(f"{folder}{name}.svg", svg)
+            out.write_text(f"{folder}{name}.dot", dot)

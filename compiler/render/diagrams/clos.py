@@ -154,8 +154,10 @@ def _max_fan(shown: np.ndarray, a_pos: np.ndarray, b_pos: np.ndarray, cell_local
     theirs = np.concatenate([b_pos[in_row[a_pos] & in_nb[b_pos]], a_pos[in_row[b_pos] & in_nb[a_pos]]])
     if not len(mine):
         return 1
-    pairs = distinct(mine * (int(cell_local.max()) + 2) + cell_local[theirs] + 1)
-    return int(np.bincount(pairs // (int(cell_local.max()) + 2)).max())
+    width = int(cell_local.max()) + 2
+    seen = np.zeros(len(shown) * width, dtype=bool)  # (device, neighbour cell) pairs: a small range, marked
+    seen[mine * width + cell_local[theirs] + 1] = True
+    return int(np.bincount(np.nonzero(seen)[0] // width).max())
 
 
 def _row_role(plan: Plan, order: list[int]) -> str:
@@ -209,8 +211,14 @@ def bundles_of(plan: Plan, link_ids: np.ndarray, shown: np.ndarray, cell_of: np.
     ca, cb = cell_of[a_pos], cell_of[b_pos]
     keep = (ca >= 0) & (cb >= 0) & (ca != cb)
     n = max(len(cells), 1)
-    pairs, inverse, counts = np.unique(ca[keep] * n + cb[keep], return_inverse=True, return_counts=True)
-    gbps = np.bincount(inverse, weights=links.speed_gbps[link_ids][keep].astype(np.float64), minlength=len(pairs))
+    # a pair of cells as one number below n * n (a diagram has at most a few hundred cells):
+    # counted by bincount in one pass, where np.unique sorted every link (a whole fabric's
+    # links in the overview)
+    key = ca[keep] * n + cb[keep]
+    per_key = np.bincount(key, minlength=n * n)
+    pairs = np.nonzero(per_key)[0]
+    counts = per_key[pairs]
+    gbps = np.bincount(key, weights=links.speed_gbps[link_ids][keep].astype(np.float64), minlength=n * n)[pairs]
     a, b = np.divmod(pairs, n)
     rails = [c.rail for c in cells]
     colours = [rail_colour(rails[x] if rails[x] is not None else rails[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
@@ -230,7 +238,9 @@ def gap_notes(plan: Plan, link_ids: np.ndarray, rows: list[Row], shown: np.ndarr
     kinds = links.kind[link_ids][keep].astype(np.int64)
     adjacent = lower == upper + 1
     key = upper[adjacent] * len(plan.link_kinds) + kinds[adjacent]
-    pairs, counts = np.unique(key, return_counts=True)
+    per_key = np.bincount(key, minlength=len(rows) * len(plan.link_kinds))  # (gap, kind) pairs: a small range
+    pairs = np.nonzero(per_key)[0]
+    counts = per_key[pairs]
     notes: dict[int, list[str]] = {}
     for p, c in zip(pairs.tolist(), counts.tolist(), strict=True):
         gap, kind = divmod(p, len(plan.link_kinds))
@@ -310,7 +320,9 @@ def clos_overview(plan: Plan) -> Drawing:
     unit_of_dev[servers_and_leaves] = unit_of_scope[dev_scope[servers_and_leaves]]
     links = plan.links
     to_units = (tiers[links.b_dev] == 2) & (unit_of_dev[links.a_dev] >= 0)
-    pairs = distinct(links.b_dev[to_units] * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]])
+    seen = np.zeros(len(devs) * (len(units) + 1), dtype=bool)  # (spine, unit) pairs, marked: no sort of the links
+    seen[links.b_dev[to_units].astype(np.int64) * (len(units) + 1) + unit_of_dev[links.a_dev[to_units]]] = True
+    pairs = np.nonzero(seen)[0]
     fan = int(np.bincount(pairs // (len(units) + 1)).max()) if len(pairs) else 1
     caps = dict(OVERVIEW_CAPS)
     caps[2] = max(1, min(caps[2], OVERVIEW_BUDGETS[2] // fan))

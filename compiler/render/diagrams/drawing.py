@@ -223,11 +223,15 @@ def escaped(texts: list[str]) -> list[str]:
 
 def quoted(texts: list[str]) -> list[str]:
     """Each text as q() spells it."""
+    return ['"' + t + '"' for t in quoted_bodies(texts)]
+
+
+def quoted_bodies(texts: list[str]) -> list[str]:
+    """Each text as q() spells it, without the quotes around it."""
     joined = _SEP.join(texts)
     if not texts or joined.count(_SEP) != len(texts) - 1:
-        return [q(t) for t in texts]
-    body = joined.replace("\\", "\\\\").replace('"', '\\"')
-    return ['"' + t + '"' for t in body.split(_SEP)]
+        return [q(t)[1:-1] for t in texts]
+    return joined.replace("\\", "\\\\").replace('"', '\\"').split(_SEP)
 
 
 def q(text: str) -> str:

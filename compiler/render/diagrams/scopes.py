@@ -47,3 +47,8 @@ def scopes(plan: Plan) -> dict[str, list[int]]:
     order = np.argsort(dev_scope, kind="stable")
     bounds = np.searchsorted(dev_scope[order], np.arange(len(names) + 1))
     return {name: order[bounds[k]:bounds[k + 1]].tolist() for k, name in enumerate(names)}
+
+
+def scope_names(plan: Plan) -> list[str]:
+    """The scopes' names in order (as scopes(plan)'s keys), without listing their devices."""
+    return plan.memo("diagram_scopes", scope_index)[0]
