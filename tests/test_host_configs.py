@@ -462,3 +462,37 @@ def test_a_one_nic_storage_fabric_needs_no_table(tmp_path):
     # no NOS on the storage fabric: its switches are not set lossless, so its NIC gets no RoCE QoS
     qos = (folder / "host-configs" / "lab-2nic" / "roce-qos.sh").read_text()
     assert "qos stor1" not in qos and "qos nic1 " in qos
+
+
+def test_servers_filled_a_matrix_at_a_time_get_their_own_nics(monkeypatch):
+    """Servers of 2, 0, 1, 3 and 2 NICs, filled three servers at a time (one %-format of the
+    whole file per NIC count): each file is its own NICs' blocks, as one format per NIC spells
+    them, in rail order, the first NIC with the main table's routes; a server with none gets
+    the plain header."""
+    import numpy as np
+
+    from compiler.render import host_configs as hc
+
+    monkeypatch.setattr(hc, "SERVERS_AT_ONCE", 3)
+    counts = [2, 0, 1, 3, 2]
+    hosts = [f"gpu-{i}" for i in range(len(counts))]
+    rows = [(i, k) for i, n in enumerate(counts) for k in range(1, n + 1)]
+    nic = [hc.HostNic(k, f"eth{k}", f"10.0.{i}.{2 * k + 1}", f"10.0.{i}.{2 * k}", 100 + k) for i, k in rows]
+    columns = hc.NicColumns(np.array([n.rail for n in nic]), np.array([n.ifname for n in nic], dtype=object),
+                            np.array([n.address for n in nic], dtype=object), np.array([n.gateway for n in nic], dtype=object),
+                            np.array([n.table for n in nic]), np.concatenate([[0], np.cumsum(counts)]))
+    pools = ["10.0.0.0/16", "10.1.0.0/24"]
+    texts = list(hc.netplan_texts(hosts, columns, pools, 9000))
+    head, plain = hc.row_format(hc.NETPLAN, "header", 1), hc.row_format(hc.NETPLAN, "plain_header", 1)
+    at = 0
+    for host, n, text in zip(hosts, counts, texts, strict=True):
+        mine = nic[at:at + n]
+        at += n
+        if not n:
+            assert text == plain % (host,)
+            continue
+        expected = (head % (host,) + hc._nic_blocks(mine[:1], pools, 9000, True, True)[0]
+                    + "".join(hc._nic_blocks(mine[1:], pools, 9000, True, False)))
+        assert text == expected
+        assert text.count("table: ") == 3 * n and text.count(f"via: {mine[0].gateway}}}") == len(pools)
+        assert all(f"{x.ifname}:" in text and f"[{x.address}/31]" in text for x in mine)

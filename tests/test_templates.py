@@ -129,3 +129,39 @@ def test_rows_join_runs_and_rows_by_sep_even_a_percent_sign(by):
     env = _env("{% macro row(gateway, subnet) %}<{{ gateway }}={{ subnet }}>{% endmacro %}"
                "{{ rows(items, " + macros + ", sep=\",%s\\n\") }}")
     assert env.get_template("t.j2").render(items=items) == ",%s\n".join(["<a=x>", "<b=y>", "<c=z>", "<d=w>"])
+
+
+@pytest.mark.parametrize("sep", ["", ",%s\n"])
+def test_rows_of_a_column_table_spell_what_rows_of_its_records_spell(sep):
+    """A switch's ports as a slice of a ColumnTable (every switch's ports as columns) fill the
+    same text as the list of their records: runs by one field and by two, a macro left out,
+    a column beside the fields, a constant, a field twice, `sep`; the slice iterates, indexes
+    and filters (where) to the records it stands for."""
+    from compiler.render.structured_config import Interface
+
+    def port(name: str, mode: str, kind: str) -> Interface:
+        return Interface(name, name.upper(), kind, "10.0.0.1/31" if mode == "numbered" else None, "spine-1", "swp1",
+                         None, 65000, 400, "0,1,2,3", 1, True, 4, mode)
+
+    ports = [port("swp0", "numbered", "server"), port("swp1", "numbered", "fabric"), port("swp2", "numbered", "fabric"),
+             port("swp3", "unnumbered", "fabric"), port("swp4", "access", "server"),
+             port("swp5", "numbered", "fabric"), port("swp6", "unnumbered", "server"), port("swp7", "numbered", "server")]
+    table = templates.ColumnTable(Interface, [list(c) for c in zip(*ports, strict=True)])
+    rows = table.rows(1, 7)  # another switch's ports on either side
+    assert list(rows) == ports[1:7] and rows[2] == ports[3] and len(rows) == 6
+    assert list(rows.where("kind", "fabric")) == [p for p in ports[1:7] if p.kind == "fabric"]
+    assert list(table.rows(6, 8).where("kind", "fabric")) == []
+    lanes = ["a", "b", "c", "d", "e", "f"]
+    s = sep.replace("\n", "\\n")
+    calls = ['{{ rows(ports, {"numbered": numbered, "unnumbered": unnumbered}, by="mode", columns={"lane": lanes}, '
+             'mtu=9216, sep="' + s + '") }}',
+             '{{ rows(ports, {("numbered", "fabric"): numbered, ("unnumbered", "server"): unnumbered}, by=("mode", "kind"), '
+             'columns={"lane": lanes}, mtu=1500, sep="' + s + '") }}',
+             '{{ rows(ports, numbered, columns={"lane": lanes}, mtu=1, sep="' + s + '") }}',
+             '{{ rows(ports | selectattr("kind", "equalto", "fabric") | list, nolanes, sep="' + s + '") }}']
+    for call in calls:
+        env = _env(ROWS + "{% macro nolanes(name, peer) %}{{ name }} {{ peer }} {{ name }}\n{% endmacro %}" + call)
+        expected = env.get_template("t.j2").render(ports=ports[1:7], lanes=lanes)
+        assert expected and env.get_template("t.j2").render(ports=rows, lanes=lanes) == expected, call
+    fabric = _env("{% macro nb(name, peer_asn) %}{{ name }} {{ peer_asn }}\n{% endmacro %}{{ rows(ports, nb) }}")
+    assert fabric.get_template("t.j2").render(ports=rows.where("kind", "fabric")) == "swp1 65000\nswp2 65000\nswp3 65000\nswp5 65000\n"

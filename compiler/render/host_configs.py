@@ -57,10 +57,12 @@ import numpy as np
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
+from ..plan.columns import distinct
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.facts import HostNicFacts, HostTopologyFacts
 from ..plan.model import Plan
 from ..plan.routing import dotted, link_end_addresses
+from .parallel import without_cyclic_gc
 from .structured_config import roce_profile
 from .templates import environment, row_format
 from .writer import OutputDir
@@ -95,12 +97,23 @@ def rail_nics(host_topology: HostTopologyFacts | None, rails: int) -> list[HostN
     return sorted(nics, key=lambda n: min(n.near_gpus))
 
 
-def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_table: int = FIRST_TABLE
-                ) -> tuple[list[str], list[list[HostNic]], list[str]]:
-    """Server names, each server's numbered fabric NICs in rail order, and the port names
-    of the fabric's NIC group (rail order). `plan` is one fabric's plan; `server_ports` the
-    [first, end) of its NIC group in the server's ports (None: all of them, as the compute
-    fabric's plan holds only its own)."""
+class NicColumns(NamedTuple):
+    """Every server's numbered NICs on one fabric as columns, rows in server order and in each
+    server in port order: server i's are rows bounds[i] to bounds[i + 1]."""
+    rail: np.ndarray  # int64, as HostNic
+    ifname: np.ndarray  # object (str)
+    address: np.ndarray  # object (str)
+    gateway: np.ndarray  # object (str)
+    table: np.ndarray  # int64
+    bounds: np.ndarray  # int64, one more than the servers
+
+
+def nic_columns(plan: Plan, server_ports: tuple[int, int] | None = None, first_table: int = FIRST_TABLE
+                ) -> tuple[list[str], NicColumns, list[str]]:
+    """Server names, their numbered fabric NICs as columns (rail order in each server), and
+    the port names of the fabric's NIC group (rail order). `plan` is one fabric's plan;
+    `server_ports` the [first, end) of its NIC group in the server's ports (None: all of
+    them, as the compute fabric's plan holds only its own)."""
     r = plan.routing
     devices = plan.devices
     n = sum(1 for d in devices if d.role == "server")
@@ -119,14 +132,22 @@ def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_t
     start = dict(zip(used, np.cumsum([0] + [len(plan.layouts[lid].ports) for lid in used]).tolist(), strict=False))
     layout_start = np.array([start[lid] for lid in layouts], dtype=np.int64)
     rail = port - first + 1
+    address, gateway = (np.array(dotted(a[sel]), dtype=object) for a in (lower, upper))
+    columns = NicColumns(rail, names[layout_start[dev] + port], address, gateway, rail + first_table,
+                         np.searchsorted(dev, np.arange(n + 1)))
+    group = [p.name for p in plan.layouts[devices[0].layout].ports][first:end] if n else []
+    return [d.name for d in devices[:n]], columns, group
+
+
+def server_nics(plan: Plan, server_ports: tuple[int, int] | None = None, first_table: int = FIRST_TABLE
+                ) -> tuple[list[str], list[list[HostNic]], list[str]]:
+    """nic_columns with each server's NICs as records, in rail order."""
+    names, c, group = nic_columns(plan, server_ports, first_table)
     # one C-level pass builds every record (a NamedTuple's __new__ is a Python frame per NIC)
     nics = list(map(partial(tuple.__new__, HostNic), zip(
-        rail.tolist(), names[layout_start[dev] + port].tolist(), dotted(lower[sel]), dotted(upper[sel]),
-        (rail + first_table).tolist(), strict=True)))
-    bounds = np.searchsorted(dev, np.arange(n + 1)).tolist()
-    per_server: list[list[HostNic]] = [nics[bounds[i]:bounds[i + 1]] for i in range(n)]
-    group = [p.name for p in plan.layouts[devices[0].layout].ports][first:end] if n else []
-    return [d.name for d in devices[:n]], per_server, group
+        c.rail.tolist(), c.ifname.tolist(), c.address.tolist(), c.gateway.tolist(), c.table.tolist(), strict=True)))
+    bounds = c.bounds.tolist()
+    return names, [nics[bounds[i]:bounds[i + 1]] for i in range(len(names))], group
 
 
 class HostFabric(NamedTuple):
@@ -186,25 +207,69 @@ def _nic_blocks(nics: list[HostNic], pools: list[str], mtu_bytes: int, per_nic_t
     return list(map(fmt.__mod__, map(attrgetter(*fields), nics)))
 
 
-def netplan_texts(hosts: list[str], per_server: list[list[HostNic]], pools: list[str], mtu_bytes: int,
+def netplan_texts(hosts: list[str], nics: NicColumns | None, pools: list[str], mtu_bytes: int,
                   others: Sequence[HostFabric] = ()) -> Iterator[str]:
     """Each server's netplan file: every compute NIC with its table's routes to the fabric pools
     and its rule, rail 1 also carrying the main table's routes (traffic that picks no source);
     then each storage / in-band fabric's NICs with routes to that fabric's pools only."""
-    head, plain_head, fabric_head = (row_format(NETPLAN, m, n) for m, n in (("header", 1), ("plain_header", 1), ("fabric_header", 2)))
-    firsts = _nic_blocks([nics[0] for nics in per_server if nics], pools, mtu_bytes, True, True)
-    rest = _nic_blocks(list(itertools.chain.from_iterable(nics[1:] for nics in per_server)), pools, mtu_bytes, True, False)
+    compute = _compute_texts(hosts, nics, pools, mtu_bytes)
+    if not others:
+        yield from compute
+        return
+    fabric_head = row_format(NETPLAN, "fabric_header", 2)
     extra = [(fabric_head % (f.name, ", ".join(f.pools)), _fabric_blocks(f, mtu_bytes)) for f in others]
-    i = j = 0
-    for s, host in enumerate(hosts):
-        nics = per_server[s] if per_server else []
-        parts = [head % (host,), firsts[i], *rest[j:j + len(nics) - 1]] if nics else [plain_head % (host,)]
-        i, j = i + bool(nics), j + max(len(nics) - 1, 0)
+    for s, text in enumerate(compute):
+        parts = [text]
         for fabric_text, blocks in extra:
             if blocks[s]:
                 parts.append(fabric_text)
                 parts += blocks[s]
         yield "".join(parts)
+
+
+def _compute_texts(hosts: list[str], nics: NicColumns | None, pools: list[str], mtu_bytes: int) -> Iterator[str]:
+    """Each server's compute part of its netplan file. The servers with k NICs share one
+    %-format of the whole part (header, first NIC's block, k - 1 others), filled per server
+    from a matrix of their values, a row per server: no string or format per NIC. A few
+    thousand servers at a time, so that matrix and texts stay a few MB, their memory reused."""
+    head, plain_head = (row_format(NETPLAN, m, 1) for m in ("header", "plain_header"))
+    if nics is None:
+        yield from (plain_head % (host,) for host in hosts)
+        return
+    first_fmt, fields = _nic_format(pools, mtu_bytes, True, True)
+    rest_fmt, rest_fields = _nic_format(pools, mtu_bytes, True, False)
+    column = nics._asdict()
+    # tables as text, once per distinct number (a %s of an int formats it per use)
+    numbers, inverse = np.unique(nics.table, return_inverse=True)
+    column["table"] = np.array([str(t) for t in numbers.tolist()], dtype=object)[inverse.reshape(-1)]
+    count = np.diff(nics.bounds)
+    host = np.array(hosts, dtype=object)
+    for lo in range(0, len(hosts), SERVERS_AT_ONCE):
+        texts: list[str] = [""] * min(SERVERS_AT_ONCE, len(hosts) - lo)
+        for k in distinct(count[lo:lo + len(texts)]).tolist():
+            servers = lo + np.nonzero(count[lo:lo + len(texts)] == k)[0]
+            if not k:
+                for i in servers.tolist():
+                    texts[i - lo] = plain_head % (hosts[i],)
+                continue
+            fmt = head + first_fmt + rest_fmt * (k - 1)
+            per_nic = [fields] + [rest_fields] * (k - 1)
+            matrix = np.empty((len(servers), 1 + sum(map(len, per_nic))), dtype=object)
+            matrix[:, 0] = host[servers]
+            at = 1
+            for place, nic_fields in enumerate(per_nic):
+                row = nics.bounds[servers] + place
+                for f in nic_fields:
+                    matrix[:, at] = column[f][row]
+                    at += 1
+            for i, values in zip(servers.tolist(), matrix.tolist(), strict=True):
+                texts[i - lo] = fmt % tuple(values)
+        yield from texts
+
+
+# Servers whose netplan texts _compute_texts fills at a time: 4,096 servers of 8 NICs are a
+# 2 MB matrix of references and 11 MB of text.
+SERVERS_AT_ONCE = 1 << 12
 
 
 def _fabric_blocks(fabric: HostFabric, mtu_bytes: int) -> list[list[str]]:
@@ -216,6 +281,11 @@ def _fabric_blocks(fabric: HostFabric, mtu_bytes: int) -> list[list[str]]:
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
+    with without_cyclic_gc():  # a record and a few strings per NIC, none cyclic
+        _render(plan, out)
+
+
+def _render(plan: Plan, out: OutputDir) -> None:
     compute = fabric_plan(plan)
     if not any(d.role == "server" for d in compute.devices):
         return
@@ -227,10 +297,10 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     roce = roce_profile()
     # InfiniBand compute beside these fabrics: nccl.conf must keep NCCL off their RDMA NICs
     ib = r is None and compute.view.protocol == "infiniband"
-    names, nics, ports = server_nics(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
-                                                                      None, _compute_ports(compute) if ib else [])
+    names, nics, ports = nic_columns(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
+                                                                     None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
-    for name, text in zip(names, netplan_texts(names, nics or [], pools, roce.host_mtu_bytes, others), strict=True):
+    for name, text in zip(names, netplan_texts(names, nics, pools, roce.host_mtu_bytes, others), strict=True):
         out.write_text(f"{FOLDER}/netplan/{name}.yaml", text)
 
     view = plan.view
@@ -243,7 +313,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
     if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device
         hcas = named
-    used = sorted({nic.rail for host_nics in nics for nic in host_nics}) if nics else _used_rails(compute) if ib else []
+    used = distinct(nics.rail).tolist() if nics is not None else _used_rails(compute) if ib else []
     rails = [(k, ports[k - 1], hcas[k - 1] if hcas else None) for k in used]
     roce_rails = [] if ib else rails  # mlnx_qos, netplan and .link files are for Ethernet NICs
     # the RoCE fabrics' NICs besides compute: (fabric, port), every port of the group any server uses

@@ -11,7 +11,6 @@ Writes nothing for InfiniBand fabrics or when no NOS is named.
 from __future__ import annotations
 
 import functools
-import gc
 
 import jinja2
 
@@ -19,7 +18,7 @@ from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
-from .parallel import in_shares, share_workers
+from .parallel import in_shares, share_workers, without_cyclic_gc
 from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
 from .writer import OutputDir
@@ -60,12 +59,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
     # would re-scan them over and over (about a third of the time at 5,000 switches).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with without_cyclic_gc():
         configs = [c for v, nos in views for c in switch_configs(v, nos)]
         # shares of the switches in forked children, each writing its switches' files
         in_shares(lambda k, n: _write(configs[k::n], out), share_workers(len(configs), PARALLEL_FROM))
-    finally:
-        if enabled:
-            gc.enable()
