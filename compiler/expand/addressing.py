@@ -298,10 +298,10 @@ def _switch_of_layout(design: ClosDesign, plan: Plan) -> dict:
 
 def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan, nos: str | None, fabric_path: tuple) -> None:
     errors = []
-    names = [d.name for d in plan.devices]
-    joined = "\n".join(names)
-    all_safe = joined.count("\n") == len(names) - 1 and _SAFE_LINES.fullmatch(joined) is not None
-    bad_device = None if all_safe else next((n for n in names if not SAFE_DEVICE.match(n)), None)
+    device_names = [d.name for d in plan.devices]
+    joined = "\n".join(device_names)
+    all_safe = joined.count("\n") == len(device_names) - 1 and _SAFE_LINES.fullmatch(joined) is not None
+    bad_device = None if all_safe else next((n for n in device_names if not SAFE_DEVICE.match(n)), None)
     if bad_device is not None:
         errors.append(loaded.diagnostic(
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",
