@@ -136,3 +136,26 @@ def test_roles_get_disjoint_regions():
     nets = [ip_network(v) for v in regions.values()]
     assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
     assert Counter(d.role for d in plan.devices)["core"] > 0
+
+
+@pytest.mark.parametrize("bad", ["leaf 7", "a" * 64, "-leaf", "su1\nleaf", "leaf!"])
+def test_a_device_name_no_switch_config_can_hold_is_refused_by_name(bad):
+    """Every device name goes into switch configs (hostnames, peer descriptions): one that
+    is not letters, digits, '.', '_' and '-' (at most 63, starting with a letter or digit)
+    is refused, and the first such device named, wherever it is in the plan."""
+    from compiler.expand.addressing import _check_names
+    from compiler.expand.families import resolve_and_build
+    from compiler.pipeline import build_plan
+
+    from .conftest import SPECS
+
+    loaded, _ = build_plan(SPECS / "roce-2spine-4leaf-frr.yaml")
+    design, plan = resolve_and_build(loaded)
+    _check_names(loaded, design, plan, None, ("fabric",))  # the example's names pass
+    for at in (0, len(plan.devices) // 2, len(plan.devices) - 1):
+        _, plan = resolve_and_build(loaded)
+        plan.devices[at].name = bad
+        with pytest.raises(SpecInvalid) as e:
+            _check_names(loaded, design, plan, None, ("fabric",))
+        (d,) = e.value.diagnostics
+        assert d.code == "NAME_UNSAFE_FOR_CONFIG" and repr(bad) in d.message

@@ -225,3 +225,30 @@ def test_verify_reads_a_physical_row_as_its_logical_links(tmp_path):
     (tmp_path / "as-built.csv").write_text(out.getvalue())
     assert reported(verify(load_plan(folder), [tmp_path / "as-built.csv"])) == {
         ("swapped", frozenset(rows[k][head.index("links")].split(";")))}
+
+
+@pytest.mark.parametrize("spec", ["h100-superpod-1su", "b200-superpod-4su"])
+def test_cables_of_one_link_each_are_what_the_grouping_finds(spec):
+    """Where every pulled link is a straight cable between two ports that are their own MPOs,
+    physical_cables takes each link as its own cable without sorting the keys: the same
+    cables the sorted grouping (cables._groups) finds on the links' own port ids."""
+    import numpy as np
+
+    from compiler.plan.cables import _groups, optical_port_ids
+
+    from .conftest import shared_plan
+
+    plan = shared_plan(spec)
+    links = plan.links
+    mpo_a, mpo_b = optical_port_ids(plan)
+    media = plan.view.facts.media
+    pulled = np.array([media[m].field_cable for m in plan.media], dtype=bool)[links.media]
+    straight = np.array([media[m].fit == "port" for m in plan.media], dtype=bool)[links.media]
+    kept = np.nonzero(pulled)[0]
+    assert kept.size and (straight & (mpo_a < 0) & (mpo_b < 0))[kept].all()  # the case this is about
+    offsets = plan.port_offsets()
+    ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+    members, indptr = _groups(kept, links.media[kept].astype(np.int64), ga[kept].astype(np.int64), gb[kept].astype(np.int64))
+    cables = physical_cables(plan)
+    assert np.array_equal(cables.links, members) and np.array_equal(cables.indptr, indptr)
+    assert cables.links.dtype == members.dtype and cables.indptr.dtype == indptr.dtype

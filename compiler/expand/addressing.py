@@ -51,7 +51,9 @@ REGIONS = {
 }
 # Everything that reaches a config line: a user catalog could otherwise smuggle a
 # newline or a space (a second command) in through a hostname prefix or a port name.
-SAFE_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+_SAFE_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
+SAFE_DEVICE = re.compile(rf"^{_SAFE_NAME}$")
+_SAFE_LINES = re.compile(rf"(?:{_SAFE_NAME}\n)*{_SAFE_NAME}")  # names joined by newlines, each safe: one match for all
 SAFE_PORT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/._:-]{0,31}$")
 
 
@@ -190,6 +192,7 @@ def _link_nets(plan: Plan, pools: dict, slots: np.ndarray, roles: np.ndarray, un
     lower_is_switch = np.isin(roles, SWITCH_ROLES)[links.a_dev]
     block = {lid: 2 * (1 << max(0, (len(lay) - 1).bit_length())) for lid, lay in plan.layouts.items()}
     block_of_dev = np.array([block[d.layout] for d in plan.devices], dtype=np.int64)
+    first_of_dev = slots * block_of_dev  # a device's first address in its region
     for pool_name, role, sel in (
         ("server_links", "leaf", ~lower_is_switch),
         ("fabric_links", "spine", lower_is_switch & (roles == "spine")[links.b_dev]),
@@ -202,8 +205,9 @@ def _link_nets(plan: Plan, pools: dict, slots: np.ndarray, roles: np.ndarray, un
         base, size = _region(pools[pool_name], role, pool_name)
         regions.setdefault(pool_name, {})[role] = str(IPv4Network((base, 32 - int(math.log2(size))))) if size else "-"
         up = links.b_dev[sel]
-        offset = slots[up] * block_of_dev[up] + 2 * links.b_port[sel].astype(np.int64)
-        needed = int((slots[up] * block_of_dev[up]).max() + block_of_dev[up].max())
+        first_of_up = first_of_dev[up]
+        offset = first_of_up + 2 * links.b_port[sel].astype(np.int64)
+        needed = int(first_of_up.max() + block_of_dev[up].max())
         if needed > size:
             what = "server-facing /31s" if role == "leaf" else f"{role} downlink /31s"
             exhausted(pool_name, role, needed, size, f"{int(np.unique(up).size):,} {role}s' {what} ({int(block_of_dev[up].max())} addresses each)")
@@ -294,7 +298,10 @@ def _switch_of_layout(design: ClosDesign, plan: Plan) -> dict:
 
 def _check_names(loaded: LoadedSpec, design: ClosDesign, plan: Plan, nos: str | None, fabric_path: tuple) -> None:
     errors = []
-    bad_device = next((d.name for d in plan.devices if not SAFE_DEVICE.match(d.name)), None)
+    device_names = [d.name for d in plan.devices]
+    joined = "\n".join(device_names)
+    all_safe = joined.count("\n") == len(device_names) - 1 and _SAFE_LINES.fullmatch(joined) is not None
+    bad_device = None if all_safe else next((n for n in device_names if not SAFE_DEVICE.match(n)), None)
     if bad_device is not None:
         errors.append(loaded.diagnostic(
             "NAME_UNSAFE_FOR_CONFIG", ("server",), f"device name {bad_device!r} cannot go into a switch config",

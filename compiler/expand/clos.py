@@ -78,8 +78,8 @@ def _add_servers(b: PlanAssembly, d: ClosDesign, layout: str) -> int:
     """Servers in spec order, named by SU and place (or hosts: names); the first's index."""
     su_size, model = d.su_size, d.server.id
     # (SU, place in it) of each server, then names and devices in comprehensions, added as one block
-    places = [(g // su_size + 1, g % su_size + 1) for g in range(d.servers)] if su_size else \
-        [(None, g + 1) for g in range(d.servers)]
+    places: list[tuple[int | None, int]] = [(g // su_size + 1, g % su_size + 1) for g in range(d.servers)] \
+        if su_size else [(None, g + 1) for g in range(d.servers)]
     prefix = d.server.hostname_prefix
     names = d.hosts.server_names(places) if d.hosts else [naming.server(prefix, j, su) for su, j in places]
     return b.add_block([Device(name, "server", model, layout, TIER_SERVER, j, su)

@@ -78,9 +78,12 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     out = []
     for module, gid in zip(end_module_ports(plan),
                            (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        shared = (module > 0) & (cage_ports[cage[gid]] > module)
-        mpo = cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]]
-        out.append(np.where(shared, mpo, -1))
+        end_cage = cage[gid]
+        ports_of_cage = cage_ports[end_cage]
+        mpo = np.full(gid.size, -1, dtype=np.int64)
+        shared = np.nonzero((module > 0) & (ports_of_cage > module))[0]  # few or none: computed there only
+        mpo[shared] = end_cage[shared] * 8 + (lane[gid[shared]] - 1) * module[shared] // ports_of_cage[shared]
+        out.append(mpo)
     return out[0], out[1]
 
 
@@ -94,6 +97,7 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     # A grouping key per link: (medium, k1, k2); links of one key are one cable.
     k1 = np.arange(n, dtype=np.int64)
     k2 = np.full(n, -1, dtype=np.int64)
+    alone = np.zeros(n, dtype=bool)  # a straight link between two ends that are their own MPOs: a group of one
     if n:
         cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
         offsets = plan.port_offsets()
@@ -112,26 +116,17 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
                 grouped_b = cage_ports[cage[gb[sel]]] > cage_ports[cage[ga[sel]]]
                 k1[sel] = cage[np.where(grouped_b, gb[sel], ga[sel])]
             else:  # straight: one per MPO pair (an end that is its own MPO keys on its port)
-                k1[sel] = np.where(mpo_a[sel] >= 0, mpo_a[sel], unique_base + ga[sel])
-                k2[sel] = np.where(mpo_b[sel] >= 0, mpo_b[sel], unique_base + gb[sel])
+                a_own, b_own = mpo_a[sel] < 0, mpo_b[sel] < 0
+                k1[sel] = np.where(a_own, unique_base + ga[sel], mpo_a[sel])
+                k2[sel] = np.where(b_own, unique_base + gb[sel], mpo_b[sel])
+                alone[sel] = a_own & b_own
     kept = np.nonzero(pulled[links.media])[0] if n else np.zeros(0, dtype=np.int64)
-    media_k, k1, k2 = links.media[kept].astype(np.int64), k1[kept], k2[kept]
-    # Sorted by key, each group's links ascending; a group starts where the key changes.
-    order = np.lexsort((kept, k2, k1, media_k))
-    grouped_links = kept[order]
-    m_s, a_s, b_s = media_k[order], k1[order], k2[order]
-    starts = np.r_[True, (m_s[1:] != m_s[:-1]) | (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])] if kept.size \
-        else np.zeros(0, dtype=bool)
-    grouped = np.cumsum(starts) - 1
-    first = grouped_links[starts]
-    rank = np.argsort(first, kind="stable")
-    sizes = np.diff(np.r_[np.nonzero(starts)[0], grouped.size])
-    # The CSR in rank order: each group's entries moved to its new place.
-    start_idx = np.nonzero(starts)[0]
-    new_sizes = sizes[rank]
-    indptr = np.r_[0, np.cumsum(new_sizes)].astype(np.int64)
-    within = np.arange(grouped.size) - np.repeat(indptr[:-1], new_sizes)
-    members = grouped_links[np.repeat(start_idx[rank], new_sizes) + within].astype(np.int64)
+    if alone[kept].all():
+        # Keyed on their own two ports (a port carries one link), every link is its own
+        # group: the groups in link order are the links, as the grouping below would find.
+        members, indptr = kept.astype(np.int64), np.arange(kept.size + 1, dtype=np.int64)
+    else:
+        members, indptr = _groups(kept, links.media[kept].astype(np.int64), k1[kept], k2[kept])
     n_groups = indptr.size - 1
     # A group of one link that fills k fibers is k cables.
     fibers = plan.memo("fibers_per_link", fibers_per_link) if n else np.ones(0, dtype=np.int64)
@@ -149,6 +144,27 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     elif phys is not None and phys.order_m is not None:
         order_m = np.zeros(0)
     return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m)
+
+
+def _groups(kept: np.ndarray, media_k: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The links `kept` grouped by their key (medium, k1, k2), as a CSR: the groups' links
+    (each group ascending) and the groups' starts, the groups in order of their first link."""
+    # Sorted by key, each group's links ascending; a group starts where the key changes.
+    order = np.lexsort((kept, k2, k1, media_k))
+    grouped_links = kept[order]
+    m_s, a_s, b_s = media_k[order], k1[order], k2[order]
+    starts = np.r_[True, (m_s[1:] != m_s[:-1]) | (a_s[1:] != a_s[:-1]) | (b_s[1:] != b_s[:-1])] if kept.size \
+        else np.zeros(0, dtype=bool)
+    grouped = np.cumsum(starts) - 1
+    first = grouped_links[starts]
+    rank = np.argsort(first, kind="stable")
+    sizes = np.diff(np.r_[np.nonzero(starts)[0], grouped.size])
+    # The CSR in rank order: each group's entries moved to its new place.
+    start_idx = np.nonzero(starts)[0]
+    new_sizes = sizes[rank]
+    indptr = np.r_[0, np.cumsum(new_sizes)].astype(np.int64)
+    within = np.arange(grouped.size) - np.repeat(indptr[:-1], new_sizes)
+    return grouped_links[np.repeat(start_idx[rank], new_sizes) + within].astype(np.int64), indptr
 
 
 def physical_cable_ids(plan: Plan) -> list[str]:
