@@ -160,8 +160,8 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
     offsets = plan.port_offsets()
     a_rows = np.nonzero(is_switch[links.a_dev])[0]
     b_rows = np.nonzero(is_switch[links.b_dev])[0]
-    order = np.argsort(np.concatenate([offsets[links.a_dev[a_rows]] + links.a_port[a_rows],
-                                       offsets[links.b_dev[b_rows]] + links.b_port[b_rows]]), kind="stable")
+    order = _key_order(np.concatenate([offsets[links.a_dev[a_rows]] + links.a_port[a_rows],
+                                       offsets[links.b_dev[b_rows]] + links.b_port[b_rows]]))
     if not len(order):
         return [], 0
     link = np.concatenate([a_rows, b_rows])[order]
@@ -198,6 +198,19 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
     pieces: list[Piece] = [own_head[own_dev], own_port, peer_head[peer_dev], peer_mid, peer_port, '",cable="',
                            id_devices[a_dev], id_numbers[a_port], '"} 1\n']
     return pieces, len(link)
+
+
+def _key_order(keys: np.ndarray) -> np.ndarray:
+    """np.argsort(keys, kind="stable") for keys that are global port ids: where no two are
+    equal (a port ends one cable), each row is put at its key's place and read back in
+    order, O(rows + ports) instead of a sort (which grew n log n with the fabric); where two
+    are equal, the sort."""
+    if not len(keys):
+        return np.zeros(0, dtype=np.intp)
+    place = np.full(int(keys.max()) + 1, -1, dtype=np.intp)
+    place[keys] = np.arange(len(keys))
+    order = place[place >= 0]
+    return order if len(order) == len(keys) else np.argsort(keys, kind="stable")
 
 
 def _number_texts(numbers: np.ndarray) -> np.ndarray:
