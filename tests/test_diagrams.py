@@ -472,6 +472,9 @@ def test_scopes_of_one_shape_spelled_once_give_the_bytes_of_each_drawn_alone():
     spelled.svg_and_dot(drawings[0])
     assert spelled.svg_and_dot(odd) == (odd.svg(), odd.dot())
     assert '&amp;b&lt;c&gt;&#34;d\\e%s%' in odd.svg() and 'a&b<c>\\"d\\\\e%s%' in odd.dot()
+    # a newline: DOT labels spell it \n, DOT names keep it; such a drawing is spelled the ordinary way
+    broken = _renamed(drawings[1], lambda t: t.replace("su", "s\nu"))
+    assert spelled.svg_and_dot(broken) == (broken.svg(), broken.dot())
 
 
 def test_a_shape_whose_format_misspells_its_first_drawing_is_never_filled(monkeypatch):

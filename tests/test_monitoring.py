@@ -247,3 +247,65 @@ def test_file_sd_targets_are_what_json_dumps_writes(name):
         groups = [{"targets": [f"{r.ip(int(r.management[i])) if r is not None and int(r.management[i]) else devices[i].name}:9100"],
                    "labels": labels[i]} for i in indices]
         assert _targets(plan, indices, 9100) == json.dumps(groups, indent=1) + "\n"
+
+
+def _port_lines_one_by_one(plan, ib: bool) -> str:
+    """plan.prom's clusterc_plan_port lines spelled a line at a time: every switch end of a
+    cable in global port order, names escaped as Prometheus label values."""
+    from compiler.plan.naming import SWITCH_ROLES
+    from compiler.plan.views import cable_ids, nos_port_names, port_table
+    from compiler.render.infiniband import ib_view
+
+    def esc(v: str) -> str:
+        return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+    links, devs, offsets, ids = plan.links, plan.devices, plan.port_offsets(), cable_ids(plan)
+    view = ib_view(plan) if ib else None
+    panel = port_table(plan)["name"] if ib else None
+    names = None if ib else nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
+    rows = []
+    for k in range(len(links)):
+        a, b = (int(links.a_dev[k]), int(links.a_port[k])), (int(links.b_dev[k]), int(links.b_port[k]))
+        for (dev, port), (peer, peer_port), side in ((a, b, 0), (b, a, 1)):
+            if devs[dev].role not in SWITCH_ROLES:
+                continue
+            if ib:
+                numbers = (int(view.a_port[k]), int(view.b_port[k]))
+                own, theirs = str(numbers[side]), str(numbers[1 - side])
+                peer_name = devs[peer].name if devs[peer].role in SWITCH_ROLES else f"{devs[peer].name} {panel[offsets[peer] + peer_port]}"
+            else:
+                own, theirs, peer_name = names[offsets[dev] + port], names[offsets[peer] + peer_port], devs[peer].name
+            rows.append((int(offsets[dev] + port), f'clusterc_plan_port{{name="{esc(devs[dev].name)}",port="{esc(own)}",'
+                                                   f'peer="{esc(peer_name)}",peer_port="{esc(theirs)}",cable="{esc(ids[k])}"}} 1\n'))
+    rows.sort(key=lambda r: r[0])
+    return "".join(text for _, text in rows)
+
+
+@pytest.mark.parametrize("name", ["roce-2spine-4leaf-sonic.yaml", "h100-superpod-1su.yaml", "b300-xdr-1su.yaml"])
+def test_plan_port_lines_are_the_lines_spelled_one_by_one(name):
+    """plan.prom's port lines are put together from per-device and per-port tables in integer
+    order (monitoring._port_rows): they must stay the lines spelled one at a time, with a quote,
+    a backslash and a newline in a switch's and a server's name (escaped in every place the
+    name goes: switch, peer, cable id)."""
+    import dataclasses
+
+    from compiler.plan.columns import text_chunks
+    from compiler.plan.model import Plan
+    from compiler.render.infiniband import ib_view
+    from compiler.render.monitoring import _port_rows
+
+    from .conftest import shared_plan
+
+    plan: Plan = shared_plan(SPECS / name)
+    devices = list(plan.devices)
+    switch = next(i for i, d in enumerate(devices) if d.tier == 1)
+    devices[switch] = dataclasses.replace(devices[switch], name='leaf "odd" \\ one\nline')
+    devices[0] = dataclasses.replace(devices[0], name='server "odd" \\ 0')
+    plan = dataclasses.replace(plan, devices=devices, _memo={})
+    ib = plan.view.protocol == "infiniband"
+    if ib and not ib_view(plan).port_numbers_known:
+        pytest.skip("no IB port numbers: no port lines")
+    pieces, rows = _port_rows(plan, ib)
+    expected = _port_lines_one_by_one(plan, ib)
+    assert rows == expected.count("\n") > 0
+    assert "".join(text_chunks(pieces, rows)) == expected

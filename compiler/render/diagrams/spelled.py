@@ -59,6 +59,8 @@ _SPELLED: dict[tuple, tuple[Format, Format] | None] = {}
 def svg_and_dot(d: Drawing) -> tuple[str, str]:
     """d.svg(), d.dot(): filled in from the format of d's shape where one was made."""
     shape, texts = _shape(d)
+    if "\n" in "".join(texts):  # a DOT label turns a line's newline into \n, other places keep it: not one form
+        return d.svg(), d.dot()
     if shape in _SPELLED:
         formats = _SPELLED[shape]
         if formats is not None:
