@@ -496,3 +496,39 @@ def test_servers_filled_a_matrix_at_a_time_get_their_own_nics(monkeypatch):
         assert text == expected
         assert text.count("table: ") == 3 * n and text.count(f"via: {mine[0].gateway}}}") == len(pools)
         assert all(f"{x.ifname}:" in text and f"[{x.address}/31]" in text for x in mine)
+
+
+def test_host_and_switch_configs_make_their_records_with_the_cyclic_gc_paused(tmp_path, monkeypatch):
+    """compiler/cyclic_gc.py: a record per NIC and per port, none cyclic; with the collector on,
+    each collection they set off scanned the whole process (superlinear at 524,288 GPUs). It is
+    on again afterwards."""
+    import gc
+
+    from compiler import cyclic_gc
+    from compiler.render import host_configs as hc
+    from compiler.render import switch_configs as swc
+    from compiler.render.writer import OutputDir
+
+    seen: dict[str, bool] = {}
+
+    def spy(name, real):
+        def call(*args):
+            seen.setdefault(name, gc.isenabled())
+            return real(*args)
+        return call
+
+    monkeypatch.setattr(hc, "nic_columns", spy("nics", hc.nic_columns))
+    monkeypatch.setattr(swc, "switch_configs", spy("switches", swc.switch_configs))
+    _, plan = build_plan(SPECS / "lab-3tier-frr.yaml")
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        with OutputDir(tmp_path / "out") as out:
+            hc.render(plan, None, out)
+            swc.render(plan, None, out)
+        assert seen == {"nics": False, "switches": False} and gc.isenabled()
+        with cyclic_gc.paused():
+            assert not gc.isenabled()
+    finally:
+        (gc.enable if enabled else gc.disable)()
+    assert list((tmp_path / "out" / "host-configs" / "netplan").glob("*.yaml")) and list((tmp_path / "out" / "configs").glob("*/frr.conf"))

@@ -165,3 +165,16 @@ def test_rows_of_a_column_table_spell_what_rows_of_its_records_spell(sep):
         assert expected and env.get_template("t.j2").render(ports=rows, lanes=lanes) == expected, call
     fabric = _env("{% macro nb(name, peer_asn) %}{{ name }} {{ peer_asn }}\n{% endmacro %}{{ rows(ports, nb) }}")
     assert fabric.get_template("t.j2").render(ports=rows.where("kind", "fabric")) == "swp1 65000\nswp2 65000\nswp3 65000\nswp5 65000\n"
+
+
+def test_a_column_given_as_a_function_is_made_when_read_and_must_fit():
+    from compiler.render.structured_config import AccessVlan
+
+    made = []
+    table = templates.ColumnTable(AccessVlan, [[1, 2, 3], lambda: made.append(1) or ["a", "b", "c"], ["x", "y", "z"]])
+    env = _env("{% macro row(vlan, subnet) %}{{ vlan }}={{ subnet }} {% endmacro %}{{ rows(items, row) }}")
+    assert env.get_template("t.j2").render(items=table.rows(1, 3)) == "2=y 3=z " and not made  # gateway not printed
+    assert list(table.rows(0, 2)) == [AccessVlan(1, "a", "x"), AccessVlan(2, "b", "y")] and made == [1]
+    short = templates.ColumnTable(AccessVlan, [[1, 2], lambda: ["a"], ["x", "y"]])
+    with pytest.raises(ValueError, match="has 1 rows, not 2"):
+        list(short.rows(0, 2))

@@ -30,8 +30,7 @@ import pickle
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Protocol
 
@@ -62,21 +61,6 @@ MEMOS_BACK = ("plan_sha256",)
 
 # True while render_at_once runs (in its own process and the children it forks).
 _in_pool = False
-
-
-@contextmanager
-def without_cyclic_gc() -> Iterator[None]:
-    """Inside: no cyclic garbage collection. For an output that makes hundreds of thousands of
-    small records and strings, none cyclic: each collection they trigger scans every object
-    the process holds, the plan's too, so without this their cost grew faster than the plan
-    (host-configs at 524,288 GPUs: 2.5x the time of records made with collection off)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def cores() -> int:

@@ -12,6 +12,7 @@ device and port), then one small record per used switch port.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress
@@ -232,15 +233,17 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
     speeds = _shared_ints(speed)
     gport = offsets[dev] + port
 
-    port_lanes, lane_counts = _port_lanes(plan, lanes, dev, port)
+    port_lanes = functools.cache(lambda: _port_lanes(plan, lanes, dev, port))
     # every switch port's Interface fields as columns: rows() fills a template's per-port
     # blocks from slices of them, and no record is made per port unless a template iterates
     # (655,360 tuples cost ~0.1 s and 100 MB at 131,072 GPUs)
+    # (the functions: fields FRR prints none of, made where a NOS's template reads them)
     table = ColumnTable(Interface, [
-        all_names[gport].tolist(), panel[gport].tolist(), kind.tolist(),
+        all_names[gport].tolist(), lambda: panel[gport].tolist(), kind.tolist(),
         _dotted_or_none(local_addr, numbered, "/31"), dev_names[peer].tolist(),
         all_names[offsets[peer] + peer_port].tolist(), _dotted_or_none(peer_addr_int, numbered),
-        _shared_ints(r.asn, peer), speeds, port_lanes, (port + 1).tolist(), (~upper).tolist(), lane_counts, mode.tolist()])
+        _shared_ints(r.asn, peer), speeds, lambda: port_lanes()[0], lambda: (port + 1).tolist(),
+        lambda: (~upper).tolist(), lambda: port_lanes()[1], mode.tolist()])
     bounds = np.searchsorted(dev, np.arange(n_dev + 1)).tolist()
     fabric_ports = np.bincount(dev[is_switch[peer]], minlength=n_dev).tolist()
     loopbacks = dotted(r.loopback)

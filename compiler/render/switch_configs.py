@@ -14,11 +14,12 @@ import functools
 
 import jinja2
 
+from .. import cyclic_gc
 from ..catalog.nos import descriptor
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.model import Plan
-from .parallel import in_shares, share_workers, without_cyclic_gc
+from .parallel import in_shares, share_workers
 from .structured_config import SwitchConfig, switch_configs
 from .templates import environment
 from .writer import OutputDir
@@ -59,7 +60,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         return
     # Hundreds of thousands of small records and strings, none cyclic: the cyclic GC
     # would re-scan them over and over (about a third of the time at 5,000 switches).
-    with without_cyclic_gc():
+    with cyclic_gc.paused():
         configs = [c for v, nos in views for c in switch_configs(v, nos)]
         # shares of the switches in forked children, each writing its switches' files
         in_shares(lambda k, n: _write(configs[k::n], out), share_workers(len(configs), PARALLEL_FROM))

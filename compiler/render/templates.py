@@ -107,21 +107,32 @@ class ColumnTable:
     every switch port, of which each switch reads its rows (`rows(lo, hi)`). rows() fills a
     macro from the columns' slices, so no record is made per row unless a template iterates."""
 
-    def __init__(self, kind: type, columns: list[list | None], source: tuple[ColumnTable, list[bool]] | None = None):
+    def __init__(self, kind: type, columns: Sequence[list | Callable[[], list] | None],
+                 source: tuple[ColumnTable, list[bool]] | None = None):
         fields = kind._fields  # type: ignore[attr-defined]
-        if len(columns) != len(fields) or len({len(c) for c in columns if c is not None}) > 1:
+        if len(columns) != len(fields) or len({len(c) for c in columns if isinstance(c, list)}) > 1:
             raise ValueError(f"ColumnTable: one column of equal length per field of {kind.__name__}")
-        self.kind, self._columns, self._source = kind, columns, source
+        self.kind, self._source = kind, source
+        self._columns: list[list | Callable[[], list] | None] = list(columns)
         self._where: dict[tuple[str, Any], tuple[ColumnTable, list[int]]] = {}
 
     def column(self, j: int) -> list:
-        """Field j's column; in a filtered table (where()) picked from its source's on first use."""
+        """Field j's column. A column given as a function is made on first use (a field few
+        NOSes print costs nothing where none does); in a filtered table (where()) it is
+        picked from its source's on first use."""
         column = self._columns[j]
+        if isinstance(column, list):
+            return column
         if column is None:
             assert self._source is not None
             source, keep = self._source
-            column = self._columns[j] = list(compress(source.column(j), keep))
-        return column
+            made = list(compress(source.column(j), keep))
+        else:
+            made = column()
+        if self._columns and isinstance(self._columns[0], list) and len(made) != len(self._columns[0]):
+            raise ValueError(f"ColumnTable: column {self.kind._fields[j]} has {len(made)} rows, not {len(self._columns[0])}")  # type: ignore[attr-defined]
+        self._columns[j] = made
+        return made
 
     def rows(self, lo: int, hi: int) -> ColumnRows:
         return ColumnRows(self, lo, hi)

@@ -160,8 +160,12 @@ def in_batches(lines: Iterator[str], size: int = 1 << 16) -> Iterator[str]:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    """os.write may take less than it is given (signals, large writes): loop until all is out."""
-    view = memoryview(data)
+    """os.write may take less than it is given (signals, large writes): loop until all is out.
+    One call for a small file, no view made (tens of thousands of files per compile)."""
+    written = os.write(fd, data)
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         view = view[os.write(fd, view):]
 
