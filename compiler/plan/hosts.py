@@ -15,6 +15,7 @@ import numpy as np
 
 from ..topology import topology
 from . import naming  # the one place that names groups
+from .columns import concat
 from .model import Plan
 
 
@@ -24,7 +25,7 @@ class HostTable:
     su: list[int | None]
     pod: list[int | None]  # None for two tiers
     group: list[str]  # leaf group name (Slurm logical leaf): su<S> or the leaf's device name
-    rail_leaves: list[list[str]]  # leaf names in rail order
+    rail_leaves: list[str]  # leaf names in rail order, `;`-separated
     domain: list[int | None]  # scale-up domain index (1-based), None when a domain is one server
     group_kind: str  # the topology's host_group trait: "su", "leaf" or "none" (compiler/topology/)
 
@@ -40,14 +41,17 @@ def host_table(plan: Plan) -> HostTable:
     sel = np.nonzero(plan.links.kind == kind)[0]
     leaf_of = np.full((servers.size, rails), -1, dtype=np.int64)
     leaf_of[pos[plan.links.a_dev[sel]], plan.links.a_port[sel]] = plan.links.b_dev[sel]
-    leaf_names = {int(i): devices[int(i)].name for i in np.unique(leaf_of[leaf_of >= 0])}
-    rail_leaves = [[leaf_names[int(x)] for x in row if x >= 0] for row in leaf_of.tolist()]
+    leaves = np.unique(leaf_of[leaf_of >= 0])
+    leaf_names = {int(i): devices[int(i)].name for i in leaves.tolist()}
+    rail_leaves = _rail_leaves(leaf_of, leaf_names, leaves)
     kind_of_group = topology(plan.view.design.topology).host_group
     sus = [devices[i].su for i in servers.tolist()]
     first_leaf = leaf_of[:, 0].tolist()
-    pods = [devices[f].pod if f >= 0 else None for f in first_leaf]
+    pod_of = {f: devices[f].pod for f in set(first_leaf) if f >= 0}  # per leaf: servers share a few hundred
+    pods = [pod_of[f] if f >= 0 else None for f in first_leaf]
     if kind_of_group == "su":
-        group = [naming.su_group(s) for s in sus]
+        su_names = {s: naming.su_group(s) for s in set(sus)}
+        group = list(map(su_names.__getitem__, sus))
     else:
         group = [leaf_names.get(f, "") for f in first_leaf]
     up = plan.scale_up
@@ -56,3 +60,14 @@ def host_table(plan: Plan) -> HostTable:
     else:
         domain = [None] * servers.size
     return HostTable([devices[i].name for i in servers.tolist()], sus, pods, group, rail_leaves, domain, kind_of_group)
+
+
+def _rail_leaves(leaf_of: np.ndarray, leaf_names: dict[int, str], leaves: np.ndarray) -> list[str]:
+    """Per server (a row of leaf_of: per rail its leaf's device index, -1 where none) its leaves'
+    names in rail order, `;`-separated: a column-wise join where every rail has a leaf, not a
+    list per server (65,536 servers' lists kept the garbage collector busy)."""
+    if leaf_of.size and (leaf_of >= 0).all():
+        name_of = np.empty(int(leaves.max()) + 1, dtype=object)
+        name_of[leaves] = [leaf_names[i] for i in leaves.tolist()]
+        return concat([p for j in range(leaf_of.shape[1]) for p in ([";"] if j else []) + [name_of[leaf_of[:, j]]]]).tolist()
+    return [";".join(leaf_names[x] for x in row if x >= 0) for row in leaf_of.tolist()]

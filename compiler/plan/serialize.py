@@ -10,7 +10,9 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from ipaddress import IPv4Address
 
 import numpy as np
@@ -117,18 +119,27 @@ def _table(columns: list[str], rows, indent: str) -> str:
     return "".join(_table_parts(columns, rows, indent))
 
 
-def _table_parts(columns: list[str], rows, indent: str) -> list[str]:
-    """A table's JSON text in parts (a table of a million rows is never copied whole)."""
+def _table_parts(columns: list[str], rows, indent: str) -> Iterator[str]:
+    """A table's JSON text in parts, made as they are read (a table of a million rows is
+    never held whole)."""
     sep = ",\n" + indent + "  "
+    head = f'{{"columns": {_dump(columns)}, "rows": ['
     if isinstance(rows, _Pieces):  # each row then the separator; the last row's cut off
-        chunks = list(text_chunks(rows.pieces + [sep], rows.rows))
-        if chunks:
-            chunks[-1] = chunks[-1][:-len(sep)]
+        chunks = text_chunks(rows.pieces + [sep], rows.rows)
     else:
         text = sep.join(_dump(r) for r in rows)
-        chunks = [text] if text else []
-    head = f'{{"columns": {_dump(columns)}, "rows": ['
-    return [head, f"\n{indent}  ", *chunks, f"\n{indent}]}}"] if chunks else [head + "]}"]
+        chunks = iter([text + sep] if text else [])
+    last = next(chunks, None)
+    if last is None:
+        yield head + "]}"
+        return
+    yield head
+    yield f"\n{indent}  "
+    for chunk in chunks:
+        yield last
+        last = chunk
+    yield last[:-len(sep)]
+    yield f"\n{indent}]}}"
 
 
 ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
@@ -140,7 +151,7 @@ def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | Non
     return "".join(_addressing_parts(plan, fabric, ids))
 
 
-def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> list[str]:
+def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> Iterator[str]:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
     `plan`: that fabric's plan (plan/fabrics.py fabric_plan), whose indices its routing's
@@ -165,8 +176,8 @@ def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | No
     ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
     link_rows = _Pieces(['["', np.array(ids, dtype=object)[numbered], '","', *dotted_pieces(r.link_net[numbered]), '/31"]'],
                         int(numbered.size))
-    return [head_text, ',\n    "devices": ', *_table_parts(ADDRESS_DEVICE_COLUMNS, dev_rows, "    "),
-            ',\n    "links": ', *_table_parts(ADDRESS_LINK_COLUMNS, link_rows, "    "), "\n  }"]
+    return chain([head_text, ',\n    "devices": '], _table_parts(ADDRESS_DEVICE_COLUMNS, dev_rows, "    "),
+                 [',\n    "links": '], _table_parts(ADDRESS_LINK_COLUMNS, link_rows, "    "), ["\n  }"])
 
 
 def _fabric_addressing_text(plan: Plan) -> str:
@@ -188,6 +199,14 @@ def _layout_table(layout: PortLayout) -> str:
 
 
 def plan_json_text(plan: Plan) -> str:
+    """plan.json's text (plan_json_parts joined)."""
+    return "".join(plan_json_parts(plan))
+
+
+def plan_json_parts(plan: Plan) -> Iterator[str]:
+    """plan.json's text in parts of at most a few MB, each table's rows made as they are
+    read: a writer streams them (at 524,288 GPUs the text is 250 MB; held whole, and
+    encoded once for the digest and once for the file, it was three fresh mappings of it)."""
     link_rows = _link_rows(plan)
     phys = plan.physical
     if phys is not None:
@@ -218,21 +237,20 @@ def plan_json_text(plan: Plan) -> str:
                             "racks": {"columns": RACK_COLUMNS, "rows": [[r.name, r.row, r.position, r.kind, r.height_u, r.usable_u,
                                                                         r.power_budget_w] for r in phys.racks]}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]  # drop the closing "\n}"
-    addressing = ([',\n  "addressing": ', *_addressing_parts(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids))]
-                  if plan.routing is not None else [])
-    return "".join([  # one join of the parts: the tables of a large plan are copied once
-        head_text, ',\n  "port_layouts": {\n', layouts, "\n  }",
-        ',\n  "devices": ', *_table_parts(DEVICE_COLUMNS, device_rows, "  "),
-        ',\n  "links": ', *_table_parts(LINK_COLUMNS, link_rows, "  "),
-        *addressing, _fabric_addressing_text(plan), "\n}\n"])
+    addressing: Iterable[str] = (chain([',\n  "addressing": '], _addressing_parts(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids)))
+                                 if plan.routing is not None else [])
+    return chain([head_text, ',\n  "port_layouts": {\n', layouts, "\n  }", ',\n  "devices": '],
+                 _table_parts(DEVICE_COLUMNS, device_rows, "  "), [',\n  "links": '], _table_parts(LINK_COLUMNS, link_rows, "  "),
+                 addressing, [_fabric_addressing_text(plan), "\n}\n"])
 
 
-def plan_digest(plan: Plan, text: str | None = None) -> str:
+def plan_digest(plan: Plan, sha256: str | None = None) -> str:
     """sha256 of plan.json's text: the identity of a plan (which plan a folder of outputs
-    belongs to). `text`: plan.json's text when the caller has it already (saves
-    serialising the plan twice; about 1 s at 131,072 GPUs)."""
-    return plan.memo("plan_sha256", lambda p: hashlib.sha256((plan_json_text(p) if text is None else text)
-                                                             .encode("utf-8")).hexdigest())
+    belongs to). `sha256`: that digest where the caller has it already (plan.json's renderer
+    hashes the text as it writes it: serialising the plan twice cost about 1 s at 131,072 GPUs)."""
+    if sha256 is not None:
+        return plan.memo("plan_sha256", lambda p: sha256)
+    return plan.memo("plan_sha256", lambda p: hashlib.sha256(plan_json_text(p).encode("utf-8")).hexdigest())
 
 
 def _address(text: str | None) -> int:

@@ -81,7 +81,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
 def _any_needs_quoting(pieces: list[Piece]) -> bool:
     """Whether the first row's text of these pieces needs CSV quoting (labels are joined
     from names that need none, or every name is quoted: _needs_quoting)."""
-    head = [p if isinstance(p, str) else p[:1] for p in pieces]
+    head = [p if isinstance(p, str) else p.table[p.codes[:1]] if isinstance(p, Coded) else p[:1] for p in pieces]
     return any(ch in t for t in concat(head).tolist() for ch in ',"\n\r')
 
 

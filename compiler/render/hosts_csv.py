@@ -45,7 +45,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     rack, ru = _rack_ru(plan, n)
     mgmt = _addresses(compute.routing.management[:n]) if compute.routing is not None else [""] * n
     bmc = _bmc_addresses(plan, n)
-    rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, ";".join(leaves),
+    rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, leaves,
              "" if dom is None else naming.nvlink_domain(dom), r, u, b, m)
             for name, su, pod, group, leaves, dom, r, u, b, m in zip(hosts.names, hosts.su, hosts.pod, hosts.group,
                                                                     hosts.rail_leaves, hosts.domain, rack, ru, bmc, mgmt, strict=True))

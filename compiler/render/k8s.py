@@ -9,6 +9,7 @@ Kubernetes' label syntax; a failure is a compiler bug (names are checked at vali
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..check import CheckResults
@@ -33,17 +34,24 @@ def node_labels(plan: Plan, hosts: HostTable) -> tuple[list[str], list[tuple[str
     p = d.hosts.label_prefix
     columns: list[tuple[str, str | list[str]]] = []
     if d.tiers == 3:  # a three-tier Clos: every leaf, so every server, is in a pod
-        columns.append((f"{p}/pod", [naming.pod_group(_given(x)) for x in hosts.pod]))
+        columns.append((f"{p}/pod", _spelled(naming.pod_group, hosts.pod)))
     if any(s is not None for s in hosts.su):  # a fabric of SUs: every server is in one
-        columns.append((f"{p}/su", [naming.su_group(_given(s)) for s in hosts.su]))
+        columns.append((f"{p}/su", _spelled(naming.su_group, hosts.su)))
     if hosts.group_kind == "leaf":
         columns.append((f"{p}/leaf", hosts.group))
     if plan.scale_up is not None and plan.scale_up.spans_servers:  # whole domains per SU (validated)
-        columns.append((f"{p}/nvlink-domain", [naming.nvlink_domain(_given(x)) for x in hosts.domain]))
+        columns.append((f"{p}/nvlink-domain", _spelled(naming.nvlink_domain, hosts.domain)))
     levels = [key for key, _ in columns]
     labels: list[tuple[str, str | list[str]]] = [(f"{p}/cluster", plan.name), (f"{p}/server-type", d.server), *columns]
     _check([key for key, _ in labels] + [HOSTNAME_LEVEL], hosts.names, labels)
     return levels, labels
+
+
+def _spelled(name: Callable[[int], str], values: list[int | None]) -> list[str]:
+    """Each host's pod, SU or domain (every host has one here) as `name` spells it: each
+    distinct value once, then looked up per host at C speed."""
+    text = {v: name(_given(v)) for v in set(values)}
+    return list(map(text.__getitem__, values))
 
 
 def _given(value: int | None) -> int:

@@ -97,9 +97,11 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
     compute fabric's, else "other" (a direct network: TPU ICI)."""
     view = plan.view
     default = view.protocol or "other"
-    dev_proto = np.array([view.model_protocol(d.model) or "" for d in plan.devices], dtype=object)
+    proto_of = {m: view.model_protocol(m) or "" for m in {d.model for d in plan.devices}}  # per model, not per device
+    dev_proto = np.array([proto_of[d.model] for d in plan.devices], dtype=object)
     lids = list(plan.layouts)
-    code = np.array([lids.index(d.layout) for d in plan.devices], dtype=np.int64)
+    lid_code = {lid: k for k, lid in enumerate(lids)}
+    code = np.array([lid_code[d.layout] for d in plan.devices], dtype=np.int64)
     out = {lid: [""] * len(lay.ports) for lid, lay in plan.layouts.items()}
     width = max((len(lay.ports) for lay in plan.layouts.values()), default=1)
     links = plan.links
@@ -179,13 +181,15 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         out.write_text(f"netbox/device-types/{t['slug']}.yaml", render_template("netbox/device-types.yaml.j2", types=[t]))
 
     fmt = row("devices", 8)
-    dev_rows = []
-    for i, d in enumerate(plan.devices):
-        t = types[d.layout]
-        place: tuple[str, str | int, str] = ("", "", "")
-        if phys is not None:
-            place = (_csv(phys.racks[int(phys.dev_rack[i])].name), int(phys.dev_u[i]), "front")
-        dev_rows.append(fmt % (_csv(d.name), _csv(d.role), _csv(t["manufacturer"]), _csv(t["model"]), site, *place))
+    # each role, type and rack escaped once; the names in one scan (csv_column)
+    role_text = {r: _csv(r) for r in {d.role for d in plan.devices}}
+    type_text = {lid: (_csv(t["manufacturer"]), _csv(t["model"])) for lid, t in types.items()}
+    places: list[tuple[str, str | int, str]] = [("", "", "")] * len(plan.devices)
+    if phys is not None:
+        rack_text = [_csv(r.name) for r in phys.racks]
+        places = [(rack_text[r], u, "front") for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
+    dev_rows = [fmt % (name, role_text[d.role], *type_text[d.layout], site, *place)
+                for name, d, place in zip(csv_column([d.name for d in plan.devices]), plan.devices, places, strict=True)]
     out.write_text("netbox/devices.csv", _header("devices") + "".join(dev_rows))
 
     pulled = pulled_links(plan)

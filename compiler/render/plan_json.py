@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Iterator
 from importlib import resources
 
 from ..catalog.nos import plan_schema_text
 from ..check import CheckResults
 from ..plan.model import Plan
-from ..plan.serialize import plan_digest, plan_json_text
+from ..plan.serialize import plan_digest, plan_json_parts
 from .writer import OutputDir
 
 
@@ -17,7 +19,12 @@ def schema_text() -> str:
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
-    text = plan_json_text(plan)
-    plan_digest(plan, text)  # the manifest's plan identity, from the text at hand
-    out.write_text("plan.json", text)
+    digest = hashlib.sha256()
+
+    def hashed(parts: Iterable[str]) -> Iterator[str]:  # each part hashed as it goes to the file
+        for part in parts:
+            digest.update(part.encode("utf-8"))
+            yield part
+    out.write_chunks("plan.json", hashed(plan_json_parts(plan)))
+    plan_digest(plan, digest.hexdigest())  # the manifest's plan identity, from the text written
     out.write_text("plan.schema.json", schema_text())
