@@ -7,9 +7,8 @@
   ~15 s and openpyxl's write-only mode ~27 s (both spend ~6 us of Python per cell).
   Where every value is plain text, the writer writes the package around the header row
   only and the rows are joined here from the columns in its own XML (plan/columns.py
-  text_chunks), deflated by ISA-L's igzip at level 1 (SHEET_LEVEL, _deflated): 393,216
-  rows in ~0.6 s of CPU instead of ~2.3 s, the file 12.0 MB instead of 9.2 MB, every
-  entry's content the same.
+  text_chunks), deflated at zlib level 1 (SHEET_LEVEL): 393,216 rows in ~1.1 s of CPU
+  instead of ~2.3 s, the file 12.4 MB instead of 9.2 MB, every entry's content the same.
 - `workbook`: a workbook of several laid-out sheets (widths, frozen header, filters,
   print setup, rows of different shapes: cabling.xlsx), through XlsxWriter in
   constant-memory mode, which streams each row to disk as it is written.
@@ -27,12 +26,12 @@ import io
 import re
 import struct
 import zipfile
+import zlib
 from contextlib import contextmanager
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import xlsxwriter
-from isal import isal_zlib
 
 from ..plan.columns import Coded, text_chunks
 
@@ -42,10 +41,9 @@ _FIXED_W3CDTF = FIXED_DATE.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
 _DOS_DATE = ((FIXED_DATE.year - 1980) << 9) | (FIXED_DATE.month << 5) | FIXED_DATE.day
 _CORE = "docProps/core.xml"
 _SHEET = "xl/worksheets/sheet1.xml"
-# ISA-L igzip's level for a table's sheet (table_xlsx): its XML is hundreds of MB of
-# repeated markup; igzip level 1 deflates 142 MB (393,216 rows) in 0.08 s of CPU to 12.0 MB,
-# where zlib level 1 takes 0.30 s for 12.4 MB and level 6 1.45 s for 9.4 MB (zlib-rs inside
-# rust_xlsxwriter: 9.2 MB). Its CRC-32 takes 0.02 s where zlib's takes 0.18 s.
+# zlib's fastest level for a table's sheet (table_xlsx): its XML is hundreds of MB of
+# repeated markup; level 1 deflates 142 MB (393,216 rows) in 0.3 s of CPU to 12.4 MB,
+# where level 6 takes 1.45 s for 9.4 MB (zlib-rs inside rust_xlsxwriter: 9.2 MB).
 SHEET_LEVEL = 1
 
 
@@ -154,7 +152,7 @@ def _fixed_core_dates(data: bytes, sheet: Callable[[bytes], Iterator[bytes]] | N
         name = info.filename.encode()
         raw: bytes | memoryview
         if info.filename == _CORE:
-            raw, crc, size = _deflated([_fixed_core(src.read(info.filename))], isal_zlib.ISAL_BEST_COMPRESSION)
+            raw, crc, size = _deflated([_fixed_core(src.read(info.filename))], 6)
             method = zipfile.ZIP_DEFLATED
         elif info.filename == _SHEET and sheet is not None:
             raw, crc, size = _deflated(sheet(src.read(info.filename)), SHEET_LEVEL)
@@ -181,14 +179,12 @@ def _fixed_core_dates(data: bytes, sheet: Callable[[bytes], Iterator[bytes]] | N
 
 
 def _deflated(chunks: Iterable[bytes], level: int) -> tuple[bytes, int, int]:
-    """Raw deflate of the chunks joined (as a zip entry holds it), their CRC-32 and size,
-    by ISA-L (isal_zlib: zlib's interface and formats, its own faster deflate: the bytes
-    differ from zlib's, any inflater reads them)."""
-    packer = isal_zlib.compressobj(level, isal_zlib.DEFLATED, -15)
+    """Raw deflate of the chunks joined (as a zip entry holds it), their CRC-32 and size."""
+    packer = zlib.compressobj(level, zlib.DEFLATED, -15)
     parts, crc, size = [], 0, 0
     for chunk in chunks:
         parts.append(packer.compress(chunk))
-        crc, size = isal_zlib.crc32(chunk, crc), size + len(chunk)
+        crc, size = zlib.crc32(chunk, crc), size + len(chunk)
     parts.append(packer.flush())
     return b"".join(parts), crc, size
 
