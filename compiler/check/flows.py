@@ -16,7 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_flow
 
-from ..plan.columns import groups
+from ..plan.columns import groups, row_groups
 from ..plan.graph import FabricGraph, twin_classes
 
 _INT32_MAX = 2**31 - 1
@@ -184,7 +184,7 @@ def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.nda
     lost = np.zeros(0, dtype=np.int64) if keep_link is None else np.nonzero(~keep_link)[0]
     alone[g.a[lost]] = True
     alone[g.b[lost]] = True
-    first, sub = _row_groups(cls, w_a, w_b, np.where(alone, np.arange(g.n), -1))
+    first, sub = row_groups(cls, w_a, w_b, np.where(alone, np.arange(g.n), -1))
     size = np.bincount(sub)
     sub_cls = cls[first]
     dead = np.zeros(first.size, dtype=bool) if keep_switch is None else ~keep_switch[first]
@@ -222,23 +222,6 @@ def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.nda
         raise OverflowError("capacity above 2^31 Gb/s between twin classes")
     m = csr_matrix((m.data.astype(np.int32), m.indices, m.indptr), shape=m.shape)
     return int(maximum_flow(m, src, snk, method="dinic").flow_value)  # type: ignore[arg-type]  # as _flow
-
-
-def _row_groups(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(np.stack(columns, axis=1), axis=0, return_index=True, return_inverse=True)
-    without the records: a stable lexsort of the integer columns, so the groups come in the
-    same (lexicographic) order, each with its lowest row, and the inverse per row."""
-    order = np.lexsort(columns[::-1])
-    new = np.zeros(order.size, dtype=bool)
-    if order.size:
-        new[0] = True
-        for col in columns:
-            ordered = col[order]
-            new[1:] |= ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
-    sub = np.empty(order.size, dtype=np.int64)
-    sub[order] = group
-    return order[new], sub
 
 
 def _digest(*masks: np.ndarray | None) -> bytes:
