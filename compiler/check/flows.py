@@ -90,8 +90,16 @@ class FlowNetwork:
 
     @cached_property
     def unit_twins(self) -> Twins:
-        """The same over link counts: the twins of the unit-capacity graph paths are counted on."""
-        return _twin_pairs(self.g.adjacency(np.ones(self.g.a.size, dtype=np.int64)))
+        """The same over link counts: the twins of the unit-capacity graph paths are counted on.
+        Where every linked pair has as many links, those are the switch graph's own twins
+        (FabricGraph._twins, which hop counts and cut-off pieces read too): a pass over every
+        switch pair saved (a 524,288-GPU Clos has one cable per pair)."""
+        adj = self.g.adjacency(np.ones(self.g.a.size, dtype=np.int64))
+        if adj.data.size and int(adj.data.min()) == int(adj.data.max()):
+            cls, q = self.g._twins
+            c_a = np.repeat(np.arange(q.shape[0]), np.diff(q.indptr))
+            return cls, c_a, q.indices.astype(np.int64), np.full(q.indices.size, int(adj.data[0]), dtype=np.int64)
+        return _twin_pairs(adj)
 
     def pair_paths(self, s: int, t: int, keep_link: np.ndarray | None = None) -> int:
         """Edge-disjoint paths between switches s and t over the kept links: Dinic on the
