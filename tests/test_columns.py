@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.plan.columns import Coded, concat, distinct, groups, text_chunks
+from compiler.plan.columns import Coded, concat, distinct, groups, row_groups, text_chunks
 from compiler.plan.naming import cable_id
 from compiler.plan.views import cable_ids
 
@@ -27,6 +27,16 @@ def test_groups_is_numpy_unique_with_index_and_inverse():
         expected = np.unique(values, return_index=True, return_inverse=True)
         for got, want in zip((uniq, first, inverse), expected, strict=True):
             assert np.array_equal(got, want.ravel())
+
+
+def test_row_groups_is_numpy_unique_over_rows():
+    rng = np.random.default_rng(4)
+    for rows in (200, 1, 0):
+        columns = [rng.integers(0, 3, rows), rng.integers(-2, 2, rows), rng.integers(0, 2**63, rows, dtype=np.uint64) % 3]
+        first, inverse = row_groups(*columns)
+        _, want_first, want_inverse = np.unique(np.stack([c.astype(np.int64) for c in columns], axis=1), axis=0,
+                                                 return_index=True, return_inverse=True)
+        assert np.array_equal(first, want_first) and np.array_equal(inverse, want_inverse.ravel())
 
 
 def test_text_chunks_join_each_row_in_order():

@@ -136,3 +136,14 @@ def test_twins_scaled_from_link_counts_equal_twins_over_capacities(example):
     assert np.unique(net.g.cap_gbps).size == 1
     for got, want in zip(net.twins, flows._twin_pairs(net.g.adjacency()), strict=True):
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("example", ["b200-superpod-64su", "meta-llama3-24k", "dragonfly-plus-2k", "alibaba-hpn-pod",
+                                     "seed-8k-fat-tree", "tpu-v5p-twisted-8x8x16"])
+def test_unit_twins_equal_twins_over_link_counts(example):
+    """FlowNetwork.unit_twins, taken from the switch graph's own twins where every linked pair
+    has as many links, equals the twin classes and class pairs computed over the link counts."""
+    g = CheckContext(shared_plan(example)).graph
+    net = flows.FlowNetwork(g)
+    for got, want in zip(net.unit_twins, flows._twin_pairs(g.adjacency(np.ones(g.a.size, dtype=np.int64))), strict=True):
+        assert np.array_equal(got, want)

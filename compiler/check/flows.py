@@ -13,7 +13,7 @@ import hashlib
 from functools import cached_property
 
 import numpy as np
-from ..plan.columns import groups
+from ..plan.columns import groups, row_groups
 from ..plan.graph import FabricGraph, twin_classes
 from ..plan.sparse import csr_matrix, maximum_flow
 
@@ -88,8 +88,16 @@ class FlowNetwork:
 
     @cached_property
     def unit_twins(self) -> Twins:
-        """The same over link counts: the twins of the unit-capacity graph paths are counted on."""
-        return _twin_pairs(self.g.adjacency(np.ones(self.g.a.size, dtype=np.int64)))
+        """The same over link counts: the twins of the unit-capacity graph paths are counted on.
+        Where every linked pair has as many links, those are the switch graph's own twins
+        (FabricGraph._twins, which hop counts and cut-off pieces read too): a pass over every
+        switch pair saved (a 524,288-GPU Clos has one cable per pair)."""
+        adj = self.g.adjacency(np.ones(self.g.a.size, dtype=np.int64))
+        if adj.data.size and int(adj.data.min()) == int(adj.data.max()):
+            cls, q = self.g._twins
+            c_a = np.repeat(np.arange(q.shape[0]), np.diff(q.indptr))
+            return cls, c_a, q.indices.astype(np.int64), np.full(q.indices.size, int(adj.data[0]), dtype=np.int64)
+        return _twin_pairs(adj)
 
     def pair_paths(self, s: int, t: int, keep_link: np.ndarray | None = None) -> int:
         """Edge-disjoint paths between switches s and t over the kept links: Dinic on the
@@ -182,7 +190,7 @@ def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.nda
     lost = np.zeros(0, dtype=np.int64) if keep_link is None else np.nonzero(~keep_link)[0]
     alone[g.a[lost]] = True
     alone[g.b[lost]] = True
-    first, sub = _row_groups(cls, w_a, w_b, np.where(alone, np.arange(g.n), -1))
+    first, sub = row_groups(cls, w_a, w_b, np.where(alone, np.arange(g.n), -1))
     size = np.bincount(sub)
     sub_cls = cls[first]
     dead = np.zeros(first.size, dtype=bool) if keep_switch is None else ~keep_switch[first]
@@ -220,23 +228,6 @@ def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.nda
         raise OverflowError("capacity above 2^31 Gb/s between twin classes")
     m = csr_matrix((m.data.astype(np.int32), m.indices, m.indptr), shape=m.shape)
     return int(maximum_flow(m, src, snk, method="dinic").flow_value)  # type: ignore[arg-type]  # as _flow
-
-
-def _row_groups(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(np.stack(columns, axis=1), axis=0, return_index=True, return_inverse=True)
-    without the records: a stable lexsort of the integer columns, so the groups come in the
-    same (lexicographic) order, each with its lowest row, and the inverse per row."""
-    order = np.lexsort(columns[::-1])
-    new = np.zeros(order.size, dtype=bool)
-    if order.size:
-        new[0] = True
-        for col in columns:
-            ordered = col[order]
-            new[1:] |= ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
-    sub = np.empty(order.size, dtype=np.int64)
-    sub[order] = group
-    return order[new], sub
 
 
 def _digest(*masks: np.ndarray | None) -> bytes:

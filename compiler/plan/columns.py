@@ -40,6 +40,23 @@ def groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ordered[new], order[new], inverse
 
 
+def row_groups(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(np.stack(columns, axis=1), axis=0, return_index=True, return_inverse=True)
+    without the records: a stable lexsort of the integer columns, so the groups come in the
+    same (lexicographic) order, each with its lowest row, and the inverse per row."""
+    order = np.lexsort(columns[::-1])
+    new = np.zeros(order.size, dtype=bool)
+    if order.size:
+        new[0] = True
+        for col in columns:
+            ordered = col[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
+    group = np.cumsum(new) - 1
+    sub = np.empty(order.size, dtype=np.int64)
+    sub[order] = group
+    return order[new], sub
+
+
 @dataclass(frozen=True, slots=True)
 class Coded:
     """A column given as a table of texts and each row's index into it (the column is
@@ -145,11 +162,11 @@ def equal_rows(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray | None 
     top = int(indices.max(initial=0)) + 1
     r1, r2 = (rng.integers(1, 2**63, size=top, dtype=np.uint64) for _ in range(2))
     w = np.ones(indices.size, dtype=np.uint64) if data is None else data.astype(np.uint64)
-    h1, h2 = (_row_sums(v, indptr) for v in (r1[indices] * w, r2[indices] * (w + r1[indices])))
+    r1_at = r1[indices]
+    h1, h2 = (_row_sums(v, indptr) for v in (r1_at * w, r2[indices] * (w + r1_at)))
     single = np.zeros(n, dtype=bool) if alone is None else alone
-    key = np.stack([deg.astype(np.uint64), h1, h2, np.where(single, np.arange(n), 0).astype(np.uint64)], axis=1)
-    _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    rep = first[cls.ravel()]  # the lowest row of each class
+    first, cls = row_groups(deg.astype(np.uint64), h1, h2, np.where(single, np.arange(n), 0).astype(np.uint64))
+    rep = first[cls]  # the lowest row of each class
     at_rep = indptr[rep[row]] + np.arange(indices.size) - indptr[row]
     differs = indices != indices[at_rep]
     if data is not None:

@@ -156,15 +156,28 @@ class ClosRoutes:
         self.top = int(tier.max()) if tier.size else 1
         if self.top > 3:
             raise NotClos("more than three switch tiers")
-        self.edges = np.unique(fabric.ep_switch)
+        self.edges = distinct(fabric.ep_switch)
         self.edge_of = np.full(g.n, -1, dtype=np.int64)
         self.edge_of[self.edges] = np.arange(self.edges.size)
-        L = fabric.plan.links
-        # candidate next hops per switch in port order: up links by their lower end, down by the upper
-        self.up_order = np.lexsort((L.a_port[g.link], self.lo))
-        self.up_ptr = np.searchsorted(self.lo[self.up_order], np.arange(g.n + 1))
-        self.dn_order = np.lexsort((L.b_port[g.link], self.hi))
-        self.dn_ptr = np.searchsorted(self.hi[self.dn_order], np.arange(g.n + 1))
+
+    # candidate next hops per switch in port order: up links by their lower end, down by the
+    # upper (sorted on first use: a check that only asks whether a fabric routes, or how large
+    # a headline it takes, never needs them)
+    @cached_property
+    def up_order(self) -> np.ndarray:
+        return np.lexsort((self.f.plan.links.a_port[self.f.graph.link], self.lo))
+
+    @cached_property
+    def up_ptr(self) -> np.ndarray:
+        return np.searchsorted(self.lo[self.up_order], np.arange(self.f.graph.n + 1))
+
+    @cached_property
+    def dn_order(self) -> np.ndarray:
+        return np.lexsort((self.f.plan.links.b_port[self.f.graph.link], self.hi))
+
+    @cached_property
+    def dn_ptr(self) -> np.ndarray:
+        return np.searchsorted(self.hi[self.dn_order], np.arange(self.f.graph.n + 1))
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
