@@ -264,7 +264,7 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                 while os.read(end, 256):
                     pass
             with stage("render: waiting for the workers"):
-                _wait(plan, children, failed)
+                _wait(plan, out, children, failed)
     finally:
         os.close(read_end)
         os.close(jobs_end)
@@ -362,7 +362,7 @@ def _worker(plan: Plan, out: OutputDir, queue: list[str], ends: tuple[int, int],
             name = queue[token[0]]
             _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
         memos = {key: value for key in MEMOS_BACK if (value := plan.memoized(key)) is not None}
-        report.write_bytes(pickle.dumps((failed, memos)))
+        report.write_bytes(pickle.dumps((failed, memos, out.staged_files)))
     except BaseException:  # noqa: BLE001 - reported through the exit status
         traceback.print_exc()
         code = 1
@@ -373,18 +373,21 @@ def _worker(plan: Plan, out: OutputDir, queue: list[str], ends: tuple[int, int],
         os._exit(code)
 
 
-def _wait(plan: Plan, children: dict[int, Path], failed: dict[str, BaseException]) -> None:
+def _wait(plan: Plan, out: OutputDir, children: dict[int, Path], failed: dict[str, BaseException]) -> None:
     """Wait for every child; add the failures each reports to `failed` (a child that died
-    without reporting is a failure of the render as a whole), and its MEMOS_BACK to `plan`."""
+    without reporting is a failure of the render as a whole), its MEMOS_BACK to `plan`, and
+    the files of the outputs it rendered to `out` (OutputDir.staged_files: the adopt need
+    not list them again, alone on one core at the end of the compile)."""
     for pid, results in children.items():
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         try:
-            theirs, memos = pickle.loads(results.read_bytes())
+            theirs, memos, files = pickle.loads(results.read_bytes())
             results.unlink()
         except (OSError, pickle.UnpicklingError, EOFError):
-            theirs, memos = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} "
-                                              "before it reported")}, {}
+            theirs, memos, files = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} "
+                                                     "before it reported")}, {}, {}
         failed.update(theirs)
+        out.staged_files.update(files)
         for key, value in memos.items():
             plan.memo(key, lambda _plan, value=value: value)
 
