@@ -210,10 +210,8 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     done_read, done_write = os.pipe()  # the number of each check job a worker has finished
     sys.stdout.flush()  # a child flushes its streams as it exits: nothing buffered may be printed twice
     sys.stderr.flush()
-    # The plan's objects stay out of every process's collections: fewer pages copied. No
-    # collection first: after expand there is no garbage to free (131,072 GPUs: 0 objects
-    # of 72k), and walking them cost 0.03 s on one core before the fork.
-    gc.freeze()
+    gc.collect()
+    gc.freeze()  # the plan's objects stay out of every process's collections: fewer pages copied
     _in_pool = True  # one output per process at a time: in_shares forks nothing more
     children: dict[int, Path] = {}
     failed: dict[str, BaseException] = {}
