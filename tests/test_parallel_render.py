@@ -85,6 +85,35 @@ def test_the_check_jobs_run_in_the_workers_only(tmp_path, monkeypatch):
     assert checks.as_json() == shared_checks(plan).as_json()
 
 
+def test_the_adopt_lists_no_file_again(tmp_path, monkeypatch):
+    """The process that renders an output lists its files (the manifest's) once, in the
+    staging folder; moving them in place at the end of the compile, alone on one core,
+    lists nothing again, and the manifest is a serial compile's."""
+    from compiler.render import writer
+
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    checks = shared_checks(plan)
+    one = tree_bytes(write_outputs(plan, tmp_path / "1", checks=checks, workers=1))
+    adopting = []
+    adopt, files_under = writer.OutputDir.adopt, writer._files_under
+
+    def watched_adopt(self, name):
+        adopting.append(name)
+        try:
+            adopt(self, name)
+        finally:
+            adopting.remove(name)
+
+    def watched_files_under(root, entries):
+        assert not adopting, f"adopt({adopting[0]}) listed {entries} again"
+        return files_under(root, entries)
+
+    monkeypatch.setattr(writer.OutputDir, "adopt", watched_adopt)
+    monkeypatch.setattr(writer, "_files_under", watched_files_under)
+    two = tree_bytes(write_outputs(plan, tmp_path / "2", checks=checks, workers=2))
+    assert one == two
+
+
 class _Broken(Exception):
     pass
 
