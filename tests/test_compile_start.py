@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from compiler.plan import sparse
+from compiler.render import RENDERERS
 
 from .conftest import ROOT, SPECS
 
@@ -42,12 +43,15 @@ def _modules_at_fork(tmp_path, spec: str, *args: str) -> list[str]:
     return json.loads(record.read_text())
 
 
-def test_a_compile_forks_its_workers_before_it_imports_scipy(tmp_path):
-    """scipy (~0.35 s of imports) is for the checks, which a worker runs: the compile's own
-    process forks without it, and the outputs are still complete."""
+def test_a_compile_forks_its_workers_before_it_imports_scipy_or_a_renderer(tmp_path):
+    """scipy (~0.3 s of imports) is for the checks, which a worker runs, and each renderer's
+    module (~0.15 s for all) is imported by the process that renders it: the compile's own
+    process forks without them, and the outputs are still complete."""
     modules = _modules_at_fork(tmp_path, "roce-2spine-4leaf-frr.yaml")
     assert "compiler.pipeline" in modules and "compiler.expand" in modules
     assert not [m for m in modules if m == "scipy" or m.startswith("scipy.")]
+    renderers = {r.render.__module__ for r in RENDERERS.values()} - {"compiler.render.summary"}  # the CLI prints it
+    assert len(renderers) > 20 and not renderers & set(modules)
     assert (tmp_path / "out" / "roce-2spine-4leaf-frr" / "report" / "checks.json").exists()
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import errno
 import json
 import os
+import time
 
 import pytest
 
@@ -58,6 +59,59 @@ def test_the_compile_and_one_forked_worker_render_each_output_once(tmp_path, mon
     # and so do the other outputs that read the bill of materials: computed once, here
     assert {pids[n][0] for n in ("bom", "cabling", "floor", "labels")} == {os.getpid()}
     assert len({v[0] for v in pids.values()}) <= 2
+
+
+def test_the_check_jobs_run_in_the_workers_only(tmp_path, monkeypatch):
+    """The compile's process takes no check job, even while they wait (here: each takes a
+    while): it renders, and a worker pays for the checks' imports (scipy) after the fork.
+    The check results are those of run_checks."""
+    from compiler.check import CheckJobs, check_jobs
+    from compiler.pipeline import check_and_write
+
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    seen = tmp_path / "pids"
+    run = CheckJobs.run
+
+    def slow_run(self, k):
+        with open(seen, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        time.sleep(0.2)  # the compile's process is free long before the worker has taken them all
+        return run(self, k)
+
+    monkeypatch.setattr(CheckJobs, "run", slow_run)
+    _, checks = check_and_write(plan, tmp_path / "out", ["plan", "graphml", "checks"], workers=2)
+    pids = [int(line) for line in seen.read_text().split()]
+    assert len(pids) == len(check_jobs(plan)) and os.getpid() not in pids
+    assert checks.as_json() == shared_checks(plan).as_json()
+
+
+def test_the_adopt_lists_no_file_again(tmp_path, monkeypatch):
+    """The process that renders an output lists its files (the manifest's) once, in the
+    staging folder; moving them in place at the end of the compile, alone on one core,
+    lists nothing again, and the manifest is a serial compile's."""
+    from compiler.render import writer
+
+    plan = shared_plan("roce-2spine-4leaf-sonic")
+    checks = shared_checks(plan)
+    one = tree_bytes(write_outputs(plan, tmp_path / "1", checks=checks, workers=1))
+    adopting = []
+    adopt, files_under = writer.OutputDir.adopt, writer._files_under
+
+    def watched_adopt(self, name):
+        adopting.append(name)
+        try:
+            adopt(self, name)
+        finally:
+            adopting.remove(name)
+
+    def watched_files_under(root, entries):
+        assert not adopting, f"adopt({adopting[0]}) listed {entries} again"
+        return files_under(root, entries)
+
+    monkeypatch.setattr(writer.OutputDir, "adopt", watched_adopt)
+    monkeypatch.setattr(writer, "_files_under", watched_files_under)
+    two = tree_bytes(write_outputs(plan, tmp_path / "2", checks=checks, workers=2))
+    assert one == two
 
 
 class _Broken(Exception):
@@ -222,8 +276,8 @@ def test_checks_run_as_jobs_on_one_two_and_four_workers_give_the_same_results_an
 
 class _HandshakeJobs:
     """Two jobs that cannot both run in one process: each says it has started (a byte in a
-    pipe of its own) and waits until the other has, so a worker runs one of them and its
-    result (or error) must come back."""
+    pipe of its own) and waits until the other has, so two workers run one each and their
+    results (or errors) must come back."""
 
     def __init__(self, fail: bool):
         self.fail = fail
@@ -248,8 +302,9 @@ class _HandshakeJobs:
 
 @pytest.mark.parametrize("fail", [False, True])
 def test_a_check_job_taken_by_a_worker_comes_back_or_raises_here(tmp_path, fail):
-    """Job results taken by a worker come back through the small results channel in job
-    order; a job's exception in a worker is raised in the compile's process as it is."""
+    """Job results taken by the workers come back through the small results channel in job
+    order; a job's exception in a worker is raised in the compile's process as it is. The
+    compile's process takes no job: it renders (and the checks' imports are the workers')."""
     from compiler.render.parallel import render_at_once
     from compiler.render.writer import OutputDir
     plan = shared_plan("roce-2spine-4leaf-sonic")
@@ -263,12 +318,12 @@ def test_a_check_job_taken_by_a_worker_comes_back_or_raises_here(tmp_path, fail)
     with OutputDir(tmp_path / plan.name) as out:
         if fail:
             with pytest.raises(OSError, match="No space left") as raised:
-                render_at_once(plan, out, names, 2, call, jobs, {"summary"})
+                render_at_once(plan, out, names, 3, call, jobs, {"summary"})
             assert raised.value.filename == "job-1"
             return
-        results = render_at_once(plan, out, names, 2, call, jobs, {"summary"})
+        results = render_at_once(plan, out, names, 3, call, jobs, {"summary"})
     assert [k for k, _ in results] == [0, 1]
-    assert len({pid for _, pid in results}) == 2 and os.getpid() in {pid for _, pid in results}
+    assert len({pid for _, pid in results}) == 2 and os.getpid() not in {pid for _, pid in results}
 
 
 def _check_on_full_disk(ctx, **needs):

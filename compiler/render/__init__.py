@@ -18,12 +18,10 @@ the plan and check result types, never expand, pipeline or CLI.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from collections.abc import Callable
-
-from . import (bom, cable_validation, cabling, checks, diagrams, elevations, floor, graphml, host_configs, hosts_csv, infiniband,
-               interop, k8s, labels, monitoring, nccl, netbox, plan_json, report, slurm, summary, switch_configs, workbook)
 
 COMPUTE: Literal["compute"] = "compute"  # the compute fabric: GPU traffic (NCCL, Slurm, InfiniBand, diagrams, ...)
 ALL: Literal["all"] = "all"  # every fabric of the plan (spec `fabrics:`): cabling, BOM, racks, ...
@@ -38,29 +36,44 @@ class Renderer:
     reads_checks: bool = False
 
 
+class Lazy:
+    """The `render` function of a module of this package, imported at its first call: a
+    process imports the renderers it runs and no other (a compile's workers are forked
+    before any is imported, and each imports those it renders, on its own core)."""
+
+    def __init__(self, module: str):
+        self.__module__ = f"{__name__}.{module}"  # where the function is: what a reader (and docs/gen_reference.py) looks up
+
+    def __call__(self, plan: Any, checks: Any, out: Any) -> None:
+        importlib.import_module(self.__module__).render(plan, checks, out)
+
+    def __repr__(self) -> str:
+        return f"{self.__module__}.render"
+
+
 # output name -> renderer and the fabrics it reads. A new output adds one line.
 RENDERERS = {
-    "cabling": Renderer(cabling.render, ALL),
-    "bom": Renderer(bom.render, ALL),
-    "plan": Renderer(plan_json.render, ALL),
-    "graphml": Renderer(graphml.render, ALL),  # graph.graphml (networkx, Gephi, yEd)
-    "summary": Renderer(summary.render, ALL, reads_checks=True),  # the compute fabric's figures, then every fabric's
-    "checks": Renderer(checks.render, COMPUTE, reads_checks=True),
-    "infiniband": Renderer(infiniband.render, COMPUTE),  # InfiniBand designs only
-    "nccl": Renderer(nccl.render, COMPUTE),
-    "slurm": Renderer(slurm.render, COMPUTE),
-    "k8s": Renderer(k8s.render, COMPUTE),
-    "hosts": Renderer(hosts_csv.render, ALL),  # BMC addresses are on the oob fabric
-    "workbook": Renderer(workbook.render, ALL, reads_checks=True),  # cabling.xlsx (with a physical layout)
-    "labels": Renderer(labels.render, ALL),  # labels.csv, labels.html
-    "floor": Renderer(floor.render, ALL),  # floor/<rack>.html pull sheets, floor/index.html (with a physical layout)
-    "diagrams": Renderer(diagrams.render, ALL),  # diagrams/*.svg|dot, each fabric's under diagrams/<fabric>/
-    "racks": Renderer(elevations.render, ALL),  # racks/<rack>.svg (with a physical layout)
-    "report": Renderer(report.render, ALL, reads_checks=True),  # report.html: every fabric's figures, BOM and overview
-    "netbox": Renderer(netbox.render, ALL),  # netbox/: NetBox bulk import of every fabric
-    "interop": Renderer(interop.render, COMPUTE),  # ptm/, air/, containerlab/ (Ethernet designs)
-    "configs": Renderer(switch_configs.render, ALL),  # each Ethernet fabric's switch configs
-    "monitoring": Renderer(monitoring.render, COMPUTE),  # monitoring/: Prometheus scrape config, alert rules, the plan as series
-    "cable-validation": Renderer(cable_validation.render, COMPUTE),  # cable-validation/: NVIDIA Cable Validation Tool P2P file
-    "host-configs": Renderer(host_configs.render, ALL),  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (compute, storage, in-band)
+    "cabling": Renderer(Lazy("cabling"), ALL),
+    "bom": Renderer(Lazy("bom"), ALL),
+    "plan": Renderer(Lazy("plan_json"), ALL),
+    "graphml": Renderer(Lazy("graphml"), ALL),  # graph.graphml (networkx, Gephi, yEd)
+    "summary": Renderer(Lazy("summary"), ALL, reads_checks=True),  # the compute fabric's figures, then every fabric's
+    "checks": Renderer(Lazy("checks"), COMPUTE, reads_checks=True),
+    "infiniband": Renderer(Lazy("infiniband"), COMPUTE),  # InfiniBand designs only
+    "nccl": Renderer(Lazy("nccl"), COMPUTE),
+    "slurm": Renderer(Lazy("slurm"), COMPUTE),
+    "k8s": Renderer(Lazy("k8s"), COMPUTE),
+    "hosts": Renderer(Lazy("hosts_csv"), ALL),  # BMC addresses are on the oob fabric
+    "workbook": Renderer(Lazy("workbook"), ALL, reads_checks=True),  # cabling.xlsx (with a physical layout)
+    "labels": Renderer(Lazy("labels"), ALL),  # labels.csv, labels.html
+    "floor": Renderer(Lazy("floor"), ALL),  # floor/<rack>.html pull sheets, floor/index.html (with a physical layout)
+    "diagrams": Renderer(Lazy("diagrams"), ALL),  # diagrams/*.svg|dot, each fabric's under diagrams/<fabric>/
+    "racks": Renderer(Lazy("elevations"), ALL),  # racks/<rack>.svg (with a physical layout)
+    "report": Renderer(Lazy("report"), ALL, reads_checks=True),  # report.html: every fabric's figures, BOM and overview
+    "netbox": Renderer(Lazy("netbox"), ALL),  # netbox/: NetBox bulk import of every fabric
+    "interop": Renderer(Lazy("interop"), COMPUTE),  # ptm/, air/, containerlab/ (Ethernet designs)
+    "configs": Renderer(Lazy("switch_configs"), ALL),  # each Ethernet fabric's switch configs
+    "monitoring": Renderer(Lazy("monitoring"), COMPUTE),  # monitoring/: Prometheus scrape config, alert rules, the plan as series
+    "cable-validation": Renderer(Lazy("cable_validation"), COMPUTE),  # cable-validation/: NVIDIA Cable Validation Tool P2P file
+    "host-configs": Renderer(Lazy("host_configs"), ALL),  # host-configs/: netplan, NIC RoCE QoS, nccl.conf (compute, storage, in-band)
 }

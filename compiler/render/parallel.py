@@ -184,13 +184,15 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     them into `out` in the order of `names`.
 
     The children are forked first, before the checks run, so they share the plan as it was
-    built and no check temporaries. One queue (one byte per item in a pipe: each byte is
-    read by exactly one process) holds the check jobs (`jobs`), then the outputs that read
-    no check result, each longest first; every process takes from it. A check job's result
-    goes to a small file and its number down a second pipe; this process collects them
+    built and no check temporaries. Two queues (one byte per item in a pipe: each byte is
+    read by exactly one process) hold the check jobs (`jobs`), which only the children
+    take, and the outputs that read no check result, longest first, which every process
+    takes once the children have taken every check job. A check job's result
+    goes to a small file and its number down a third pipe; this process collects them
     between items, and as soon as it has all of them it finishes the checks
     (`jobs.finish`) and renders the outputs that read them (`reads_checks`), then takes
-    from the queue again. It renders the outputs of `here` (those that share derived data
+    from the queue again. The checks' imports (scipy, ~0.3 s) are thus paid by the
+    children alone, after the fork, while this process renders. It renders the outputs of `here` (those that share derived data
     with the ones that read the checks: computed once, here) before it takes from the
     queue. One fork per worker for the whole render, and nothing but small
     files of results and errors goes back. renderer_call(name, checks)() renders one
@@ -201,11 +203,10 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     global _in_pool
     n_jobs = len(jobs)
     queue = [n for n in longest_first(names) if n not in reads_checks and n not in here]
-    if n_jobs + len(queue) > 255:
-        raise ValueError(f"{n_jobs} check jobs and {len(queue)} outputs: the render queue holds at most 255")
-    read_end, write_end = os.pipe()
-    os.write(write_end, bytes(range(n_jobs + len(queue))))  # a few dozen bytes: far below a pipe's capacity
-    os.close(write_end)  # the queue is complete: a read of an empty queue returns b"" (done)
+    if max(n_jobs, len(queue)) > 256:
+        raise ValueError(f"{n_jobs} check jobs and {len(queue)} outputs: a render queue holds at most 256")
+    read_end = _queue(range(len(queue)))
+    jobs_end = _queue(range(n_jobs))
     done_read, done_write = os.pipe()  # the number of each check job a worker has finished
     sys.stdout.flush()  # a child flushes its streams as it exits: nothing buffered may be printed twice
     sys.stderr.flush()
@@ -230,7 +231,7 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                 if pid == 0:  # child: never returns into the caller's stack
                     _die_with(parent)
                     os.close(done_read)
-                    _worker(plan, out, queue, read_end, renderer_call, report, jobs, done_write, staging)
+                    _worker(plan, out, queue, (jobs_end, read_end), renderer_call, report, jobs, done_write, staging)
                 children[pid] = report
             os.close(done_write)  # the workers hold it: once all have exited, a read returns b""
             done_write = -1
@@ -248,12 +249,8 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                     _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
             checks_ready()
             while not failed and (token := os.read(read_end, 1)):
-                item = token[0]
-                if item < n_jobs:
-                    results[item] = _run_job(jobs, item)
-                else:
-                    name = queue[item - n_jobs]
-                    _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
+                name = queue[token[0]]
+                _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
                 checks_ready()
             if not failed and not checks:
                 with stage("checks: waiting for the workers"):
@@ -263,12 +260,14 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
                                        "before it reported")
                 checks_ready()
         finally:
-            while os.read(read_end, 256):  # on a failure here: the children take nothing more
-                pass
+            for end in (jobs_end, read_end):  # on a failure here: the children take nothing more
+                while os.read(end, 256):
+                    pass
             with stage("render: waiting for the workers"):
-                _wait(plan, children, failed)
+                _wait(plan, out, children, failed)
     finally:
         os.close(read_end)
+        os.close(jobs_end)
         os.close(done_read)
         if done_write >= 0:
             os.close(done_write)
@@ -282,6 +281,15 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
             out.adopt(name)
         out.end_staging()
     return checks[0]
+
+
+def _queue(items: range) -> int:
+    """A pipe's read end from which `items` (at most 256) can be taken, one byte each, by
+    any number of processes; once they are taken, a read returns b"" (done)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, bytes(items))  # a few dozen bytes: far below a pipe's capacity
+    os.close(write_end)
+    return read_end
 
 
 def _run_job(jobs: Jobs, k: int) -> object:
@@ -334,28 +342,27 @@ def _render_here(out: OutputDir, name: str, call: Callable[[], None], failed: di
         failed[name] = error
 
 
-def _worker(plan: Plan, out: OutputDir, queue: list[str], read_end: int, renderer_call: Callable[[str, object], Callable[[], None]],
+def _worker(plan: Plan, out: OutputDir, queue: list[str], ends: tuple[int, int], renderer_call: Callable[[str, object], Callable[[], None]],
             report: Path, jobs: Jobs, done_write: int, staging: Path) -> None:
-    """A forked child: take items from the queue until it is empty (or an output fails): run
-    a check job (its result to its file, its number down `done_write`) or render an
-    output; then write the failures (name -> exception) and the MEMOS_BACK it computed to
-    `report`, exit. Never returns."""
+    """A forked child: take check jobs from the first queue of `ends` until it is empty (each
+    job's result to its file, its number down `done_write`), then outputs from the second
+    until it is empty (or an output fails); then write the failures (name -> exception)
+    and the MEMOS_BACK it computed to `report`, exit. Never returns."""
     code = 0
     since = usage()
     try:
         quiet()
         failed: dict[str, BaseException] = {}
-        n_jobs = len(jobs)
-        while not failed and (token := os.read(read_end, 1)):
+        jobs_end, read_end = ends
+        while token := os.read(jobs_end, 1):
             item = token[0]
-            if item < n_jobs:
-                _job_file(staging, item).write_bytes(pickle.dumps(_run_job(jobs, item)))
-                os.write(done_write, bytes([item]))
-                continue
-            name = queue[item - n_jobs]
+            _job_file(staging, item).write_bytes(pickle.dumps(_run_job(jobs, item)))
+            os.write(done_write, bytes([item]))
+        while not failed and (token := os.read(read_end, 1)):
+            name = queue[token[0]]
             _render_here(out, name, renderer_call(name, NotChecked(name)), failed)
         memos = {key: value for key in MEMOS_BACK if (value := plan.memoized(key)) is not None}
-        report.write_bytes(pickle.dumps((failed, memos)))
+        report.write_bytes(pickle.dumps((failed, memos, out.staged_files)))
     except BaseException:  # noqa: BLE001 - reported through the exit status
         traceback.print_exc()
         code = 1
@@ -366,18 +373,21 @@ def _worker(plan: Plan, out: OutputDir, queue: list[str], read_end: int, rendere
         os._exit(code)
 
 
-def _wait(plan: Plan, children: dict[int, Path], failed: dict[str, BaseException]) -> None:
+def _wait(plan: Plan, out: OutputDir, children: dict[int, Path], failed: dict[str, BaseException]) -> None:
     """Wait for every child; add the failures each reports to `failed` (a child that died
-    without reporting is a failure of the render as a whole), and its MEMOS_BACK to `plan`."""
+    without reporting is a failure of the render as a whole), its MEMOS_BACK to `plan`, and
+    the files of the outputs it rendered to `out` (OutputDir.staged_files: the adopt need
+    not list them again, alone on one core at the end of the compile)."""
     for pid, results in children.items():
         code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         try:
-            theirs, memos = pickle.loads(results.read_bytes())
+            theirs, memos, files = pickle.loads(results.read_bytes())
             results.unlink()
         except (OSError, pickle.UnpicklingError, EOFError):
-            theirs, memos = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} "
-                                              "before it reported")}, {}
+            theirs, memos, files = {"": RuntimeError(f"a render worker (pid {pid}) exited with status {code} "
+                                                     "before it reported")}, {}, {}
         failed.update(theirs)
+        out.staged_files.update(files)
         for key, value in memos.items():
             plan.memo(key, lambda _plan, value=value: value)
 

@@ -185,6 +185,9 @@ class OutputDir:
         self._tmp_fd: int | None = None
         self._prefix = f".{self.target.name}.tmp-"
         self._files: dict[str, list[str]] = {}  # output -> files it wrote
+        # output -> the files it wrote into its staging folder (staged()), as paths in the
+        # folder: listed once, by the process that rendered it, for adopt()
+        self.staged_files: dict[str, list[str]] = {}
         self._current: str | None = None
         self._touched: set[str] = set()  # top-level entries the current output wrote into (this process)
         self._made: set[str] = set()  # folders this process made (or found) below tmp
@@ -258,17 +261,19 @@ class OutputDir:
         (root / STAGING).mkdir(exist_ok=True)
         self.tmp = root / STAGING / name
         self.tmp.mkdir()
-        before = self._files.get(name)
+        before = self._files.pop(name, None)
         try:
             with self.output(name):
                 yield
         finally:
             self.tmp = root
             # adopt() attributes the files, once and by their final paths (this process may
-            # be the one that adopts)
-            if before is None:
-                self._files.pop(name, None)
-            else:
+            # be the one that adopts); what output() listed is what adopt() would list again
+            # after moving the entries, so it goes with them (staged_files)
+            listed = self._files.pop(name, None)
+            if listed is not None:
+                self.staged_files[name] = listed
+            if before is not None:
                 self._files[name] = before
 
     def adopt(self, name: str) -> None:
@@ -284,7 +289,8 @@ class OutputDir:
         for entry in entries:
             os.rename(staging / entry, self.tmp / entry)
         staging.rmdir()
-        self._files[name] = self._files.get(name, []) + _files_under(self.tmp, entries)
+        listed = self.staged_files.pop(name, None)
+        self._files[name] = self._files.get(name, []) + (_files_under(self.tmp, entries) if listed is None else listed)
 
     def end_staging(self) -> None:
         """After every staged output is adopted: the (empty) staging folder goes."""
