@@ -287,6 +287,9 @@ def main() -> None:
     ap.add_argument("--avd-spines", type=int, default=16, help="spines of the pyavd fabric (leaves: the rest)")
     ap.add_argument("--skip-stages", action="store_true", help="whole processes only")
     ap.add_argument("--trace", action="store_true", help="print the compile's timeline of stages and workers")
+    ap.add_argument("--keep", action="store_true",
+                    help="leave the compiled outputs in place (printed) instead of deleting them: on ext4 "
+                         "without a journal, deleting many files slows the next run's file creation for minutes")
     ap.add_argument("--dir", help="where the compiles write (default: a new folder in the temporary directory)")
     ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
     args = ap.parse_args()
@@ -344,7 +347,10 @@ def main() -> None:
                 f"{k} {v:.1f}" for k, v in sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])[:5])
             print(f"| {what} | {whole['wall_s']:.1f} s, {whole['cpu_s']:.1f} s, {whole['rss_mb'] / 1024:.2f} GB | {slow} |")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"outputs left in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
