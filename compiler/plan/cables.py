@@ -28,8 +28,8 @@ import numpy as np
 
 from .columns import concat
 from .model import Plan
-from .views import (cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
-                    place_prefixes, port_table, splitter_heads)
+from .views import (cable_id_array, cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
+                    link_ends, place_prefixes, port_table, splitter_heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +71,10 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per link and end (a, b): an id of the optical port (MPO) the end uses where its
     module carries several logical ports per MPO (global cage * 8 + MPO index), else -1:
     the end is its own optical port (or copper)."""
-    links = plan.links
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
     lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
-    offsets = plan.port_offsets()
     out = []
-    for module, gid in zip(end_module_ports(plan),
-                           (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
+    for module, gid in zip(end_module_ports(plan), link_ends(plan), strict=True):
         end_cage = cage[gid]
         ports_of_cage = cage_ports[end_cage]
         mpo = np.full(gid.size, -1, dtype=np.int64)
@@ -100,14 +97,15 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     alone = np.zeros(n, dtype=bool)  # a straight link between two ends that are their own MPOs: a group of one
     if n:
         cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
-        offsets = plan.port_offsets()
-        ga, gb = offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+        ga, gb = link_ends(plan)
         mpo_a, mpo_b = optical_port_ids(plan)
         unique_base = int(cage.max(initial=0) + 1) * 8  # above every MPO id: an end that is its own port
         for mi in range(len(plan.media)):
-            sel = links.media == mi
-            if not sel.any():
+            mask = links.media == mi
+            count = int(np.count_nonzero(mask))
+            if not count:
                 continue
+            sel: np.ndarray | slice = slice(None) if count == n else mask  # every link: views, no copies
             if fit[mi] == "cage":  # twin-port copper: one cable per cage pair
                 k1[sel], k2[sel] = cage[ga[sel]], cage[gb[sel]]
             elif fit[mi] == "split" and optical[mi]:  # one splitter fiber per MPO of the grouped end
@@ -117,9 +115,12 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
                 k1[sel] = cage[np.where(grouped_b, gb[sel], ga[sel])]
             else:  # straight: one per MPO pair (an end that is its own MPO keys on its port)
                 a_own, b_own = mpo_a[sel] < 0, mpo_b[sel] < 0
+                own = a_own & b_own
+                alone[sel] = own
+                if own.all():  # each link its own group: its key (medium, link index, -1) is already unique
+                    continue
                 k1[sel] = np.where(a_own, unique_base + ga[sel], mpo_a[sel])
                 k2[sel] = np.where(b_own, unique_base + gb[sel], mpo_b[sel])
-                alone[sel] = a_own & b_own
     kept = np.nonzero(pulled[links.media])[0] if n else np.zeros(0, dtype=np.int64)
     if alone[kept].all():
         # Keyed on their own two ports (a port carries one link), every link is its own
@@ -133,14 +134,21 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     group_first = members[indptr[:-1]] if n_groups else np.zeros(0, dtype=np.int64)
     single = np.diff(indptr) == 1
     strands = np.where(single, fibers[group_first] if n_groups else 1, 1).astype(np.int64)
-    group = np.repeat(np.arange(n_groups, dtype=np.int64), strands)
-    within = np.arange(group.size) - np.repeat(np.r_[0, np.cumsum(strands)[:-1]].astype(np.int64), strands)
-    strand = np.where(np.repeat(strands, strands) > 1, within + 1, 0).astype(np.int64)
+    one_each = bool((strands == 1).all())  # every group one cable: cable k is group k
+    if one_each:
+        group, strand = np.arange(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+    else:
+        group = np.repeat(np.arange(n_groups, dtype=np.int64), strands)
+        within = np.arange(group.size) - np.repeat(np.r_[0, np.cumsum(strands)[:-1]].astype(np.int64), strands)
+        strand = np.where(np.repeat(strands, strands) > 1, within + 1, 0).astype(np.int64)
     order_m = None
     phys = plan.physical
     if phys is not None and phys.order_m is not None and n_groups:
-        per_group = np.maximum.reduceat(phys.order_m[members], indptr[:-1])  # NaN (none reaches) wins
-        order_m = per_group[group]
+        if indptr.size - 1 == members.size:  # groups of one link: each group's length is its link's
+            per_group = phys.order_m[members]
+        else:
+            per_group = np.maximum.reduceat(phys.order_m[members], indptr[:-1])  # NaN (none reaches) wins
+        order_m = per_group if one_each else per_group[group]
     elif phys is not None and phys.order_m is not None:
         order_m = np.zeros(0)
     return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m)
@@ -174,16 +182,34 @@ def physical_cable_ids(plan: Plan) -> list[str]:
 
 
 def _physical_cable_ids(plan: Plan) -> list[str]:
+    if in_link_order(physical_cables(plan), len(plan.links)):
+        return plan.memo("cable_ids", cable_ids)  # one cable per link, in link order: the links' ids
+    return physical_cable_id_array(plan).tolist()
+
+
+def in_link_order(cables: PhysicalCables, n_links: int) -> bool:
+    """Whether the cables are the links one for one, in link order (every link pulled, each
+    its own cable of one strand): then a cable's id and values are its link's, no gather."""
+    return len(cables) == n_links and cables.links.size == n_links and not cables.strand.any() \
+        and bool((cables.first_link == np.arange(n_links)).all())
+
+
+def physical_cable_id_array(plan: Plan) -> np.ndarray:
+    """physical_cable_ids as an object array of str, memoised (shared: read, never written)."""
+    return plan.memo("physical_cable_id_array", _physical_cable_id_array)
+
+
+def _physical_cable_id_array(plan: Plan) -> np.ndarray:
     cables = physical_cables(plan)
-    logical = plan.memo("cable_ids", cable_ids)
-    ids = np.empty(len(logical), dtype=object)
-    ids[:] = logical
-    out = ids[cables.first_link]
+    logical = plan.memo("cable_id_array", cable_id_array)
+    if in_link_order(cables, len(plan.links)):
+        return logical
+    out = logical[cables.first_link]
     numbered = np.nonzero(cables.strand)[0]  # strands of a multi-fiber link: `.1`, `.2`, ... (few suffixes, built once)
     if numbered.size:
         suffix = np.array([f".{s}" for s in range(int(cables.strand.max()) + 1)], dtype=object)
         out[numbered] = out[numbered] + suffix[cables.strand[numbered]]
-    return out.tolist()
+    return out
 
 
 def multi_link_cables(cables: PhysicalCables) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -246,17 +272,15 @@ def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list
     place = np.array(plan.memo("device_places", device_places), dtype=object)
     prefix = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)  # NOS name, panel cage beside it (views.cable_labels)
-    offsets = plan.port_offsets()
-    ids = np.array(physical_cable_ids(plan), dtype=object)
-    first = cables.first_link
+    ids = physical_cable_id_array(plan)
+    first: np.ndarray | slice = slice(None) if in_link_order(cables, len(links)) else cables.first_link
     multi = multi_link_cables(cables)
     ends = []
-    for dev, port in ((links.a_dev, links.a_port), (links.b_dev, links.b_port)):
+    for dev, gid in zip((links.a_dev, links.b_dev), link_ends(plan), strict=True):
         # gathered on the cables' first links only; a cable of several links: its whole end in the first piece
-        at = dev[first]
-        head, tail = prefix[at], names[offsets[at] + port[first]]
+        head, tail = prefix[dev[first]], names[gid[first]]
         for idx, matrix in multi:
-            head[idx] = _end_text(place[dev[matrix]], names[offsets[dev[matrix]] + port[matrix]])
+            head[idx] = _end_text(place[dev[matrix]], names[gid[matrix]])
             tail[idx] = ""
         ends.append([head, tail])
     return ids, ends[0], ends[1]

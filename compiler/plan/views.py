@@ -51,14 +51,21 @@ def splitter_heads(cage: np.ndarray, cage_ports: np.ndarray, lane: np.ndarray, g
 
 
 def cable_ids(plan: Plan) -> list[str]:
-    """Every link's cable id (see naming.cable_id), in link order. Each device's and each
-    port number's piece of the id is spelled once, then the pieces are joined per link in
-    one numpy pass (a Python call per link cost ~1 us, 0.4 s at 131,072 GPUs)."""
+    """Every link's cable id (see naming.cable_id), in link order: cable_id_array as a list."""
+    return plan.memo("cable_id_array", cable_id_array).tolist()
+
+
+def cable_id_array(plan: Plan) -> np.ndarray:
+    """Every link's cable id as an object array of str, in link order (memoised: the
+    writers that index ids by link read it rather than turn the list back into an array).
+    Each device's and each port number's piece of the id is spelled once, then the pieces
+    are joined per link in one numpy pass (a Python call per link cost ~1 us, 0.4 s at
+    131,072 GPUs)."""
     links = plan.links
     if not len(links):
-        return []
+        return np.zeros(0, dtype=object)
     devices, numbers = cable_id_pieces(plan)
-    return (devices[links.a_dev] + numbers[links.a_port]).tolist()
+    return devices[links.a_dev] + numbers[links.a_port]
 
 
 def cable_id_pieces(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -75,14 +82,41 @@ def cable_id_pieces(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
     """Spread a per-layout array (one value per port of the layout) over every global port:
-    the layouts' arrays one after another in device order, written a layout at a time
-    (the devices of a layout as the rows of one 2-d assignment, no Python step per device)."""
+    the layouts' arrays one after another in device order. One gather from the layouts'
+    arrays laid end to end, by an index computed once per plan (port_sources): port_table,
+    the NOS names and the writers each spread several columns."""
     if not plan.devices:
         return np.zeros(0, dtype=object)
+    used, src = plan.memo("port_sources", port_sources)
+    arrays = [per_layout[lid] for lid in used]
+    if any(a.size != len(plan.layouts[lid]) for lid, a in zip(used, arrays, strict=True)):
+        return _per_port_by_layout(plan, per_layout)  # an array not one per port: laid out by its own sizes
+    return np.concatenate(arrays)[src]
+
+
+def port_sources(plan: Plan) -> tuple[list[str], np.ndarray]:
+    """The layouts the plan's devices use (in plan.layouts order) and, per global port, where
+    its value is in those layouts' per-port arrays laid end to end (per_port)."""
+    lids = list(plan.layouts)
+    index = {lid: k for k, lid in enumerate(lids)}
+    code = np.fromiter((index[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
+    used = np.unique(code).tolist()  # few distinct layouts: numpy's hash path is quick here
+    size_of = np.array([len(plan.layouts[lid]) for lid in lids], dtype=np.int64)
+    base = np.zeros(len(lids), dtype=np.int64)  # each used layout's first value in the arrays laid end to end
+    base[used] = np.cumsum(size_of[used]) - size_of[used]
+    sizes = size_of[code]
+    starts = np.cumsum(sizes) - sizes
+    src = np.repeat(base[code] - starts, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
+    return [lids[k] for k in used], src
+
+
+def _per_port_by_layout(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
+    """per_port for arrays whose sizes are their own (not one per port of the layout):
+    written a layout at a time (the devices of a layout as the rows of one 2-d assignment)."""
     index = {lid: k for k, lid in enumerate(per_layout)}
     code = np.fromiter((index[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     arrays = list(per_layout.values())
-    used = np.unique(code).tolist()  # few distinct layouts: numpy's hash path is quick here
+    used = np.unique(code).tolist()
     sizes = np.array([a.size for a in arrays], dtype=np.int64)[code]
     starts = np.cumsum(sizes) - sizes
     out = np.empty(int(sizes.sum()), dtype=np.result_type(*(arrays[k] for k in used)))
@@ -91,6 +125,19 @@ def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
         if arr.size:
             out[starts[code == k][:, None] + np.arange(arr.size)] = arr
     return out
+
+
+def link_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the global port id of its end a and of its end b (the device's port offset
+    plus the port), memoised: the cabling memos each index per-port tables by them."""
+    links = plan.links
+    offsets = plan.port_offsets()
+    return offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port
+
+
+def link_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """link_port_ids, computed once per plan."""
+    return plan.memo("link_port_ids", link_port_ids)
 
 
 def port_table(plan: Plan) -> dict[str, np.ndarray]:
@@ -239,11 +286,10 @@ def cable_ends(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
     links = plan.links
     place = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)
-    offsets = plan.port_offsets()
     if not len(links):
         return [np.zeros(0, dtype=object)] * 2, [np.zeros(0, dtype=object)] * 2
-    return ([place[links.a_dev], names[offsets[links.a_dev] + links.a_port]],
-            [place[links.b_dev], names[offsets[links.b_dev] + links.b_port]])
+    ga, gb = link_ends(plan)
+    return [place[links.a_dev], names[ga]], [place[links.b_dev], names[gb]]
 
 
 def place_prefixes(plan: Plan) -> np.ndarray:
@@ -259,7 +305,7 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     a, b = plan.memo("cable_ends", cable_ends)
     if not len(a[0]):
         return [], []
-    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
+    ids = plan.memo("cable_id_array", cable_id_array)
     return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
 
 
@@ -276,7 +322,6 @@ def end_transceiver_codes(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray
     link the index of the one at end a and at end b. Decided once per (medium, cage type),
     then spread over the links by indexing: no Python work per link."""
     links = plan.links
-    offsets = plan.port_offsets()
     _, ctype, keys, _ = plan.memo("cage_table", cage_table)
     parts: list[str] = [""]
     table = np.zeros((max(len(plan.media), 1), max(len(keys), 1)), dtype=np.int64)
@@ -286,10 +331,11 @@ def end_transceiver_codes(plan: Plan) -> tuple[list[str], np.ndarray, np.ndarray
             if part not in parts:
                 parts.append(part)
             table[mi, ki] = parts.index(part)
+    if not len(links):
+        return parts, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ga, gb = link_ends(plan)
     media = links.media.astype(np.int64)
-    code_a = table[media, ctype[offsets[links.a_dev] + links.a_port]] if len(links) else np.zeros(0, dtype=np.int64)
-    code_b = table[media, ctype[offsets[links.b_dev] + links.b_port]] if len(links) else np.zeros(0, dtype=np.int64)
-    return parts, code_a, code_b
+    return parts, table[media, ctype[ga]], table[media, ctype[gb]]
 
 
 def end_transceivers(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
@@ -338,10 +384,8 @@ def fibers_per_link(plan: Plan) -> np.ndarray:
         return np.ones(0, dtype=np.int64)
     cage_gbps = per_port(plan, {lid: np.array([p.cage_gbps for p in lay.ports], dtype=np.int64)
                                 for lid, lay in plan.layouts.items()})
-    offsets = plan.port_offsets()
     widest = np.zeros(len(links), dtype=np.int64)  # Gb/s of one optical port, the wider end's; 0: no module
-    for module_ports, gid in zip(end_module_ports(plan),
-                                 (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
+    for module_ports, gid in zip(end_module_ports(plan), link_ends(plan), strict=True):
         widest = np.maximum(widest, np.where(module_ports > 0, cage_gbps[gid] // np.maximum(module_ports, 1), 0))
     speed = links.speed_gbps.astype(np.int64)
     return np.where(widest > 0, np.maximum(1, -(-speed // np.maximum(widest, 1))), 1)

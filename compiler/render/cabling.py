@@ -22,9 +22,9 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
-from ..plan.cables import joined, multi_link_cables, physical_cable_ends, physical_cables
+from ..plan.cables import in_link_order, joined, multi_link_cables, physical_cable_ends, physical_cables
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import (cable_ids, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
+from ..plan.views import (cable_id_array, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
                           floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
@@ -52,9 +52,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
         quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
         label_a, label_b = quoted
-    logical = np.array(plan.memo("cable_ids", cable_ids), dtype=object)
-    carried = logical[first]
+    logical = plan.memo("cable_id_array", cable_id_array)
     multi = multi_link_cables(cables)
+    carried = logical if not multi and in_link_order(cables, len(links)) else logical[first]  # the memo, read only
     for idx, matrix in multi:  # `;`-separated, in link order
         carried[idx] = concat([logical[matrix[:, 0]]] + [p for j in range(1, matrix.shape[1]) for p in (";", logical[matrix[:, j]])])
     if quote_names:  # cable ids are device names and port numbers
