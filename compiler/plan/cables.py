@@ -263,16 +263,22 @@ def physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list[
     (`<place>:<port>`, an end of several ports naming them all), each end as two pieces as
     views.cable_ends gives them (the place with its colon, the port; a cable of several
     links has its whole end text in the first and "" in the second)."""
-    return plan.memo("physical_cable_ends", _physical_cable_ends)
+    a, b = physical_cable_end_pieces(plan)
+    return physical_cable_id_array(plan), a, b
 
 
-def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+def physical_cable_end_pieces(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """physical_cable_ends without the ids, memoised: a writer that spells the ids as
+    pieces (views.cable_id_pieces) builds no id string per cable."""
+    return plan.memo("physical_cable_ends", _physical_cable_end_pieces)
+
+
+def _physical_cable_end_pieces(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
     cables = physical_cables(plan)
     links = plan.links
     place = np.array(plan.memo("device_places", device_places), dtype=object)
     prefix = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)  # NOS name, panel cage beside it (views.cable_labels)
-    ids = physical_cable_id_array(plan)
     first: np.ndarray | slice = slice(None) if in_link_order(cables, len(links)) else cables.first_link
     multi = multi_link_cables(cables)
     ends = []
@@ -283,7 +289,7 @@ def _physical_cable_ends(plan: Plan) -> tuple[np.ndarray, list[np.ndarray], list
             head[idx] = _end_text(place[dev[matrix]], names[gid[matrix]])
             tail[idx] = ""
         ends.append([head, tail])
-    return ids, ends[0], ends[1]
+    return ends[0], ends[1]
 
 
 def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:

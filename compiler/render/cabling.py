@@ -22,10 +22,11 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
-from ..plan.cables import in_link_order, joined, multi_link_cables, physical_cable_ends, physical_cables
+from ..plan.cables import (PhysicalCables, in_link_order, joined, multi_link_cables, physical_cable_end_pieces, physical_cable_id_array,
+                           physical_cables)
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import (cable_id_array, cable_part, device_nos, device_places, end_part_labels, end_part_names, end_transceiver_codes,
-                          floor_port_names, label_pieces, port_table)
+from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, device_places, end_part_labels, end_part_names,
+                          end_transceiver_codes, floor_port_names, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -47,28 +48,32 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     cables = physical_cables(plan)
     first = cables.first_link
     quote_names = _needs_quoting(plan)
-    ids, near_a, near_b = physical_cable_ends(plan)
-    label_a, label_b = label_pieces(ids, near_a, near_b), label_pieces(ids, near_b, near_a)
+    near_a, near_b = physical_cable_end_pieces(plan)
+    multi = multi_link_cables(cables)
+    ids: list[Piece]
+    carried: list[Piece]
+    if not quote_names and in_link_order(cables, len(links)):
+        # each cable is its link: its id is the link's, spelled as pieces (device, port number), no string per cable
+        devices, numbers = cable_id_pieces(plan)
+        ids = carried = [Coded(devices, links.a_dev), Coded(numbers, links.a_port)]
+    else:
+        ids, carried = [physical_cable_id_array(plan)], [_carried_ids(plan, cables, multi)]
+    label_a, label_b = [*ids, " ", *near_a, " / ", *near_b], [*ids, " ", *near_b, " / ", *near_a]  # as views.label_pieces
     if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
         quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
         label_a, label_b = quoted
-    logical = plan.memo("cable_id_array", cable_id_array)
-    multi = multi_link_cables(cables)
-    carried = logical if not multi and in_link_order(cables, len(links)) else logical[first]  # the memo, read only
-    for idx, matrix in multi:  # `;`-separated, in link order
-        carried[idx] = concat([logical[matrix[:, 0]]] + [p for j in range(1, matrix.shape[1]) for p in (";", logical[matrix[:, j]])])
     if quote_names:  # cable ids are device names and port numbers
-        ids = np.array([csv_field(c) for c in ids.tolist()], dtype=object)
-        carried = np.array([csv_field(c) for c in carried.tolist()], dtype=object)
+        ids = [np.array([csv_field(c) for c in concat(ids).tolist()], dtype=object)]
+        carried = [np.array([csv_field(c) for c in concat(carried).tolist()], dtype=object)]
     speed = links.speed_gbps[first].astype(np.int64)
     speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
     kinds = Coded(np.array([csv_field(k) for k in plan.link_kinds], dtype=object), links.kind[first])
     place = physical_pieces(plan)
     shared = _EndPieces(np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object),
                         port_pieces(plan), np.array([csv_field(t) for t in end_part_names(plan)], dtype=object), place)
-    pieces: list[Piece] = [ids, ",", kinds, ",", *end_pieces(plan, shared, multi, 0), ",", *end_pieces(plan, shared, multi, 1),
+    pieces: list[Piece] = [*ids, ",", kinds, ",", *end_pieces(plan, shared, multi, 0), ",", *end_pieces(plan, shared, multi, 1),
                            ",", speeds, ",", media_tail(plan), ",", *label_a, ",", *label_b,
-                           ",", modelled_lengths(plan), ",", carried]
+                           ",", modelled_lengths(plan), ",", *carried]
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
         pieces += [",", np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]]]
@@ -76,6 +81,15 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     pieces.append("\n")
     out.write_chunks("cabling.csv", itertools.chain([",".join(header) + "\n"], text_chunks(pieces, len(cables)),
                                                     management_cord_rows(plan, place, quote_names)))
+
+
+def _carried_ids(plan: Plan, cables: PhysicalCables, multi: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Per physical cable, the ids of the logical links it carries, `;`-separated, in link order."""
+    logical = plan.memo("cable_id_array", cable_id_array)
+    carried = logical[cables.first_link]
+    for idx, matrix in multi:
+        carried[idx] = concat([logical[matrix[:, 0]]] + [p for j in range(1, matrix.shape[1]) for p in (";", logical[matrix[:, j]])])
+    return carried
 
 
 def _any_needs_quoting(pieces: list[Piece]) -> bool:
