@@ -23,3 +23,27 @@ def test_mixed_types_keep_their_spelling():
 def test_plain_columns():
     columns = [["leaf-1", "leaf-2"], [3, 4], [None, 7]]
     assert _text(columns) == ['["leaf-1",3,null]', '["leaf-2",4,7]']
+
+
+def test_link_ids_spelled_from_pieces_are_each_links_cable_id():
+    """plan.json's link rows spell each cable id from its device's and port number's pieces,
+    each encoded once: they must read back as the link's own id, also where a device's name
+    needs escaping (a quote, a backslash, a newline, non-ASCII)."""
+    import dataclasses
+
+    from compiler.plan.serialize import _link_rows
+    from compiler.plan.views import cable_ids
+
+    from .conftest import SPECS, shared_plan
+
+    plan = shared_plan(SPECS / "roce-2spine-4leaf-frr.yaml")
+    devices = list(plan.devices)
+    switch = next(i for i, d in enumerate(devices) if d.tier == 1)
+    devices[switch] = dataclasses.replace(devices[switch], name='leaf "odd" \\ one\nline')
+    devices[0] = dataclasses.replace(devices[0], name="server é \t 0")
+    plan = dataclasses.replace(plan, devices=devices, _memo={})
+    rows = _link_rows(plan)
+    text = "".join(text_chunks(rows.pieces + ["\n"], rows.rows))
+    ids = [json.loads(line)[0] for line in text.splitlines()]
+    assert ids == cable_ids(plan)
+    assert any(i.startswith('leaf "odd"') for i in ids) and any(i.startswith("server é") for i in ids)

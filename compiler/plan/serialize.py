@@ -24,7 +24,7 @@ from .model import DEFAULT_SERDES_GBPS, Device, LinkTable, Plan, Port, PortLayou
 from .physical import Physical, Rack
 from .routing import RoutingPlan, dotted, dotted_pieces
 from .scale_up import ScaleUpDomains
-from .views import cable_ids, per_port
+from .views import cable_id_pieces, cable_ids, per_port
 
 FORMAT = "clusterc-plan"
 VERSION = 1
@@ -61,7 +61,12 @@ def _link_rows(plan: Plan) -> _Pieces:
         orders = ["null" if x != x else f"{x:g}" for x in phys.order_m.tolist()]
     speed = links.speed_gbps.astype(np.int64)
     speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
-    return _Pieces(["[", *_json_strings(np.array(plan.memo("cable_ids", cable_ids), dtype=object)), ",", Coded(kinds, links.kind),
+    # the cable id (naming.cable_id) from its two pieces, each device's encoded once (JSON
+    # escapes character by character, so the encoded pieces join into the encoded id)
+    id_devices, id_numbers = cable_id_pieces(plan)
+    id_heads = np.array([enc(d)[:-1] for d in id_devices.tolist()], dtype=object)  # '"' + the device's part
+    id_tails = np.array([n + '"' for n in id_numbers.tolist()], dtype=object)
+    return _Pieces(["[", Coded(id_heads, links.a_dev), Coded(id_tails, links.a_port), ",", Coded(kinds, links.kind),
                     ",", Coded(names, links.a_dev), ",", port_names[offsets[links.a_dev] + links.a_port],
                     ",", Coded(names, links.b_dev), ",", port_names[offsets[links.b_dev] + links.b_port], ",", speeds, ",",
                     Coded(media, links.media), ",", lengths, ",", orders, "]"], len(links))
