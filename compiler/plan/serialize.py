@@ -151,19 +151,20 @@ ADDRESS_DEVICE_COLUMNS = ["name", "loopback", "asn", "management"]
 ADDRESS_LINK_COLUMNS = ["cable_id", "subnet"]
 
 
-def _addressing_text(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> str:
+def _addressing_text(plan: Plan, fabric: str | None = None) -> str:
     """_addressing_parts joined (an extra fabric's, which plan_json_text indents)."""
-    return "".join(_addressing_parts(plan, fabric, ids))
+    return "".join(_addressing_parts(plan, fabric))
 
 
-def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | None = None) -> Iterator[str]:
+def _addressing_parts(plan: Plan, fabric: str | None = None) -> Iterator[str]:
     """The routing plan of an Ethernet fabric: pools, ASN range, per-device loopback/ASN/
     management address, per-link /31 (upper end .even, lower end .odd), NOS port names.
     `plan`: that fabric's plan (plan/fabrics.py fabric_plan), whose indices its routing's
     are. `fabric`: an extra fabric's name; its device rows are its own switches (the
-    servers take no address from it), its links its own. `ids`: cable ids by link of
-    `plan` where the caller has them (the compute fabric's links are a prefix of the whole
-    plan's: its ids are the plan's, not a second table of 400k strings at 131,072 GPUs)."""
+    servers take no address from it), its links its own. A link's cable id is spelled from
+    its device's and port number's pieces (views.cable_id_pieces), not a string per link.
+    The names of a routed fabric's devices need no JSON escaping (expand refuses a name no
+    switch config can hold)."""
     r = plan.routing
     assert r is not None  # called only for a fabric with a routing plan
     head = {"nos": r.nos, "adaptive_routing": r.adaptive_routing, "peering": r.peering, "pools": r.pools, "regions": r.regions, "site": r.site,
@@ -178,9 +179,10 @@ def _addressing_parts(plan: Plan, fabric: str | None = None, ids: list[str] | No
     dev_rows = _json_rows([[plan.devices[i].name for i in kept], [loop[i] if lo_set[i] else None for i in kept],
                            [int(asn[i]) or None for i in kept], [mgmt[i] if mgmt_set[i] else None for i in kept]])
     numbered = np.nonzero(r.link_net)[0]
-    ids = plan.memo("cable_ids", cable_ids) if ids is None else ids
-    link_rows = _Pieces(['["', np.array(ids, dtype=object)[numbered], '","', *dotted_pieces(r.link_net[numbered]), '/31"]'],
-                        int(numbered.size))
+    id_devices, id_numbers = cable_id_pieces(plan)
+    links = plan.links
+    link_rows = _Pieces(['["', Coded(id_devices, links.a_dev[numbered]), Coded(id_numbers, links.a_port[numbered]), '","',
+                         *dotted_pieces(r.link_net[numbered]), '/31"]'], int(numbered.size))
     return chain([head_text, ',\n    "devices": '], _table_parts(ADDRESS_DEVICE_COLUMNS, dev_rows, "    "),
                  [',\n    "links": '], _table_parts(ADDRESS_LINK_COLUMNS, link_rows, "    "), ["\n  }"])
 
@@ -242,7 +244,7 @@ def plan_json_parts(plan: Plan) -> Iterator[str]:
                             "racks": {"columns": RACK_COLUMNS, "rows": [[r.name, r.row, r.position, r.kind, r.height_u, r.usable_u,
                                                                         r.power_budget_w] for r in phys.racks]}}
     head_text = json.dumps(head, indent=2, ensure_ascii=False)[:-2]  # drop the closing "\n}"
-    addressing: Iterable[str] = (chain([',\n  "addressing": '], _addressing_parts(fabric_plan(plan), ids=plan.memo("cable_ids", cable_ids)))
+    addressing: Iterable[str] = (chain([',\n  "addressing": '], _addressing_parts(fabric_plan(plan)))
                                  if plan.routing is not None else [])
     return chain([head_text, ',\n  "port_layouts": {\n', layouts, "\n  }", ',\n  "devices": '],
                  _table_parts(DEVICE_COLUMNS, device_rows, "  "), [',\n  "links": '], _table_parts(LINK_COLUMNS, link_rows, "  "),
