@@ -76,6 +76,18 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(counts.sum())) - starts
 
 
+def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """np.lexsort((minor, major)) (by major, then minor, stable) as one stable argsort of a
+    combined key where it fits in 63 bits: a fifth of lexsort's time on a million links."""
+    if not major.size:
+        return np.zeros(0, dtype=np.int64)
+    low = int(minor.min())
+    span = int(minor.max()) - low + 1
+    if int(major.min()) < 0 or (int(major.max()) + 1) * span >= 1 << 62:
+        return np.lexsort((minor, major))
+    return np.argsort(major.astype(np.int64) * span + (minor.astype(np.int64) - low), kind="stable")
+
+
 class BitRows:
     """A rows x cols boolean matrix packed 64 columns to a word. Reachability of every switch
     to every edge switch is switches x leaves: 168 million booleans at 524,288 GPUs, where a
@@ -226,7 +238,7 @@ class ClosRoutes:
     # a headline it takes, never needs them)
     @cached_property
     def up_order(self) -> np.ndarray:
-        return np.lexsort((self.f.plan.links.a_port[self.f.graph.link], self.lo))
+        return _order(self.lo, self.f.plan.links.a_port[self.f.graph.link])
 
     @cached_property
     def up_ptr(self) -> np.ndarray:
@@ -234,7 +246,7 @@ class ClosRoutes:
 
     @cached_property
     def dn_order(self) -> np.ndarray:
-        return np.lexsort((self.f.plan.links.b_port[self.f.graph.link], self.hi))
+        return _order(self.hi, self.f.plan.links.b_port[self.f.graph.link])
 
     @cached_property
     def dn_ptr(self) -> np.ndarray:
@@ -332,7 +344,7 @@ class ClosRoutes:
         n = self.f.graph.n
         k = np.flatnonzero(self.alive)
         code = self.hi[k] * n + self.lo[k]
-        order = np.lexsort((self.f.plan.links.b_port[self.f.graph.link[k]], code))
+        order = _order(code, self.f.plan.links.b_port[self.f.graph.link[k]])
         return code[order], k[order]
 
     @cached_property
