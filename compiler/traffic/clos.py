@@ -85,7 +85,11 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     span = int(minor.max()) - low + 1
     if int(major.min()) < 0 or (int(major.max()) + 1) * span >= 1 << 62:
         return np.lexsort((minor, major))
-    return np.argsort(major.astype(np.int64) * span + (minor.astype(np.int64) - low), kind="stable")
+    key = np.asarray(major, dtype=np.int64) * span  # one fresh array, added into in place
+    key += minor
+    if low:
+        key -= low
+    return np.argsort(key, kind="stable")
 
 
 class BitRows:
