@@ -67,8 +67,12 @@ class Incidence:
     terms: list[Term] = field(default_factory=list)
 
     def load(self, x: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n_links)
-        for t in self.terms:
+        if not self.terms:
+            return np.zeros(self.n_links)
+        out = np.asarray(self.terms[0].load(x), dtype=np.float64)  # a product: added into, no zeros first
+        if out is x:  # a term of no matrix hands x back: never add into the caller's array
+            out = out.copy()
+        for t in self.terms[1:]:
             out += t.load(x)
         return out
 
