@@ -269,9 +269,12 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     if not single_path(inc) or extra_weight >= 1:
         return rate
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    full = inc.load(rate) >= cap * (1 - 1e-6)
-    shared = part.crossing > 1 + 1e-9  # the live flows' load: the same product
-    crossed = inc.touches(full & shared)
+    # on the routed part only: a link no routed flow crosses is not shared, and a flow
+    # outside it is not live (its weight is never read)
+    full = part.sub.load(rate[part.flows]) >= np.asarray(cap)[part.links] * (1 - 1e-6)
+    shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
+    crossed = np.zeros(inc.n_flows)
+    crossed[part.flows] = part.sub.touches(full & shared)
     held = live & (crossed > 1.5)
     if not np.any(held):
         return rate
