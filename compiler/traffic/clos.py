@@ -346,9 +346,9 @@ class ClosRoutes:
         """Live cables by (upper, lower) switch, in the upper switch's port order: for the
         last hop down, where the only equal-cost next hops are the cables to the leaf."""
         n = self.f.graph.n
-        k = np.flatnonzero(self.alive)
+        k = self.dn_order[self.alive[self.dn_order]]  # by upper switch, then its port
         code = self.hi[k] * n + self.lo[k]
-        order = _order(code, self.f.plan.links.b_port[self.f.graph.link[k]])
+        order = np.argsort(code, kind="stable")  # nearly sorted already; ties keep the port order
         return code[order], k[order]
 
     @cached_property
