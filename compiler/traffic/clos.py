@@ -26,7 +26,7 @@ mass a pair puts on spine y is keyed by (y, destination leaf) for the hop down t
 and by (y, the spine of the destination pod in y's plane) for the spine-core-spine part,
 which is where 3-tier Clos planes meet (core group j joins spine j of every pod).
 
-Cost: reach matrices O(switches x edge switches) booleans (10 M at 131,072 GPUs); ECMP
+Cost: reach matrices O(switches x classes of twin edge switches) bits (20,480 x 128 at 524,288 GPUs); ECMP
 O(sub-flows x hops x radix); the spray O(pairs x radix + spines x pods x radix).
 """
 
@@ -74,6 +74,22 @@ def switch_choice(keys: np.ndarray, device: np.ndarray, count: np.ndarray) -> np
 def _ranges(counts: np.ndarray) -> np.ndarray:
     starts = np.repeat(np.cumsum(counts) - counts, counts)
     return np.arange(int(counts.sum())) - starts
+
+
+def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
+    """np.lexsort((minor, major)) (by major, then minor, stable) as one stable argsort of a
+    combined key where it fits in 63 bits: a fifth of lexsort's time on a million links."""
+    if not major.size:
+        return np.zeros(0, dtype=np.int64)
+    low = int(minor.min())
+    span = int(minor.max()) - low + 1
+    if int(major.min()) < 0 or (int(major.max()) + 1) * span >= 1 << 62:
+        return np.lexsort((minor, major))
+    key = np.asarray(major, dtype=np.int64) * span  # one fresh array, added into in place
+    key += minor
+    if low:
+        key -= low
+    return np.argsort(key, kind="stable")
 
 
 class BitRows:
@@ -142,6 +158,67 @@ class BitRows:
         self.words[target[first]] |= result[same]
 
 
+class EdgeBits:
+    """A switches x edge switches boolean matrix (down, reach) held as switches x edge classes:
+    edge switches that are alive, in one pod, with the same live up neighbours (a pod's
+    leaves of one rail group) are reached from every other switch alike, so they share one
+    column (128 instead of 8,192 at 524,288 GPUs). Each edge's own bit (an edge reaches
+    itself, where alive) is held apart: its row in `bits` says only what it reaches through
+    other switches. x[rows, edges] reads like a dense matrix."""
+
+    def __init__(self, bits: BitRows, edge_class: np.ndarray, edges: np.ndarray, own: np.ndarray):
+        self.bits = bits  # switches x classes
+        self.edge_class = edge_class  # per edge (index into edges): its column
+        self.edges = edges
+        self.own = own  # per edge: it reaches itself
+
+    def copy(self) -> EdgeBits:
+        return EdgeBits(self.bits.copy(), self.edge_class, self.edges, self.own)
+
+    def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        rows, cols = key
+        cols = np.asarray(cols)
+        return self.bits[rows, self.edge_class[cols]] | ((rows == self.edges[cols]) & self.own[cols])
+
+    def dense(self) -> np.ndarray:
+        """The switches x edges booleans unpacked."""
+        out = self.bits.dense()[:, self.edge_class]
+        out[self.edges, np.arange(self.edges.size)] |= self.own
+        return out
+
+    def all_columns(self) -> np.ndarray:
+        """Per row: every edge set."""
+        out = self.bits.all_columns()
+        sizes = np.bincount(self.edge_class, minlength=self.bits.cols)
+        alone = self.own & (sizes[self.edge_class] == 1)  # its own bit fills its column
+        if alone.any():
+            rows = BitRows(0, self.bits.cols)
+            rows.words = self.bits.words[self.edges[alone]].copy()
+            rows.set(np.arange(int(alone.sum())), self.edge_class[alone], np.ones(int(alone.sum()), dtype=bool))
+            out[self.edges[alone]] = rows.all_columns()
+        return out
+
+    def counts(self, rows: np.ndarray, in_pod: np.ndarray | None = None, pods: np.ndarray | None = None,
+               chunk: int = 4096) -> np.ndarray:
+        """Per row: how many edges it holds (only those of pod in_pod[i] where given; pods:
+        per edge)."""
+        sizes = np.bincount(self.edge_class, minlength=self.bits.cols).astype(np.int64)
+        class_pod = np.zeros(self.bits.cols, dtype=np.int64)
+        if pods is not None:
+            class_pod[self.edge_class] = pods
+        out = np.zeros(rows.size, dtype=np.int64)
+        for lo in range(0, rows.size, chunk):  # chunks bound the unpacked rows x classes bytes
+            part = BitRows(0, self.bits.cols)
+            part.words = self.bits.words[rows[lo:lo + chunk]]
+            held = part.dense()
+            if in_pod is not None:
+                held &= class_pod[None, :] == in_pod[lo:lo + chunk, None]
+            out[lo:lo + chunk] = held.astype(np.int64) @ sizes
+        own_row = np.zeros(self.bits.words.shape[0], dtype=np.int64)
+        own_row[self.edges] = self.own  # an edge's own bit is in its own pod
+        return out + own_row[rows]
+
+
 class ClosRoutes:
     def __init__(self, fabric: TrafficFabric):
         self.f = fabric
@@ -165,7 +242,7 @@ class ClosRoutes:
     # a headline it takes, never needs them)
     @cached_property
     def up_order(self) -> np.ndarray:
-        return np.lexsort((self.f.plan.links.a_port[self.f.graph.link], self.lo))
+        return _order(self.lo, self.f.plan.links.a_port[self.f.graph.link])
 
     @cached_property
     def up_ptr(self) -> np.ndarray:
@@ -173,7 +250,7 @@ class ClosRoutes:
 
     @cached_property
     def dn_order(self) -> np.ndarray:
-        return np.lexsort((self.f.plan.links.b_port[self.f.graph.link], self.hi))
+        return _order(self.hi, self.f.plan.links.b_port[self.f.graph.link])
 
     @cached_property
     def dn_ptr(self) -> np.ndarray:
@@ -181,25 +258,47 @@ class ClosRoutes:
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
-    def down(self) -> BitRows:
+    def _edge_classes(self) -> tuple[np.ndarray, bool]:
+        """Per edge switch its column in down and reach, and whether twins share one. Edges
+        share a column when alive, in one pod and with the same live up neighbours: a switch
+        other than them reaches all of them or none. Only where every edge switch is at the
+        lowest tier (no down links of its own); otherwise every edge is its own column."""
+        f, n_edges = self.f, self.edges.size
+        if not n_edges or np.any(f.tier[self.edges] != 1):
+            return np.arange(n_edges), False
+        sel = self.alive & (self.edge_of[self.lo] >= 0)
+        pair = distinct(self.edge_of[self.lo[sel]] * f.graph.n + self.hi[sel])  # (edge, up neighbour), sorted
+        edge, up = np.divmod(pair, f.graph.n)
+        indptr = np.searchsorted(edge, np.arange(n_edges + 1))
+        same = equal_rows(indptr, up)
+        pod = self._pods[self.edges] if self.top >= 3 else np.zeros(n_edges, dtype=np.int64)  # pods: 3 tiers only
+        key = (same * (int(pod.max(initial=0)) + 1) + pod) * 2 + f.switch_alive[self.edges]
+        return np.unique(key, return_inverse=True)[1].reshape(-1), True
+
+    @cached_property
+    def down(self) -> EdgeBits:
         """down[x, e]: switch x reaches edge switch e over live down links only."""
         f, g = self.f, self.f.graph
-        d = BitRows(g.n, self.edges.size)
-        d.set(self.edges, np.arange(self.edges.size), f.switch_alive[self.edges])
+        cls, merged = self._edge_classes
+        d = BitRows(g.n, int(cls.max(initial=-1)) + 1)
+        d.set(self.edges, cls, f.switch_alive[self.edges])
         tier = f.tier
         for t in range(2, self.top + 1):
             sel = self.alive & (tier[self.hi] == t)
             d.or_rows(self.hi[sel], self.lo[sel])
-        return d
+        if not merged:
+            return EdgeBits(d, cls, self.edges, np.zeros(self.edges.size, dtype=bool))
+        d.words[self.edges] = 0  # an edge's own bit is held apart (its twins share the column)
+        return EdgeBits(d, cls, self.edges, f.switch_alive[self.edges].copy())
 
     @cached_property
-    def reach(self) -> BitRows:
+    def reach(self) -> EdgeBits:
         """reach[x, e]: x reaches e valley-free (up*, then down*) over live links."""
         tier = self.f.tier
         r = self.down.copy()
         for t in range(self.top - 1, 0, -1):
             sel = self.alive & (tier[self.lo] == t)
-            r.or_rows(self.lo[sel], self.hi[sel])
+            r.bits.or_rows(self.lo[sel], self.hi[sel])
         return r
 
     def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -247,9 +346,9 @@ class ClosRoutes:
         """Live cables by (upper, lower) switch, in the upper switch's port order: for the
         last hop down, where the only equal-cost next hops are the cables to the leaf."""
         n = self.f.graph.n
-        k = np.flatnonzero(self.alive)
+        k = self.dn_order[self.alive[self.dn_order]]  # by upper switch, then its port
         code = self.hi[k] * n + self.lo[k]
-        order = np.lexsort((self.f.plan.links.b_port[self.f.graph.link[k]], code))
+        order = np.argsort(code, kind="stable")  # nearly sorted already; ties keep the port order
         return code[order], k[order]
 
     @cached_property
@@ -263,11 +362,9 @@ class ClosRoutes:
         n_pods = int(pods.max()) + 1 if pods.size else 1
         edge_pod = pods[self.edges]
         per_pod = np.bincount(edge_pod, minlength=n_pods)
-        pod_mask = BitRows(n_pods, self.edges.size)  # per pod: its edges
-        pod_mask.set(edge_pod, np.arange(self.edges.size), np.ones(self.edges.size, dtype=bool))
-        words = self.down.words  # per switch: the edges it reaches downward, packed
-        reached = np.bitwise_count(words).sum(axis=1)
-        in_own = np.bitwise_count(words & pod_mask.words[pods]).sum(axis=1)
+        every = np.arange(pods.size)
+        reached = self.down.counts(every)  # per switch: the edges it reaches downward
+        in_own = self.down.counts(every, pods, edge_pod)  # of which in its own pod
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         link = self.dn_order
         code = self.hi[link] * n_pods + pods[self.lo[link]]

@@ -67,8 +67,12 @@ class Incidence:
     terms: list[Term] = field(default_factory=list)
 
     def load(self, x: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.n_links)
-        for t in self.terms:
+        if not self.terms:
+            return np.zeros(self.n_links)
+        out = np.asarray(self.terms[0].load(x), dtype=np.float64)  # a product: added into, no zeros first
+        if out is x:  # a term of no matrix hands x back: never add into the caller's array
+            out = out.copy()
+        for t in self.terms[1:]:
             out += t.load(x)
         return out
 
@@ -122,15 +126,37 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     stack_incidences): each round every group steps to its own next bottleneck, so each
     gets the rates it would get alone, in as many rounds as its slowest group needs
     rather than the sum of all of theirs."""
+    return _fill(inc, cap, routed_part(inc, active), weight, level_tol, groups)
+
+
+@dataclass(frozen=True)
+class RoutedPart:
+    """What a filling runs on: the routed flows, the links they cross, the incidence
+    restricted to those, and per link of the whole incidence how many routed flows cross it."""
+
+    flows: np.ndarray
+    links: np.ndarray
+    sub: Incidence
+    crossing: np.ndarray
+
+
+def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
+    """Only the links some routed flow crosses can fill: the rest (most of a large fabric's
+    links in one phase) would cost every round a pass over them for nothing. Computed once
+    for the fillings of transport_rates that run on the same flows."""
+    flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
+    crossing = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64))
+    links = np.flatnonzero(crossing > 0)
+    return RoutedPart(flows, links, inc.restrict(flows, links), crossing)
+
+
+def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
+          groups: Groups | None) -> np.ndarray:
+    """max_min_rates on the routed part of the incidence."""
     rate = np.zeros(inc.n_flows)
     g = groups if groups is not None else Groups.one(inc.n_flows, inc.n_links)
-    flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
+    flows, links, sub = part.flows, part.links, part.sub
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
-    # Only the links some routed flow crosses can fill: the rest (most of a large fabric's
-    # links in one phase) would cost every round a pass over them for nothing.
-    crossed = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64)) > 0
-    links = np.flatnonzero(crossed)
-    sub = inc.restrict(flows, links)
     flow_group, link_group = g.flow[flows], g.link[links]
     cap_sub = cap.astype(np.float64)[links]
     room = cap_sub.copy()
@@ -238,13 +264,17 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     `groups`: independent problems stacked in one incidence (max_min_rates), each weighted
     only where it has such a flow, as it would be alone.
     Cost: two progressive fillings and two products through the incidence."""
-    rate = max_min_rates(inc, cap, active, groups=groups)
+    part = routed_part(inc, active)
+    rate = _fill(inc, cap, part, None, 0.0, groups)
     if not single_path(inc) or extra_weight >= 1:
         return rate
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
-    full = inc.load(rate) >= cap * (1 - 1e-6)
-    shared = inc.load(live.astype(np.float64)) > 1 + 1e-9
-    crossed = inc.touches(full & shared)
+    # on the routed part only: a link no routed flow crosses is not shared, and a flow
+    # outside it is not live (its weight is never read)
+    full = part.sub.load(rate[part.flows]) >= np.asarray(cap)[part.links] * (1 - 1e-6)
+    shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
+    crossed = np.zeros(inc.n_flows)
+    crossed[part.flows] = part.sub.touches(full & shared)
     held = live & (crossed > 1.5)
     if not np.any(held):
         return rate
@@ -253,4 +283,4 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
         weighted = max_min_rates(inc, cap, live & again, weight=extra_weight ** np.maximum(crossed - 1, 0),
                                  level_tol=WEIGHTED_LEVEL_TOL, groups=groups)
         return np.where(again, weighted, rate)
-    return max_min_rates(inc, cap, active, weight=extra_weight ** np.maximum(crossed - 1, 0), level_tol=WEIGHTED_LEVEL_TOL)
+    return _fill(inc, cap, part, extra_weight ** np.maximum(crossed - 1, 0), WEIGHTED_LEVEL_TOL, None)
