@@ -22,37 +22,21 @@ if TYPE_CHECKING:
     from scipy.sparse.csgraph import maximum_flow as maximum_flow
     from scipy.sparse.csgraph import shortest_path as shortest_path
 else:
-    def csr_matrix(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse import csr_matrix
+    import importlib
 
-        return csr_matrix(*args, **kwargs)
+    def _on_first_call(module: str, name: str) -> Any:
+        """scipy's `module.name`, imported when first called (looked up on each call, so
+        the name stays scipy's own)."""
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
-    def coo_matrix(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse import coo_matrix
+        call.__name__ = name
+        return call
 
-        return coo_matrix(*args, **kwargs)
-
-    def block_diag(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse import block_diag
-
-        return block_diag(*args, **kwargs)
-
-    def connected_components(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse.csgraph import connected_components
-
-        return connected_components(*args, **kwargs)
-
-    def dijkstra(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse.csgraph import dijkstra
-
-        return dijkstra(*args, **kwargs)
-
-    def maximum_flow(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse.csgraph import maximum_flow
-
-        return maximum_flow(*args, **kwargs)
-
-    def shortest_path(*args: Any, **kwargs: Any) -> Any:
-        from scipy.sparse.csgraph import shortest_path
-
-        return shortest_path(*args, **kwargs)
+    csr_matrix = _on_first_call("scipy.sparse", "csr_matrix")
+    coo_matrix = _on_first_call("scipy.sparse", "coo_matrix")
+    block_diag = _on_first_call("scipy.sparse", "block_diag")
+    connected_components = _on_first_call("scipy.sparse.csgraph", "connected_components")
+    dijkstra = _on_first_call("scipy.sparse.csgraph", "dijkstra")
+    maximum_flow = _on_first_call("scipy.sparse.csgraph", "maximum_flow")
+    shortest_path = _on_first_call("scipy.sparse.csgraph", "shortest_path")
