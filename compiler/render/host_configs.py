@@ -58,7 +58,7 @@ from .. import cyclic_gc
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
-from ..plan.columns import distinct
+from ..plan.columns import distinct, groups
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.facts import HostNicFacts, HostTopologyFacts
 from ..plan.model import Plan
@@ -240,8 +240,8 @@ def _compute_texts(hosts: list[str], nics: NicColumns | None, pools: list[str], 
     rest_fmt, rest_fields = _nic_format(pools, mtu_bytes, True, False)
     column = nics._asdict()
     # tables as text, once per distinct number (a %s of an int formats it per use)
-    numbers, inverse = np.unique(nics.table, return_inverse=True)
-    column["table"] = np.array([str(t) for t in numbers.tolist()], dtype=object)[inverse.reshape(-1)]
+    numbers, _, inverse = groups(nics.table)
+    column["table"] = np.array([str(t) for t in numbers.tolist()], dtype=object)[inverse]
     count = np.diff(nics.bounds)
     host = np.array(hosts, dtype=object)
     for lo in range(0, len(hosts), SERVERS_AT_ONCE):

@@ -18,7 +18,7 @@ from ..plan.columns import Piece, text_chunks
 from ..plan.hosts import HostTable, host_table
 from ..plan.model import Plan
 from .k8s_labels import key_problem, value_problem
-from .templates import environment, render_template
+from .templates import environment, format_pieces, marked_format, render_template, row_marks
 from .writer import OutputDir
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -75,14 +75,10 @@ def _node_pieces(macro: str, nodes: list[str], labels: list[tuple[str, str | lis
     """Every node's text as macro `macro` of k8s/nodes.j2 spells it, as pieces (columns.text_chunks):
     the macro renders once with a mark per value, and each node's values fill it in (a Jinja
     loop over 16,384 nodes' labels cost ~0.1 s of CPU)."""
-    marks = [f"\x00{i}\x00" for i in range(len(labels) + 1)]
+    marks = row_marks(len(labels) + 1)
     module: Any = environment().get_template(NODE_MACROS).module  # its macros are attributes made at run time
     text = str(getattr(module, macro)(marks[0], [(key, mark) for (key, _), mark in zip(labels, marks[1:], strict=True)]))
-    pieces: list[Piece] = []
-    for mark, value in zip(marks, [nodes, *(v for _, v in labels)], strict=True):
-        before, text = text.split(mark)  # each value exactly once, in order
-        pieces += [before, value]
-    return [*pieces, text]
+    return format_pieces(marked_format(text, marks, f"{NODE_MACROS} {macro}()"), [nodes, *(v for _, v in labels)])
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:

@@ -186,8 +186,8 @@ def render_at_once(plan: Plan, out: OutputDir, names: list[str], workers: int,
     The children are forked first, before the checks run, so they share the plan as it was
     built and no check temporaries. Two queues (one byte per item in a pipe: each byte is
     read by exactly one process) hold the check jobs (`jobs`), which only the children
-    take, and the outputs that read no check result, longest first, which every process
-    takes once the children have taken every check job. A check job's result
+    take (each child before any output), and the outputs that read no check result, longest
+    first, which every process takes (this one from the start). A check job's result
     goes to a small file and its number down a third pipe; this process collects them
     between items, and as soon as it has all of them it finishes the checks
     (`jobs.finish`) and renders the outputs that read them (`reads_checks`), then takes

@@ -26,6 +26,7 @@ import numpy as np
 from ..catalog.load import roce_profile_data
 from ..catalog.nos import Nos, descriptor
 from ..catalog.sonic import PfcWatchdog, SonicBuffers, SonicPorts, buffer_set, buffers, pfc_watchdog, sonic_ports
+from ..plan.columns import groups
 from ..plan.model import Plan
 from ..plan.naming import SWITCH_ROLES
 from ..plan.routing import ManagementSubnet, dotted, link_end_addresses
@@ -274,13 +275,14 @@ def switch_configs(plan: Plan, nos: str) -> Iterator[SwitchConfig]:
         access = prefixes = None
         if subnet is not None:
             own_names = all_names[offsets[i]:offsets[i] + len(plan.layouts[d.layout])]
-            ifaces, cords = _access_ports(list(ifaces), subnet, own_names, plan.layouts[d.layout].ports,
+            base = list(ifaces)
+            ifaces, cords = _access_ports(base, subnet, own_names, plan.layouts[d.layout].ports,
                                           lanes.get(d.layout))
             if_speeds = [x.speed_gbps for x in ifaces]
             if if_cable_m is not None:
                 default_m = float(nos_facts.default_cable_length_m.get("leaf", 0))
                 cord_m = _round_lengths(nos_facts, [default_m if m is None else m for _, _, m in subnet.cords])
-                by_index = {x.index: m for x, m in zip(table.rows(lo, hi), if_cable_m, strict=True)}
+                by_index = {x.index: m for x, m in zip(base, if_cable_m, strict=True)}
                 by_index.update(zip((c.index for c in cords), cord_m, strict=True))
                 if_cable_m = [by_index[x.index] for x in ifaces]
             net = f"{r.ip(subnet.network)}/{subnet.prefix}"
@@ -340,7 +342,7 @@ def _shared_ints(values: np.ndarray, pick: np.ndarray | None = None) -> list[int
     a list of a few hundred thousand ports of a handful of speeds (or a few thousand ASNs)
     allocates no int per port (memory the compile faults in and frees)."""
     if pick is None:
-        distinct, pick = np.unique(values, return_inverse=True)
+        distinct, _, pick = groups(values)
     else:
         distinct = values
     return np.array(distinct.tolist(), dtype=object)[pick].tolist()

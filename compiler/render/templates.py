@@ -57,11 +57,22 @@ def row_format(template: str, macro: str, arity: int) -> str:
     in at %-format speed (a Jinja call per row costs microseconds, at a million rows
     seconds). The macro must use every argument exactly once, in order; values go in as
     they are, so escape them for the file's syntax first (csv_field, diagrams.q)."""
-    marks = [_MARK.format(i) for i in range(arity)]
+    marks = row_marks(arity)
     text = str(getattr(environment().get_template(template).module, macro)(*marks))
-    where = [text.find(m) for m in marks]
-    if any(text.count(m) != 1 for m in marks) or where != sorted(where):
-        raise ValueError(f"{template} {macro}(): every argument once, in order")
+    return marked_format(text, marks, f"{template} {macro}()")
+
+
+def row_marks(arity: int) -> list[str]:
+    """A placeholder per argument, for a row macro rendered once (row_format, marked_format)."""
+    return [_MARK.format(i) for i in range(arity)]
+
+
+def marked_format(text: str, marks: list[str], where: str) -> str:
+    """The %-format of a macro's text rendered with `marks` (row_marks) in place of its
+    values: each mark must be there exactly once, in order."""
+    at = [text.find(m) for m in marks]
+    if any(text.count(m) != 1 for m in marks) or at != sorted(at):
+        raise ValueError(f"{where}: every argument once, in order")
     text = text.replace("%", "%%")
     for m in marks:
         text = text.replace(m, "%s")
@@ -87,14 +98,22 @@ def format_segments(fmt: str) -> list[str]:
 
 def row_pieces(template: str, macro: str, columns: list[Piece | tuple[Piece, ...]]) -> list[Piece]:
     """One row of a big table as macro `macro` of `template` spells it (row_format), as the
-    pieces plan/columns.py text_chunks joins: the macro's text between its arguments, and
-    per argument its column (one value per row, escaped for the file's syntax first), a
-    str every row shares, or a tuple of pieces that together make the value."""
-    texts = format_segments(row_format(template, macro, len(columns)))
+    pieces plan/columns.py text_chunks joins (format_pieces)."""
+    return format_pieces(row_format(template, macro, len(columns)), columns)
+
+
+def format_pieces(fmt: str, columns: list[Piece | tuple[Piece, ...]]) -> list[Piece]:
+    """A row's %-format (one %s per column) as the pieces text_chunks joins: the format's
+    text between its values, and per value its column (one value per row, escaped for the
+    file's syntax first), a str every row shares, or a tuple of pieces that together make
+    the value."""
+    texts = format_segments(fmt)
     pieces: list[Piece] = [texts[0]]
     for column, after in zip(columns, texts[1:], strict=True):
         pieces += [*(column if isinstance(column, tuple) else (column,)), after]
     return [p for p in pieces if not isinstance(p, str) or p]
+
+
 # A field's place while a row macro renders once: characters that escaping, quoting and case
 # filters all change, so a macro that filters a field is caught, not filled with the raw value.
 _ROW_MARK = "\x00\\\"'&<aZ{}\x00"
