@@ -97,3 +97,10 @@ def test_coded_columns_read_as_their_values():
     for chunk_rows in (7, 256, 4096):
         assert "".join(text_chunks(pieces, rows, chunk_rows)) == want
     assert concat([kinds, "/", speeds]).tolist() == [f"{k}/{s}" for k, s in zip(kinds.values().tolist(), speeds.values().tolist(), strict=True)]
+
+
+def test_ranges_are_each_runs_positions():
+    from compiler.plan.columns import ranges
+
+    assert ranges(np.array([2, 0, 3, 1])).tolist() == [0, 1, 0, 1, 2, 0]
+    assert ranges(np.array([], dtype=np.int64)).tolist() == []

@@ -28,10 +28,11 @@ class FlowNetwork:
         self.g = g
         self._answers: dict[bytes, int] = {}
 
-    @cached_property
-    def _built(self) -> bool:
+    def _build(self) -> None:
         """The whole network's structure, built on first use: flows on the twin quotient
         (large Clos fabrics) never need it, and it costs a sort of every link."""
+        if hasattr(self, "size"):
+            return
         g = self.g
         n = g.n
         self.src, self.snk = n, n + 1
@@ -48,11 +49,10 @@ class FlowNetwork:
         self.pos_src = inverse[2 * m:2 * m + edge_sw.size]
         self.pos_snk = inverse[2 * m + edge_sw.size:]
         self.edge_sw = edge_sw
-        self.size = uniq.size
-        return True
+        self.size = uniq.size  # set last: the structure is built
 
     def _links_data(self, caps: np.ndarray, keep_link: np.ndarray | None) -> np.ndarray:
-        assert self._built
+        self._build()
         c = caps if keep_link is None else np.where(keep_link, caps, 0)
         # integer sums through float64 bincount: exact below 2**53, and O(links) where
         # np.add.at is several times slower
@@ -119,7 +119,7 @@ class FlowNetwork:
         g = self.g
         if g.a.size >= QUOTIENT_MIN_LINKS and int(self.twins[0].max()) + 1 < g.n:
             return self._quotient_flow(side_a, side_b, keep_link, keep_switch)
-        assert self._built
+        self._build()
         link_ok = keep_link
         at_ok = np.ones(g.at_switch.size, dtype=bool)
         if keep_switch is not None:

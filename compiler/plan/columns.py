@@ -24,6 +24,12 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def ranges(counts: np.ndarray) -> np.ndarray:
+    """0..c-1 for every c in counts, concatenated (each run's positions, no Python step per run)."""
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(int(counts.sum())) - starts
+
+
 def groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """np.unique(values, return_index=True, return_inverse=True) of a 1-d array of numbers:
     the sorted distinct values, each one's first position, and each value's group, by a

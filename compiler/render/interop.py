@@ -53,7 +53,7 @@ def _switch_edges(plan: Plan) -> list[str]:
     return list(text_chunks(pieces, int(a.size)))
 
 
-def ptm_dot(plan: Plan, edges: list[str]) -> str:
+def ptm_dot(edges: list[str]) -> str:
     """`edges`: _switch_edges(plan), which Air's file shares."""
     return render_template("ptm/topology.dot.j2", edges=edges)
 
@@ -89,7 +89,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if not is_ethernet(plan):
         return
     edges = _switch_edges(plan)  # the same edges in PTM's file and Air's: joined once
-    out.write_text("ptm/topology.dot", ptm_dot(plan, edges))
+    out.write_text("ptm/topology.dot", ptm_dot(edges))
     lab = lab_of(plan)
     if lab is None:
         return

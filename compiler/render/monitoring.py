@@ -59,10 +59,10 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _escaped(column: np.ndarray) -> np.ndarray | list[str]:
+def _escaped(column: np.ndarray | list[str]) -> np.ndarray | list[str]:
     """A column of label values escaped; as it is when none holds a character to escape
     (one scan of the joined text instead of three replaces per value)."""
-    values = column.tolist()
+    values = column.tolist() if isinstance(column, np.ndarray) else column
     joined = "".join(values)
     if "\\" in joined or '"' in joined or "\n" in joined:
         return [_escape(v) for v in values]
@@ -135,14 +135,6 @@ def _label_texts(plan: Plan, indices: list[int]) -> list[str]:
     return out
 
 
-def _escaped_names(names: list[str]) -> list[str]:
-    """Device names escaped as label values; as they are when none needs it (one scan)."""
-    joined = "".join(names)
-    if "\\" in joined or '"' in joined or "\n" in joined:
-        return [_escape(n) for n in names]
-    return names
-
-
 def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
     """The clusterc_plan_port lines as text_chunks pieces, and how many: per switch end of
     every cable, in global port order (plan order of devices, panel order of ports): the
@@ -169,7 +161,7 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
     a_dev, b_dev, a_port, b_port = links.a_dev[link], links.b_dev[link], links.a_port[link], links.b_port[link]
     own_dev, peer_dev = np.where(from_b, b_dev, a_dev), np.where(from_b, a_dev, b_dev)
     peer_global = offsets[peer_dev] + np.where(from_b, a_port, b_port)
-    names = _escaped_names([d.name for d in devices])
+    names = _escaped([d.name for d in devices])
     own_head = np.array([f'clusterc_plan_port{{name="{n}",port="' for n in names], dtype=object)
     own_port: Piece
     peer_port: Piece
@@ -193,7 +185,7 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
         peer_head = np.array([f'",peer="{n}' for n in names], dtype=object)
         peer_mid = '",peer_port="'
     id_devices, id_numbers = cable_id_pieces(plan)
-    id_devices = np.array(_escaped_names(id_devices.tolist()), dtype=object)
+    id_devices = np.asarray(_escaped(id_devices), dtype=object)
     pieces: list[Piece] = [own_head[own_dev], own_port, peer_head[peer_dev], peer_mid, peer_port, '",cable="',
                            id_devices[a_dev], id_numbers[a_port], '"} 1\n']
     return pieces, len(link)

@@ -30,7 +30,7 @@ from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cords
 from ..plan.model import Plan
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import cable_ends, cable_ids, device_places, label_pieces, port_table
+from ..plan.views import cable_ends, cable_id_array, device_places, label_pieces, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
 from .writer import OutputDir
@@ -215,7 +215,7 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     media = [plan.view.facts.media[m] for m in plan.media]
     cable_type = Coded(np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object), links.media[kept])
     color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), links.media[kept])
-    ids = np.array(plan.memo("cable_ids", cable_ids), dtype=object)[kept]
+    ids = plan.memo("cable_id_array", cable_id_array)[kept]
     near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
     label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
     id_list = ids.tolist()

@@ -21,6 +21,7 @@ from .collective_time import allreduce_times, transfer_time_s
 from .fabric import TrafficFabric
 from .fairness import Incidence, Term, flows_on_links, stack_incidences, transport_rates
 from .patterns import Pattern, Phase
+from ..plan.columns import ranges
 from ..topology import ClosRecord, PlanesRecord, is_tree
 
 HOT_LINKS = 5
@@ -60,7 +61,7 @@ def nic_gbps_per_gpu(fabric: TrafficFabric, servers: np.ndarray, gpus: int) -> f
     # each server's endpoints in order, as ranges (a Python arange per server cost 0.1 s at 65,536 servers)
     first = fabric.ep_first[servers].astype(np.int64)
     count = fabric.ep_first[servers + 1].astype(np.int64) - first
-    eps = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+    eps = np.repeat(first, count) + ranges(count)
     return float(fabric.ep_gbps[eps].sum()) / gpus
 
 

@@ -36,7 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..plan.columns import distinct, equal_rows
+from ..plan.columns import distinct, equal_rows, ranges
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
@@ -69,11 +69,6 @@ def switch_choice(keys: np.ndarray, device: np.ndarray, count: np.ndarray) -> np
     with np.errstate(over="ignore"):
         h = splitmix64(keys ^ (np.asarray(device, np.uint64) * _GOLDEN))
     return ((h >> np.uint64(33)) % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
-
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(int(counts.sum())) - starts
 
 
 def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
@@ -146,7 +141,7 @@ class BitRows:
         same = equal_rows(indptr, source)
         rep = np.unique(same, return_index=True)[1]  # per class, its first target
         count = np.diff(indptr)[rep]
-        rep_sources = source[np.repeat(indptr[rep], count) + _ranges(count)]
+        rep_sources = source[np.repeat(indptr[rep], count) + ranges(count)]
         starts = np.cumsum(count) - count
         result = np.empty((rep.size, self.words.shape[1]), dtype=self.words.dtype)
         lo = 0
@@ -315,7 +310,7 @@ class ClosRoutes:
         end = np.where(going_down, self.dn_ptr[cur + 1], self.up_ptr[cur + 1])
         deg = end - ptr
         row = np.repeat(np.arange(cur.size), deg)
-        pos = np.repeat(ptr, deg) + _ranges(deg)
+        pos = np.repeat(ptr, deg) + ranges(deg)
         down_row = going_down[row]
         if down_row.all() or not down_row.any():  # one direction (the adaptive terms): look up one side only
             down = bool(down_row.size) and bool(down_row[0])
@@ -481,7 +476,7 @@ class ClosRoutes:
         ptr = np.searchsorted(cs, np.arange(n + 1))
         cnt = ptr[core + 1] - ptr[core]
         s = np.repeat(spine, cnt)
-        z = ss[np.repeat(ptr[core], cnt) + _ranges(cnt)]
+        z = ss[np.repeat(ptr[core], cnt) + ranges(cnt)]
         pods = self._pods
         n_pods = int(pods.max()) + 1 if pods.size else 1
         code = distinct((s * n_pods + pods[z]) * n + z)
@@ -568,7 +563,7 @@ class ClosRoutes:
         up_share = 1.0 / np.bincount(row, minlength=ky.size)[row]
         par = hi_i - lo_i
         drow = np.repeat(row, par)
-        dlink = cz_link[np.repeat(lo_i, par) + _ranges(par)]
+        dlink = cz_link[np.repeat(lo_i, par) + ranges(par)]
         dshare = np.repeat(up_share / par, par)
         w = flows_on_links(f.n_links, np.concatenate([row, drow]),
                            np.concatenate([2 * f.graph.link[link], 2 * f.graph.link[dlink] + 1]),

@@ -36,7 +36,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .clos import ClosRoutes, NotClos, _ranges
+from ..plan.columns import ranges
+from .clos import ClosRoutes, NotClos
 from ..plan.guids import device_guids
 from ..topology import is_tree
 
@@ -48,7 +49,7 @@ def _cumcount(keys: np.ndarray) -> np.ndarray:
     start = np.r_[0, np.flatnonzero(sk[1:] != sk[:-1]) + 1]
     counts = np.diff(np.r_[start, sk.size])
     out = np.empty(keys.size, dtype=np.int64)
-    out[order] = _ranges(counts)
+    out[order] = ranges(counts)
     return out
 
 
@@ -98,7 +99,7 @@ class FtreeRoutes:
         self.e_leaf = np.repeat(leaves, max_cn)
         self.e_k = np.tile(np.arange(max_cn), leaves.size)
         e_ep = np.full(self.e_leaf.size, -1, dtype=np.int64)
-        slot = np.repeat(np.arange(leaves.size) * max_cn, per_leaf) + _ranges(per_leaf)
+        slot = np.repeat(np.arange(leaves.size) * max_cn, per_leaf) + ranges(per_leaf)
         e_ep[slot] = ep_of_link[cn_link]
         self.e_ep = e_ep
         self.entry_of_ep = np.full(f.ep_link.size, -1, dtype=np.int64)

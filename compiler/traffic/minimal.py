@@ -24,17 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..plan.columns import ranges
 from ..plan.sparse import csr_matrix, dijkstra
 from ..topology import TorusRecord
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
 _DEST_CHUNK = 256  # destinations per BFS batch: nodes x chunk distances in memory
-
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(int(counts.sum())) - starts
 
 
 class MinimalRoutes:
@@ -120,7 +116,7 @@ class MinimalRoutes:
         while p.size:
             deg = self.ptr[node + 1] - self.ptr[node]
             row = np.repeat(np.arange(p.size), deg)
-            pos = np.repeat(self.ptr[node], deg) + _ranges(deg)
+            pos = np.repeat(self.ptr[node], deg) + ranges(deg)
             closer = dist[self.head[pos], c[row]] == dist[node[row], c[row]] - 1
             row, pos = row[closer], pos[closer]
             share = mass[row] / np.bincount(row, minlength=p.size)[row]
@@ -167,7 +163,7 @@ class DimensionOrderRoutes:
         cnt = hi - lo
         ok = cnt > 0
         rows = np.repeat(flow, cnt)
-        links = self.code_link[np.repeat(lo, cnt) + _ranges(cnt)]
+        links = self.code_link[np.repeat(lo, cnt) + ranges(cnt)]
         return rows, links, np.repeat(1.0 / np.maximum(cnt, 1), cnt), ok
 
     def terms(self, src: np.ndarray, dst: np.ndarray) -> tuple[list[Term], np.ndarray]:

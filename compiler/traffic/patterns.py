@@ -36,6 +36,7 @@ import numpy as np
 
 from .fabric import TrafficFabric
 from ..diagnostics import nearest
+from ..plan.columns import ranges
 
 PATTERNS = ("ring-allreduce", "hierarchical", "all-to-all", "permutation", "shift")
 DEFAULT_MAX_PHASES = 16
@@ -132,14 +133,7 @@ def _endpoints_of(fabric: TrafficFabric, servers: np.ndarray) -> np.ndarray:
     """Endpoint ids of these servers, server by server in the given order, ports in order."""
     first, last = fabric.ep_first[servers], fabric.ep_first[servers + 1]
     counts = last - first
-    return np.repeat(first, counts) + _ranges(counts)
-
-
-def _ranges(counts: np.ndarray) -> np.ndarray:
-    """0..c-1 for every c in counts, concatenated."""
-    total = int(counts.sum())
-    starts = np.repeat(np.cumsum(counts) - counts, counts)
-    return np.arange(total) - starts
+    return np.repeat(first, counts) + ranges(counts)
 
 
 def _phase(src: np.ndarray, dst: np.ndarray, conn: np.ndarray | None = None, weight: float = 1.0) -> Phase:
@@ -169,8 +163,8 @@ def _domain_ring(fabric: TrafficFabric, servers: np.ndarray) -> Phase:
     p_src = np.diff(fabric.ep_first)[src_srv]
     p_dst = np.diff(fabric.ep_first)[dst_srv]
     k = np.minimum(p_src, p_dst)
-    src = np.repeat(fabric.ep_first[src_srv], k) + _ranges(k)
-    dst = np.repeat(fabric.ep_first[dst_srv], k) + _ranges(k)
+    src = np.repeat(fabric.ep_first[src_srv], k) + ranges(k)
+    dst = np.repeat(fabric.ep_first[dst_srv], k) + ranges(k)
     return _phase(src, dst)
 
 
@@ -253,8 +247,8 @@ def _all_to_all(fabric: TrafficFabric, servers: np.ndarray, seed: int, max_phase
         pa, pb = ports[a], ports[b]
         lo = dl * pa // g_per
         k = np.maximum(1, (dl + 1) * pa // g_per - lo)
-        src = np.repeat(fabric.ep_first[a] + lo, k) + _ranges(k)
-        dst = np.repeat(fabric.ep_first[b] + np.minimum(lo, pb - 1), k) + np.minimum(_ranges(k), np.repeat(pb - 1, k))
+        src = np.repeat(fabric.ep_first[a] + lo, k) + ranges(k)
+        dst = np.repeat(fabric.ep_first[b] + np.minimum(lo, pb - 1), k) + np.minimum(ranges(k), np.repeat(pb - 1, k))
         ph = _phase(src, dst, np.repeat(r, k), weight)
         if np.any(pa < g_per):  # several GPUs send through one port: each stands for its part
             ph.share = np.repeat(np.minimum(1.0, pa / g_per), k)
