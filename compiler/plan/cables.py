@@ -144,7 +144,7 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     order_m = None
     phys = plan.physical
     if phys is not None and phys.order_m is not None and n_groups:
-        if indptr.size - 1 == members.size:  # groups of one link: each group's length is its link's
+        if single.all():  # groups of one link: each group's length is its link's
             per_group = phys.order_m[members]
         else:
             per_group = np.maximum.reduceat(phys.order_m[members], indptr[:-1])  # NaN (none reaches) wins

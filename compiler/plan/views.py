@@ -90,7 +90,7 @@ def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
     used, src = plan.memo("port_sources", port_sources)
     arrays = [per_layout[lid] for lid in used]
     if any(a.size != len(plan.layouts[lid]) for lid, a in zip(used, arrays, strict=True)):
-        return _per_port_by_layout(plan, per_layout)  # an array not one per port: laid out by its own sizes
+        raise ValueError("per_port: one value per port of each layout")
     return np.concatenate(arrays)[src]
 
 
@@ -108,23 +108,6 @@ def port_sources(plan: Plan) -> tuple[list[str], np.ndarray]:
     starts = np.cumsum(sizes) - sizes
     src = np.repeat(base[code] - starts, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
     return [lids[k] for k in used], src
-
-
-def _per_port_by_layout(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
-    """per_port for arrays whose sizes are their own (not one per port of the layout):
-    written a layout at a time (the devices of a layout as the rows of one 2-d assignment)."""
-    index = {lid: k for k, lid in enumerate(per_layout)}
-    code = np.fromiter((index[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
-    arrays = list(per_layout.values())
-    used = np.unique(code).tolist()
-    sizes = np.array([a.size for a in arrays], dtype=np.int64)[code]
-    starts = np.cumsum(sizes) - sizes
-    out = np.empty(int(sizes.sum()), dtype=np.result_type(*(arrays[k] for k in used)))
-    for k in used:
-        arr = arrays[k]
-        if arr.size:
-            out[starts[code == k][:, None] + np.arange(arr.size)] = arr
-    return out
 
 
 def link_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
