@@ -8,6 +8,7 @@ switches where it is installed. Run by hand (not a test; timings never are):
     python benchmarks/performance.py --pyavd-python /tmp/pyavd/bin/python   # with pyavd 6.4 beside it
     python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
     python benchmarks/performance.py --skip-stages --trace    # and each compile's timeline: stages, workers, faults
+    python benchmarks/performance.py --cases 131k,524k --repeat 3 --drop-caches --keep   # the growth table, steadily
 
 Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
 a separate process: wall time, CPU time = user + sys of it and its worker processes, the
@@ -79,9 +80,26 @@ CASES = {
 DEFAULT_CASES = ["131k", "eos512"]
 
 
+# --drop-caches: before each measured process, write the dirty pages out and drop the clean
+# ones (root only). A 524,288-GPU compile writes 2.6 GB; once earlier runs have filled memory
+# with page cache, its allocations reclaim and compact memory in the kernel first (with THP
+# defrag=madvise, numpy's large arrays compact directly), and that system time moved one
+# output's CPU by 4x between two runs of the same code. A fresh state per process measures
+# the code; without the flag the figures include whatever state the machine is in.
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+drop_caches = False
+
+
+def fresh_memory() -> None:
+    if drop_caches:
+        os.sync()
+        DROP_CACHES.write_text("3\n")
+
+
 def run_process(argv: list[str], env: dict | None = None) -> dict:
     """One whole process: wall s, CPU s (user + sys of it and the children it waited for),
     largest resident set (MB; of it or one of its children, a maximum, not a sum)."""
+    fresh_memory()
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
@@ -322,8 +340,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each case's stages this many times, each in a new process, and keep each "
                          "stage's least CPU (the growth table's ratios steady to a few percent with 3)")
+    ap.add_argument("--drop-caches", action="store_true",
+                    help="before each measured process, sync and drop the page cache (root): every run starts "
+                         "from the same memory state, not one filled by the runs before it")
     ap.add_argument("--stage-run", nargs=3, metavar=("SPEC", "OUT", "RESULT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global drop_caches
+    drop_caches = args.drop_caches
     if args.stage_run:  # one stage run in this (new) process, its result as JSON
         spec, out, result = (Path(a) for a in args.stage_run)
         Path(result).write_text(json.dumps(stages_in_process(spec, out)))
