@@ -159,3 +159,19 @@ def test_a_port_index_past_the_device_s_ports_is_found():
     plan.links.b_port[5] = ports
     found = [f for f in plan_invariants(plan) if f.code == "PORT_OUT_OF_RANGE"]
     assert [f.message for f in found] == [f"link 6 uses port index {ports} of {plan.devices[dev].name}, which has {ports} ports"]
+
+
+def test_port_offsets_that_do_not_tile_the_ports_are_found():
+    """Global port ids are each device's port_offset plus its port index, and port_count reads
+    the last device's: a device whose offset is not the sum of the ports before it (a
+    builder's bug) would give two devices the same global ports, so it is an error."""
+    from .conftest import plan_copy
+
+    plan = plan_copy(shared_plan(SPECS / "h100-superpod-1su.yaml"))
+    assert plan.port_count() == sum(len(plan.layouts[d.layout]) for d in plan.devices)
+    dev = 7
+    before = sum(len(plan.layouts[d.layout]) for d in plan.devices[:dev])
+    plan.devices[dev].port_offset -= 1
+    found = plan_invariants(plan)
+    assert [(f.code, f.where) for f in found] == [("PORT_OFFSET_GAP", plan.devices[dev].name)]
+    assert f"start at global port {before - 1}; the devices before it have {before}" in found[0].message

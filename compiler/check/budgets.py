@@ -27,14 +27,17 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
     ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
-    media = np.concatenate([links.media, links.media]).astype(np.int64)
+    media = np.concatenate([links.media, links.media])
     cages = cage[ends]
-    # A twin-port module is one medium: both ports of a cage must use the same one.
-    order = np.lexsort((media, cages))
-    c_sorted, m_sorted = cages[order], media[order]
-    mixed = np.nonzero((c_sorted[1:] == c_sorted[:-1]) & (m_sorted[1:] != m_sorted[:-1]))[0]
+    # A twin-port module is one medium: both ports of a cage must use the same one. Each cage
+    # keeps the medium of one of its link ends (the last written); an end of another medium
+    # marks its cage mixed. Linear: a sort of every link end would grow n log n.
+    kept = np.zeros(int(cage.max(initial=-1)) + 1, dtype=media.dtype)
+    kept[cages] = media
+    mixed = cages[media != kept[cages]]
     if mixed.size:
-        gid = int(ends[order][mixed[0]])
+        first = int(mixed.min())  # the lowest mixed cage: the finding names one, the same every run
+        gid = int(ends[np.argmax(cages == first)])
         dev = int(np.searchsorted(offsets, gid, side="right") - 1)
         port = plan.layouts[plan.devices[dev].layout].ports[gid - int(offsets[dev])]
         findings.append(Finding("CAGE_MIXED_MEDIA", "error",

@@ -28,6 +28,11 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     device_layout = np.fromiter((layout_at[d.layout] for d in plan.devices), dtype=np.int64, count=len(plan.devices))
     sizes = np.array([len(plan.layouts[lid]) for lid in layout_ids], dtype=np.int64)[device_layout]
     offsets = plan.port_offsets()
+    if not np.array_equal(offsets, np.cumsum(sizes) - sizes):  # global port ids tile the devices' ports
+        i = int(np.argmax(offsets != np.cumsum(sizes) - sizes))
+        out.append(Finding("PORT_OFFSET_GAP", "error", f"{names[i]}'s ports start at global port {int(offsets[i])}; "
+                           f"the devices before it have {int(sizes[:i].sum())}", names[i]))
+        return out
     for end in ("a", "b"):
         dev, port = getattr(links, f"{end}_dev"), getattr(links, f"{end}_port")
         bad = np.nonzero((port < 0) | (port >= sizes[dev]))[0]

@@ -202,7 +202,13 @@ class Plan:
         return self._by_name[name]
 
     def port_count(self) -> int:
-        return sum(len(self.layouts[d.layout]) for d in self.devices)
+        """Ports of every device: the last device's first global port id plus its ports. Every
+        builder sets port_offset as the running sum of the ports before (plan_invariants
+        checks it), so a sum over every device (0.07 s at 524,288 GPUs, per call) says no more."""
+        if not self.devices:
+            return 0
+        last = self.devices[-1]
+        return last.port_offset + len(self.layouts[last.layout])
 
     def port_offsets(self) -> np.ndarray:
         return np.fromiter((d.port_offset for d in self.devices), dtype=np.int64, count=len(self.devices))
