@@ -21,6 +21,7 @@ a few dozen; capped by MAX_ROUNDS as a guard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -51,10 +52,13 @@ class Term:
         return v if self.classes is None else v[self.classes]
 
     def restrict(self, flows: np.ndarray, links: np.ndarray) -> Term:
-        """The same term over a subset of flows (indices) and links (indices)."""
+        """The same term over a subset of flows (sorted indices) and links (indices); every
+        flow (as many as there are) keeps the columns as they are."""
         last = self.chain[-1][links]
         if self.classes is None:
-            first = (last if len(self.chain) == 1 else self.chain[0])[:, flows]
+            first = last if len(self.chain) == 1 else self.chain[0]
+            if flows.size != first.shape[1]:
+                first = first[:, flows]
             chain = [first] if len(self.chain) == 1 else [first, *self.chain[1:-1], last]
             return Term([c.tocsr() for c in chain])
         return Term([*self.chain[:-1], last.tocsr()], self.classes[flows])
@@ -96,19 +100,35 @@ def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.
     return m
 
 
-def _crossing(inc: Incidence, links: np.ndarray) -> np.ndarray:
+def _crossing(inc: Incidence, links: np.ndarray, entry_link: np.ndarray | None = None) -> np.ndarray:
     """Per flow: does it cross one of the marked links (inc.touches(links) > 0). Where every
     flow has one route (one links x flows matrix) the flows are read off the marked rows
-    alone: a filling round marks a few links, and a product would visit every entry."""
+    alone: a filling round marks a few links, and a product would visit every entry. A round
+    that marks many links reads every entry's link instead (`entry_link`: entry_links)."""
     if not single_path(inc):
         return inc.touches(links) > 1e-12
     m = inc.terms[0].chain[0]
+    out = np.zeros(inc.n_flows, dtype=bool)
     rows = np.flatnonzero(links)
+    if entry_link is not None and rows.size * 4 > links.size:
+        out[m.indices[links[entry_link]]] = True
+        return out
     start, count = m.indptr[rows], np.diff(m.indptr)[rows]
     pos = np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
-    out = np.zeros(inc.n_flows, dtype=bool)
     out[m.indices[pos[m.data[pos] > 1e-12]]] = True
     return out
+
+
+def entry_links(inc: Incidence) -> np.ndarray | None:
+    """Per entry of a single-path incidence's matrix: its row (link), for _crossing's
+    many-links read; None where that read does not apply (split routes, or an entry whose
+    weight is too small to count as crossing)."""
+    if not single_path(inc):
+        return None
+    m = inc.terms[0].chain[0]
+    if np.any(m.data <= 1e-12):
+        return None
+    return np.repeat(np.arange(m.shape[0], dtype=m.indices.dtype), np.diff(m.indptr))
 
 
 def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None,
@@ -139,6 +159,11 @@ class RoutedPart:
     sub: Incidence
     crossing: np.ndarray
 
+    @cached_property
+    def entry_link(self) -> np.ndarray | None:
+        """entry_links of sub, built once for every filling that starts from this part."""
+        return entry_links(self.sub)
+
 
 def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
     """Only the links some routed flow crosses can fill: the rest (most of a large fabric's
@@ -152,45 +177,62 @@ def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
 
 def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
           groups: Groups | None) -> np.ndarray:
-    """max_min_rates on the routed part of the incidence."""
+    """max_min_rates on the routed part of the incidence. With one group its per-group
+    figures (step, level) are one-element arrays that broadcast over the links and flows:
+    the same values as gathering them by group, without a pass over every link to do so."""
     rate = np.zeros(inc.n_flows)
     g = groups if groups is not None else Groups.one(inc.n_flows, inc.n_links)
+    one = g.count == 1
     flows, links, sub = part.flows, part.links, part.sub
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
     flow_group, link_group = g.flow[flows], g.link[links]
-    cap_sub = cap.astype(np.float64)[links]
+    cap_sub = np.asarray(cap, dtype=np.float64)[links]  # no copy of every link's capacity first
     room = cap_sub.copy()
     rising = np.ones(flows.size, dtype=bool)
+    n_rising = flows.size
     level = np.zeros(g.count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
     cap_tol = cap_sub * _REL_TOL
     starts: np.ndarray | None = None  # where each group's links begin
+    entry: np.ndarray | None = None  # per entry of sub's matrix, its link (_crossing's many-links read)
     for _ in range(MAX_ROUNDS):
-        if not rising.any():
+        if not n_rising:
             return rate
-        pace = sub.load(np.where(rising, w, 0.0))  # load added per unit of step
+        every = n_rising == rising.size
+        pace = sub.load(w if every else np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
         ratio = np.divide(room, pace, out=np.full(room.size, np.inf), where=moving)
         step = np.full(g.count, np.inf)
         if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
-            starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size else link_group
+            if one:
+                starts = np.zeros(min(1, link_group.size), dtype=np.int64)
+            else:
+                starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size \
+                    else link_group
         if starts.size:
             step[link_group[starts]] = np.minimum.reduceat(ratio, starts)
         bounded = np.isfinite(step)
-        if np.any(~bounded[flow_group[rising]]):  # rising flows cross no link: unbounded, which a route never is
-            raise AssertionError("a routed flow crosses no capacitated link")
+        if not (bounded[0] if one else np.all(bounded[flow_group[rising]])):
+            raise AssertionError("a routed flow crosses no capacitated link")  # unbounded, which a route never is
         step = np.maximum(0.0, np.where(bounded, step, 0.0))
-        rate[flows[rising]] += step[flow_group[rising]] * w[rising]
-        room -= step[link_group] * pace
+        if every:
+            rate[flows] += (step if one else step[flow_group]) * w
+        else:
+            rate[flows[rising]] += (step if one else step[flow_group[rising]]) * w[rising]
+        room -= (step if one else step[link_group]) * pace
         level += step
-        full = moving & (room <= (cap_tol + pace * level[link_group] * level_tol if level_tol else cap_tol))
-        rising &= ~_crossing(sub, full)
-        if rising.sum() < _SHRINK * rising.size or moving.sum() < _SHRINK * moving.size:
+        tol = cap_tol + pace * (level if one else level[link_group]) * level_tol if level_tol else cap_tol
+        full = moving & (room <= tol)
+        if entry is None and np.count_nonzero(full) * 4 > full.size:
+            entry = part.entry_link if sub is part.sub else entry_links(sub)
+        rising &= ~_crossing(sub, full, entry)
+        n_rising = int(np.count_nonzero(rising))
+        if n_rising and (n_rising < _SHRINK * rising.size or np.count_nonzero(moving) < _SHRINK * moving.size):
             # shrink to the rising flows and the links they load (none of them full)
             keep_links = np.flatnonzero(moving & ~full)
             keep_flows = np.flatnonzero(rising)
             sub = sub.restrict(keep_flows, keep_links)
             flows, links, w = flows[keep_flows], links[keep_links], w[keep_flows]
-            flow_group, link_group, starts = flow_group[keep_flows], link_group[keep_links], None
+            flow_group, link_group, starts, entry = flow_group[keep_flows], link_group[keep_links], None, None
             cap_sub, room, cap_tol = cap_sub[keep_links], room[keep_links], cap_tol[keep_links]
             rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")
