@@ -54,7 +54,7 @@ class Term:
     def restrict(self, flows: np.ndarray, links: np.ndarray) -> Term:
         """The same term over a subset of flows (sorted indices) and links (indices); every
         flow (as many as there are) keeps the columns as they are."""
-        last = self.chain[-1][links]
+        last = _rows(self.chain[-1], links)
         if self.classes is None:
             first = last if len(self.chain) == 1 else self.chain[0]
             if flows.size != first.shape[1]:
@@ -62,6 +62,17 @@ class Term:
             chain = [first] if len(self.chain) == 1 else [first, *self.chain[1:-1], last]
             return Term([c.tocsr() for c in chain])
         return Term([*self.chain[:-1], last.tocsr()], self.classes[flows])
+
+
+def _rows(m: csr_matrix, rows: np.ndarray) -> csr_matrix:
+    """m[rows]. Where the rows hold every entry of m, in order (the links a routed flow
+    crosses, when every flow is routed), the entries are shared, not copied: the result
+    differs from m only in its row pointers."""
+    if rows.size and m.nnz:
+        start, end = m.indptr[rows], m.indptr[rows + 1]
+        if start[0] == 0 and end[-1] == m.nnz and np.array_equal(end[:-1], start[1:]):
+            return csr_matrix((m.data, m.indices, np.r_[start, m.nnz]), shape=(rows.size, m.shape[1]))
+    return m[rows]
 
 
 @dataclass
@@ -160,6 +171,17 @@ class RoutedPart:
     crossing: np.ndarray
 
     @cached_property
+    def least_entry(self) -> float:
+        """Where every flow has one route: the least weight with which a routed flow crosses
+        a link; 0 where some routed flow crosses none, or routes are split."""
+        if not single_path(self.sub):
+            return 0.0
+        m = self.sub.terms[0].chain[0]
+        if not m.nnz or np.bincount(m.indices, minlength=m.shape[1]).min(initial=1) == 0:
+            return 0.0
+        return float(m.data.min())
+
+    @cached_property
     def entry_link(self) -> np.ndarray | None:
         """entry_links of sub, built once for every filling that starts from this part."""
         return entry_links(self.sub)
@@ -194,6 +216,9 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
     cap_tol = cap_sub * _REL_TOL
     starts: np.ndarray | None = None  # where each group's links begin
     entry: np.ndarray | None = None  # per entry of sub's matrix, its link (_crossing's many-links read)
+    # > 1e-12: every rising flow adds at least this much to the pace of each link it crosses
+    # (entry weight x flow weight, a sum of non-negative terms), so each crosses a moving link
+    floor = part.least_entry * float(w.min()) if w.size and part.least_entry > 1e-12 else 0.0
     for _ in range(MAX_ROUNDS):
         if not n_rising:
             return rate
@@ -222,11 +247,14 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
         level += step
         tol = cap_tol + pace * (level if one else level[link_group]) * level_tol if level_tol else cap_tol
         full = moving & (room <= tol)
+        n_moving = int(np.count_nonzero(moving))
+        if floor > 1e-12 and np.count_nonzero(full) == n_moving:
+            return rate  # every moving link is full: every rising flow crosses one and freezes
         if entry is None and np.count_nonzero(full) * 4 > full.size:
             entry = part.entry_link if sub is part.sub else entry_links(sub)
         rising &= ~_crossing(sub, full, entry)
         n_rising = int(np.count_nonzero(rising))
-        if n_rising and (n_rising < _SHRINK * rising.size or np.count_nonzero(moving) < _SHRINK * moving.size):
+        if n_rising and (n_rising < _SHRINK * rising.size or n_moving < _SHRINK * moving.size):
             # shrink to the rising flows and the links they load (none of them full)
             keep_links = np.flatnonzero(moving & ~full)
             keep_flows = np.flatnonzero(rising)
