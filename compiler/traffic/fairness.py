@@ -203,17 +203,21 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
     figures (step, level) are one-element arrays that broadcast over the links and flows:
     the same values as gathering them by group, without a pass over every link to do so."""
     rate = np.zeros(inc.n_flows)
-    g = groups if groups is not None else Groups.one(inc.n_flows, inc.n_links)
-    one = g.count == 1
+    one = groups is None or groups.count == 1
+    count = 1 if groups is None else groups.count
     flows, links, sub = part.flows, part.links, part.sub
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
-    flow_group, link_group = g.flow[flows], g.link[links]
-    cap_sub = np.asarray(cap, dtype=np.float64)[links]  # no copy of every link's capacity first
-    room = cap_sub.copy()
+    # per flow and link: its group (none with one group, whose figures broadcast)
+    flow_group = link_group = np.zeros(0, dtype=np.int64)
+    if not one:
+        assert groups is not None
+        flow_group, link_group = groups.flow[flows], groups.link[links]
+    room = np.asarray(cap, dtype=np.float64)[links]  # no copy of every link's capacity first
     rising = np.ones(flows.size, dtype=bool)
     n_rising = flows.size
-    level = np.zeros(g.count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
-    cap_tol = cap_sub * _REL_TOL
+    level = np.zeros(count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
+    cap_tol = room * _REL_TOL
+    ratio = np.empty(room.size)
     starts: np.ndarray | None = None  # where each group's links begin
     entry: np.ndarray | None = None  # per entry of sub's matrix, its link (_crossing's many-links read)
     # > 1e-12: every rising flow adds at least this much to the pace of each link it crosses
@@ -225,21 +229,28 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
         every = n_rising == rising.size
         pace = sub.load(w if every else np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
-        ratio = np.divide(room, pace, out=np.full(room.size, np.inf), where=moving)
-        step = np.full(g.count, np.inf)
+        ratio.fill(np.inf)
+        np.divide(room, pace, out=ratio, where=moving)
+        step = np.full(count, np.inf)
         if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
             if one:
-                starts = np.zeros(min(1, link_group.size), dtype=np.int64)
+                starts = np.zeros(min(1, links.size), dtype=np.int64)
             else:
                 starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size \
                     else link_group
         if starts.size:
-            step[link_group[starts]] = np.minimum.reduceat(ratio, starts)
+            least = np.minimum.reduceat(ratio, starts)
+            if one:
+                step[:] = least
+            else:
+                step[link_group[starts]] = least
         bounded = np.isfinite(step)
         if not (bounded[0] if one else np.all(bounded[flow_group[rising]])):
             raise AssertionError("a routed flow crosses no capacitated link")  # unbounded, which a route never is
         step = np.maximum(0.0, np.where(bounded, step, 0.0))
-        if every:
+        if flows.size == rate.size and one:  # every flow, in order: no gather and scatter
+            np.add(rate, step * w, out=rate, where=True if every else rising)
+        elif every:
             rate[flows] += (step if one else step[flow_group]) * w
         else:
             rate[flows[rising]] += (step if one else step[flow_group[rising]]) * w[rising]
@@ -260,8 +271,10 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
             keep_flows = np.flatnonzero(rising)
             sub = sub.restrict(keep_flows, keep_links)
             flows, links, w = flows[keep_flows], links[keep_links], w[keep_flows]
-            flow_group, link_group, starts, entry = flow_group[keep_flows], link_group[keep_links], None, None
-            cap_sub, room, cap_tol = cap_sub[keep_links], room[keep_links], cap_tol[keep_links]
+            starts, entry = None, None
+            if not one:
+                flow_group, link_group = flow_group[keep_flows], link_group[keep_links]
+            room, cap_tol, ratio = room[keep_links], cap_tol[keep_links], ratio[:keep_links.size]
             rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")
 
@@ -274,10 +287,6 @@ class Groups:
     flow: np.ndarray
     link: np.ndarray
     count: int
-
-    @staticmethod
-    def one(n_flows: int, n_links: int) -> Groups:
-        return Groups(np.zeros(n_flows, dtype=np.int64), np.zeros(n_links, dtype=np.int64), 1)
 
 
 def _shape(inc: Incidence) -> tuple:
