@@ -71,8 +71,10 @@ class TrafficFabric:
         if chips.any():  # a direct torus's chips: their host is the server of their group (expand/torus.py)
             host = np.fromiter((plan.devices[int(d)].group or 0 for d in self.ep_device[chips]), dtype=np.int64)
             self.ep_server[chips] = host - 1
-        order = np.lexsort((self.ep_port, self.ep_server))
-        if not np.array_equal(order, np.arange(order.size)):  # keep endpoints in (server, port) order
+        s, p = self.ep_server, self.ep_port
+        # keep endpoints in (server, port) order; they usually are, which one pass tells without a sort
+        if not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (p[1:] >= p[:-1]))):
+            order = np.lexsort((p, s))
             for name in ("ep_device", "ep_port", "ep_switch", "ep_link", "ep_gbps", "ep_alive", "ep_server"):
                 setattr(self, name, getattr(self, name)[order])
         self.ep_first = np.searchsorted(self.ep_server, np.arange(servers.size + 1))  # server -> first endpoint
