@@ -87,6 +87,15 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
+def _present(values: np.ndarray, n: int) -> np.ndarray:
+    """distinct(values) for values in 0..n-1 (switch indices), by marking them: no sort."""
+    if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+        return distinct(values)
+    seen = np.zeros(n, dtype=bool)
+    seen[values] = True
+    return np.flatnonzero(seen).astype(values.dtype, copy=False)
+
+
 def _stable_sorted(code: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """code and the columns (one value per code) in the stable order of code; as they are,
     with no sort and no gather, where code is in order already (the usual case)."""
@@ -249,7 +258,7 @@ class ClosRoutes:
         self.top = int(tier.max()) if tier.size else 1
         if self.top > 3:
             raise NotClos("more than three switch tiers")
-        self.edges = distinct(fabric.ep_switch)
+        self.edges = _present(fabric.ep_switch, g.n)
         self.edge_of = np.full(g.n, -1, dtype=np.int64)
         self.edge_of[self.edges] = np.arange(self.edges.size)
 

@@ -47,7 +47,10 @@ class TrafficFabric:
         L = plan.links
         dead_dev = np.zeros(len(plan.devices), dtype=bool)
         dead_dev[self.failure.devices] = True
-        alive = ~(dead_dev[L.a_dev] | dead_dev[L.b_dev])
+        if self.failure.devices.size:
+            alive = ~(dead_dev[L.a_dev] | dead_dev[L.b_dev])
+        else:  # no failed device: no pass over both ends of every link to learn it
+            alive = np.ones(len(L), dtype=bool)
         alive[self.failure.links] = False
         self.link_alive = alive  # per plan link
         self.cap_gbps = np.repeat(L.speed_gbps.astype(np.float64), 2)  # per directed link
