@@ -129,7 +129,8 @@ class BitRows:
     def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         rows, cols = key
         cols = np.asarray(cols)
-        word = self.words[rows, cols >> 6]
+        w = self.words.shape[1]  # a flat take: several times faster than a 2-d fancy index
+        word = np.take(self.words.reshape(-1), np.asarray(rows, dtype=np.int64) * w + (cols >> 6))
         return ((word >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
     def dense(self) -> np.ndarray:
@@ -178,7 +179,7 @@ class BitRows:
         while lo < rep.size:  # about `chunk` source rows gathered at a time
             hi = max(lo + 1, int(np.searchsorted(starts, starts[lo] + chunk, side="right")))
             a, b = int(starts[lo]), int(starts[hi - 1] + count[hi - 1])
-            result[lo:hi] = np.bitwise_or.reduceat(self.words[rep_sources[a:b]], starts[lo:hi] - a, axis=0)
+            result[lo:hi] = np.bitwise_or.reduceat(np.take(self.words, rep_sources[a:b], axis=0), starts[lo:hi] - a, axis=0)
             lo = hi
         self.words[target[first]] |= result[same]
 
@@ -323,8 +324,9 @@ class ClosRoutes:
         d.set(self.edges, cls, f.switch_alive[self.edges])
         tier = f.tier
         hi, lo, live = self._dn_ends  # by upper switch
+        hi_tier = tier[hi]
         for t in range(2, self.top + 1):
-            sel = live & (tier[hi] == t)
+            sel = live & (hi_tier == t)
             d.or_rows(hi[sel], lo[sel], grouped=True)
         if not merged:
             return EdgeBits(d, cls, self.edges, np.zeros(self.edges.size, dtype=bool))
@@ -337,8 +339,9 @@ class ClosRoutes:
         tier = self.f.tier
         r = self.down.copy()
         lo, hi, live = self._up_ends  # by lower switch
+        lo_tier = tier[lo]
         for t in range(self.top - 1, 0, -1):
-            sel = live & (tier[lo] == t)
+            sel = live & (lo_tier == t)
             r.bits.or_rows(lo[sel], hi[sel], grouped=True)
         return r
 
