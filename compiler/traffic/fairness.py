@@ -157,7 +157,8 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     stack_incidences): each round every group steps to its own next bottleneck, so each
     gets the rates it would get alone, in as many rounds as its slowest group needs
     rather than the sum of all of theirs."""
-    return _fill(inc, cap, routed_part(inc, active), weight, level_tol, groups)
+    part = routed_part(inc, active)
+    return _fill(inc, np.asarray(cap, dtype=np.float64)[part.links], part, weight, level_tol, groups)
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,10 @@ def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
     return RoutedPart(flows, links, inc.restrict(flows, links), crossing)
 
 
-def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
+def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
           groups: Groups | None) -> np.ndarray:
-    """max_min_rates on the routed part of the incidence. With one group its per-group
+    """max_min_rates on the routed part of the incidence (cap_links: the capacity of each
+    of its links, as float64; not written to). With one group its per-group
     figures (step, level) are one-element arrays that broadcast over the links and flows:
     the same values as gathering them by group, without a pass over every link to do so."""
     rate = np.zeros(inc.n_flows)
@@ -212,7 +214,7 @@ def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray 
     if not one:
         assert groups is not None
         flow_group, link_group = groups.flow[flows], groups.link[links]
-    room = np.asarray(cap, dtype=np.float64)[links]  # no copy of every link's capacity first
+    room = cap_links.copy()
     rising = np.ones(flows.size, dtype=bool)
     n_rising = flows.size
     level = np.zeros(count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
@@ -344,13 +346,14 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     only where it has such a flow, as it would be alone.
     Cost: two progressive fillings and two products through the incidence."""
     part = routed_part(inc, active)
-    rate = _fill(inc, cap, part, None, 0.0, groups)
+    cap_links = np.asarray(cap, dtype=np.float64)[part.links]  # gathered once for both fillings
+    rate = _fill(inc, cap_links, part, None, 0.0, groups)
     if not single_path(inc) or extra_weight >= 1:
         return rate
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     # on the routed part only: a link no routed flow crosses is not shared, and a flow
     # outside it is not live (its weight is never read)
-    full = part.sub.load(rate[part.flows]) >= np.asarray(cap)[part.links] * (1 - 1e-6)
+    full = part.sub.load(rate[part.flows]) >= cap_links * (1 - 1e-6)
     shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
     crossed = np.zeros(inc.n_flows)
     crossed[part.flows] = part.sub.touches(full & shared)
@@ -362,4 +365,8 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
         weighted = max_min_rates(inc, cap, live & again, weight=extra_weight ** np.maximum(crossed - 1, 0),
                                  level_tol=WEIGHTED_LEVEL_TOL, groups=groups)
         return np.where(again, weighted, rate)
-    return _fill(inc, cap, part, extra_weight ** np.maximum(crossed - 1, 0), WEIGHTED_LEVEL_TOL, None)
+    # extra_weight ** max(crossed - 1, 0), raised only where crossed > 1 (x ** 0 is exactly 1)
+    weight = np.ones(inc.n_flows)
+    beyond = np.flatnonzero(crossed > 1)
+    weight[beyond] = extra_weight ** (crossed[beyond] - 1)
+    return _fill(inc, cap_links, part, weight, WEIGHTED_LEVEL_TOL, None)
