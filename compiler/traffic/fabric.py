@@ -36,6 +36,14 @@ class Failure:
         return Failure("", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
+def server_devices(plan: Plan) -> np.ndarray:
+    """Plan device indices of the servers, in plan order (read-only: shared by every fabric
+    built on the plan)."""
+    servers = np.fromiter((i for i, d in enumerate(plan.devices) if d.role == "server"), dtype=np.int64)
+    servers.flags.writeable = False
+    return servers
+
+
 class TrafficFabric:
     """The compute fabric of a plan with its failures applied."""
 
@@ -65,7 +73,7 @@ class TrafficFabric:
         self.ep_gbps = g.at_cap_gbps[gpu].astype(np.float64)
         # a direct network's node is its own endpoint, with no attachment link (ep_link -1)
         self.ep_alive = np.where(self.ep_link >= 0, alive[self.ep_link], True) & self.switch_alive[self.ep_switch]
-        servers = np.fromiter((i for i, d in enumerate(plan.devices) if d.role == "server"), dtype=np.int64)
+        servers = plan.memo("server_devices", server_devices)  # a loop over every device, once per plan
         ordinal = np.full(len(plan.devices), -1, dtype=np.int64)
         ordinal[servers] = np.arange(servers.size)
         self.server_devices = servers  # server ordinal -> plan device
