@@ -124,10 +124,15 @@ def _crossing(inc: Incidence, links: np.ndarray, entry_link: np.ndarray | None =
     if entry_link is not None and rows.size * 4 > links.size:
         out[m.indices[links[entry_link]]] = True
         return out
-    start, count = m.indptr[rows], np.diff(m.indptr)[rows]
-    pos = np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    pos = _row_entries(m, rows)
     out[m.indices[pos[m.data[pos] > 1e-12]]] = True
     return out
+
+
+def _row_entries(m: csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """Positions of the entries of the given rows, row after row, each row's in order."""
+    start, count = m.indptr[rows], np.diff(m.indptr)[rows]
+    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
 
 
 def entry_links(inc: Incidence) -> np.ndarray | None:
@@ -356,7 +361,11 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     full = part.sub.load(rate[part.flows]) >= cap_links * (1 - 1e-6)
     shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
     crossed = np.zeros(inc.n_flows)
-    crossed[part.flows] = part.sub.touches(full & shared)
+    # sub.touches(full & shared) read off the few marked rows: the same sums in the same
+    # (link) order, without a product through every entry
+    m = part.sub.terms[0].chain[0]
+    pos = _row_entries(m, np.flatnonzero(full & shared))
+    crossed[part.flows] = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
     held = live & (crossed > 1.5)
     if not np.any(held):
         return rate
