@@ -5,6 +5,7 @@ sources: both equal their plain definitions."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from compiler.plan.columns import equal_rows
 from compiler.traffic.clos import BitRows
@@ -23,9 +24,12 @@ def test_equal_rows_groups_exactly_equal_rows():
     assert equal_rows(np.array([0, 2, 4, 4, 4]), np.array([1, 2, 1, 2])).tolist() == [0, 0, 1, 1]
 
 
-def test_or_rows_equals_one_or_per_link():
+@pytest.mark.parametrize("cols, grouped", [(600, False), (200, False), (200, True)])
+def test_or_rows_equals_one_or_per_link(cols: int, grouped: bool):
+    """Rows of many words OR once per distinct source set; rows of a few (200 columns: 4
+    words) OR every target directly, from pairs grouped by target when the caller says so."""
     rng = np.random.default_rng(5)
-    rows, cols = 300, 200
+    rows = 300
     bits = BitRows(rows, cols)
     bits.set(rng.integers(0, rows, 4000), rng.integers(0, cols, 4000), np.ones(4000, dtype=bool))
     # targets 0-99 from sources 100-299, many targets sharing a source set, parallel links
@@ -35,5 +39,8 @@ def test_or_rows_equals_one_or_per_link():
     expected = bits.dense()
     for t, s in zip(target, source, strict=True):
         expected[t] |= expected[s]
-    bits.or_rows(target, source, chunk=16)
+    if grouped:
+        order = np.argsort(target, kind="stable")
+        target, source = target[order], source[order]
+    bits.or_rows(target, source, chunk=16, grouped=grouped)
     assert np.array_equal(bits.dense(), expected)

@@ -13,7 +13,9 @@ ECMP), share the links (max-min, calibrated to transports: fairness.py), and rea
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -29,15 +31,36 @@ HOT_LINKS = 5
 
 @dataclass
 class PhaseResult:
+    """A phase's figures. The per-link ones (offered, flows_on, util: three products through
+    the incidence and arrays over every link) are computed when first read: the collective
+    estimate reads only the fractions."""
+
     fraction: float  # sum of connection rates over their line rates
     min_fraction: float
     conn_fraction: np.ndarray
-    offered: np.ndarray  # per directed link
-    flows_on: np.ndarray  # per directed link: flows crossing it (weighted by their split)
-    util: np.ndarray  # per directed link: load at the fair rates / capacity
     unroutable: int
+    link_figures: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(repr=False)
     secondary: int = 0
     counts: dict[str, int] = field(default_factory=dict)
+
+    @cached_property
+    def _links(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.link_figures()
+
+    @property
+    def offered(self) -> np.ndarray:
+        """Per directed link: its load if every flow ran at line rate, over its capacity."""
+        return self._links[0]
+
+    @property
+    def flows_on(self) -> np.ndarray:
+        """Per directed link: flows crossing it (weighted by their split)."""
+        return self._links[1]
+
+    @property
+    def util(self) -> np.ndarray:
+        """Per directed link: load at the fair rates / capacity."""
+        return self._links[2]
 
 
 @dataclass
@@ -102,12 +125,16 @@ def phase_result(fabric: TrafficFabric, phase: Phase, routed: Routed, rates: np.
     line = np.bincount(phase.conn, weights=fabric.ep_gbps[phase.src] * share, minlength=n_conn)
     conn_frac = np.divide(conn_rate, line, out=np.zeros(n_conn), where=line > 0)
     fraction = float(conn_rate.sum() / line.sum()) if line.sum() else 1.0  # no flow: nothing slowed
-    offered = routed.inc.load(routed.demand_gbps * share[routed.flow_of]) / fabric.cap_gbps
-    flows_on = routed.inc.load(np.ones(routed.inc.n_flows) / np.maximum(1, np.bincount(routed.flow_of)[routed.flow_of]))
-    util = routed.inc.load(rates) / fabric.cap_gbps
+
+    def link_figures() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        inc, flow_of = routed.inc, routed.flow_of
+        offered = inc.load(routed.demand_gbps * share[flow_of]) / fabric.cap_gbps
+        flows_on = inc.load(np.ones(inc.n_flows) / np.maximum(1, np.bincount(flow_of)[flow_of]))
+        return offered, flows_on, inc.load(rates) / fabric.cap_gbps
+
     unroutable = int(np.unique(routed.flow_of[~routed.active]).size)
-    return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 1.0, conn_frac, offered, flows_on, util,
-                       unroutable, routed.secondary, routed.counts)
+    return PhaseResult(fraction, float(conn_frac.min()) if n_conn else 1.0, conn_frac, unroutable, link_figures,
+                       routed.secondary, routed.counts)
 
 
 def collective_seconds(fabric: TrafficFabric, pattern: Pattern, phases: list[PhaseResult],

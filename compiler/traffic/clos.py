@@ -87,6 +87,27 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
+def _present(values: np.ndarray, n: int) -> np.ndarray:
+    """distinct(values) for values in 0..n-1 (switch indices), by marking them: no sort."""
+    if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+        return distinct(values)
+    seen = np.zeros(n, dtype=bool)
+    seen[values] = True
+    return np.flatnonzero(seen).astype(values.dtype, copy=False)
+
+
+def _stable_sorted(code: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """code and the columns (one value per code) in the stable order of code; as they are,
+    with no sort and no gather, where code is in order already (the usual case)."""
+    if code.size < 2 or bool(np.all(code[1:] >= code[:-1])):
+        return (code, *columns)
+    order = np.argsort(code, kind="stable")
+    return (code[order], *(c[order] for c in columns))
+
+
+_DIRECT_OR_WORDS = 4  # or_rows: rows of at most this many words are ORed without grouping equal sets
+
+
 class BitRows:
     """A rows x cols boolean matrix packed 64 columns to a word. Reachability of every switch
     to every edge switch is switches x leaves: 168 million booleans at 524,288 GPUs, where a
@@ -108,7 +129,8 @@ class BitRows:
     def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         rows, cols = key
         cols = np.asarray(cols)
-        word = self.words[rows, cols >> 6]
+        w = self.words.shape[1]  # a flat take: several times faster than a 2-d fancy index
+        word = np.take(self.words.reshape(-1), np.asarray(rows, dtype=np.int64) * w + (cols >> 6))
         return ((word >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
     def dense(self) -> np.ndarray:
@@ -125,30 +147,39 @@ class BitRows:
             full[:] = 0
         return np.all((self.words & full) == full, axis=1)
 
-    def or_rows(self, target: np.ndarray, source: np.ndarray, chunk: int = 1 << 16) -> None:
+    def or_rows(self, target: np.ndarray, source: np.ndarray, chunk: int = 1 << 16, grouped: bool = False) -> None:
         """Row target[i] |= row source[i] for every i. No row may be both a target and a
         source (each call joins one tier to the next), so the order does not matter.
         Targets with the same set of sources (a core group's cores, a pod's leaves, the
         spines under one core group) get the same OR: it is computed once per set
-        (columns.equal_rows), which at 524,288 GPUs is a few thousand rows of ~1M."""
-        cols = int(source.max(initial=0)) + 1
-        pair = distinct(target.astype(np.int64) * cols + source)  # sorted; parallel links once
-        target, source = pair // cols, pair % cols
+        (columns.equal_rows), which at 524,288 GPUs is a few thousand rows of ~1M. Rows of a
+        few words (the edge classes of EdgeBits) are ORed per target directly: finding the
+        equal sets costs more passes over the pairs than the OR of a few words saves; there
+        `grouped` (each target's pairs already together, as in a port order) skips the sort.
+        A repeated pair (parallel links) ORs the same row twice."""
+        direct = self.words.shape[1] <= _DIRECT_OR_WORDS
+        if not (direct and grouped):
+            cols = int(source.max(initial=0)) + 1
+            target, source = np.divmod(distinct(target.astype(np.int64) * cols + source), cols)  # pairs once
         if not target.size:
             return
         first = np.flatnonzero(np.r_[True, target[1:] != target[:-1]])
         indptr = np.r_[first, target.size]
-        same = equal_rows(indptr, source)
-        rep = np.unique(same, return_index=True)[1]  # per class, its first target
-        count = np.diff(indptr)[rep]
-        rep_sources = source[np.repeat(indptr[rep], count) + ranges(count)]
+        if direct:  # every target its own class
+            same = rep = np.arange(first.size)
+            count, rep_sources = np.diff(indptr), source
+        else:
+            same = equal_rows(indptr, source)
+            rep = np.unique(same, return_index=True)[1]  # per class, its first target
+            count = np.diff(indptr)[rep]
+            rep_sources = source[np.repeat(indptr[rep], count) + ranges(count)]
         starts = np.cumsum(count) - count
         result = np.empty((rep.size, self.words.shape[1]), dtype=self.words.dtype)
         lo = 0
         while lo < rep.size:  # about `chunk` source rows gathered at a time
             hi = max(lo + 1, int(np.searchsorted(starts, starts[lo] + chunk, side="right")))
             a, b = int(starts[lo]), int(starts[hi - 1] + count[hi - 1])
-            result[lo:hi] = np.bitwise_or.reduceat(self.words[rep_sources[a:b]], starts[lo:hi] - a, axis=0)
+            result[lo:hi] = np.bitwise_or.reduceat(np.take(self.words, rep_sources[a:b], axis=0), starts[lo:hi] - a, axis=0)
             lo = hi
         self.words[target[first]] |= result[same]
 
@@ -228,7 +259,7 @@ class ClosRoutes:
         self.top = int(tier.max()) if tier.size else 1
         if self.top > 3:
             raise NotClos("more than three switch tiers")
-        self.edges = distinct(fabric.ep_switch)
+        self.edges = _present(fabric.ep_switch, g.n)
         self.edge_of = np.full(g.n, -1, dtype=np.int64)
         self.edge_of[self.edges] = np.arange(self.edges.size)
 
@@ -249,7 +280,21 @@ class ClosRoutes:
 
     @cached_property
     def dn_ptr(self) -> np.ndarray:
-        return np.searchsorted(self.hi[self.dn_order], np.arange(self.f.graph.n + 1))
+        return np.searchsorted(self._dn_ends[0], np.arange(self.f.graph.n + 1))
+
+    @cached_property
+    def _up_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per switch link in up_order: its lower and upper switch and whether it is live."""
+        link = self.up_order
+        return self.lo[link], self.hi[link], self.alive[link]
+
+    @cached_property
+    def _dn_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per switch link in dn_order: its upper and lower switch and whether it is live,
+        gathered once for the tables built in that order (a gather by a permutation of a
+        million links misses the cache on every entry)."""
+        link = self.dn_order
+        return self.hi[link], self.lo[link], self.alive[link]
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
@@ -278,9 +323,11 @@ class ClosRoutes:
         d = BitRows(g.n, int(cls.max(initial=-1)) + 1)
         d.set(self.edges, cls, f.switch_alive[self.edges])
         tier = f.tier
+        hi, lo, live = self._dn_ends  # by upper switch
+        hi_tier = tier[hi]
         for t in range(2, self.top + 1):
-            sel = self.alive & (tier[self.hi] == t)
-            d.or_rows(self.hi[sel], self.lo[sel])
+            sel = live & (hi_tier == t)
+            d.or_rows(hi[sel], lo[sel], grouped=True)
         if not merged:
             return EdgeBits(d, cls, self.edges, np.zeros(self.edges.size, dtype=bool))
         d.words[self.edges] = 0  # an edge's own bit is held apart (its twins share the column)
@@ -291,9 +338,11 @@ class ClosRoutes:
         """reach[x, e]: x reaches e valley-free (up*, then down*) over live links."""
         tier = self.f.tier
         r = self.down.copy()
+        lo, hi, live = self._up_ends  # by lower switch
+        lo_tier = tier[lo]
         for t in range(self.top - 1, 0, -1):
-            sel = self.alive & (tier[self.lo] == t)
-            r.bits.or_rows(self.lo[sel], self.hi[sel])
+            sel = live & (lo_tier == t)
+            r.bits.or_rows(lo[sel], hi[sel], grouped=True)
         return r
 
     def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -341,10 +390,10 @@ class ClosRoutes:
         """Live cables by (upper, lower) switch, in the upper switch's port order: for the
         last hop down, where the only equal-cost next hops are the cables to the leaf."""
         n = self.f.graph.n
-        k = self.dn_order[self.alive[self.dn_order]]  # by upper switch, then its port
-        code = self.hi[k] * n + self.lo[k]
-        order = np.argsort(code, kind="stable")  # nearly sorted already; ties keep the port order
-        return code[order], k[order]
+        hi, lo, live = self._dn_ends
+        k = self.dn_order[live]  # by upper switch, then its port
+        code = hi[live] * n + lo[live]
+        return _stable_sorted(code, k)  # nearly sorted already; ties keep the port order
 
     @cached_property
     def _down_groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -361,13 +410,12 @@ class ClosRoutes:
         reached = self.down.counts(every)  # per switch: the edges it reaches downward
         in_own = self.down.counts(every, pods, edge_pod)  # of which in its own pod
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
-        link = self.dn_order
-        code = self.hi[link] * n_pods + pods[self.lo[link]]
-        order = np.argsort(code, kind="stable")  # port order kept within a group
-        code, link = code[order], link[order]
+        hi, lo, live = self._dn_ends
+        code = hi * n_pods + pods[lo]
+        good = live & ok_below[lo]
+        code, link, good = _stable_sorted(code, self.dn_order, good)  # port order kept within a group
         first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else np.zeros(0, dtype=np.int64)
         count = np.diff(np.r_[first, code.size])
-        good = self.alive[link] & ok_below[self.lo[link]]
         whole = np.logical_and.reduceat(good, first) if first.size else np.zeros(0, dtype=bool)
         return code[first][whole], first[whole], count[whole], link
 

@@ -36,6 +36,14 @@ class Failure:
         return Failure("", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
+def server_devices(plan: Plan) -> np.ndarray:
+    """Plan device indices of the servers, in plan order (read-only: shared by every fabric
+    built on the plan)."""
+    servers = np.fromiter((i for i, d in enumerate(plan.devices) if d.role == "server"), dtype=np.int64)
+    servers.flags.writeable = False
+    return servers
+
+
 class TrafficFabric:
     """The compute fabric of a plan with its failures applied."""
 
@@ -47,7 +55,10 @@ class TrafficFabric:
         L = plan.links
         dead_dev = np.zeros(len(plan.devices), dtype=bool)
         dead_dev[self.failure.devices] = True
-        alive = ~(dead_dev[L.a_dev] | dead_dev[L.b_dev])
+        if self.failure.devices.size:
+            alive = ~(dead_dev[L.a_dev] | dead_dev[L.b_dev])
+        else:  # no failed device: no pass over both ends of every link to learn it
+            alive = np.ones(len(L), dtype=bool)
         alive[self.failure.links] = False
         self.link_alive = alive  # per plan link
         self.cap_gbps = np.repeat(L.speed_gbps.astype(np.float64), 2)  # per directed link
@@ -62,7 +73,7 @@ class TrafficFabric:
         self.ep_gbps = g.at_cap_gbps[gpu].astype(np.float64)
         # a direct network's node is its own endpoint, with no attachment link (ep_link -1)
         self.ep_alive = np.where(self.ep_link >= 0, alive[self.ep_link], True) & self.switch_alive[self.ep_switch]
-        servers = np.fromiter((i for i, d in enumerate(plan.devices) if d.role == "server"), dtype=np.int64)
+        servers = plan.memo("server_devices", server_devices)  # a loop over every device, once per plan
         ordinal = np.full(len(plan.devices), -1, dtype=np.int64)
         ordinal[servers] = np.arange(servers.size)
         self.server_devices = servers  # server ordinal -> plan device
@@ -71,8 +82,10 @@ class TrafficFabric:
         if chips.any():  # a direct torus's chips: their host is the server of their group (expand/torus.py)
             host = np.fromiter((plan.devices[int(d)].group or 0 for d in self.ep_device[chips]), dtype=np.int64)
             self.ep_server[chips] = host - 1
-        order = np.lexsort((self.ep_port, self.ep_server))
-        if not np.array_equal(order, np.arange(order.size)):  # keep endpoints in (server, port) order
+        s, p = self.ep_server, self.ep_port
+        # keep endpoints in (server, port) order; they usually are, which one pass tells without a sort
+        if not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (p[1:] >= p[:-1]))):
+            order = np.lexsort((p, s))
             for name in ("ep_device", "ep_port", "ep_switch", "ep_link", "ep_gbps", "ep_alive", "ep_server"):
                 setattr(self, name, getattr(self, name)[order])
         self.ep_first = np.searchsorted(self.ep_server, np.arange(servers.size + 1))  # server -> first endpoint

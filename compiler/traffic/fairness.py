@@ -21,6 +21,7 @@ a few dozen; capped by MAX_ROUNDS as a guard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -51,13 +52,27 @@ class Term:
         return v if self.classes is None else v[self.classes]
 
     def restrict(self, flows: np.ndarray, links: np.ndarray) -> Term:
-        """The same term over a subset of flows (indices) and links (indices)."""
-        last = self.chain[-1][links]
+        """The same term over a subset of flows (sorted indices) and links (indices); every
+        flow (as many as there are) keeps the columns as they are."""
+        last = _rows(self.chain[-1], links)
         if self.classes is None:
-            first = (last if len(self.chain) == 1 else self.chain[0])[:, flows]
+            first = last if len(self.chain) == 1 else self.chain[0]
+            if flows.size != first.shape[1]:
+                first = first[:, flows]
             chain = [first] if len(self.chain) == 1 else [first, *self.chain[1:-1], last]
             return Term([c.tocsr() for c in chain])
         return Term([*self.chain[:-1], last.tocsr()], self.classes[flows])
+
+
+def _rows(m: csr_matrix, rows: np.ndarray) -> csr_matrix:
+    """m[rows]. Where the rows hold every entry of m, in order (the links a routed flow
+    crosses, when every flow is routed), the entries are shared, not copied: the result
+    differs from m only in its row pointers."""
+    if rows.size and m.nnz:
+        start, end = m.indptr[rows], m.indptr[rows + 1]
+        if start[0] == 0 and end[-1] == m.nnz and np.array_equal(end[:-1], start[1:]):
+            return csr_matrix((m.data, m.indices, np.r_[start, m.nnz]), shape=(rows.size, m.shape[1]))
+    return m[rows]
 
 
 @dataclass
@@ -96,19 +111,40 @@ def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.
     return m
 
 
-def _crossing(inc: Incidence, links: np.ndarray) -> np.ndarray:
+def _crossing(inc: Incidence, links: np.ndarray, entry_link: np.ndarray | None = None) -> np.ndarray:
     """Per flow: does it cross one of the marked links (inc.touches(links) > 0). Where every
     flow has one route (one links x flows matrix) the flows are read off the marked rows
-    alone: a filling round marks a few links, and a product would visit every entry."""
+    alone: a filling round marks a few links, and a product would visit every entry. A round
+    that marks many links reads every entry's link instead (`entry_link`: entry_links)."""
     if not single_path(inc):
         return inc.touches(links) > 1e-12
     m = inc.terms[0].chain[0]
-    rows = np.flatnonzero(links)
-    start, count = m.indptr[rows], np.diff(m.indptr)[rows]
-    pos = np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
     out = np.zeros(inc.n_flows, dtype=bool)
+    rows = np.flatnonzero(links)
+    if entry_link is not None and rows.size * 4 > links.size:
+        out[m.indices[links[entry_link]]] = True
+        return out
+    pos = _row_entries(m, rows)
     out[m.indices[pos[m.data[pos] > 1e-12]]] = True
     return out
+
+
+def _row_entries(m: csr_matrix, rows: np.ndarray) -> np.ndarray:
+    """Positions of the entries of the given rows, row after row, each row's in order."""
+    start, count = m.indptr[rows], np.diff(m.indptr)[rows]
+    return np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+
+
+def entry_links(inc: Incidence) -> np.ndarray | None:
+    """Per entry of a single-path incidence's matrix: its row (link), for _crossing's
+    many-links read; None where that read does not apply (split routes, or an entry whose
+    weight is too small to count as crossing)."""
+    if not single_path(inc):
+        return None
+    m = inc.terms[0].chain[0]
+    if np.any(m.data <= 1e-12):
+        return None
+    return np.repeat(np.arange(m.shape[0], dtype=m.indices.dtype), np.diff(m.indptr))
 
 
 def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = None,
@@ -126,7 +162,8 @@ def max_min_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None = N
     stack_incidences): each round every group steps to its own next bottleneck, so each
     gets the rates it would get alone, in as many rounds as its slowest group needs
     rather than the sum of all of theirs."""
-    return _fill(inc, cap, routed_part(inc, active), weight, level_tol, groups)
+    part = routed_part(inc, active)
+    return _fill(inc, np.asarray(cap, dtype=np.float64)[part.links], part, weight, level_tol, groups)
 
 
 @dataclass(frozen=True)
@@ -139,6 +176,22 @@ class RoutedPart:
     sub: Incidence
     crossing: np.ndarray
 
+    @cached_property
+    def least_entry(self) -> float:
+        """Where every flow has one route: the least weight with which a routed flow crosses
+        a link; 0 where some routed flow crosses none, or routes are split."""
+        if not single_path(self.sub):
+            return 0.0
+        m = self.sub.terms[0].chain[0]
+        if not m.nnz or np.bincount(m.indices, minlength=m.shape[1]).min(initial=1) == 0:
+            return 0.0
+        return float(m.data.min())
+
+    @cached_property
+    def entry_link(self) -> np.ndarray | None:
+        """entry_links of sub, built once for every filling that starts from this part."""
+        return entry_links(self.sub)
+
 
 def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
     """Only the links some routed flow crosses can fill: the rest (most of a large fabric's
@@ -150,48 +203,85 @@ def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
     return RoutedPart(flows, links, inc.restrict(flows, links), crossing)
 
 
-def _fill(inc: Incidence, cap: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
+def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.ndarray | None, level_tol: float,
           groups: Groups | None) -> np.ndarray:
-    """max_min_rates on the routed part of the incidence."""
+    """max_min_rates on the routed part of the incidence (cap_links: the capacity of each
+    of its links, as float64; not written to). With one group its per-group
+    figures (step, level) are one-element arrays that broadcast over the links and flows:
+    the same values as gathering them by group, without a pass over every link to do so."""
     rate = np.zeros(inc.n_flows)
-    g = groups if groups is not None else Groups.one(inc.n_flows, inc.n_links)
+    one = groups is None or groups.count == 1
+    count = 1 if groups is None else groups.count
     flows, links, sub = part.flows, part.links, part.sub
     w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
-    flow_group, link_group = g.flow[flows], g.link[links]
-    cap_sub = cap.astype(np.float64)[links]
-    room = cap_sub.copy()
+    # per flow and link: its group (none with one group, whose figures broadcast)
+    flow_group = link_group = np.zeros(0, dtype=np.int64)
+    if not one:
+        assert groups is not None
+        flow_group, link_group = groups.flow[flows], groups.link[links]
+    room = cap_links.copy()
     rising = np.ones(flows.size, dtype=bool)
-    level = np.zeros(g.count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
-    cap_tol = cap_sub * _REL_TOL
+    n_rising = flows.size
+    level = np.zeros(count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
+    cap_tol = room * _REL_TOL
+    ratio = np.empty(room.size)
     starts: np.ndarray | None = None  # where each group's links begin
+    entry: np.ndarray | None = None  # per entry of sub's matrix, its link (_crossing's many-links read)
+    # > 1e-12: every rising flow adds at least this much to the pace of each link it crosses
+    # (entry weight x flow weight, a sum of non-negative terms), so each crosses a moving link
+    floor = part.least_entry * float(w.min()) if w.size and part.least_entry > 1e-12 else 0.0
     for _ in range(MAX_ROUNDS):
-        if not rising.any():
+        if not n_rising:
             return rate
-        pace = sub.load(np.where(rising, w, 0.0))  # load added per unit of step
+        every = n_rising == rising.size
+        pace = sub.load(w if every else np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
-        ratio = np.divide(room, pace, out=np.full(room.size, np.inf), where=moving)
-        step = np.full(g.count, np.inf)
+        ratio.fill(np.inf)
+        np.divide(room, pace, out=ratio, where=moving)
+        step = np.full(count, np.inf)
         if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
-            starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size else link_group
+            if one:
+                starts = np.zeros(min(1, links.size), dtype=np.int64)
+            else:
+                starts = np.flatnonzero(np.r_[True, link_group[1:] != link_group[:-1]]) if link_group.size \
+                    else link_group
         if starts.size:
-            step[link_group[starts]] = np.minimum.reduceat(ratio, starts)
+            least = np.minimum.reduceat(ratio, starts)
+            if one:
+                step[:] = least
+            else:
+                step[link_group[starts]] = least
         bounded = np.isfinite(step)
-        if np.any(~bounded[flow_group[rising]]):  # rising flows cross no link: unbounded, which a route never is
-            raise AssertionError("a routed flow crosses no capacitated link")
+        if not (bounded[0] if one else np.all(bounded[flow_group[rising]])):
+            raise AssertionError("a routed flow crosses no capacitated link")  # unbounded, which a route never is
         step = np.maximum(0.0, np.where(bounded, step, 0.0))
-        rate[flows[rising]] += step[flow_group[rising]] * w[rising]
-        room -= step[link_group] * pace
+        if flows.size == rate.size and one:  # every flow, in order: no gather and scatter
+            np.add(rate, step * w, out=rate, where=True if every else rising)
+        elif every:
+            rate[flows] += (step if one else step[flow_group]) * w
+        else:
+            rate[flows[rising]] += (step if one else step[flow_group[rising]]) * w[rising]
+        room -= (step if one else step[link_group]) * pace
         level += step
-        full = moving & (room <= (cap_tol + pace * level[link_group] * level_tol if level_tol else cap_tol))
-        rising &= ~_crossing(sub, full)
-        if rising.sum() < _SHRINK * rising.size or moving.sum() < _SHRINK * moving.size:
+        tol = cap_tol + pace * (level if one else level[link_group]) * level_tol if level_tol else cap_tol
+        full = moving & (room <= tol)
+        n_moving = int(np.count_nonzero(moving))
+        if floor > 1e-12 and np.count_nonzero(full) == n_moving:
+            return rate  # every moving link is full: every rising flow crosses one and freezes
+        if entry is None and np.count_nonzero(full) * 4 > full.size:
+            entry = part.entry_link if sub is part.sub else entry_links(sub)
+        rising &= ~_crossing(sub, full, entry)
+        n_rising = int(np.count_nonzero(rising))
+        if n_rising and (n_rising < _SHRINK * rising.size or n_moving < _SHRINK * moving.size):
             # shrink to the rising flows and the links they load (none of them full)
             keep_links = np.flatnonzero(moving & ~full)
             keep_flows = np.flatnonzero(rising)
             sub = sub.restrict(keep_flows, keep_links)
             flows, links, w = flows[keep_flows], links[keep_links], w[keep_flows]
-            flow_group, link_group, starts = flow_group[keep_flows], link_group[keep_links], None
-            cap_sub, room, cap_tol = cap_sub[keep_links], room[keep_links], cap_tol[keep_links]
+            starts, entry = None, None
+            if not one:
+                flow_group, link_group = flow_group[keep_flows], link_group[keep_links]
+            room, cap_tol, ratio = room[keep_links], cap_tol[keep_links], ratio[:keep_links.size]
             rising = np.ones(flows.size, dtype=bool)
     raise AssertionError("progressive filling did not converge")
 
@@ -204,10 +294,6 @@ class Groups:
     flow: np.ndarray
     link: np.ndarray
     count: int
-
-    @staticmethod
-    def one(n_flows: int, n_links: int) -> Groups:
-        return Groups(np.zeros(n_flows, dtype=np.int64), np.zeros(n_links, dtype=np.int64), 1)
 
 
 def _shape(inc: Incidence) -> tuple:
@@ -265,16 +351,21 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     only where it has such a flow, as it would be alone.
     Cost: two progressive fillings and two products through the incidence."""
     part = routed_part(inc, active)
-    rate = _fill(inc, cap, part, None, 0.0, groups)
+    cap_links = np.asarray(cap, dtype=np.float64)[part.links]  # gathered once for both fillings
+    rate = _fill(inc, cap_links, part, None, 0.0, groups)
     if not single_path(inc) or extra_weight >= 1:
         return rate
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     # on the routed part only: a link no routed flow crosses is not shared, and a flow
     # outside it is not live (its weight is never read)
-    full = part.sub.load(rate[part.flows]) >= np.asarray(cap)[part.links] * (1 - 1e-6)
+    full = part.sub.load(rate[part.flows]) >= cap_links * (1 - 1e-6)
     shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
     crossed = np.zeros(inc.n_flows)
-    crossed[part.flows] = part.sub.touches(full & shared)
+    # sub.touches(full & shared) read off the few marked rows: the same sums in the same
+    # (link) order, without a product through every entry
+    m = part.sub.terms[0].chain[0]
+    pos = _row_entries(m, np.flatnonzero(full & shared))
+    crossed[part.flows] = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
     held = live & (crossed > 1.5)
     if not np.any(held):
         return rate
@@ -283,4 +374,8 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
         weighted = max_min_rates(inc, cap, live & again, weight=extra_weight ** np.maximum(crossed - 1, 0),
                                  level_tol=WEIGHTED_LEVEL_TOL, groups=groups)
         return np.where(again, weighted, rate)
-    return _fill(inc, cap, part, extra_weight ** np.maximum(crossed - 1, 0), WEIGHTED_LEVEL_TOL, None)
+    # extra_weight ** max(crossed - 1, 0), raised only where crossed > 1 (x ** 0 is exactly 1)
+    weight = np.ones(inc.n_flows)
+    beyond = np.flatnonzero(crossed > 1)
+    weight[beyond] = extra_weight ** (crossed[beyond] - 1)
+    return _fill(inc, cap_links, part, weight, WEIGHTED_LEVEL_TOL, None)

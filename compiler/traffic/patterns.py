@@ -147,18 +147,23 @@ def _phase(src: np.ndarray, dst: np.ndarray, conn: np.ndarray | None = None, wei
 def _domain_ring(fabric: TrafficFabric, servers: np.ndarray) -> Phase:
     """Slot s of domain d -> slot s of the next domain in rank order, on every NIC port."""
     dom = fabric.domain_of_server(servers)
-    _, first_at = np.unique(dom, return_index=True)
-    domains = dom[np.sort(first_at)]  # domains in rank order of their first server
+    _, first_at, which = np.unique(dom, return_index=True, return_inverse=True)
+    by_rank = np.argsort(first_at)
+    domains = dom[first_at[by_rank]]  # domains in rank order of their first server
     if domains.size < 2:
         return _phase(np.zeros(0), np.zeros(0))
-    rank_of_domain = {int(d): i for i, d in enumerate(domains.tolist())}
+    rank_of_domain = np.empty(domains.size, dtype=np.int64)  # per distinct domain (sorted): its rank
+    rank_of_domain[by_rank] = np.arange(domains.size)
     # slot = position of the server inside its domain (plan order)
     up = fabric.plan.scale_up
     per = up.servers_per_domain if up is not None and not up.in_plan_links and up.domains else 1
     slot = servers % per
-    nxt_domain = domains[(np.array([rank_of_domain[int(d)] for d in dom.tolist()]) + 1) % domains.size]
+    nxt_domain = domains[(rank_of_domain[which.reshape(-1)] + 1) % domains.size]
     target_server = nxt_domain * per + slot
-    present = np.isin(target_server, servers)
+    taking_part = np.zeros(fabric.server_devices.size, dtype=bool)  # server ordinals: a mark, not np.isin's sort
+    taking_part[servers] = True
+    inside = (target_server >= 0) & (target_server < taking_part.size)
+    present = inside & taking_part[np.where(inside, target_server, 0)]
     src_srv, dst_srv = servers[present], target_server[present]
     p_src = np.diff(fabric.ep_first)[src_srv]
     p_dst = np.diff(fabric.ep_first)[dst_srv]
