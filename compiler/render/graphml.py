@@ -31,6 +31,10 @@ from ..plan.multigraph import DEVICE_ATTRIBUTES, LINK_ATTRIBUTES, LinkColumn, de
 from .templates import environment, format_segments, stream_template
 from .writer import OutputDir
 
+# Rows per piece of the file: an edge is ~500 bytes, so 2,048 edges are ~1 MB, which stays in
+# cache from join through encode to write; 8,192 edges (4 MB pieces) cost twice the system
+# time writing 790 MB at 524,288 GPUs (0.55 s against 0.26 s, user time no worse).
+_CHUNK_ROWS = 1 << 11
 _MARK = "\x00{}\x00"  # a value's place while a shape renders (values themselves go in through %)
 
 
@@ -159,8 +163,8 @@ def _elements(macro, fixed_columns: Sequence[LinkColumn], names: list[str], colu
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     macros: Any = environment().get_template("graphml/elements.j2").module  # its macros are attributes made at run time
     dcols, lcols = device_columns(plan), link_pieces(plan)
-    nodes = text_chunks(*_elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols))
-    edges = text_chunks(*_elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols))
+    nodes = text_chunks(*_elements(macros.node, [dcols["name"]], list(DEVICE_ATTRIBUTES), dcols), _CHUNK_ROWS)
+    edges = text_chunks(*_elements(macros.edge, [lcols["cable"], lcols["a_device"], lcols["b_device"]], list(LINK_ATTRIBUTES), lcols), _CHUNK_ROWS)
     stream = stream_template("graphml/graph.graphml.j2", name=plan.name, node_keys=list(DEVICE_ATTRIBUTES.items()),
                              edge_keys=list(LINK_ATTRIBUTES.items()), nodes=nodes, edges=edges)
     stream.disable_buffering()  # nodes and edges come in chunks of MBs already: buffering would join them all
