@@ -29,7 +29,7 @@ import numpy as np
 
 from .model import Plan
 from .columns import Coded
-from .views import cable_id_pieces, cable_ids, port_sources
+from .views import cable_id_pieces, cable_ids, per_port_table
 
 if TYPE_CHECKING:
     import networkx
@@ -98,9 +98,9 @@ def link_pieces(plan: Plan) -> dict[str, LinkColumn]:
     no Python value is made per link and field (1.6 million links at 524,288 GPUs)."""
     L = plan.links
     names = np.array([d.name for d in plan.devices], dtype=object)
-    used, src = plan.memo("port_sources", port_sources)
-    # a port's name from its layout's list, laid end to end as per_port lays them out
-    layout_ports = np.array([p.name for lid in used for p in plan.layouts[lid].ports], dtype=object)
+    # a port's name from its layout's list: a table of the used layouts' ports
+    layout_ports, src = per_port_table(plan, {lid: np.array([p.name for p in lay.ports], dtype=object)
+                                              for lid, lay in plan.layouts.items()})
     offsets = plan.port_offsets()
     # a link belongs to the fabric of its upper end (plan/fabrics.py); a view keeps only its own
     fabric_of_device = np.array([d.fabric for d in plan.devices], dtype=object)

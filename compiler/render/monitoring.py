@@ -36,7 +36,7 @@ from ..check import CheckResults
 from ..plan.columns import Coded, Piece, distinct, ranges, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
-from ..plan.views import cable_id_pieces, nos_port_names, port_table
+from ..plan.views import cable_id_pieces, nos_port_table, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -188,15 +188,18 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
         mid[peer_ca] = np.asarray(_escaped(panel[peer_global[peer_ca]]), dtype=object) + '",peer_port="'
         peer_mid = mid
     else:
-        port_names = nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
-        own_port = _escaped(port_names[own_global])
-        peer_port = _escaped(port_names[peer_global])
+        # port names from the used layouts' table (escaped there), indexed per row: no name
+        # gathered, listed and scanned per row
+        port_names, place = nos_port_table(plan, plan.routing.nos if plan.routing is not None else None)
+        port_names = np.asarray(_escaped(port_names), dtype=object)
+        own_port = Coded(port_names, place[own_global])
+        peer_port = Coded(port_names, place[peer_global])
         peer_head = np.array([f'",peer="{n}' for n in names], dtype=object)
         peer_mid = '",peer_port="'
     id_devices, id_numbers = cable_id_pieces(plan)
     id_devices = np.asarray(_escaped(id_devices), dtype=object)
-    pieces: list[Piece] = [own_head[own_dev], own_port, peer_head[peer_dev], peer_mid, peer_port, '",cable="',
-                           id_devices[a_dev], id_numbers[a_port], '"} 1\n']
+    pieces: list[Piece] = [Coded(own_head, own_dev), own_port, Coded(peer_head, peer_dev), peer_mid, peer_port, '",cable="',
+                           Coded(id_devices, a_dev), Coded(id_numbers, a_port), '"} 1\n']
     return pieces, len(link)
 
 
