@@ -304,8 +304,8 @@ def _render(plan: Plan, out: OutputDir) -> None:
     names, nics, ports = nic_columns(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
                                                                      None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
-    for name, text in zip(names, netplan_texts(names, nics, pools, roce.host_mtu_bytes, others), strict=True):
-        out.write_text(f"{FOLDER}/netplan/{name}.yaml", text)
+    out.write_texts(f"{FOLDER}/netplan", zip([f"{name}.yaml" for name in names],
+                                             netplan_texts(names, nics, pools, roce.host_mtu_bytes, others), strict=True))
 
     view = plan.view
     server_type = view.design.server
