@@ -200,3 +200,16 @@ def test_names_yaml_1_1_readers_would_retype_stay_strings(tmp_path, name):
     assert isinstance(flavor["metadata"]["name"], str) and flavor["metadata"]["name"].startswith(f"{name}-")
     nodes = [d for d in yaml.safe_load_all((folder / "k8s" / "node-labels.yaml").read_text()) if d]
     assert all(isinstance(n["metadata"]["name"], str) for n in nodes)
+
+
+def test_label_check_names_every_failing_value_in_sorted_order():
+    """The syntax check runs over every node's name; it reports the failing values sorted
+    (only they are sorted), after the failing keys, and passes a clean set."""
+    from compiler.render.k8s import _check
+
+    _check(["example.com/su"], ["gpu-node-1", "gpu-node-2"], [("example.com/su", ["su1", "su2"])])
+    with pytest.raises(AssertionError) as failed:
+        _check(["bad key!"], ["zz-", "gpu-node-1", "-aa"], [("example.com/su", "x_")])
+    message = str(failed.value)
+    assert message.index("'bad key!'") < message.index("'-aa'") < message.index("'x_'") < message.index("'zz-'")
+    assert "'gpu-node-1'" not in message

@@ -246,7 +246,7 @@ def test_file_sd_targets_are_what_json_dumps_writes(name):
     for indices in ([i for i, d in enumerate(devices) if d.tier == 0], [i for i, d in enumerate(devices) if d.tier > 0], []):
         groups = [{"targets": [f"{r.ip(int(r.management[i])) if r is not None and int(r.management[i]) else devices[i].name}:9100"],
                    "labels": labels[i]} for i in indices]
-        assert _targets(plan, indices, 9100) == json.dumps(groups, indent=1) + "\n"
+        assert "".join(_targets(plan, indices, 9100)) == json.dumps(groups, indent=1) + "\n"
 
 
 def _port_lines_one_by_one(plan, ib: bool) -> str:

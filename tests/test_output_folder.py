@@ -264,3 +264,22 @@ def test_writer_paths_any_spelling_land_in_place_and_none_escapes(tmp_path):
     manifest = json.loads((target / MANIFEST).read_text())
     assert manifest["outputs"] == {"a": ["big.txt", "deep/.hidden", "deep/er/x.txt", "deep/y.txt"]}
     assert not (tmp_path / "x").exists()
+
+
+def test_write_texts_writes_each_file_of_a_folder_and_lists_it(tmp_path):
+    """write_texts (many small files in one folder) writes what write_text would: plain names
+    relative to the folder, other names through write_text's checks, each file in the
+    manifest; no files, no folder."""
+    target = tmp_path / "out"
+    with writer_module.OutputDir(target, plan_digest=lambda: "0" * 64) as w:
+        with w.output("a"):
+            w.write_texts("hosts/netplan", iter([("h1.yaml", "one é\n"), ("sub/h2.yaml", "two"), (".h3", "three")]))
+            w.write_texts("empty", iter([]))
+        with pytest.raises(ValueError, match="escapes"):
+            w.write_texts("hosts", [("../../x", "no")])
+    assert (target / "hosts/netplan/h1.yaml").read_bytes() == "one é\n".encode()
+    assert (target / "hosts/netplan/sub/h2.yaml").read_text() == "two"
+    assert (target / "hosts/netplan/.h3").read_text() == "three"
+    assert not (target / "empty").exists()
+    manifest = json.loads((target / MANIFEST).read_text())
+    assert sorted(manifest["outputs"]["a"]) == ["hosts/netplan/.h3", "hosts/netplan/h1.yaml", "hosts/netplan/sub/h2.yaml"]

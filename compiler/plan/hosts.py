@@ -78,5 +78,12 @@ def _rail_leaves(leaf_of: np.ndarray, leaf_names: dict[int, str]) -> list[str]:
         leaves = np.array(list(leaf_names), dtype=np.int64)
         name_of = np.empty(int(leaves.max()) + 1, dtype=object)
         name_of[leaves] = list(leaf_names.values())
-        return concat([p for j in range(leaf_of.shape[1]) for p in ([";"] if j else []) + [name_of[leaf_of[:, j]]]]).tolist()
+        # the servers of a leaf group share their rail leaves and come one after another:
+        # each run of equal rows is joined once (a join per server and rail grew 9x for 4x
+        # the servers, 0.09 s at 524,288 GPUs), then repeated over its run
+        new = np.ones(leaf_of.shape[0], dtype=bool)
+        new[1:] = (leaf_of[1:] != leaf_of[:-1]).any(axis=1)
+        runs = leaf_of[new]
+        texts = concat([p for j in range(runs.shape[1]) for p in ([";"] if j else []) + [name_of[runs[:, j]]]])
+        return texts[np.cumsum(new) - 1].tolist()
     return [";".join(leaf_names[x] for x in row if x >= 0) for row in leaf_of.tolist()]

@@ -85,13 +85,21 @@ def per_port(plan: Plan, per_layout: dict[str, np.ndarray]) -> np.ndarray:
     the layouts' arrays one after another in device order. One gather from the layouts'
     arrays laid end to end, by an index computed once per plan (port_sources): port_table,
     the NOS names and the writers each spread several columns."""
+    table, place = per_port_table(plan, per_layout)
+    return table[place]
+
+
+def per_port_table(plan: Plan, per_layout: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """per_port as the used layouts' arrays laid end to end (a few hundred values) and per
+    global port its place there: per_port is table[place]. A writer of a big table takes
+    the pair as a Coded column rather than gather a value per port."""
     if not plan.devices:
-        return np.zeros(0, dtype=object)
+        return np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
     used, src = plan.memo("port_sources", port_sources)
     arrays = [per_layout[lid] for lid in used]
     if any(a.size != len(plan.layouts[lid]) for lid, a in zip(used, arrays, strict=True)):
         raise ValueError("per_port: one value per port of each layout")
-    return np.concatenate(arrays)[src]
+    return np.concatenate(arrays), src
 
 
 def port_sources(plan: Plan) -> tuple[list[str], np.ndarray]:
@@ -140,10 +148,17 @@ def nos_port_names(plan: Plan, nos: str | None) -> np.ndarray:
     (RoutingPlan.port_names, from the switch model's nos_port_names), the panel name where
     it has none (servers, InfiniBand, a model without that NOS's names, no NOS). Switch
     configs (the fabric's NOS, or the twin's), monitoring and the twin read ports so."""
+    table, place = nos_port_table(plan, nos)
+    return table[place]
+
+
+def nos_port_table(plan: Plan, nos: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """nos_port_names as per_port_table gives it: the names of the used layouts' ports, and
+    per global port its place among them."""
     routing = plan.routing
     per_layout = routing.port_names.get(nos, {}) if nos is not None and routing is not None else {}
-    return per_port(plan, {lid: np.array(per_layout.get(lid) or [p.name for p in lay.ports], dtype=object)
-                           for lid, lay in plan.layouts.items()})
+    return per_port_table(plan, {lid: np.array(per_layout.get(lid) or [p.name for p in lay.ports], dtype=object)
+                                 for lid, lay in plan.layouts.items()})
 
 
 def device_nos(plan: Plan) -> list[str | None]:

@@ -58,7 +58,7 @@ from .. import cyclic_gc
 from ..catalog.nics import nic_devices
 from ..catalog.nos import descriptor
 from ..check import CheckResults
-from ..plan.columns import distinct, groups
+from ..plan.columns import distinct
 from ..plan.fabrics import fabric_names, fabric_plan
 from ..plan.facts import HostNicFacts, HostTopologyFacts
 from ..plan.model import Plan
@@ -239,9 +239,11 @@ def _compute_texts(hosts: list[str], nics: NicColumns | None, pools: list[str], 
     first_fmt, fields = _nic_format(pools, mtu_bytes, True, True)
     rest_fmt, rest_fields = _nic_format(pools, mtu_bytes, True, False)
     column = nics._asdict()
-    # tables as text, once per distinct number (a %s of an int formats it per use)
-    numbers, _, inverse = groups(nics.table)
-    column["table"] = np.array([str(t) for t in numbers.tolist()], dtype=object)[inverse]
+    # tables as text, once per number of their range (100 + rail: a few dozen; a %s of an
+    # int formats it per use), picked per NIC by offset: no sort of every NIC's table
+    low = int(nics.table.min()) if nics.table.size else 0
+    high = int(nics.table.max()) if nics.table.size else -1
+    column["table"] = np.array([str(t) for t in range(low, high + 1)], dtype=object)[nics.table - low]
     count = np.diff(nics.bounds)
     host = np.array(hosts, dtype=object)
     for lo in range(0, len(hosts), SERVERS_AT_ONCE):
@@ -302,8 +304,8 @@ def _render(plan: Plan, out: OutputDir) -> None:
     names, nics, ports = nic_columns(compute) if r is not None else ([d.name for d in compute.devices if d.role == "server"],
                                                                      None, _compute_ports(compute) if ib else [])
     pools = [r.pools["server_links"], r.pools["loopbacks"]] if r is not None else []
-    for name, text in zip(names, netplan_texts(names, nics, pools, roce.host_mtu_bytes, others), strict=True):
-        out.write_text(f"{FOLDER}/netplan/{name}.yaml", text)
+    out.write_texts(f"{FOLDER}/netplan", zip([f"{name}.yaml" for name in names],
+                                             netplan_texts(names, nics, pools, roce.host_mtu_bytes, others), strict=True))
 
     view = plan.view
     server_type = view.design.server
@@ -315,7 +317,8 @@ def _render(plan: Plan, out: OutputDir) -> None:
     hcas_from_ports = hcas is None and len(named) == len(ports) > 0 and all(named)
     if hcas_from_ports:  # no host topology (bus ids), but servers.yaml names each compute port's RDMA device
         hcas = named
-    used = distinct(nics.rail).tolist() if nics is not None else _used_rails(compute) if ib else []
+    # rails are small positive numbers: a count per rail, not a sort of every NIC's
+    used = np.flatnonzero(np.bincount(nics.rail)).tolist() if nics is not None else _used_rails(compute) if ib else []
     rails = [(k, ports[k - 1], hcas[k - 1] if hcas else None) for k in used]
     roce_rails = [] if ib else rails  # mlnx_qos, netplan and .link files are for Ethernet NICs
     # the RoCE fabrics' NICs besides compute: (fabric, port), every port of the group any server uses

@@ -24,10 +24,11 @@ import numpy as np
 from ..check import CheckResults
 from ..plan import naming
 from ..plan.fabrics import COMPUTE, fabric_plan
+from ..plan.columns import Piece, text_chunks
 from ..plan.hosts import host_table
 from ..plan.model import Plan
 from ..plan.routing import dotted, link_end_addresses
-from .csvtext import csv_text
+from .csvtext import csv_column, csv_field, csv_text
 from .writer import OutputDir
 
 HEADER = ["hostname", "server_type", "su", "pod", "leaf_group", "rail_leaves", "nvlink_domain", "rack", "ru",
@@ -45,11 +46,20 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     rack, ru = _rack_ru(plan, n)
     mgmt = _addresses(compute.routing.management[:n]) if compute.routing is not None else [""] * n
     bmc = _bmc_addresses(plan, n)
-    rows = ((name, server, "" if su is None else su, "" if pod is None else pod, group, leaves,
-             "" if dom is None else naming.nvlink_domain(dom), r, u, b, m)
-            for name, su, pod, group, leaves, dom, r, u, b, m in zip(hosts.names, hosts.su, hosts.pod, hosts.group,
-                                                                    hosts.rail_leaves, hosts.domain, rack, ru, bmc, mgmt, strict=True))
-    out.write_text("hosts.csv", csv_text(HEADER, rows))
+    domains = {v: "" if v is None else naming.nvlink_domain(v) for v in set(hosts.domain)}
+    # the rows as columns of csv.writer's fields joined by text_chunks: csv.writer's row loop
+    # over 65,536 servers grew 4.6x for 4x the servers (0.27 s at 524,288 GPUs)
+    columns: list[Piece] = [csv_column(hosts.names), csv_field(server), _fields(hosts.su), _fields(hosts.pod), csv_column(hosts.group),
+               csv_column(hosts.rail_leaves), csv_column(list(map(domains.__getitem__, hosts.domain))), csv_column(rack),
+               _fields(ru), csv_column(bmc), csv_column(mgmt)]
+    pieces: list[Piece] = [p for k, column in enumerate(columns) for p in ([","] if k else []) + [column]] + ["\n"]
+    out.write_chunks("hosts.csv", [csv_text(HEADER, []), *text_chunks(pieces, n)])
+
+
+def _fields(values: list) -> list[str]:
+    """Numbers (or text) as csv.writer writes them, None as empty: each distinct value once."""
+    spelled = {v: "" if v is None else csv_field(v) for v in set(values)}
+    return list(map(spelled.__getitem__, values))
 
 
 def _rack_ru(plan: Plan, n: int) -> tuple[list[str], list[int | str]]:

@@ -23,6 +23,7 @@ port in use (about 100 bytes each).
 
 from __future__ import annotations
 
+import re
 from json.encoder import encode_basestring_ascii
 from collections.abc import Iterator
 from functools import lru_cache
@@ -32,10 +33,10 @@ import numpy as np
 from ..catalog.load import monitoring_defaults
 from ..catalog.nics import nic_devices
 from ..check import CheckResults
-from ..plan.columns import Piece, distinct, text_chunks
+from ..plan.columns import Coded, Piece, distinct, ranges, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
-from ..plan.views import cable_id_pieces, nos_port_names, port_table
+from ..plan.views import cable_id_pieces, nos_port_table, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -95,44 +96,52 @@ def _addresses(plan: Plan, indices: list[int]) -> list[str]:
             for i, m, text in zip(indices, management.tolist(), dotted(management), strict=True)]
 
 
-def _targets(plan: Plan, indices: list[int], port: int) -> str:
+def _targets(plan: Plan, indices: list[int], port: int) -> Iterator[str]:
     """The file_sd groups, one per device, exactly as json.dumps(groups, indent=1) writes them,
-    put together from each value's JSON text (the C string encoder's): json's indenting encoder
-    is pure Python, 700,000 calls and most of this output's time at 131,072 GPUs
-    (tests/test_monitoring.py compares the two)."""
+    in chunks, put together column by column from each value's JSON text: json's indenting
+    encoder is pure Python, 700,000 calls and most of this output's time at 131,072 GPUs,
+    and a string per device grew 5-8x for 4x the devices (tests/test_monitoring.py compares
+    the two)."""
     if not indices:
-        return "[]\n"
-    return "[\n" + ",\n".join(
-        f' {{\n  "targets": [\n   {encode_basestring_ascii(f"{address}:{port}")}\n  ],\n  "labels": {{\n   {labels}\n  }}\n }}'
-        for address, labels in zip(_addresses(plan, indices), _label_texts(plan, indices), strict=True)) + "\n]\n"
+        yield "[]\n"
+        return
+    sep = np.full(len(indices), ",\n", dtype=object)
+    sep[-1] = "\n"
+    devices = [plan.devices[i] for i in indices]
+    pieces: list[Piece] = [' {\n  "targets": [\n   ', _json_texts([f"{a}:{port}" for a in _addresses(plan, indices)]),
+                           '\n  ],\n  "labels": {\n   "name": ', _json_texts([d.name for d in devices]),
+                           *_label_members(plan, indices, devices), "\n  }\n }", sep]
+    yield "[\n"
+    yield from text_chunks(pieces, len(indices))
+    yield "]\n"
 
 
-def _label_texts(plan: Plan, indices: list[int]) -> list[str]:
-    """Each listed device's labels (_device_labels) as the indented JSON members json.dumps
-    writes; the few distinct roles, fabrics, groups and racks are encoded once each."""
+_JSON_PLAIN = re.compile(r'[^\x20-\x7e]|["\\]')  # what encode_basestring_ascii would escape
+
+
+def _json_texts(values: list[str]) -> list[str] | np.ndarray:
+    """Each str as a JSON string (encode_basestring_ascii): quoted at C speed where none holds
+    a character JSON escapes (one scan of the joined text), else one by one."""
+    if _JSON_PLAIN.search("".join(values)):
+        return [encode_basestring_ascii(v) for v in values]
+    return '"' + np.array(values, dtype=object) + '"'
+
+
+def _label_members(plan: Plan, indices: list[int], devices: list) -> list[Piece]:
+    """The labels after the name (_device_labels) as the indented JSON members json.dumps
+    writes, each a column with its separator in front; the few distinct roles, fabrics,
+    groups and racks are encoded once each, and an absent label is an empty text."""
     phys = plan.physical
-    racks = [r.name for r in phys.racks] if phys is not None else None
-    rack_of = phys.dev_rack[indices].tolist() if phys is not None else None
-    members: dict[tuple[str, object], str] = {}
-
-    def member(key: str, value: object) -> str:
-        text = members.get((key, value))
-        if text is None:
-            text = members[(key, value)] = f'"{key}": {encode_basestring_ascii(str(value))}'
-        return text
-
-    devices = plan.devices
-    out = []
-    for n, i in enumerate(indices):
-        d = devices[i]
-        parts = [f'"name": {encode_basestring_ascii(d.name)}', member("role", d.role), member("fabric", d.fabric)]
-        for key, value in (("su", d.su), ("pod", d.pod), ("rail", d.rail)):
-            if value is not None:
-                parts.append(member(key, value))
-        if racks is not None and rack_of is not None:
-            parts.append(member("rack", racks[int(rack_of[n])]))
-        out.append(",\n   ".join(parts))
-    return out
+    columns: list[tuple[str, list]] = [(key, [getattr(d, key) for d in devices]) for key in ("role", "fabric", "su", "pod", "rail")]
+    if phys is not None:
+        racks = [r.name for r in phys.racks]
+        columns.append(("rack", [racks[r] for r in phys.dev_rack[indices].tolist()]))
+    pieces: list[Piece] = []
+    for key, values in columns:
+        always = key in ("role", "fabric")  # every device has them (str(None) where not)
+        text = {v: "" if v is None and not always else f',\n   "{key}": {encode_basestring_ascii(str(v))}' for v in set(values)}
+        pieces.append(list(map(text.__getitem__, values)))
+    return pieces
 
 
 def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
@@ -179,15 +188,18 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
         mid[peer_ca] = np.asarray(_escaped(panel[peer_global[peer_ca]]), dtype=object) + '",peer_port="'
         peer_mid = mid
     else:
-        port_names = nos_port_names(plan, plan.routing.nos if plan.routing is not None else None)
-        own_port = _escaped(port_names[own_global])
-        peer_port = _escaped(port_names[peer_global])
+        # port names from the used layouts' table (escaped there), indexed per row: no name
+        # gathered, listed and scanned per row
+        port_names, place = nos_port_table(plan, plan.routing.nos if plan.routing is not None else None)
+        port_names = np.asarray(_escaped(port_names), dtype=object)
+        own_port = Coded(port_names, place[own_global])
+        peer_port = Coded(port_names, place[peer_global])
         peer_head = np.array([f'",peer="{n}' for n in names], dtype=object)
         peer_mid = '",peer_port="'
     id_devices, id_numbers = cable_id_pieces(plan)
     id_devices = np.asarray(_escaped(id_devices), dtype=object)
-    pieces: list[Piece] = [own_head[own_dev], own_port, peer_head[peer_dev], peer_mid, peer_port, '",cable="',
-                           id_devices[a_dev], id_numbers[a_port], '"} 1\n']
+    pieces: list[Piece] = [Coded(own_head, own_dev), own_port, Coded(peer_head, peer_dev), peer_mid, peer_port, '",cable="',
+                           Coded(id_devices, a_dev), Coded(id_numbers, a_port), '"} 1\n']
     return pieces, len(link)
 
 
@@ -219,7 +231,7 @@ def _plan_metrics(plan: Plan, ib: bool, port_rows: tuple[list[Piece], int]) -> I
     """plan.prom's text in chunks: the per-port series (one line per switch port in use,
     most of the file) joined column-wise by text_chunks, not formatted line by line."""
     links = plan.links
-    counts = np.bincount(np.concatenate([links.a_dev, links.b_dev]), minlength=len(plan.devices))
+    counts = np.bincount(np.concatenate([links.a_dev, links.b_dev]), minlength=len(plan.devices)).tolist()
     lines = ["# HELP clusterc_plan_switch_links Cables the plan puts on this switch.",
              "# TYPE clusterc_plan_switch_links gauge"]
     for i, d in enumerate(plan.devices):
@@ -232,25 +244,40 @@ def _plan_metrics(plan: Plan, ib: bool, port_rows: tuple[list[Piece], int]) -> I
     pieces, rows = port_rows
     if rows:
         yield from text_chunks(pieces, rows)
-    host_lines = []
+    yield from _host_port_lines(plan)
+
+
+def _host_port_lines(plan: Plan) -> Iterator[str]:
+    """The clusterc_plan_host_port series: per host, a line per port with an RDMA device,
+    as a column of host heads and one of per-layout tails (text_chunks), not a string per
+    line (a line per host and port grew 5x for 4x the hosts)."""
     tails: dict[str, list[str]] = {}  # per layout: each RDMA port's line after the host's name
+    host_names: list[str] = []
+    host_layouts: list[str] = []
     for d in plan.devices:
         if d.tier != 0:
             continue
         tail = tails.get(d.layout)
         if tail is None:
             ports_of = plan.layouts[d.layout].ports
-            tail = tails[d.layout] = [f'",device="{dev}",port="{_escape(ports_of[k].name)}"}} 1'
+            tail = tails[d.layout] = [f'",device="{dev}",port="{_escape(ports_of[k].name)}"}} 1\n'
                                       for k, dev in enumerate(nic_devices(d.layout)) if dev]
         if tail:
-            head = f'clusterc_plan_host_port{{name="{_escape(d.name)}'
-            host_lines += [head + t for t in tail]
-    if host_lines:
-        host_lines = ["# HELP clusterc_plan_host_port A host fabric port the plan cables, by its RDMA device.",
-                      "# TYPE clusterc_plan_host_port gauge"] + host_lines
-        # joined 10,000 lines at a time: one string of them all costs more memory than it saves
-        for k in range(0, len(host_lines), 10_000):
-            yield "\n".join(host_lines[k:k + 10_000]) + "\n"
+            host_names.append(d.name)
+            host_layouts.append(d.layout)
+    if not host_names:
+        return
+    layouts = list(tails)
+    base = dict(zip(layouts, np.cumsum([0] + [len(tails[lid]) for lid in layouts[:-1]]).tolist(), strict=True))
+    count = np.array([len(tails[lid]) for lid in host_layouts], dtype=np.int64)
+    first = np.repeat(np.array([base[lid] for lid in host_layouts], dtype=np.int64), count)
+    heads = np.asarray(_escaped(host_names), dtype=object)
+    yield ("# HELP clusterc_plan_host_port A host fabric port the plan cables, by its RDMA device.\n"
+           "# TYPE clusterc_plan_host_port gauge\n")
+    pieces: list[Piece] = ["clusterc_plan_host_port{name=\"",
+                           Coded(heads, np.repeat(np.arange(len(host_names), dtype=np.int64), count)),
+                           Coded(np.array([t for lid in layouts for t in tails[lid]], dtype=object), first + ranges(count))]
+    yield from text_chunks(pieces, int(count.sum()))
 
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
@@ -282,7 +309,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     out.write_text(f"{FOLDER}/prometheus.yml", render_template("monitoring/prometheus.yml.j2", **context))
     out.write_text(f"{FOLDER}/alerts.rules.yml", render_template("monitoring/alerts.rules.yml.j2", **context))
     out.write_text(f"{FOLDER}/README.md", render_template("monitoring/README.md.j2", **context))
-    out.write_text(f"{FOLDER}/targets/hosts.json", _targets(plan, hosts, ports_cfg["node"]))
+    out.write_chunks(f"{FOLDER}/targets/hosts.json", _targets(plan, hosts, ports_cfg["node"]))
     if eth_switches:
-        out.write_text(f"{FOLDER}/targets/switches.json", _targets(plan, eth_switches, ports_cfg["node"]))
+        out.write_chunks(f"{FOLDER}/targets/switches.json", _targets(plan, eth_switches, ports_cfg["node"]))
     out.write_chunks(f"{FOLDER}/plan.prom", _plan_metrics(plan, ib, port_rows))
