@@ -216,7 +216,9 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
     one = groups is None or groups.count == 1
     count = 1 if groups is None else groups.count
     flows, links, sub = part.flows, part.links, part.sub
-    w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
+    w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    if w.size != flows.size:  # every flow routed: its weights as they are (w is never written)
+        w = w[flows]
     # per flow and link: its group (none with one group, whose figures broadcast)
     flow_group = link_group = np.zeros(0, dtype=np.int64)
     if not one:
@@ -240,8 +242,12 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
         every = n_rising == rising.size
         pace = sub.load(w if every else np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
-        ratio.fill(np.inf)
-        np.divide(room, pace, out=ratio, where=moving)
+        n_moving = int(np.count_nonzero(moving))
+        if n_moving < moving.size:  # the links that do not move never bound the step
+            ratio.fill(np.inf)
+            np.divide(room, pace, out=ratio, where=moving)
+        else:
+            np.divide(room, pace, out=ratio)
         step = np.full(count, np.inf)
         if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
             if one:
@@ -276,7 +282,6 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
             tol += cap_tol
         full = np.less_equal(room, tol, out=full_buf[:room.size])
         full &= moving
-        n_moving = int(np.count_nonzero(moving))
         if floor > 1e-12 and np.count_nonzero(full) == n_moving:
             return rate  # every moving link is full: every rising flow crosses one and freezes
         if entry is None and np.count_nonzero(full) * 4 > full.size:
