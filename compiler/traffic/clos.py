@@ -272,7 +272,7 @@ class ClosRoutes:
 
     @cached_property
     def up_ptr(self) -> np.ndarray:
-        return np.searchsorted(self.lo[self.up_order], np.arange(self.f.graph.n + 1))
+        return np.searchsorted(self._up_ends[0], np.arange(self.f.graph.n + 1))  # lo in up_order, gathered once
 
     @cached_property
     def dn_order(self) -> np.ndarray:
@@ -391,8 +391,10 @@ class ClosRoutes:
         last hop down, where the only equal-cost next hops are the cables to the leaf."""
         n = self.f.graph.n
         hi, lo, live = self._dn_ends
-        k = self.dn_order[live]  # by upper switch, then its port
-        code = hi[live] * n + lo[live]
+        k = self.dn_order  # by upper switch, then its port
+        if not live.all():  # every link live (the intact fabric): no copies of the three
+            k, hi, lo = k[live], hi[live], lo[live]
+        code = hi * n + lo
         return _stable_sorted(code, k)  # nearly sorted already; ties keep the port order
 
     @cached_property
