@@ -257,9 +257,10 @@ class ClosRoutes:
         self.f = fabric
         g = fabric.graph
         tier = fabric.tier
-        if np.any(tier[g.a] == tier[g.b]):
+        tier_a, tier_b = tier[g.a], tier[g.b]  # gathered once for both tests
+        if np.any(tier_a == tier_b):
             raise NotClos("links between switches of one tier (a dragonfly or torus): not a Clos")
-        if np.any(tier[g.a] > tier[g.b]):
+        if np.any(tier_a > tier_b):
             raise AssertionError("plan links must run from the lower tier (end a) to the upper (end b)")
         self.lo, self.hi = g.a, g.b  # per switch-to-switch link
         self.alive = fabric.switch_links_alive()
@@ -420,10 +421,17 @@ class ClosRoutes:
         in_own = self.down.counts(every, pods, edge_pod)  # of which in its own pod
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         hi, lo, live = self._dn_ends
-        code = hi * n_pods + pods[lo]
-        good = live & ok_below[lo]
+        code = np.multiply(hi, n_pods, dtype=np.int64)
+        code += pods[lo]  # in place: one array per link, not two
+        good = ok_below[lo]
+        good &= live
         code, link, good = _stable_sorted(code, self.dn_order, good)  # port order kept within a group
-        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else np.zeros(0, dtype=np.int64)
+        first = np.zeros(0, dtype=np.int64)
+        if code.size:
+            starts = np.empty(code.size, dtype=bool)  # a group starts where the code changes
+            starts[0] = True
+            np.not_equal(code[1:], code[:-1], out=starts[1:])
+            first = np.flatnonzero(starts)
         count = np.diff(np.r_[first, code.size])
         whole = np.logical_and.reduceat(good, first) if first.size else np.zeros(0, dtype=bool)
         return code[first][whole], first[whole], count[whole], link
