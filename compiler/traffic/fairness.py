@@ -381,10 +381,9 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     # (link) order, without a product through every entry
     m = part.sub.terms[0].chain[0]
     pos = _row_entries(m, np.flatnonzero(full & shared))
-    sums = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
-    if every:
-        crossed = sums
-    else:
+    sums: np.ndarray = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
+    crossed = sums
+    if not every:
         crossed = np.zeros(inc.n_flows)
         crossed[part.flows] = sums
     held = live & (crossed > 1.5)
