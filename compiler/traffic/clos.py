@@ -527,8 +527,10 @@ class ClosRoutes:
     @cached_property
     def _pods(self) -> np.ndarray:
         devs = self.f.plan.devices
-        return np.array([devs[int(d)].pod if devs[int(d)].pod is not None else 0 for d in self.f.graph.device_of],
-                        dtype=np.int64)
+        device_of = self.f.graph.device_of
+        # one attribute read per switch, over Python ints (tolist), straight into the array
+        pods = (devs[d].pod for d in device_of.tolist())
+        return np.fromiter((0 if p is None else p for p in pods), dtype=np.int64, count=device_of.size)
 
     @cached_property
     def _planemate_table(self) -> tuple[np.ndarray, np.ndarray, int]:
