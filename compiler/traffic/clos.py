@@ -71,6 +71,13 @@ def switch_choice(keys: np.ndarray, device: np.ndarray, count: np.ndarray) -> np
     return ((h >> np.uint64(33)) % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
 
 
+def _by_major(major: np.ndarray, n: int) -> np.ndarray:
+    """major[_order(major, minor)] (major's values, non-negative and below n, in ascending
+    order) by counting: a pass in order, where the gather by the permutation misses the
+    cache on nearly every entry of a million links."""
+    return np.repeat(np.arange(n, dtype=major.dtype), np.bincount(major, minlength=n))
+
+
 def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     """np.lexsort((minor, major)) (by major, then minor, stable) as one stable argsort of a
     combined key where it fits in 63 bits: a fifth of lexsort's time on a million links."""
@@ -250,9 +257,10 @@ class ClosRoutes:
         self.f = fabric
         g = fabric.graph
         tier = fabric.tier
-        if np.any(tier[g.a] == tier[g.b]):
+        tier_a, tier_b = tier[g.a], tier[g.b]  # gathered once for both tests
+        if np.any(tier_a == tier_b):
             raise NotClos("links between switches of one tier (a dragonfly or torus): not a Clos")
-        if np.any(tier[g.a] > tier[g.b]):
+        if np.any(tier_a > tier_b):
             raise AssertionError("plan links must run from the lower tier (end a) to the upper (end b)")
         self.lo, self.hi = g.a, g.b  # per switch-to-switch link
         self.alive = fabric.switch_links_alive()
@@ -272,7 +280,7 @@ class ClosRoutes:
 
     @cached_property
     def up_ptr(self) -> np.ndarray:
-        return np.searchsorted(self.lo[self.up_order], np.arange(self.f.graph.n + 1))
+        return np.searchsorted(self._up_ends[0], np.arange(self.f.graph.n + 1))  # lo in up_order, gathered once
 
     @cached_property
     def dn_order(self) -> np.ndarray:
@@ -286,7 +294,7 @@ class ClosRoutes:
     def _up_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per switch link in up_order: its lower and upper switch and whether it is live."""
         link = self.up_order
-        return self.lo[link], self.hi[link], self.alive[link]
+        return _by_major(self.lo, self.f.graph.n), self.hi[link], self.alive[link]
 
     @cached_property
     def _dn_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -294,7 +302,7 @@ class ClosRoutes:
         gathered once for the tables built in that order (a gather by a permutation of a
         million links misses the cache on every entry)."""
         link = self.dn_order
-        return self.hi[link], self.lo[link], self.alive[link]
+        return _by_major(self.hi, self.f.graph.n), self.lo[link], self.alive[link]
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
@@ -391,8 +399,10 @@ class ClosRoutes:
         last hop down, where the only equal-cost next hops are the cables to the leaf."""
         n = self.f.graph.n
         hi, lo, live = self._dn_ends
-        k = self.dn_order[live]  # by upper switch, then its port
-        code = hi[live] * n + lo[live]
+        k = self.dn_order  # by upper switch, then its port
+        if not live.all():  # every link live (the intact fabric): no copies of the three
+            k, hi, lo = k[live], hi[live], lo[live]
+        code = hi * n + lo
         return _stable_sorted(code, k)  # nearly sorted already; ties keep the port order
 
     @cached_property
@@ -411,10 +421,17 @@ class ClosRoutes:
         in_own = self.down.counts(every, pods, edge_pod)  # of which in its own pod
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         hi, lo, live = self._dn_ends
-        code = hi * n_pods + pods[lo]
-        good = live & ok_below[lo]
+        code = np.multiply(hi, n_pods, dtype=np.int64)
+        code += pods[lo]  # in place: one array per link, not two
+        good = ok_below[lo]
+        good &= live
         code, link, good = _stable_sorted(code, self.dn_order, good)  # port order kept within a group
-        first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if code.size else np.zeros(0, dtype=np.int64)
+        first = np.zeros(0, dtype=np.int64)
+        if code.size:
+            starts = np.empty(code.size, dtype=bool)  # a group starts where the code changes
+            starts[0] = True
+            np.not_equal(code[1:], code[:-1], out=starts[1:])
+            first = np.flatnonzero(starts)
         count = np.diff(np.r_[first, code.size])
         whole = np.logical_and.reduceat(good, first) if first.size else np.zeros(0, dtype=bool)
         return code[first][whole], first[whole], count[whole], link
@@ -501,14 +518,19 @@ class ClosRoutes:
             moving = np.concatenate(next_moving)
         if moving.size:
             raise AssertionError("ECMP walk did not reach every destination")
-        return np.concatenate(flows), np.concatenate(links), ok
+        # int32 where every index fits (as scipy's sparse matrices hold them): half the bytes
+        # of the largest arrays of the walk, and no copy when the incidence is built from them
+        index = np.int32 if max(src.size, f.n_links) < 2**31 else np.int64
+        return np.concatenate(flows, dtype=index), np.concatenate(links, dtype=index), ok
 
     # --- adaptive: even split at every hop ---------------------------------------------
     @cached_property
     def _pods(self) -> np.ndarray:
         devs = self.f.plan.devices
-        return np.array([devs[int(d)].pod if devs[int(d)].pod is not None else 0 for d in self.f.graph.device_of],
-                        dtype=np.int64)
+        device_of = self.f.graph.device_of
+        # one attribute read per switch, over Python ints (tolist), straight into the array
+        pods = (devs[d].pod for d in device_of.tolist())
+        return np.fromiter((0 if p is None else p for p in pods), dtype=np.int64, count=device_of.size)
 
     @cached_property
     def _planemate_table(self) -> tuple[np.ndarray, np.ndarray, int]:

@@ -127,6 +127,8 @@ class TrafficFabric:
     def switch_links_alive(self) -> np.ndarray:
         """Per switch-to-switch graph link (FabricGraph.a/b order): both ends and the cable alive."""
         g = self.graph
+        if not self.failure.devices.size and not self.failure.links.size:  # nothing failed: no gathers
+            return np.ones(g.a.size, dtype=bool)
         return self.link_alive[g.link] & self.switch_alive[g.a] & self.switch_alive[g.b]
 
     def describe_links(self, directed: np.ndarray) -> list[dict]:

@@ -69,7 +69,7 @@ def _rows(m: csr_matrix, rows: np.ndarray) -> csr_matrix:
     crosses, when every flow is routed), the entries are shared, not copied: the result
     differs from m only in its row pointers."""
     if rows.size and m.nnz:
-        start, end = m.indptr[rows], m.indptr[rows + 1]
+        start, end = m.indptr[rows], m.indptr[1:][rows]  # the view: no rows + 1 array
         if start[0] == 0 and end[-1] == m.nnz and np.array_equal(end[:-1], start[1:]):
             return csr_matrix((m.data, m.indices, np.r_[start, m.nnz]), shape=(rows.size, m.shape[1]))
     return m[rows]
@@ -198,7 +198,10 @@ def routed_part(inc: Incidence, active: np.ndarray | None) -> RoutedPart:
     links in one phase) would cost every round a pass over them for nothing. Computed once
     for the fillings of transport_rates that run on the same flows."""
     flows = np.arange(inc.n_flows) if active is None else np.flatnonzero(active)
-    crossing = inc.load(np.bincount(flows, minlength=inc.n_flows).astype(np.float64))
+    # one per routed flow (every flow: the ones themselves, without counting into int64)
+    each = np.ones(inc.n_flows) if flows.size == inc.n_flows else \
+        np.bincount(flows, minlength=inc.n_flows).astype(np.float64)
+    crossing = inc.load(each)
     links = np.flatnonzero(crossing > 0)
     return RoutedPart(flows, links, inc.restrict(flows, links), crossing)
 
@@ -213,7 +216,9 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
     one = groups is None or groups.count == 1
     count = 1 if groups is None else groups.count
     flows, links, sub = part.flows, part.links, part.sub
-    w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)[flows]
+    w = np.ones(flows.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    if w.size != flows.size:  # every flow routed: its weights as they are (w is never written)
+        w = w[flows]
     # per flow and link: its group (none with one group, whose figures broadcast)
     flow_group = link_group = np.zeros(0, dtype=np.int64)
     if not one:
@@ -225,6 +230,7 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
     level = np.zeros(count)  # per group: how far its filling has risen (rate of a weight-1 flow still rising)
     cap_tol = room * _REL_TOL
     ratio = np.empty(room.size)
+    full_buf = np.empty(room.size, dtype=bool)
     starts: np.ndarray | None = None  # where each group's links begin
     entry: np.ndarray | None = None  # per entry of sub's matrix, its link (_crossing's many-links read)
     # > 1e-12: every rising flow adds at least this much to the pace of each link it crosses
@@ -236,8 +242,12 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
         every = n_rising == rising.size
         pace = sub.load(w if every else np.where(rising, w, 0.0))  # load added per unit of step
         moving = pace > 1e-12
-        ratio.fill(np.inf)
-        np.divide(room, pace, out=ratio, where=moving)
+        n_moving = int(np.count_nonzero(moving))
+        if n_moving < moving.size:  # the links that do not move never bound the step
+            ratio.fill(np.inf)
+            np.divide(room, pace, out=ratio, where=moving)
+        else:
+            np.divide(room, pace, out=ratio)
         step = np.full(count, np.inf)
         if starts is None:  # links stay in group order (stacked so, and every subset keeps it)
             if one:
@@ -261,11 +271,17 @@ def _fill(inc: Incidence, cap_links: np.ndarray, part: RoutedPart, weight: np.nd
             rate[flows] += (step if one else step[flow_group]) * w
         else:
             rate[flows[rising]] += (step if one else step[flow_group[rising]]) * w[rising]
-        room -= (step if one else step[link_group]) * pace
+        # ratio (read above) is the scratch for the products: no new array per link per round
+        np.multiply(step if one else step[link_group], pace, out=ratio)
+        room -= ratio
         level += step
-        tol = cap_tol + pace * (level if one else level[link_group]) * level_tol if level_tol else cap_tol
-        full = moving & (room <= tol)
-        n_moving = int(np.count_nonzero(moving))
+        tol = cap_tol
+        if level_tol:  # cap_tol + pace * level * level_tol, in that order
+            tol = np.multiply(pace, level if one else level[link_group], out=ratio)
+            tol *= level_tol
+            tol += cap_tol
+        full = np.less_equal(room, tol, out=full_buf[:room.size])
+        full &= moving
         if floor > 1e-12 and np.count_nonzero(full) == n_moving:
             return rate  # every moving link is full: every rising flow crosses one and freezes
         if entry is None and np.count_nonzero(full) * 4 > full.size:
@@ -358,14 +374,18 @@ def transport_rates(inc: Incidence, cap: np.ndarray, active: np.ndarray | None =
     live = np.ones(inc.n_flows, dtype=bool) if active is None else np.asarray(active, dtype=bool)
     # on the routed part only: a link no routed flow crosses is not shared, and a flow
     # outside it is not live (its weight is never read)
-    full = part.sub.load(rate[part.flows]) >= cap_links * (1 - 1e-6)
-    shared = part.crossing[part.links] > 1 + 1e-9  # the live flows' load: the same product
-    crossed = np.zeros(inc.n_flows)
+    every = part.flows.size == inc.n_flows  # every flow routed, in order: no gather and scatter
+    full = part.sub.load(rate if every else rate[part.flows]) >= cap_links * (1 - 1e-6)
+    shared = (part.crossing > 1 + 1e-9)[part.links]  # the live flows' load: the same product
     # sub.touches(full & shared) read off the few marked rows: the same sums in the same
     # (link) order, without a product through every entry
     m = part.sub.terms[0].chain[0]
     pos = _row_entries(m, np.flatnonzero(full & shared))
-    crossed[part.flows] = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
+    sums: np.ndarray = np.bincount(m.indices[pos], weights=m.data[pos], minlength=part.flows.size)
+    crossed = sums
+    if not every:
+        crossed = np.zeros(inc.n_flows)
+        crossed[part.flows] = sums
     held = live & (crossed > 1.5)
     if not np.any(held):
         return rate
