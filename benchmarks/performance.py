@@ -236,6 +236,9 @@ def stages_in_fresh_processes(spec: Path, out: Path, repeat: int) -> dict:
         result = out.with_name(f"{out.name}-{i}.json")
         run_process([sys.executable, __file__, "--stage-run", str(spec), str(out.with_name(f"{out.name}-{i}")),
                      str(result)], {**os.environ, "PYTHONPATH": str(ROOT)})
+        if not result.exists():  # the run died (out of disk: each keeps its outputs until the end)
+            raise SystemExit(f"the stage run {i + 1} of {spec.name} wrote no result; free disk space: "
+                             f"{shutil.disk_usage(out.parent).free / 2**30:.1f} GB")
         runs.append(json.loads(result.read_text()))
     return least(runs)
 
@@ -391,7 +394,8 @@ def main() -> None:
     ap.add_argument("--workers", help="also time the render stage with these numbers of workers, e.g. 1,2")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each case's stages this many times, each in a new process, and keep each "
-                         "stage's least CPU (the growth table's ratios steady to a few percent with 3)")
+                         "stage's least CPU (the growth table's ratios steady to a few percent with 3); every "
+                         "run's outputs stay until the end: 2.6 GB a run at 524,288 GPUs")
     ap.add_argument("--drop-caches", action="store_true",
                     help="before each measured process, sync and drop the page cache (root): every run starts "
                          "from the same memory state, not one filled by the runs before it")
