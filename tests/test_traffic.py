@@ -577,6 +577,38 @@ def test_phases_filled_side_by_side_get_exactly_the_rates_each_gets_alone(fabric
         assert min(a.min_fraction for a in alone) < 1.0
 
 
+def test_a_solved_batch_lets_its_routes_go(monkeypatch):
+    """A phase's per-link figures are computed when first read (the collective estimate reads
+    none), but an analysis of many phases reads them all: each batch's are computed as it
+    ends, so the routes of every phase (50 million flows at --phases 4,096 on 12,288 GPUs)
+    are never held at once, only a batch of them, as BATCH_FLOWS promises."""
+    import gc
+    import weakref
+
+    import compiler.traffic as traffic
+    from compiler.plan.fabrics import fabric_plan
+    from compiler.traffic.routing import Router
+
+    fabric = TrafficFabric(fabric_plan(plan_from_text(FAT_TREE_2TO1)))
+    router = Router(fabric)
+    pattern = build_pattern(fabric, "all-to-all", placement(fabric, None, "plan", 1), 1, 16)
+    monkeypatch.setattr(traffic, "BATCH_FLOWS", 3 * pattern.phases[0].src.size)
+    routes: list[weakref.ref] = []
+    route_phases = router.route_phases
+
+    def spy(routing, batch):
+        routed = route_phases(routing, batch)
+        routes.extend(weakref.ref(r) for r in routed)
+        return routed
+
+    monkeypatch.setattr(router, "route_phases", spy)
+    results = traffic._solve(fabric, router, "ecmp", pattern.phases)
+    gc.collect()
+    assert len(routes) == len(results) == 16
+    assert [r() for r in routes] == [None] * 16
+    assert all(p.util.size == fabric.cap_gbps.size for p in results)
+
+
 def test_ecmp_down_from_a_core_takes_the_same_hops_by_pod_table_as_by_scanning_every_candidate():
     """A core's hop toward a leaf of another pod is read from a table of its links into that
     pod (where every link is live and every spine below reaches exactly its pod's leaves)

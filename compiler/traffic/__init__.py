@@ -115,7 +115,10 @@ def _solve(fabric: TrafficFabric, router: Router, routing: str, phases: list) ->
             flows += phases[end].src.size * router.qps
             end += 1
         batch = phases[start:end]
-        out += solve_phases(fabric, batch, router.route_phases(routing, batch))
+        solved = solve_phases(fabric, batch, router.route_phases(routing, batch))
+        for result in solved:  # summarise reads every phase's link figures: keep those, not the routes
+            result.settle()
+        out += solved
         start = end
     return out
 

@@ -47,6 +47,13 @@ class PhaseResult:
     def _links(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.link_figures()
 
+    def settle(self) -> None:
+        """Compute the per-link figures now and let the phase's routes go: a traffic analysis
+        of many phases keeps three arrays per phase, not every phase's routes (a batch of
+        routes is bounded; all of them together are not)."""
+        figures = self._links
+        self.link_figures = lambda: figures
+
     @property
     def offered(self) -> np.ndarray:
         """Per directed link: its load if every flow ran at line rate, over its capacity."""
