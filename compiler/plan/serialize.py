@@ -72,26 +72,32 @@ def _link_rows(plan: Plan) -> _Pieces:
                     Coded(media, links.media), ",", lengths, ",", orders, "]"], len(links))
 
 
-# What JSON escapes in a string (json.encoder.encode_basestring): a text without any is its own encoding, quoted.
+# What JSON escapes in a string (json.encoder.encode_basestring; with ensure_ascii,
+# encode_basestring_ascii also every character outside printable ASCII): a text without any
+# is its own encoding, quoted.
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+_NEEDS_ESCAPE_ASCII = re.compile(r'[^\x20-\x7e]|["\\]')
 
 
-def _json_strings(values: np.ndarray) -> list[Piece]:
+def json_strings(values: np.ndarray, ensure_ascii: bool = False) -> list[Piece]:
     """A column of str as JSON strings, as pieces: the values between quotes where none
-    needs escaping (one scan of them all), else each encoded."""
-    if _NEEDS_ESCAPE.search("".join(values.tolist())) is None:
+    needs escaping (one scan of them all), else each encoded, as json.dumps with this
+    ensure_ascii would."""
+    needs, encode = ((_NEEDS_ESCAPE_ASCII, json.encoder.encode_basestring_ascii) if ensure_ascii
+                     else (_NEEDS_ESCAPE, json.encoder.encode_basestring))
+    if needs.search("".join(values.tolist())) is None:
         return ['"', values, '"']
-    return [np.array([json.encoder.encode_basestring(v) for v in values.tolist()], dtype=object)]
+    return [np.array([encode(v) for v in values.tolist()], dtype=object)]
 
 
 def _json_column(values: list) -> list[Piece]:
     """A column of JSON scalars (str, int, float, bool, None) as pieces of their JSON text,
-    as _dump writes each: a column of str through _json_strings, else each distinct value
+    as _dump writes each: a column of str through json_strings, else each distinct value
     encoded once, then looked up per row at C speed (map)."""
     column = np.empty(len(values), dtype=object)
     if all(map(str.__instancecheck__, values)):
         column[:] = values
-        return _json_strings(column)
+        return json_strings(column)
     if set(map(type, values)) <= {int, type(None), str}:  # distinct values are distinct dict keys
         text = {v: _dump(v) for v in set(values)}
         column[:] = list(map(text.__getitem__, values))

@@ -23,7 +23,6 @@ port in use (about 100 bytes each).
 
 from __future__ import annotations
 
-import re
 from json.encoder import encode_basestring_ascii
 from collections.abc import Iterator
 from functools import lru_cache
@@ -36,6 +35,7 @@ from ..check import CheckResults
 from ..plan.columns import Coded, Piece, distinct, ranges, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
+from ..plan.serialize import json_strings
 from ..plan.views import cable_id_pieces, nos_port_table, port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
@@ -108,23 +108,14 @@ def _targets(plan: Plan, indices: list[int], port: int) -> Iterator[str]:
     sep = np.full(len(indices), ",\n", dtype=object)
     sep[-1] = "\n"
     devices = [plan.devices[i] for i in indices]
-    pieces: list[Piece] = [' {\n  "targets": [\n   ', _json_texts([f"{a}:{port}" for a in _addresses(plan, indices)]),
-                           '\n  ],\n  "labels": {\n   "name": ', _json_texts([d.name for d in devices]),
+    targets = np.array([f"{a}:{port}" for a in _addresses(plan, indices)], dtype=object)
+    names = np.array([d.name for d in devices], dtype=object)
+    pieces: list[Piece] = [' {\n  "targets": [\n   ', *json_strings(targets, ensure_ascii=True),
+                           '\n  ],\n  "labels": {\n   "name": ', *json_strings(names, ensure_ascii=True),
                            *_label_members(plan, indices, devices), "\n  }\n }", sep]
     yield "[\n"
     yield from text_chunks(pieces, len(indices))
     yield "]\n"
-
-
-_JSON_PLAIN = re.compile(r'[^\x20-\x7e]|["\\]')  # what encode_basestring_ascii would escape
-
-
-def _json_texts(values: list[str]) -> list[str] | np.ndarray:
-    """Each str as a JSON string (encode_basestring_ascii): quoted at C speed where none holds
-    a character JSON escapes (one scan of the joined text), else one by one."""
-    if _JSON_PLAIN.search("".join(values)):
-        return [encode_basestring_ascii(v) for v in values]
-    return '"' + np.array(values, dtype=object) + '"'
 
 
 def _label_members(plan: Plan, indices: list[int], devices: list) -> list[Piece]:
