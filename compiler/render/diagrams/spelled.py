@@ -22,8 +22,6 @@ import re
 from collections.abc import Callable
 from operator import itemgetter
 
-from markupsafe import escape
-
 from .drawing import Drawing, escaped, quoted_bodies
 
 # A text's place while a shape is spelled: characters that SVG escaping, DOT quoting and
@@ -32,22 +30,6 @@ _SAMPLE = "\\\"'&<aZ"
 _MARK = "\x00" + _SAMPLE + "{}\x00"
 _FOUND = re.compile("\x00(.*?)aZ([0-9]+)\x00", re.DOTALL)
 
-
-def _as_is(text: str) -> str:
-    return text
-
-
-def _svg_escaped(text: str) -> str:
-    return str(escape(text))
-
-
-def _dot_quoted(text: str) -> str:
-    """The inside of a DOT quoted string (drawing.q; the DOT template's replace filters)."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-# the forms a text is printed in, in the order of _pool's thirds
-_FORMS: dict[str, int] = {form(_SAMPLE)[:-2]: k for k, form in enumerate((_as_is, _svg_escaped, _dot_quoted))}
 
 # a format and the getter of its places' values from _pool(texts)
 Format = tuple[str, Callable[[list[str]], tuple]]
@@ -179,6 +161,11 @@ def _pool(texts: list[str]) -> list[str]:
     """The texts as they are, escaped for SVG, quoted for DOT (without the quotes): each
     form in one pass over them all (drawing.escaped, drawing.quoted)."""
     return texts + escaped(texts) + quoted_bodies(texts)
+
+
+# the forms a text is printed in (as is, SVG-escaped, DOT-quoted), by their third of _pool:
+# the sample's form, without its last two characters (the 'aZ' a place's number follows)
+_FORMS: dict[str, int] = {text[:-2]: k for k, text in enumerate(_pool([_SAMPLE]))}
 
 
 def _filled(fmt: Format, pool: list[str]) -> str:
