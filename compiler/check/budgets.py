@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..plan.views import cage_table
+from ..plan.views import cage_table, link_ends
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -26,7 +26,7 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     links = plan.links
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
-    ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
+    ends = np.concatenate(link_ends(plan))
     media = np.concatenate([links.media, links.media])
     cages = cage[ends]
     # A twin-port module is one medium: both ports of a cage must use the same one. Each cage

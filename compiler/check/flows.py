@@ -13,7 +13,7 @@ import hashlib
 from functools import cached_property
 
 import numpy as np
-from ..plan.columns import groups, row_groups
+from ..plan.columns import groups, ranges, row_groups
 from ..plan.graph import FabricGraph, twin_classes
 from ..plan.sparse import csr_matrix, maximum_flow
 
@@ -201,7 +201,7 @@ def _merged_flow(g: FabricGraph, twins: Twins, link_cap: np.ndarray, w_a: np.nda
     n_c, n_d = count[c_a], count[c_b]
     pairs = n_c * n_d
     edge = np.repeat(np.arange(c_a.size), pairs)
-    offset = np.arange(edge.size) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+    offset = ranges(pairs)
     s_c = by_cls[start[c_a[edge]] + offset // n_d[edge]]
     s_d = by_cls[start[c_b[edge]] + offset % n_d[edge]]
     cap = size[s_c] * size[s_d] * c_gbps[edge] * ~(dead[s_c] | dead[s_d])

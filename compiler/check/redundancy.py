@@ -160,7 +160,7 @@ def _path_degree(g: FabricGraph, keep_link: np.ndarray | None) -> np.ndarray:
     """Per switch, what makes the weakest path end: its distinct neighbours on the intact
     graph, its kept links on a damaged one."""
     if keep_link is None:
-        return np.diff(g.adjacency(np.ones(g.a.size, dtype=np.int64)).indptr)
+        return g.degree
     return np.bincount(np.concatenate([g.a[keep_link], g.b[keep_link]]), minlength=g.n)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import concat
+from .columns import concat, ranges
 from .model import Plan
 from .views import (cable_id_array, cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
                     link_ends, place_prefixes, port_table, splitter_heads)
@@ -139,7 +139,7 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
         group, strand = np.arange(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
     else:
         group = np.repeat(np.arange(n_groups, dtype=np.int64), strands)
-        within = np.arange(group.size) - np.repeat(np.r_[0, np.cumsum(strands)[:-1]].astype(np.int64), strands)
+        within = ranges(strands)
         strand = np.where(np.repeat(strands, strands) > 1, within + 1, 0).astype(np.int64)
     order_m = None
     phys = plan.physical
@@ -171,7 +171,7 @@ def _groups(kept: np.ndarray, media_k: np.ndarray, k1: np.ndarray, k2: np.ndarra
     start_idx = np.nonzero(starts)[0]
     new_sizes = sizes[rank]
     indptr = np.r_[0, np.cumsum(new_sizes)].astype(np.int64)
-    within = np.arange(grouped.size) - np.repeat(indptr[:-1], new_sizes)
+    within = ranges(new_sizes)
     return grouped_links[np.repeat(start_idx[rank], new_sizes) + within].astype(np.int64), indptr
 
 

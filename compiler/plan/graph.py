@@ -56,6 +56,11 @@ class FabricGraph:
             arr.flags.writeable = False  # shared by every adjacency built from it
         return indptr, indices, inverse[:m], inverse[m:]
 
+    @property
+    def degree(self) -> np.ndarray:
+        """Per switch, its distinct neighbours (the adjacency's row lengths)."""
+        return np.diff(self._pairs[0])
+
     def adjacency(self, weights: np.ndarray | None = None, keep: np.ndarray | None = None) -> csr_matrix:
         """Symmetric switch adjacency with summed capacities (or `weights`), optionally only `keep` links.
         A pair of switches is an entry where at least one of its links is kept."""
