@@ -170,6 +170,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+# how every output file is opened: created or emptied, never inherited by a child process
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+
 class OutputDir:
     """`with OutputDir(out / name) as w: w.write_text("a.csv", ...)` — all or nothing.
 
@@ -412,13 +415,12 @@ class OutputDir:
             return
         path = self._file(f"{folder}/_")  # checks the folder's path and makes it
         dir_fd = os.open(path.rpartition("/")[0], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
         try:
             for name, text in itertools.chain([head], items):
                 if "/" in name or name.startswith(".") or not name:
                     self.write_text(f"{folder}/{name}", text)
                     continue
-                fd = os.open(name, flags, 0o666, dir_fd=dir_fd)
+                fd = os.open(name, _CREATE_FLAGS, 0o666, dir_fd=dir_fd)
                 try:
                     _write_all(fd, text.encode("utf-8"))
                 finally:
@@ -434,7 +436,7 @@ class OutputDir:
             os.close(fd)
 
     def _create(self, relative: str) -> int:
-        return os.open(self._file(relative), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        return os.open(self._file(relative), _CREATE_FLAGS, 0o666)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None and self._tmp_fd is not None
