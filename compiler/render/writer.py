@@ -173,6 +173,7 @@ def _write_all(fd: int, data: bytes) -> None:
 # how every output file is opened: created or emptied, never inherited by a child process
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 
+
 class OutputDir:
     """`with OutputDir(out / name) as w: w.write_text("a.csv", ...)` — all or nothing.
 
