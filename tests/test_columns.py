@@ -64,12 +64,13 @@ def test_cable_ids_are_naming_cable_id():
 def test_json_string_pieces_are_what_json_writes():
     import json
 
-    from compiler.plan.serialize import _json_strings
+    from compiler.plan.serialize import json_strings
 
-    for values in (["a:1", "b-2", "ü"], ['say "hi"', "back\\slash", "tab\there", "plain"]):
+    for values in (["a:1", "b-2", "ü"], ['say "hi"', "back\\slash", "tab\there", "plain"], ["a", "b"]):
         column = np.array(values, dtype=object)
-        text = "".join(text_chunks(_json_strings(column) + ["\n"], len(values)))
-        assert text.splitlines() == [json.dumps(v, ensure_ascii=False) for v in values]
+        for ensure_ascii in (False, True):
+            text = "".join(text_chunks(json_strings(column, ensure_ascii) + ["\n"], len(values)))
+            assert text.splitlines() == [json.dumps(v, ensure_ascii=ensure_ascii) for v in values]
 
 
 def test_dotted_is_ipaddress_text():
