@@ -354,10 +354,15 @@ class ClosRoutes:
         return r
 
     def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Per flow: both NICs alive, and its source's switch reaches its destination's
+        valley-free (read only for the flows that leave their switch)."""
         f = self.f
         a, b = f.ep_switch[src], f.ep_switch[dst]
         ok = f.ep_alive[src] & f.ep_alive[dst]
-        return ok & ((a == b) | self.reach[a, self.edge_of[b]])
+        cross = np.flatnonzero(ok & (a != b))
+        if cross.size:
+            ok[cross] = self.reach[a[cross], self.edge_of[b[cross]]]
+        return ok
 
     # --- next hops ---------------------------------------------------------------------
     def _candidates(self, cur: np.ndarray, e: np.ndarray, going_down: np.ndarray):

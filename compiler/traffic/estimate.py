@@ -17,12 +17,16 @@ valley-free route (each at its line rate), no link is shared at saturation under
 routing, so every connection runs at the slower of its two NICs. The ring in plan order
 on a rail-optimized or fat-tree fabric usually is such a case (consecutive servers share
 their leaves); tests/test_traffic_estimate.py checks the equality against every routing.
-Otherwise the ring is routed. Cost: the closed form O(switches x crossing flows); routing
-as traffic (ftree 0.2 s at 16,384 GPUs).
+Otherwise the ring is routed, with one flow of each kind of lone flow (both ends on one
+switch, its NIC links its own: lone_flows_once), which gives the same slowest connection
+bit for bit. Cost: the closed form O(switches x crossing flows); routing as traffic, over
+the flows that leave their switch (512 of 16,384 on 64 B200 SUs, 8,192 of 524,288 on the
+3-tier benchmark fabric) and the route tables of the fabric's switches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +37,7 @@ from ..plan.sparse import csr_matrix
 from .analysis import nic_gbps_per_gpu, solve_phase
 from .clos import ClosRoutes
 from .fabric import TrafficFabric
-from .patterns import build_pattern, placement
+from .patterns import Phase, build_pattern, placement
 from .routing import ClosRouting, Router, RoutingError
 
 PATTERN = "ring-allreduce"
@@ -81,8 +85,61 @@ def ring_bandwidth(plan: Plan, graph: FabricGraph | None = None) -> RingBandwidt
         ok = router.model.clos.routable(phase.src, phase.dst)
         return RingBandwidth(PATTERN, PLACEMENT, routing, "no link shared at saturation",
                              float(np.where(ok, share, 0.0).min()), nic)
+    if isinstance(router.model, ClosRouting):
+        model = router.model
+        phase = lone_flows_once(fabric, phase, lambda s, d: model.routable(routing, s, d))
     result = solve_phase(fabric, phase, router.route(routing, phase))
     return RingBandwidth(PATTERN, PLACEMENT, routing, "routed", result.min_fraction, nic)
+
+
+def lone_flows_once(fabric: TrafficFabric, phase: Phase,
+                    routable: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Phase:
+    """The phase with one flow of each kind of lone flow: every slowest-connection share
+    (PhaseResult.min_fraction) as the whole phase gives it, bit for bit; its mean is not kept.
+
+    A lone flow has both ends on one switch, is its own connection, and shares neither NIC
+    link: no other flow of the phase leaves its source or enters its destination. On a Clos
+    its route is its two NIC links (every routing: the ECMP walk, the spray and ftree take
+    no switch hop between ports of one switch), which no other flow crosses. Lone flows of
+    one kind (routable or not, the capacities of their two links, line rate and share) go
+    through a progressive filling alike: their links give the same ratio in every round and
+    fill in the same one, so each flow gets the same rate, and the other flows see the same
+    rounds whether one or a thousand of them are there (a round's step is the least ratio,
+    whatever the number of links that give it; shrinking the problem drops only zeros).
+    The calibrated second filling (fairness.transport_rates) weights a lone flow 1 (it
+    crosses no shared link), so the same holds there. A ring in plan order is mostly lone
+    flows, consecutive servers sharing their leaves: at 524,288 GPUs 8,192 of its 524,288
+    flows leave their leaf. `routable`: the routing's (route() marks the same flows active)."""
+    src, dst, conn = phase.src, phase.dst, phase.conn
+    if src.size < 2:
+        return phase
+    n_ep = fabric.ep_link.size
+    lone = fabric.ep_switch[src] == fabric.ep_switch[dst]
+    lone &= (fabric.ep_link[src] >= 0) & (fabric.ep_link[dst] >= 0)
+    for ends, n in ((src, n_ep), (dst, n_ep), (conn, int(conn.max()) + 1)):
+        lone &= np.bincount(ends, minlength=n)[ends] == 1
+    which = np.flatnonzero(lone)
+    if which.size < 2:
+        return phase
+    s, d = src[which], dst[which]
+    columns = [routable(s, d), fabric.cap_gbps[fabric.attach_out(s)], fabric.cap_gbps[fabric.attach_in(d)],
+               fabric.ep_gbps[s]]
+    if phase.share is not None:
+        columns.append(phase.share[which])
+    kind = np.zeros(which.size, dtype=np.int64)
+    for column in columns:
+        if bool(np.all(column == column[0])):  # the usual case: one value, no sort
+            continue
+        values = np.unique(column, return_inverse=True)[1].reshape(-1)
+        kind = np.unique(kind * (int(values.max()) + 1) + values, return_inverse=True)[1].reshape(-1)
+    keep = ~lone
+    keep[which[np.unique(kind, return_index=True)[1]]] = True
+    kept = np.flatnonzero(keep)
+    used = np.zeros(int(conn.max()) + 1, dtype=bool)
+    used[conn[kept]] = True
+    renumber = np.cumsum(used) - 1  # connections numbered on in their order, none left empty
+    return Phase(src[kept], dst[kept], renumber[conn[kept]], phase.weight,
+                 None if phase.share is None else phase.share[kept])
 
 
 def no_link_saturates(clos: ClosRoutes, src: np.ndarray, dst: np.ndarray) -> bool:

@@ -254,12 +254,16 @@ class FtreeRoutes:
         return self._spine_plane[spine]
 
     # --- paths -------------------------------------------------------------------------
+    def routable(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Per flow: it has a route (valley-free reach, and its destination is one of ftree's entries)."""
+        return self.c.routable(src, dst) & (self.entry_of_ep[dst] >= 0)
+
     def paths(self, src: np.ndarray, dst: np.ndarray):
         """(flow, directed link) pairs of every flow's route, which flows are routed, and
         how many took a modelled secondary path."""
         c, f = self.c, self.c.f
         g = f.graph
-        ok = c.routable(src, dst) & (self.entry_of_ep[dst] >= 0)
+        ok = self.routable(src, dst)
         flows = [np.flatnonzero(ok)] * 2
         links = [f.attach_out(src[ok]), f.attach_in(dst[ok])]
         B = f.ep_switch[src]

@@ -89,6 +89,15 @@ class ClosRouting:
         except NotClos as exc:
             raise RoutingError(f"ftree: {exc}") from exc
 
+    def routable(self, routing: str, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Per flow: route() gives it a route under `routing` (the flows it marks active)."""
+        if routing == "ftree":
+            try:
+                return self.ftree.routable(src, dst)
+            except NotClos as exc:
+                raise RoutingError(f"ftree: {exc}") from exc
+        return self.clos.routable(src, dst)
+
     def route(self, routing: str, phase: Phase) -> Routed:
         f = self.fabric
         n = phase.src.size
