@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .check import CheckResults, check_jobs, run_checks
-from .check.invariants import plan_invariants
+from .check.invariants import plan_invariants_once
 from .expand import expand
 from .plan.model import Plan
 from .plan.fabrics import fabric_plan
@@ -45,7 +45,7 @@ def plan_from_source(source: Source) -> tuple[LoadedSpec, Plan]:
             raise
     with stage("expand"):
         plan = expand(loaded)
-        broken = plan_invariants(plan)
+        broken = plan_invariants_once(plan)
     if broken:  # the builder produced an impossible plan: our bug, never the user's
         raise AssertionError("plan invariants violated:\n" + "\n".join(f.message for f in broken))
     return loaded, plan

@@ -175,3 +175,24 @@ def test_port_offsets_that_do_not_tile_the_ports_are_found():
     found = plan_invariants(plan)
     assert [(f.code, f.where) for f in found] == [("PORT_OFFSET_GAP", plan.devices[dev].name)]
     assert f"start at global port {before - 1}; the devices before it have {before}" in found[0].message
+
+
+def test_a_compile_checks_the_invariants_once_and_the_budgets_check_reports_them():
+    """The pipeline checks a plan's invariants as expand builds it; the budgets check reads
+    that answer (plan_invariants_once) rather than paying for it again. A plan of its own
+    (plan_copy: nothing carried over), here with a device's ports overlapping the one
+    before, is checked afresh and the budgets check reports what it found."""
+    from compiler.check import run_checks
+    from compiler.check.invariants import plan_invariants_once
+
+    from .conftest import plan_copy
+
+    built = build_plan(SPECS / "h100-superpod-1su.yaml")[1]
+    assert built.memoized("plan_invariants") == ()
+    assert plan_invariants_once(built) is built.memoized("plan_invariants")
+    plan = plan_copy(built)
+    assert plan.memoized("plan_invariants") is None
+    plan.devices[7].port_offset -= 1
+    codes = [f.code for f in run_checks(plan).findings if f.code in ("PORT_OFFSET_GAP", "PORT_REUSED")]
+    assert codes == ["PORT_OFFSET_GAP"]
+    assert [f.code for f in plan_invariants_once(plan)] == ["PORT_OFFSET_GAP"]

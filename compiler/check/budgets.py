@@ -11,7 +11,7 @@ from ..plan.views import cage_table, link_ends
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
-from .invariants import plan_invariants
+from .invariants import plan_invariants_once
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class BudgetsFigures(Figures):
 
 def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     plan = ctx.plan
-    findings = list(plan_invariants(plan))  # radix, port reuse, speed match: errors if broken
+    findings = list(plan_invariants_once(plan))  # radix, port reuse, speed match: errors if broken
     links = plan.links
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
