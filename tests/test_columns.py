@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.plan.columns import Coded, concat, distinct, groups, row_groups, text_chunks
+from compiler.plan.columns import Coded, concat, distinct, groups, present, row_groups, text_chunks
 from compiler.plan.naming import cable_id
 from compiler.plan.views import cable_ids
 
@@ -17,6 +17,14 @@ def test_distinct_is_numpy_unique():
     for values in (rng.integers(0, 50, 1000), rng.integers(-5, 5, 7), np.zeros(0, dtype=np.int64), np.array([4]),
                    rng.random(300).round(1)):
         assert distinct(values).tolist() == np.unique(values).tolist()
+
+
+def test_present_is_numpy_unique_of_indices():
+    rng = np.random.default_rng(2)
+    for values, n in ((rng.integers(0, 50, 300), 50), (rng.integers(0, 50, 300).astype(np.int32), 50),
+                      (np.array([3, -1, 7, 3]), 8), (np.array([9, 2, 2]), 5), (np.zeros(0, dtype=np.int64), 4)):
+        got = present(values, n)
+        assert np.array_equal(got, np.unique(values)) and got.dtype == values.dtype
 
 
 def test_groups_is_numpy_unique_with_index_and_inverse():

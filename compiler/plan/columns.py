@@ -24,6 +24,16 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def present(values: np.ndarray, n: int) -> np.ndarray:
+    """distinct(values) for values in 0..n-1 (device or switch indices), by marking them: one
+    pass, no sort. Values outside that range go through distinct."""
+    if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
+        return distinct(values)
+    seen = np.zeros(n, dtype=bool)
+    seen[values] = True
+    return np.flatnonzero(seen).astype(values.dtype, copy=False)
+
+
 def ranges(counts: np.ndarray) -> np.ndarray:
     """0..c-1 for every c in counts, concatenated (each run's positions, no Python step per run)."""
     starts = np.repeat(np.cumsum(counts) - counts, counts)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..topology import topology
 from . import naming  # the one place that names groups
-from .columns import concat
+from .columns import concat, present
 from .model import Plan
 
 
@@ -49,9 +49,7 @@ def host_table(plan: Plan) -> HostTable:
     sel = np.nonzero(plan.links.kind == kind)[0]
     leaf_of = np.full((servers.size, rails), -1, dtype=np.int64)
     leaf_of[pos[plan.links.a_dev[sel]], plan.links.a_port[sel]] = plan.links.b_dev[sel]
-    is_leaf = np.zeros(len(devices), dtype=bool)  # marked, not np.unique: device indices, one pass
-    is_leaf[leaf_of[leaf_of >= 0]] = True
-    leaf_names = {i: devices[i].name for i in np.nonzero(is_leaf)[0].tolist()}
+    leaf_names = {i: devices[i].name for i in present(leaf_of[leaf_of >= 0], len(devices)).tolist()}
     kind_of_group = topology(plan.view.design.topology).host_group
     sus = [devices[i].su for i in servers.tolist()]
     first_leaf = leaf_of[:, 0].tolist()

@@ -36,7 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..plan.columns import distinct, equal_rows, ranges
+from ..plan.columns import distinct, equal_rows, present, ranges
 from .fabric import TrafficFabric
 from .fairness import Term, flows_on_links
 
@@ -94,15 +94,6 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     return np.argsort(key, kind="stable")
 
 
-def _present(values: np.ndarray, n: int) -> np.ndarray:
-    """distinct(values) for values in 0..n-1 (switch indices), by marking them: no sort."""
-    if values.size and (int(values.min()) < 0 or int(values.max()) >= n):
-        return distinct(values)
-    seen = np.zeros(n, dtype=bool)
-    seen[values] = True
-    return np.flatnonzero(seen).astype(values.dtype, copy=False)
-
-
 def _stable_sorted(code: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
     """code and the columns (one value per code) in the stable order of code; as they are,
     with no sort and no gather, where code is in order already (the usual case)."""
@@ -124,10 +115,15 @@ class BitRows:
         self.cols = cols
         self.words = np.zeros((rows, max(1, (cols + 63) // 64)), dtype=np.uint64)
 
-    def copy(self) -> BitRows:
-        out = BitRows(0, self.cols)
-        out.words = self.words.copy()
+    @classmethod
+    def of_words(cls, words: np.ndarray, cols: int) -> BitRows:
+        """Rows already packed (a copy or a selection of another BitRows' words), held as they are."""
+        out = cls(0, cols)
+        out.words = words
         return out
+
+    def copy(self) -> BitRows:
+        return BitRows.of_words(self.words.copy(), self.cols)
 
     def set(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
         bits = np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64))
@@ -225,31 +221,28 @@ class EdgeBits:
         sizes = np.bincount(self.edge_class, minlength=self.bits.cols)
         alone = self.own & (sizes[self.edge_class] == 1)  # its own bit fills its column
         if alone.any():
-            rows = BitRows(0, self.bits.cols)
-            rows.words = self.bits.words[self.edges[alone]].copy()
+            rows = BitRows.of_words(self.bits.words[self.edges[alone]], self.bits.cols)  # a selection: a copy
             rows.set(np.arange(int(alone.sum())), self.edge_class[alone], np.ones(int(alone.sum()), dtype=bool))
             out[self.edges[alone]] = rows.all_columns()
         return out
 
-    def counts(self, rows: np.ndarray, in_pod: np.ndarray | None = None, pods: np.ndarray | None = None,
-               chunk: int = 4096) -> np.ndarray:
-        """Per row: how many edges it holds (only those of pod in_pod[i] where given; pods:
-        per edge)."""
+    def counts(self, rows: np.ndarray, in_pod: np.ndarray, pods: np.ndarray,
+               chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: how many edges it holds, and how many of those are in pod in_pod[i]
+        (pods: per edge), from one unpacking of the rows."""
         sizes = np.bincount(self.edge_class, minlength=self.bits.cols).astype(np.int64)
         class_pod = np.zeros(self.bits.cols, dtype=np.int64)
-        if pods is not None:
-            class_pod[self.edge_class] = pods
-        out = np.zeros(rows.size, dtype=np.int64)
+        class_pod[self.edge_class] = pods
+        every = np.zeros(rows.size, dtype=np.int64)
+        in_own = np.zeros(rows.size, dtype=np.int64)
         for lo in range(0, rows.size, chunk):  # chunks bound the unpacked rows x classes bytes
-            part = BitRows(0, self.bits.cols)
-            part.words = self.bits.words[rows[lo:lo + chunk]]
-            held = part.dense()
-            if in_pod is not None:
-                held &= class_pod[None, :] == in_pod[lo:lo + chunk, None]
-            out[lo:lo + chunk] = held.astype(np.int64) @ sizes
+            held = BitRows.of_words(self.bits.words[rows[lo:lo + chunk]], self.bits.cols).dense()
+            every[lo:lo + chunk] = held.astype(np.int64) @ sizes
+            held &= class_pod[None, :] == in_pod[lo:lo + chunk, None]
+            in_own[lo:lo + chunk] = held.astype(np.int64) @ sizes
         own_row = np.zeros(self.bits.words.shape[0], dtype=np.int64)
         own_row[self.edges] = self.own  # an edge's own bit is in its own pod
-        return out + own_row[rows]
+        return every + own_row[rows], in_own + own_row[rows]
 
 
 class ClosRoutes:
@@ -267,7 +260,7 @@ class ClosRoutes:
         self.top = int(tier.max()) if tier.size else 1
         if self.top > 3:
             raise NotClos("more than three switch tiers")
-        self.edges = _present(fabric.ep_switch, g.n)
+        self.edges = present(fabric.ep_switch, g.n)
         self.edge_of = np.full(g.n, -1, dtype=np.int64)
         self.edge_of[self.edges] = np.arange(self.edges.size)
 
@@ -422,8 +415,8 @@ class ClosRoutes:
         edge_pod = pods[self.edges]
         per_pod = np.bincount(edge_pod, minlength=n_pods)
         every = np.arange(pods.size)
-        reached = self.down.counts(every)  # per switch: the edges it reaches downward
-        in_own = self.down.counts(every, pods, edge_pod)  # of which in its own pod
+        # per switch: the edges it reaches downward, and of those the ones in its own pod
+        reached, in_own = self.down.counts(every, pods, edge_pod)
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         hi, lo, live = self._dn_ends
         code = np.multiply(hi, n_pods, dtype=np.int64)
