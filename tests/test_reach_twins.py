@@ -64,3 +64,16 @@ def test_twin_leaves_share_a_column():
     clos = ClosRoutes(TrafficFabric(plan))
     pods = clos._pods[clos.edges]
     assert clos.down.bits.cols == np.unique(pods).size < clos.edges.size
+
+
+def test_bit_rows_refuse_a_cell_outside_the_matrix():
+    """BitRows reads through a flat index: a column past the last would read the next row's
+    word and a negative row the last row's, without an error; both are refused."""
+    from compiler.traffic.clos import BitRows
+
+    bits = BitRows(3, 70)
+    bits.set(np.array([0, 1]), np.array([69, 5]), np.array([True, True]))
+    assert bits[np.array([0, 1, 1]), np.array([69, 5, 69])].tolist() == [True, True, False]
+    for rows, cols in (([0], [70]), ([0], [-1]), ([-1], [5]), ([3], [0])):
+        with pytest.raises(IndexError):
+            bits[np.array(rows), np.array(cols)]

@@ -131,9 +131,15 @@ class BitRows:
 
     def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         rows, cols = key
-        cols = np.asarray(cols)
+        rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols)
+        # through the flat index a column past the last would read the next row's word, and a
+        # negative row the last rows': refuse both
+        if cols.size and (int(cols.min()) < 0 or int(cols.max()) >= self.cols):
+            raise IndexError(f"BitRows column out of range 0..{self.cols - 1}")
+        if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= self.words.shape[0]):
+            raise IndexError(f"BitRows row out of range 0..{self.words.shape[0] - 1}")
         w = self.words.shape[1]  # a flat take: several times faster than a 2-d fancy index
-        word = np.take(self.words.reshape(-1), np.asarray(rows, dtype=np.int64) * w + (cols >> 6))
+        word = np.take(self.words.reshape(-1), rows * w + (cols >> 6))
         return ((word >> (cols & 63).astype(np.uint64)) & np.uint64(1)).astype(bool)
 
     def dense(self) -> np.ndarray:
