@@ -119,16 +119,18 @@ def _pid_alive(temp: Path, prefix: str) -> bool:
 
 
 def _files_under(root: Path, entries: list[str]) -> list[str]:
-    """Files (posix relative paths, sorted) at or below these top-level entries of root."""
+    """Files (posix relative paths, sorted) at or below these top-level entries of root.
+    Paths as strings: a pathlib object per folder cost 0.2 s for the 5,120 switch folders of
+    a 131,072-GPU fabric's configs."""
     files = []
+    start = len(os.fspath(root)) + 1  # a folder's path relative to root: its text after root/
     for entry in entries:
         top = root / entry
         if not top.is_dir() or top.is_symlink():
             files.append(entry)
             continue
-        for folder, dirs, names in os.walk(top):
-            dirs.sort()
-            rel = Path(folder).relative_to(root).as_posix()
+        for folder, _, names in os.walk(top):
+            rel = folder[start:].replace(os.sep, "/")
             files += [f"{rel}/{n}" for n in names]
     return sorted(files)
 
