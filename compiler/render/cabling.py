@@ -22,7 +22,7 @@ import numpy as np
 from ..check import CheckResults
 from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
 from ..plan.model import Plan
-from ..plan.cables import (PhysicalCables, in_link_order, joined, multi_link_cables, physical_cable_end_pieces, physical_cable_id_array,
+from ..plan.cables import (PhysicalCables, joined, multi_link_cables, physical_cable_end_pieces, physical_cable_id_array,
                            physical_cables)
 from ..plan.columns import Coded, Piece, concat, text_chunks
 from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, device_places, end_part_labels, end_part_names,
@@ -52,7 +52,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     multi = multi_link_cables(cables)
     ids: list[Piece]
     carried: list[Piece]
-    if not quote_names and in_link_order(cables, len(links)):
+    if not quote_names and cables.in_link_order:
         # each cable is its link: its id is the link's, spelled as pieces (device, port number), no string per cable
         devices, numbers = cable_id_pieces(plan)
         ids = carried = [Coded(devices, links.a_dev), Coded(numbers, links.a_port)]
