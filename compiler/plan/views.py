@@ -292,8 +292,16 @@ def cable_ends(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
 
 def place_prefixes(plan: Plan) -> np.ndarray:
     """Per device `<place>:` (device_places and the colon), an object array: an end's label
-    text is then one concatenation per cable end, not two."""
-    return np.array([f"{p}:" for p in plan.memo("device_places", device_places)], dtype=object)
+    text is then one concatenation per cable end, not two. Memoised: the logical cable ends
+    (cable_ends) and the physical ones (cables.physical_cable_end_pieces) both read it;
+    shared, so read-only (readers gather from it)."""
+    return plan.memo("place_prefixes", _place_prefixes)
+
+
+def _place_prefixes(plan: Plan) -> np.ndarray:
+    out = np.array([f"{p}:" for p in plan.memo("device_places", device_places)], dtype=object)
+    out.flags.writeable = False
+    return out
 
 
 def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
