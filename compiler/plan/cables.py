@@ -295,4 +295,4 @@ def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     ids, a, b = physical_cable_ends(plan)
     if not len(ids):
         return [], []
-    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
+    return concat(label_pieces([ids], a, b)).tolist(), concat(label_pieces([ids], b, a)).tolist()

@@ -26,7 +26,7 @@ from ..plan.cables import (PhysicalCables, joined, multi_link_cables, physical_c
                            physical_cables)
 from ..plan.columns import Coded, Piece, concat, text_chunks
 from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, device_places, end_part_labels, end_part_names,
-                          end_transceiver_codes, floor_port_names, port_table)
+                          end_transceiver_codes, floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -58,7 +58,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
         ids = carried = [Coded(devices, links.a_dev), Coded(numbers, links.a_port)]
     else:
         ids, carried = [physical_cable_id_array(plan)], [_carried_ids(plan, cables, multi)]
-    label_a, label_b = [*ids, " ", *near_a, " / ", *near_b], [*ids, " ", *near_b, " / ", *near_a]  # as views.label_pieces
+    label_a, label_b = label_pieces(ids, near_a, near_b), label_pieces(ids, near_b, near_a)
     if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
         quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
         label_a, label_b = quoted

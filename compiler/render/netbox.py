@@ -217,7 +217,7 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), links.media[kept])
     ids = plan.memo("cable_id_array", cable_id_array)[kept]
     near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
-    label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
+    label: tuple[Piece, ...] = tuple(label_pieces([ids], near, far))
     id_list = ids.tolist()
     id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
     if id_fields is not id_list or any(_needs_quoting(c) for c in (*near, *far)):  # a name that needs quoting: escape whole labels
