@@ -27,10 +27,10 @@ import re
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.fabrics import CORD_MEDIUM, management_cords
+from ..plan.fabrics import CORD_MEDIUM, management_cord_labels, management_cords
 from ..plan.model import Plan
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import cable_ends, cable_id_array, device_places, label_pieces, port_table
+from ..plan.views import cable_ends, cable_id_array, label_pieces, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
 from .writer import OutputDir
@@ -247,13 +247,10 @@ def _cord_rows(plan: Plan, site: str) -> list[tuple]:
     media = plan.view.facts.media.get(CORD_MEDIUM)
     if media is None:
         return []
-    places = plan.memo("device_places", device_places)
     rows = []
-    for c in management_cords(plan):
-        near = f"{places[plan.device_index(c.switch)]}:{c.port}"
-        far = f"{places[plan.device_index(c.leaf)]}:{c.leaf_port}"
+    for c, label in zip(management_cords(plan), management_cord_labels(plan)[0], strict=True):
         length = (f"{c.order_m:g}", "m") if c.order_m is not None else ("", "")
         rows.append((csv_field(c.switch), csv_field(c.port), csv_field(c.leaf), csv_field(c.leaf_port),
                      CABLE_TYPE[media.fiber], csv_field(c.cable_id), COLOR.get(media.jacket or "", ""), *length,
-                     csv_field(f"{c.cable_id} {near} / {far}"), site, site))
+                     csv_field(label), site, site))
     return rows
