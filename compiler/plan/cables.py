@@ -43,6 +43,10 @@ class PhysicalCables:
     indptr: np.ndarray  # int64 per group + 1: the group's links are links[indptr[g]:indptr[g + 1]]
     links: np.ndarray  # int64: logical link indices, grouped, each group ascending
     order_m: np.ndarray | None  # float64 per cable: orderable length (the longest link's); NaN: none reaches
+    # Whether the cables are the links one for one, in link order (every link pulled, each
+    # its own cable of one strand): then a cable's id and values are its link's, no gather.
+    # Found once as the cables are grouped (an O(links) pass every reader would repeat).
+    in_link_order: bool
 
     def __len__(self) -> int:
         return int(self.group.size)
@@ -151,7 +155,9 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
         order_m = per_group if one_each else per_group[group]
     elif phys is not None and phys.order_m is not None:
         order_m = np.zeros(0)
-    return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m)
+    in_link_order = group.size == n and members.size == n and not strand.any() \
+        and bool((members[indptr[group]] == np.arange(n)).all())
+    return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m, in_link_order=in_link_order)
 
 
 def _groups(kept: np.ndarray, media_k: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,16 +188,9 @@ def physical_cable_ids(plan: Plan) -> list[str]:
 
 
 def _physical_cable_ids(plan: Plan) -> list[str]:
-    if in_link_order(physical_cables(plan), len(plan.links)):
+    if physical_cables(plan).in_link_order:
         return plan.memo("cable_ids", cable_ids)  # one cable per link, in link order: the links' ids
     return physical_cable_id_array(plan).tolist()
-
-
-def in_link_order(cables: PhysicalCables, n_links: int) -> bool:
-    """Whether the cables are the links one for one, in link order (every link pulled, each
-    its own cable of one strand): then a cable's id and values are its link's, no gather."""
-    return len(cables) == n_links and cables.links.size == n_links and not cables.strand.any() \
-        and bool((cables.first_link == np.arange(n_links)).all())
 
 
 def physical_cable_id_array(plan: Plan) -> np.ndarray:
@@ -202,7 +201,7 @@ def physical_cable_id_array(plan: Plan) -> np.ndarray:
 def _physical_cable_id_array(plan: Plan) -> np.ndarray:
     cables = physical_cables(plan)
     logical = plan.memo("cable_id_array", cable_id_array)
-    if in_link_order(cables, len(plan.links)):
+    if cables.in_link_order:
         return logical
     out = logical[cables.first_link]
     numbered = np.nonzero(cables.strand)[0]  # strands of a multi-fiber link: `.1`, `.2`, ... (few suffixes, built once)
@@ -279,7 +278,7 @@ def _physical_cable_end_pieces(plan: Plan) -> tuple[list[np.ndarray], list[np.nd
     place = np.array(plan.memo("device_places", device_places), dtype=object)
     prefix = place_prefixes(plan)
     names = plan.memo("floor_port_labels", floor_port_labels)  # NOS name, panel cage beside it (views.cable_labels)
-    first: np.ndarray | slice = slice(None) if in_link_order(cables, len(links)) else cables.first_link
+    first: np.ndarray | slice = slice(None) if cables.in_link_order else cables.first_link
     multi = multi_link_cables(cables)
     ends = []
     for dev, gid in zip((links.a_dev, links.b_dev), link_ends(plan), strict=True):
@@ -296,4 +295,4 @@ def _physical_cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     ids, a, b = physical_cable_ends(plan)
     if not len(ids):
         return [], []
-    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
+    return concat(label_pieces([ids], a, b)).tolist(), concat(label_pieces([ids], b, a)).tolist()

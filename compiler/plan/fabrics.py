@@ -17,11 +17,13 @@ from operator import attrgetter
 import numpy as np
 
 from .bom import BomLine, bill_of_materials, cable_beyond_reach, cable_of_length
+from .columns import concat
 from .fabric_record import COMPUTE, SCALE_UP, Fabric, kind_of
 from .fabric_view import FabricView
 from .model import Device, LinkTable, Plan, PortLayout
 from .physical import Physical
 from .routing import ManagementSubnet
+from .views import label_pieces, place_prefixes
 
 __all__ = ["CORD_MEDIUM", "COMPUTE", "SCALE_UP", "Fabric", "fabric_bom", "fabric_check_plan", "fabric_names", "fabric_plan",
            "fabric_record", "fabric_view", "is_multi_fabric", "seal_views", "serve_management_ports", "kind_of", "link_fabric",
@@ -273,6 +275,20 @@ def management_cords(plan: Plan) -> list[ManagementCord]:
             out.append(ManagementCord(name, f"{switch}:{port}", switch, port, leaf, leaf_port,
                                       row[col["length_m"]] if measured else None, row[col["order_m"]] if measured else None))
     return out
+
+
+def management_cord_labels(plan: Plan) -> tuple[list[str], list[str]]:
+    """Per management cord (management_cords), the label text of its switch end and of its
+    leaf end: `<id> <near> / <far>` as a cable's (views.label_pieces), an end `<place>:<port>`
+    (views.place_prefixes). The cabling sheet, the labels, the floor sheets and NetBox read it."""
+    cords = management_cords(plan)
+    if not cords:
+        return [], []
+    prefix = place_prefixes(plan)
+    ids = np.array([c.cable_id for c in cords], dtype=object)
+    switch = [prefix[[plan.device_index(c.switch) for c in cords]], np.array([c.port for c in cords], dtype=object)]
+    leaf = [prefix[[plan.device_index(c.leaf) for c in cords]], np.array([c.leaf_port for c in cords], dtype=object)]
+    return concat(label_pieces([ids], switch, leaf)).tolist(), concat(label_pieces([ids], leaf, switch)).tolist()
 
 
 def _management_cords(plan: Plan, name: str) -> list:

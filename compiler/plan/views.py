@@ -269,11 +269,11 @@ def device_places(plan: Plan) -> list[str]:
     return [f"{racks[r]}-{u:02d}" for r, u in zip(phys.dev_rack.tolist(), phys.dev_u.tolist(), strict=True)]
 
 
-def label_pieces(ids: Piece, near: Sequence[Piece], far: Sequence[Piece]) -> list[Piece]:
+def label_pieces(ids: Sequence[Piece], near: Sequence[Piece], far: Sequence[Piece]) -> list[Piece]:
     """A cable label's text as pieces (columns.concat, columns.text_chunks): `<id> <near> / <far>`,
-    each end read from where it is (TIA-606): the B end's label swaps near and far. An end
-    is its own pieces (cable_ends)."""
-    return [ids, " ", *near, " / ", *far]
+    each end read from where it is (TIA-606): the B end's label swaps near and far. The id
+    and each end are their own pieces (cable_id_pieces, cable_ends)."""
+    return [*ids, " ", *near, " / ", *far]
 
 
 def cable_ends(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -292,8 +292,16 @@ def cable_ends(plan: Plan) -> tuple[list[np.ndarray], list[np.ndarray]]:
 
 def place_prefixes(plan: Plan) -> np.ndarray:
     """Per device `<place>:` (device_places and the colon), an object array: an end's label
-    text is then one concatenation per cable end, not two."""
-    return np.array([f"{p}:" for p in plan.memo("device_places", device_places)], dtype=object)
+    text is then one concatenation per cable end, not two. Memoised: the logical cable ends
+    (cable_ends) and the physical ones (cables.physical_cable_end_pieces) both read it;
+    shared, so read-only (readers gather from it)."""
+    return plan.memo("place_prefixes", _place_prefixes)
+
+
+def _place_prefixes(plan: Plan) -> np.ndarray:
+    out = np.array([f"{p}:" for p in plan.memo("device_places", device_places)], dtype=object)
+    out.flags.writeable = False
+    return out
 
 
 def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
@@ -304,7 +312,7 @@ def cable_labels(plan: Plan) -> tuple[list[str], list[str]]:
     if not len(a[0]):
         return [], []
     ids = plan.memo("cable_id_array", cable_id_array)
-    return concat(label_pieces(ids, a, b)).tolist(), concat(label_pieces(ids, b, a)).tolist()
+    return concat(label_pieces([ids], a, b)).tolist(), concat(label_pieces([ids], b, a)).tolist()
 
 
 def cable_part(media_rec: MediumFacts, order_m: float | None) -> str:

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cords
+from ..plan.fabrics import fabric_names, is_multi_fabric, link_fabric, management_cord_labels, management_cords
 from ..plan.model import Plan
-from ..plan.cables import (PhysicalCables, in_link_order, joined, multi_link_cables, physical_cable_end_pieces, physical_cable_id_array,
+from ..plan.cables import (PhysicalCables, joined, multi_link_cables, physical_cable_end_pieces, physical_cable_id_array,
                            physical_cables)
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, device_places, end_part_labels, end_part_names,
-                          end_transceiver_codes, floor_port_names, port_table)
+from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, end_part_labels, end_part_names,
+                          end_transceiver_codes, floor_port_names, label_pieces, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -52,13 +52,13 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     multi = multi_link_cables(cables)
     ids: list[Piece]
     carried: list[Piece]
-    if not quote_names and in_link_order(cables, len(links)):
+    if not quote_names and cables.in_link_order:
         # each cable is its link: its id is the link's, spelled as pieces (device, port number), no string per cable
         devices, numbers = cable_id_pieces(plan)
         ids = carried = [Coded(devices, links.a_dev), Coded(numbers, links.a_port)]
     else:
         ids, carried = [physical_cable_id_array(plan)], [_carried_ids(plan, cables, multi)]
-    label_a, label_b = [*ids, " ", *near_a, " / ", *near_b], [*ids, " ", *near_b, " / ", *near_a]  # as views.label_pieces
+    label_a, label_b = label_pieces(ids, near_a, near_b), label_pieces(ids, near_b, near_a)
     if quote_names or _any_needs_quoting(label_a) or _any_needs_quoting(label_b):
         quoted: list[list[Piece]] = [[np.array([csv_field(t) for t in concat(p).tolist()], dtype=object)] for p in (label_a, label_b)]
         label_a, label_b = quoted
@@ -151,20 +151,18 @@ def management_cord_rows(plan: Plan, place: np.ndarray, quote: bool) -> list[str
     if media is None or not cords:
         return []
     index = {d.name: i for i, d in enumerate(plan.devices)}
-    places = plan.memo("device_places", device_places)
     multi = is_multi_fabric(plan)
     esc = csv_field if quote else (lambda v: v)
     out = []
-    for c in cords:
+    for c, label_a, label_b in zip(cords, *management_cord_labels(plan), strict=True):
         sw, lf = plan.devices[index[c.switch]], plan.devices[index[c.leaf]]
         cage = next((p.cage for p in plan.layouts[lf.layout].ports if p.name == c.leaf_port), "")
-        near, far = f"{places[index[c.switch]]}:{c.port}", f"{places[index[c.leaf]]}:{c.leaf_port}"
         fields = [esc(c.cable_id), esc(f"{c.fabric}:{MANAGEMENT_KIND}"),
                   esc(c.switch), esc(sw.role), esc(c.port), esc(c.port), "1", "", place[index[c.switch]],
                   esc(c.leaf), esc(lf.role), esc(c.leaf_port), esc(cage), "1", "", place[index[c.leaf]],
                   "1", "CAT6", "RJ45", csv_field(cable_part(media, c.order_m)),
                   "" if c.order_m is None else f"{c.order_m:g}", media.jacket or "", "",
-                  csv_field(f"{c.cable_id} {near} / {far}"), csv_field(f"{c.cable_id} {far} / {near}"),
+                  csv_field(label_a), csv_field(label_b),
                   "" if c.length_m is None else f"{c.length_m:.2f}",
                   esc(c.cable_id)] + ([c.fabric] if multi else [])
         out.append(",".join(fields) + "\n")

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
-from ..plan.fabrics import management_cords
+from ..plan.fabrics import management_cord_labels, management_cords
 from ..plan.model import Plan
-from ..plan.views import cable_part, device_places, end_part_labels, floor_port_names, port_table
+from ..plan.views import cable_part, end_part_labels, floor_port_names, port_table
 
 NO_MEDIUM = "NO MEDIUM REACHES"  # as cabling.xlsx has said for a link no medium reaches
 NOT_MODELLED = "not modelled"  # a cord whose length the plan does not model
@@ -93,7 +93,7 @@ def _floor_rows(plan: Plan) -> FloorRows:
         part[i], length_text[i] = pairs[spelled]
     cords = management_cords(plan)
     index = {d.name: i for i, d in enumerate(plan.devices)}
-    places = plan.memo("device_places", device_places)
+    cord_labels = management_cord_labels(plan)
     cat6 = plan.view.facts.media.get("cat6")
     ends = []
     for e, (dev, port, tr) in enumerate(zip((links.a_dev, links.b_dev), (links.a_port, links.b_port),
@@ -111,7 +111,7 @@ def _floor_rows(plan: Plan) -> FloorRows:
         cord_gid = _cord_gid(plan, cords, e, index)
         key = np.concatenate([gid[first], np.where(cord_gid >= 0, cord_gid, cord_key)]).astype(np.int64)
         all_dev = np.concatenate([dev[first], cord_dev]).astype(np.int64)
-        cord_label = _text([_cord_label(c, places, index, e) for c in cords])
+        cord_label = _text(cord_labels[e])
         ends.append(FloorEnd(rack=phys.dev_rack[all_dev].astype(np.int64), u=phys.dev_u[all_dev].astype(np.int64),
                              port_key=key, device=np.concatenate([picked[0], dev_names[cord_dev]]),
                              port=np.concatenate([picked[1], cord_port]), panel=np.concatenate([picked[2], cord_port]),
@@ -145,11 +145,6 @@ def _cord_gid(plan: Plan, cords: list, end: int, index: dict[str, int]) -> np.nd
         if pos is not None:
             out[k] = d.port_offset + pos
     return out
-
-
-def _cord_label(cord, places: list[str], index: dict[str, int], end: int) -> str:
-    near, far = f"{places[index[cord.switch]]}:{cord.port}", f"{places[index[cord.leaf]]}:{cord.leaf_port}"
-    return f"{cord.cable_id} {near} / {far}" if end == 0 else f"{cord.cable_id} {far} / {near}"
 
 
 def _cord_length(cord) -> tuple[float, str]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..check import CheckResults
 from ..plan.cables import joined, multi_link_cables, physical_cable_ids, physical_cable_labels, physical_cables
-from ..plan.fabrics import management_cords
+from ..plan.fabrics import management_cord_labels, management_cords
 from ..plan.model import Plan
 from ..plan.views import device_places, floor_port_names
 from .csvtext import csv_field
@@ -94,10 +94,9 @@ def _management_labels(plan: Plan, places: np.ndarray) -> list[str]:
     plan's cables, as cabling.csv lists them."""
     index = {d.name: i for i, d in enumerate(plan.devices)}
     out = []
-    for c in management_cords(plan):
-        near, far = f"{places[index[c.switch]]}:{c.port}", f"{places[index[c.leaf]]}:{c.leaf_port}"
-        for end, label, place, dev, port in (("A", f"{c.cable_id} {near} / {far}", places[index[c.switch]], c.switch, c.port),
-                                             ("B", f"{c.cable_id} {far} / {near}", places[index[c.leaf]], c.leaf, c.leaf_port)):
+    for c, label_a, label_b in zip(management_cords(plan), *management_cord_labels(plan), strict=True):
+        for end, label, place, dev, port in (("A", label_a, places[index[c.switch]], c.switch, c.port),
+                                             ("B", label_b, places[index[c.leaf]], c.leaf, c.leaf_port)):
             out.append(",".join(csv_field(v) for v in (c.cable_id, end, label, place, dev, port, "CAT6")))
     return out
 

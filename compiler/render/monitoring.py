@@ -36,7 +36,7 @@ from ..plan.columns import Coded, Piece, distinct, ranges, text_chunks
 from ..plan.model import Plan
 from ..plan.routing import dotted
 from ..plan.serialize import json_strings
-from ..plan.views import cable_id_pieces, nos_port_table, port_table
+from ..plan.views import cable_id_pieces, nos_port_table
 from .infiniband import LINK_RATE, ib_view
 from ..plan.naming import SWITCH_ROLES
 from .structured_config import roce_profile
@@ -173,11 +173,12 @@ def _port_rows(plan: Plan, ib: bool) -> tuple[list[Piece], int]:
         # a CA peer is "<host> <panel port>": its head ends in the space, the panel name follows
         peer_head = np.array([f'",peer="{n}' + ('' if sw else ' ') for n, sw in zip(names, is_switch.tolist(), strict=True)],
                              dtype=object)
-        panel = plan.memo("port_table", port_table)["name"]
-        peer_ca = ~is_switch[peer_dev]
-        mid = np.full(len(link), '",peer_port="', dtype=object)
-        mid[peer_ca] = np.asarray(_escaped(panel[peer_global[peer_ca]]), dtype=object) + '",peer_port="'
-        peer_mid = mid
+        # panel names from the used layouts' table (escaped there, as the Ethernet port names
+        # below), a switch peer's row reading the separator alone (the table's last entry)
+        panel_names, place = nos_port_table(plan, None)
+        mids = np.concatenate([np.asarray(_escaped(panel_names), dtype=object) + '",peer_port="',
+                               np.array(['",peer_port="'], dtype=object)])
+        peer_mid = Coded(mids, np.where(is_switch[peer_dev], len(mids) - 1, place[peer_global]))
     else:
         # port names from the used layouts' table (escaped there), indexed per row: no name
         # gathered, listed and scanned per row

@@ -27,10 +27,10 @@ import re
 import numpy as np
 
 from ..check import CheckResults
-from ..plan.fabrics import CORD_MEDIUM, management_cords
+from ..plan.fabrics import CORD_MEDIUM, management_cord_labels, management_cords
 from ..plan.model import Plan
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import cable_ends, cable_id_array, device_places, label_pieces, port_table
+from ..plan.views import cable_ends, cable_id_array, label_pieces, port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
 from .writer import OutputDir
@@ -217,7 +217,7 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), links.media[kept])
     ids = plan.memo("cable_id_array", cable_id_array)[kept]
     near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
-    label: tuple[Piece, ...] = tuple(label_pieces(ids, near, far))
+    label: tuple[Piece, ...] = tuple(label_pieces([ids], near, far))
     id_list = ids.tolist()
     id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
     if id_fields is not id_list or any(_needs_quoting(c) for c in (*near, *far)):  # a name that needs quoting: escape whole labels
@@ -247,13 +247,10 @@ def _cord_rows(plan: Plan, site: str) -> list[tuple]:
     media = plan.view.facts.media.get(CORD_MEDIUM)
     if media is None:
         return []
-    places = plan.memo("device_places", device_places)
     rows = []
-    for c in management_cords(plan):
-        near = f"{places[plan.device_index(c.switch)]}:{c.port}"
-        far = f"{places[plan.device_index(c.leaf)]}:{c.leaf_port}"
+    for c, label in zip(management_cords(plan), management_cord_labels(plan)[0], strict=True):
         length = (f"{c.order_m:g}", "m") if c.order_m is not None else ("", "")
         rows.append((csv_field(c.switch), csv_field(c.port), csv_field(c.leaf), csv_field(c.leaf_port),
                      CABLE_TYPE[media.fiber], csv_field(c.cable_id), COLOR.get(media.jacket or "", ""), *length,
-                     csv_field(f"{c.cable_id} {near} / {far}"), site, site))
+                     csv_field(label), site, site))
     return rows

@@ -236,7 +236,8 @@ def rows(items: Sequence[tuple], macros: Macro | Mapping[Any, Macro], by: str | 
         items = list(map(tuple.__add__, items, zip(*columns.values(), strict=True)))
     if by is None:
         assert isinstance(macros, Macro)
-        return _joined(_row_spec(macros, fields, consts, const_key), items, sep)
+        fmt, get, _ = _row_spec(macros, fields, consts, const_key)  # each row's values read by the spec's getter
+        return _fill(fmt, sep, len(items), tuple(chain.from_iterable(map(get, items))))
     assert isinstance(macros, Mapping)
     key = _by_key(fields, by)
     tail = sep.replace("%", "%%")
@@ -309,14 +310,6 @@ def _by_key(fields: tuple[str, ...], by: str | tuple[str, ...]) -> Callable[[tup
     not per switch)."""
     names = (by,) if isinstance(by, str) else by
     return itemgetter(*[fields.index(b) for b in names])
-
-
-def _joined(spec: tuple[str, Callable[[tuple], tuple], tuple[int, ...]], items: Sequence[tuple], sep: str) -> str:
-    """The rows filled in and joined by `sep` (_fill), each row's values read by the spec's getter."""
-    if not items:
-        return ""
-    fmt, get, _ = spec
-    return _fill(fmt, sep, len(items), tuple(chain.from_iterable(map(get, items))))
 
 
 def _fill(fmt: str, sep: str, n: int, values: tuple) -> str:
