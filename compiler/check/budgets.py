@@ -11,7 +11,7 @@ from ..plan.views import cage_table, link_ends
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
-from .invariants import plan_invariants_once
+from .invariants import PORT_IDS_BROKEN, plan_invariants_once
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     plan = ctx.plan
     findings = list(plan_invariants_once(plan))  # radix, port reuse, speed match: errors if broken
     links = plan.links
+    figures = BudgetsFigures(ports_used=2 * len(links), ports_total=plan.port_count())
+    if any(f.code in PORT_IDS_BROKEN for f in findings):
+        return figures, findings  # the cage table would be read at ports no device holds
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
     ends = np.concatenate(link_ends(plan))
@@ -43,4 +46,4 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
         findings.append(Finding("CAGE_MIXED_MEDIA", "error",
                                 f"cage {port.cage} of {plan.devices[dev].name} carries two media; one module serves the whole cage",
                                 f"{plan.devices[dev].name}:{port.cage}"))
-    return BudgetsFigures(ports_used=int(ends.size), ports_total=plan.port_count()), findings
+    return figures, findings

@@ -14,6 +14,11 @@ from ..plan.views import per_port_table
 from .findings import Finding
 
 
+# Findings after which a link end's global port id names no port (the offsets leave ports
+# out, or a port index is past its device's): per-port tables cannot be read for the links.
+PORT_IDS_BROKEN = frozenset({"PORT_OFFSET_GAP", "PORT_OUT_OF_RANGE"})
+
+
 def plan_invariants_once(plan: Plan) -> tuple[Finding, ...]:
     """plan_invariants, computed once per plan: the pipeline checks a plan as expand builds
     it, and the budgets check reports the same findings (0.1 s at 524,288 GPUs, which a
