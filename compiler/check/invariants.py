@@ -10,7 +10,6 @@ import numpy as np
 
 from ..plan.fabrics import fabric_names
 from ..plan.model import Plan
-from ..plan.views import per_port_table
 from .findings import Finding
 
 
@@ -67,11 +66,13 @@ def plan_invariants(plan: Plan) -> list[Finding]:
     if (links.a_dev == links.b_dev).any():
         i = int(np.argmax(links.a_dev == links.b_dev))
         out.append(Finding("LINK_LOOP", "error", f"link {i + 1} connects {names[int(links.a_dev[i])]} to itself"))
-    # Speeds must match at both ends (a breakout is a different layout, never a mismatch here),
-    # read per link end through the views' per-port spread (the offsets tile the ports: above)
-    speeds, place = per_port_table(plan, {lid: np.array([p.speed_gbps for p in lay.ports], dtype=np.int64)
-                                          for lid, lay in plan.layouts.items()})
-    a_speed, b_speed = np.split(speeds[place[gids]], 2)
+    # Speeds must match at both ends (a breakout is a different layout, never a mismatch here).
+    # (layout, port) -> speed, padded to the largest layout (every link's port is in range: above)
+    speed_at = np.zeros((len(layout_ids), max((len(plan.layouts[lid]) for lid in layout_ids), default=0)), dtype=np.int64)
+    for i, lid in enumerate(layout_ids):
+        speed_at[i, :len(plan.layouts[lid])] = [p.speed_gbps for p in plan.layouts[lid].ports]
+    a_speed = speed_at[device_layout[links.a_dev], links.a_port]
+    b_speed = speed_at[device_layout[links.b_dev], links.b_port]
     if (a_speed != b_speed).any():
         i = int(np.argmax(a_speed != b_speed))
         out.append(Finding("SPEED_MISMATCH", "error",
