@@ -6,6 +6,11 @@ tests/test_verify_real_tools.py (slow, root)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -156,3 +161,61 @@ def test_lldp_out_refuses_tables_of_switches_not_in_the_plan(tmp_path):
     with pytest.raises(ethernet.TwinUnavailable, match=r"1 LLDP table\(s\) of switches not in this plan \(pod7-spine-09.json\)"):
         ethernet._refuse_stale_tables(out, switches)
     assert (out / "pod7-spine-09.json").exists()
+
+
+HOLD_BIND_S = 0.3  # what a descheduled lldpd monitor can spend between a port's socket() and bind() on a busy machine
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("lldpd") or not shutil.which("strace"),
+                    reason="needs root, lldpd and strace (Debian packages lldpd, strace)")
+def test_real_lldpd_lists_only_the_cabled_neighbour_while_peers_open_their_ports(monkeypatch):
+    """lldpd opens each port's packet socket for every protocol, then binds it to the port
+    in a second call: a frame that reaches any port of the namespace in between is read
+    later as a neighbour of the port being opened. On a loaded machine a daemon is now and
+    then descheduled there; strace holds every bind() HOLD_BIND_S to make that certain.
+    Three switches of tiny-rail, their four cables, no FRR: each port lists exactly one
+    neighbour, the far end of its cable (before the twin started its daemons paused, spine-01's
+    later ports also listed the leaves' other ports)."""
+    _, plan = build_plan(TINY)
+    twin = EthernetTwin(plan, TwinOptions(timeout_s=0))
+    twin.work = Path(tempfile.mkdtemp(prefix="clusterc-test-lldp-"))
+    os.chmod(twin.work, 0o755)
+    real_popen = subprocess.Popen
+
+    def held(cmd, *args, **kwargs):
+        if isinstance(cmd, list) and "lldpd" in cmd:
+            at = cmd.index("unshare")
+            cmd = cmd[:at] + ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=bind",
+                              "-e", f"inject=bind:delay_enter={int(HOLD_BIND_S * 1e6)}"] + cmd[at:]
+        return real_popen(cmd, *args, **kwargs)
+
+    try:
+        for n, name in enumerate(("su1-leaf-r1", "su1-leaf-r2", "spine-01")):
+            i = plan.device_index(name)
+            twin.nodes[i] = _Node(i, name, f"{twin.run_id}-lldp{n}", twin.work / name, True)
+            twin.nodes[i].dir.mkdir()
+            ethernet._run("ip", "netns", "add", twin.nodes[i].ns)
+            twin.namespaces.append(twin.nodes[i].ns)
+        twin._wire()
+        monkeypatch.setattr(ethernet.subprocess, "Popen", held)
+        twin.start_lldp()
+        monkeypatch.setattr(ethernet.subprocess, "Popen", real_popen)
+        report = twin.collect_lldp(twin.work / "out")
+        far = {}  # (switch, port) -> (device, port) at the cable's other end
+        for (a, na), (b, nb) in twin.wired.values():
+            far[(twin.nodes[a].name, na)], far[(twin.nodes[b].name, nb)] = (twin.nodes[b].name, nb), (twin.nodes[a].name, na)
+        listed = {}
+        for node in twin.nodes.values():
+            entries = json.loads((twin.work / "out" / f"{node.name}.json").read_text())["lldp"]["interface"]
+            for entry in [entries] if isinstance(entries, dict) else entries:
+                for port, body in entry.items():
+                    listed.setdefault((node.name, port), []).append((next(iter(body["chassis"])), body["port"]["descr"]))
+        assert listed == {k: [v] for k, v in far.items()} and len(far) == 8
+        assert (report["neighbours"], report["missing"], report["crowded"]) == (8, [], [])
+    finally:
+        for node in twin.nodes.values():  # strace is the process started: stop its group (lldpd in it)
+            if node.lldpd is not None and node.lldpd.poll() is None:
+                os.killpg(node.lldpd.pid, signal.SIGTERM)
+                node.lldpd.wait(timeout=10)
+        twin.down()
