@@ -310,13 +310,25 @@ class EthernetTwin:
         session, stopped by pid. Returns once every daemon listens on all its ports and has
         sent once, so no first frame is lost to a daemon that was not yet listening.
 
-        -L "": lldpd runs no lldpcli at start. With one it starts paused until that lldpcli
-        sends `resume`, and every lldpcli command, `update` too, writes back the whole
-        configuration it read: an `update` that read it before the resume and landed after
-        it paused the daemon again for good (it still answered lldpcli, but sent nothing and
-        dropped what it received). That was the switch with no neighbours on tiny-rail."""
+        Every daemon starts paused and is resumed only once all of them have bound every
+        port: lldpd opens each port's packet socket for every protocol (ETH_P_ALL) and binds
+        it to its port in a second call, and a frame that reaches any port of the namespace
+        in between stays queued on that socket, to be read (no interface check on receive)
+        as a neighbour of the port being opened. Started unpaused, the daemons that were up
+        sent while the others opened their ~100 sockets, and a loaded machine (a descheduled
+        daemon between the two calls) left one port with a second neighbour for 120 s, which
+        `verify` read as an unplanned cable. A paused lldpd sends nothing and drops what it
+        reads, so nothing is on the wire until every socket is bound.
+
+        -L true: the configurator lldpd runs at start (lldpcli, which reads /etc/lldpd.conf
+        and sends `resume`) does nothing, so the daemon stays paused until resumed here.
+        lldpcli writes back the whole configuration it read with every command: two lldpcli
+        on one daemon at once can undo each other (a real lldpcli at start and an `update`
+        once paused a daemon for good: the switch with no neighbours on tiny-rail), so each
+        daemon gets one command at a time, in order."""
         if not shutil.which("lldpd") or not shutil.which("lldpcli"):
             raise TwinUnavailable("lldpd is not installed: apt-get install lldpd")
+        true = shutil.which("true") or "/bin/true"
         for node in self.nodes.values():
             ifaces = self._interfaces(node)
             if not ifaces:
@@ -324,7 +336,7 @@ class EthernetTwin:
             log = open(node.dir / "lldpd.log", "wb")
             node.lldpd = subprocess.Popen(
                 ["ip", "netns", "exec", node.ns, "unshare", "--uts", "sh", "-c", 'hostname "$0"; exec "$@"', node.name,
-                 "lldpd", "-d", "-u", str(node.dir / "lldpd.sock"), "-I", ",".join(ifaces), "-L", ""],
+                 "lldpd", "-d", "-u", str(node.dir / "lldpd.sock"), "-I", ",".join(ifaces), "-L", true],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             log.close()
         daemons = [n for n in self.nodes.values() if n.lldpd is not None]
@@ -339,7 +351,9 @@ class EthernetTwin:
             while not want <= _lldp_ports(self._lldpcli(node, "-f", "json", "show", "interfaces").stdout):
                 self._lldpd_alive(node, deadline, "did not take all its ports")
                 time.sleep(0.05)
-        for node in daemons:  # send now rather than after the first 30 s transmit interval
+        for node in daemons:  # every socket is bound: frames now reach only their own port's socket
+            self._lldpcli(node, "resume")
+        for node in daemons:  # send now, to daemons that were still paused when the others resumed
             self._lldpcli(node, "update")
 
     def _lldpd_alive(self, node: _Node, deadline: float, what: str) -> None:
@@ -347,9 +361,11 @@ class EthernetTwin:
             raise RuntimeError(f"lldpd in {node.name} {what}: see {node.dir / 'lldpd.log'}")
 
     def collect_lldp(self, out: Path) -> dict:
-        """Poll until every switch hears a neighbour on each wired port (LLDP_MAX_WAIT_S at
-        most), then write each switch's `lldpcli -f json show neighbors details` to
-        OUT/<switch>.json. Ports still unheard are listed in `missing` as switch:port."""
+        """Poll until every switch's table is settled: each wired port lists exactly one
+        neighbour, and two reads in a row list the same ones (LLDP_MAX_WAIT_S at most);
+        then write each switch's `lldpcli -f json show neighbors details` to OUT/<switch>.json.
+        Ports still unheard are listed in `missing`, ports listing more than one neighbour
+        (a neighbour lldpd keeps for its TTL, 120 s) in `crowded`, as switch:port."""
         t0 = time.monotonic()
         switches = sorted((n for n in self.nodes.values() if n.switch and n.lldpd is not None), key=lambda n: n.name)
         want = {n.name: set(self._interfaces(n)) for n in switches}
@@ -357,19 +373,24 @@ class EthernetTwin:
         for (a, na), (b, nb) in self.wired.values():
             peer[(a, na)], peer[(b, nb)] = self.nodes[b], self.nodes[a]
         tables: dict[str, str] = {}
-        heard: dict[str, set[str]] = {}
+        seen: dict[str, dict[str, list[tuple]]] = {}  # switch -> wired port -> its neighbours
         pending, last_send = switches, t0
         while True:
-            for node in pending:  # a complete table is final: lldpd keeps a neighbour for 120 s
+            settled = []
+            for node in pending:
                 tables[node.name] = self._lldpcli(node, "-f", "json", "show", "neighbors", "details").stdout
-                heard[node.name] = _lldp_ports(tables[node.name]) & want[node.name]
-            pending = [n for n in pending if heard[n.name] != want[n.name]]
+                now = {p: n for p, n in _lldp_neighbours(tables[node.name]).items() if p in want[node.name]}
+                if all(len(now.get(p, ())) == 1 for p in want[node.name]) and now == seen.get(node.name):
+                    settled.append(node)
+                seen[node.name] = now
+            pending = [n for n in pending if n not in settled]
             if not pending or time.monotonic() - t0 > max(self.opt.timeout_s, LLDP_MAX_WAIT_S):
                 break
             if time.monotonic() - last_send > LLDP_RESEND_S:
                 # start_lldp's round reaches every port; this is a guard for a frame lost anyway (a loaded
                 # machine), asking only the peers of unheard ports to send again
-                senders = {peer[(n.index, p)].name: peer[(n.index, p)] for n in pending for p in want[n.name] - heard[n.name]}
+                senders = {peer[(n.index, p)].name: peer[(n.index, p)] for n in pending for p in want[n.name]
+                           if not seen[n.name].get(p)}
                 for name in sorted(senders):
                     self._lldpcli(senders[name], "update")
                 last_send = time.monotonic()
@@ -377,9 +398,12 @@ class EthernetTwin:
         out.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(tables.items()):
             (out / f"{name}.json").write_text(text)
-        return {"folder": str(out), "switches": len(tables), "neighbours": sum(len(h) for h in heard.values()),
+        return {"folder": str(out), "switches": len(tables),
+                "neighbours": sum(len(v) for ports in seen.values() for v in ports.values()),
                 "expected_neighbours": sum(len(w) for w in want.values()), "seconds": round(time.monotonic() - t0, 2),
-                "missing": [f"{n.name}:{p}" for n in pending for p in sorted(want[n.name] - heard[n.name])]}
+                "missing": [f"{n.name}:{p}" for n in pending for p in sorted(want[n.name]) if not seen[n.name].get(p)],
+                "crowded": [f"{n.name}:{p}" for n in pending for p in sorted(want[n.name])
+                            if len(seen[n.name].get(p, ())) > 1]}
 
     def stop_lldp(self) -> None:
         for node in self.nodes.values():
@@ -436,6 +460,29 @@ def _lldp_ports(text: str) -> set[str]:
     if isinstance(interfaces, dict):
         interfaces = [interfaces]
     return {name for item in interfaces if isinstance(item, dict) for name in item}
+
+
+def _lldp_neighbours(text: str) -> dict[str, list[tuple]]:
+    """Each port's neighbours in `lldpcli -f json show neighbors details`, as (system name,
+    chassis id, port id, port description): one entry per neighbour, so a port that lists
+    two has two (two one-key objects naming the port). Only who the neighbour is: its
+    addresses and age change from read to read."""
+    try:
+        interfaces = (json.loads(text or "{}").get("lldp") or {}).get("interface") or []
+    except (json.JSONDecodeError, AttributeError):
+        return {}
+    if isinstance(interfaces, dict):
+        interfaces = [interfaces]
+    out: dict[str, list[tuple]] = {}
+    for item in interfaces:
+        for port, body in (item.items() if isinstance(item, dict) else ()):
+            body = body if isinstance(body, dict) else {}
+            chassis, far = body.get("chassis") or {}, body.get("port") or {}
+            name = "" if "id" in chassis else next(iter(chassis), "")  # keyed by system name when it sends one
+            cid = (chassis.get(name) or {}).get("id") if name else chassis.get("id")
+            out.setdefault(port, []).append((name, json.dumps(cid, sort_keys=True),
+                                             json.dumps(far.get("id"), sort_keys=True), far.get("descr")))
+    return out
 
 
 def _read_pid(path: Path) -> int:
@@ -516,6 +563,8 @@ def run(plan: Plan, options: TwinOptions) -> dict:
             # an incomplete table would read as missing cables in `clusterc verify`
             report["problems"] += [f"LLDP: {port} heard no neighbour in {report['lldp']['seconds']} s"
                                    for port in report["lldp"]["missing"]]
+            report["problems"] += [f"LLDP: {port} lists more than one neighbour after {report['lldp']['seconds']} s"
+                                   for port in report["lldp"]["crowded"]]
         report["server_ping"] = _ping(twin) if ok else None
         if ok and report["server_ping"] is not None and not report["server_ping"]["ok"]:
             report["problems"] += [f"rail {x['rail']}: ping {x['from']} -> {x['to']} "
