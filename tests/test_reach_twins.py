@@ -77,3 +77,49 @@ def test_bit_rows_refuse_a_cell_outside_the_matrix():
     for rows, cols in (([0], [70]), ([0], [-1]), ([-1], [5]), ([3], [0])):
         with pytest.raises(IndexError):
             bits[np.array(rows), np.array(cols)]
+
+
+def test_edge_counts_read_by_byte_tables_are_the_dense_counts():
+    """EdgeBits.counts over rows of three words (150 classes of edges in 7 pods), with edges'
+    own bits, as `down` holds them: each row's edges, and those of a given pod, as the
+    unpacked matrix says."""
+    from compiler.traffic.clos import BitRows, EdgeBits
+
+    rng = np.random.default_rng(7)
+    n_rows, n_cols = 40, 150
+    edge_class = np.repeat(np.arange(n_cols), rng.integers(1, 6, n_cols))
+    edges = rng.choice(n_rows, size=min(n_rows, edge_class.size), replace=False)
+    edge_class, edges = edge_class[:edges.size], edges
+    class_pod = rng.integers(0, 7, n_cols)
+    pods = class_pod[edge_class]
+    bits = BitRows(n_rows, n_cols)
+    r, c = np.nonzero(rng.random((n_rows, n_cols)) < 0.3)
+    bits.set(r, c, np.ones(r.size, dtype=bool))
+    bits.words[edges] = 0  # as in `down`: an edge's row holds only its own bit, kept apart
+    eb = EdgeBits(bits, edge_class, edges, rng.random(edges.size) < 0.5)
+    dense = eb.dense()  # rows x edges
+    rows = rng.integers(0, n_rows, 25)
+    row_pod = rng.integers(0, 8, n_rows)  # pod 7 holds no edge
+    row_pod[edges] = pods  # each row is read in its own pod (as _down_groups does): an edge's is its edges'
+    in_pod = row_pod[rows]
+    every, in_own = eb.counts(rows, in_pod, pods)
+    assert every.tolist() == dense[rows].sum(axis=1).tolist()
+    assert in_own.tolist() == (dense[rows] & (pods[None, :] == in_pod[:, None])).sum(axis=1).tolist()
+
+
+def test_link_orders_are_lexsorts_whichever_way_they_are_found():
+    """_order: keys in order already, one key per link (written at its key), or repeated
+    keys (a stable argsort) all give np.lexsort's order."""
+    from compiler.traffic.clos import _order
+
+    rng = np.random.default_rng(1)
+    for trial in range(300):
+        n, m, span = int(rng.integers(1, 400)), int(rng.integers(1, 30)), int(rng.integers(1, 12))
+        major, minor = rng.integers(0, m, n), rng.integers(0, span, n) + int(rng.integers(0, 5))
+        if trial % 3 == 0:  # one key per link
+            keys = rng.choice(m * span, size=min(n, m * span), replace=False)
+            major, minor = keys // span, keys % span + 3
+        if trial % 5 == 0:  # in order already
+            o = np.lexsort((minor, major))
+            major, minor = major[o], minor[o]
+        assert np.array_equal(_order(major, minor), np.lexsort((minor, major))), trial
