@@ -94,12 +94,15 @@ def _order(major: np.ndarray, minor: np.ndarray) -> np.ndarray:
     key += minor
     if low:
         key -= low
-    if bool(np.all(key[1:] >= key[:-1])):  # in order already (links by their lower end, in port order)
+    # in order already (links by their lower end, in port order); a look at the first keys
+    # spares the pass over all of them where they are not
+    head = min(key.size, 1024)
+    if bool(np.all(key[1:head] >= key[:head - 1])) and bool(np.all(key[1:] >= key[:-1])):
         return np.arange(key.size)
     size = (int(major.max()) + 1) * span
-    if size <= 4 * key.size:  # keys below a few per link: each link put at its key, read back in key order
-        at = np.full(size, -1, dtype=np.int64)
-        at[key] = np.arange(key.size)
+    if size <= 4 * key.size < 2**31:  # keys below a few per link: each link put at its key, read back in key order
+        at = np.full(size, -1, dtype=np.int32)  # half the bytes of int64 in the pass that misses the cache
+        at[key] = np.arange(key.size, dtype=np.int32)
         order = at[at >= 0]
         if order.size == key.size:  # every key once: the one order there is, argsort's
             return order
@@ -318,7 +321,7 @@ class ClosRoutes:
     def _up_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per switch link in up_order: its lower and upper switch and whether it is live."""
         link = self.up_order
-        return _by_major(self.lo, self.f.graph.n), self.hi[link], self.alive[link]
+        return _by_major(self.lo, self.f.graph.n), self.hi[link], self._alive_in(link)
 
     @cached_property
     def _dn_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -326,7 +329,27 @@ class ClosRoutes:
         gathered once for the tables built in that order (a gather by a permutation of a
         million links misses the cache on every entry)."""
         link = self.dn_order
-        return _by_major(self.hi, self.f.graph.n), self.lo[link], self.alive[link]
+        return _by_major(self.hi, self.f.graph.n), self.lo[link], self._alive_in(link)
+
+    @cached_property
+    def _intact(self) -> bool:
+        """Every switch link is live (no failure reaches the switches' cables)."""
+        return bool(self.alive.all())
+
+    def _alive_in(self, order: np.ndarray) -> np.ndarray:
+        """alive[order] (read-only): alive itself where every link is live, no gather."""
+        return self.alive if self._intact else self.alive[order]
+
+    def _tier_rows(self, major: np.ndarray, live: np.ndarray, t: int) -> slice | np.ndarray:
+        """The rows of links in one order (major: each row's switch, ascending) that are live
+        and whose switch is of tier t: one slice where every link is live and switches are
+        numbered tier by tier (as plans list them), else a mask."""
+        tier = self.f.tier
+        if self._intact and bool(np.all(tier[1:] >= tier[:-1])):
+            first, end = np.searchsorted(tier, [t, t + 1])  # tier t's switches: first .. end - 1
+            lo_row, hi_row = np.searchsorted(major, [first, end])
+            return slice(int(lo_row), int(hi_row))
+        return live & (tier[major] == t)
 
     # --- reachability ----------------------------------------------------------------
     @cached_property
@@ -354,11 +377,9 @@ class ClosRoutes:
         cls, merged = self._edge_classes
         d = BitRows(g.n, int(cls.max(initial=-1)) + 1)
         d.set(self.edges, cls, f.switch_alive[self.edges])
-        tier = f.tier
         hi, lo, live = self._dn_ends  # by upper switch
-        hi_tier = tier[hi]
         for t in range(2, self.top + 1):
-            sel = live & (hi_tier == t)
+            sel = self._tier_rows(hi, live, t)
             d.or_rows(hi[sel], lo[sel], grouped=True)
         if not merged:
             return EdgeBits(d, cls, self.edges, np.zeros(self.edges.size, dtype=bool))
@@ -368,12 +389,10 @@ class ClosRoutes:
     @cached_property
     def reach(self) -> EdgeBits:
         """reach[x, e]: x reaches e valley-free (up*, then down*) over live links."""
-        tier = self.f.tier
         r = self.down.copy()
         lo, hi, live = self._up_ends  # by lower switch
-        lo_tier = tier[lo]
         for t in range(self.top - 1, 0, -1):
-            sel = live & (lo_tier == t)
+            sel = self._tier_rows(lo, live, t)
             r.bits.or_rows(lo[sel], hi[sel], grouped=True)
         return r
 
@@ -416,11 +435,13 @@ class ClosRoutes:
         """Per switch: every up cable is live and leads to a switch that reaches every edge,
         so its equal-cost up set toward any destination is all of them (the intact case)."""
         n = self.f.graph.n
-        deg = np.diff(self.up_ptr)
-        live = np.bincount(self.lo[self.alive], minlength=n)
+        # every up cable live: where every switch link is (then the live ones are the degree)
+        whole = np.ones(n, dtype=bool) if self._intact else \
+            np.diff(self.up_ptr) == np.bincount(self.lo[self.alive], minlength=n)
         head_all = self.reach.all_columns()
-        bad = np.bincount(self.lo[~head_all[self.hi]], minlength=n)
-        return (deg == live) & (bad == 0)
+        if not head_all.all():  # some switch does not reach every edge: the switches that lead to one
+            whole &= np.bincount(self.lo[~head_all[self.hi]], minlength=n) == 0
+        return whole
 
     @cached_property
     def _parallel(self):
@@ -450,11 +471,19 @@ class ClosRoutes:
         reached, in_own = self.down.counts(every, pods, edge_pod)
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         hi, lo, live = self._dn_ends
+        link = self.dn_order
+        if self._intact and bool(np.all(self.f.tier[1:] >= self.f.tier[:-1])):
+            # only a top-tier switch goes down toward an edge it is not directly above (a tier-2
+            # switch above its edge takes its cables to it; a group of a lower switch would
+            # give the candidate scan's choice anyway): the top tier's rows, one slice
+            rows = self._tier_rows(hi, live, self.top)
+            hi, lo, link = hi[rows], lo[rows], link[rows]
         code = np.multiply(hi, n_pods, dtype=np.int64)
         code += pods[lo]  # in place: one array per link, not two
         good = ok_below[lo]
-        good &= live
-        code, link, good = _stable_sorted(code, self.dn_order, good)  # port order kept within a group
+        if not self._intact:
+            good &= live
+        code, link, good = _stable_sorted(code, link, good)  # port order kept within a group
         first = np.zeros(0, dtype=np.int64)
         if code.size:
             starts = np.empty(code.size, dtype=bool)  # a group starts where the code changes
