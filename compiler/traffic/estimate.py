@@ -115,9 +115,12 @@ def lone_flows_once(fabric: TrafficFabric, phase: Phase,
         return phase
     n_ep = fabric.ep_link.size
     lone = fabric.ep_switch[src] == fabric.ep_switch[dst]
-    lone &= (fabric.ep_link[src] >= 0) & (fabric.ep_link[dst] >= 0)
+    if fabric.ep_link.min(initial=0) < 0:  # a node that is its own endpoint has no NIC link
+        lone &= (fabric.ep_link[src] >= 0) & (fabric.ep_link[dst] >= 0)
     for ends, n in ((src, n_ep), (dst, n_ep), (conn, int(conn.max()) + 1)):
-        lone &= np.bincount(ends, minlength=n)[ends] == 1
+        count = np.bincount(ends, minlength=n)
+        if count.max(initial=0) > 1:  # (a ring: every NIC sends once and receives once, no gather)
+            lone &= count[ends] == 1
     which = np.flatnonzero(lone)
     if which.size < 2:
         return phase
@@ -126,14 +129,15 @@ def lone_flows_once(fabric: TrafficFabric, phase: Phase,
                fabric.ep_gbps[s]]
     if phase.share is not None:
         columns.append(phase.share[which])
-    kind = np.zeros(which.size, dtype=np.int64)
+    kind: np.ndarray | None = None  # None: every lone flow of one kind
     for column in columns:
         if bool(np.all(column == column[0])):  # the usual case: one value, no sort
             continue
         values = np.unique(column, return_inverse=True)[1].reshape(-1)
-        kind = np.unique(kind * (int(values.max()) + 1) + values, return_inverse=True)[1].reshape(-1)
+        kind = values if kind is None else \
+            np.unique(kind * (int(values.max()) + 1) + values, return_inverse=True)[1].reshape(-1)
     keep = ~lone
-    keep[which[np.unique(kind, return_index=True)[1]]] = True
+    keep[which[0] if kind is None else which[np.unique(kind, return_index=True)[1]]] = True
     kept = np.flatnonzero(keep)
     used = np.zeros(int(conn.max()) + 1, dtype=bool)
     used[conn[kept]] = True
