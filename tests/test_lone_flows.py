@@ -1,7 +1,8 @@
 """The ring estimate solves one flow of each kind of lone flow (traffic/estimate.py
-lone_flows_once): every rate that remains, and the slowest connection's share, are the
-whole phase's bit for bit, under every routing, with failures, with flows of several kinds,
-and through the calibrated second filling."""
+lone_flows_once), over the links its routes cross only (Incidence.on_links_crossed): every
+rate that remains, and the slowest connection's share, are the whole phase's bit for bit,
+under every routing, with failures, with flows of several kinds, and through the
+calibrated second filling."""
 
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ def _assert_same(fabric: TrafficFabric, router: Router, routing: str, phase: Pha
     whole_rates = transport_rates(whole_routed.inc, fabric.cap_gbps, whole_routed.active)
     part_rates = transport_rates(part_routed.inc, fabric.cap_gbps, part_routed.active)
     assert np.array_equal(whole_rates[_kept(phase, part)], part_rates), routing
+    # the estimate's filling runs over the links the routes cross only, their capacities read one by one
+    crossed, links = part_routed.inc.on_links_crossed()
+    assert np.array_equal(fabric.cap_of(links), fabric.cap_gbps[links])
+    assert np.array_equal(transport_rates(crossed, fabric.cap_of(links), part_routed.active), part_rates), routing
     assert solve_phase(fabric, part, part_routed).min_fraction == \
         solve_phase(fabric, phase, whole_routed).min_fraction, routing
     return part

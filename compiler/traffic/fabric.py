@@ -61,7 +61,6 @@ class TrafficFabric:
             alive = np.ones(len(L), dtype=bool)
         alive[self.failure.links] = False
         self.link_alive = alive  # per plan link
-        self.cap_gbps = np.repeat(L.speed_gbps.astype(np.float64), 2)  # per directed link
         self.n_links = 2 * len(L)
         self.switch_alive = ~dead_dev[g.device_of]
         # endpoints: GPU servers' NIC ports (extra endpoints such as UFM send no collective traffic)
@@ -91,6 +90,16 @@ class TrafficFabric:
         self.ep_first = np.searchsorted(self.ep_server, np.arange(servers.size + 1))  # server -> first endpoint
 
     # --- structure ---------------------------------------------------------------------
+    @cached_property
+    def cap_gbps(self) -> np.ndarray:
+        """Per directed link: its cable's Gb/s (both directions alike). Built when first read:
+        a check that solves a few links reads them through cap_of (25 MB at 524,288 GPUs)."""
+        return np.repeat(self.plan.links.speed_gbps.astype(np.float64), 2)
+
+    def cap_of(self, directed: np.ndarray) -> np.ndarray:
+        """cap_gbps[directed], without building cap_gbps."""
+        return self.plan.links.speed_gbps[np.asarray(directed) >> 1].astype(np.float64)
+
     @cached_property
     def tier(self) -> np.ndarray:
         """Per switch (graph index): 1 leaf, 2 spine, 3 core; routers 1."""

@@ -100,6 +100,18 @@ class Incidence:
     def restrict(self, flows: np.ndarray, links: np.ndarray) -> Incidence:
         return Incidence(flows.size, links.size, [t.restrict(flows, links) for t in self.terms])
 
+    def on_links_crossed(self) -> tuple[Incidence, np.ndarray]:
+        """The same incidence over only the links a route crosses (rows with entries, in
+        order) and those links: the rates of a filling are the same (it never reads the other
+        links), and a problem of a few thousand flows on a fabric of millions of links costs
+        no pass over every link."""
+        used = np.zeros(self.n_links, dtype=bool)
+        for t in self.terms:
+            ptr = t.chain[-1].indptr
+            used |= ptr[1:] != ptr[:-1]
+        links = np.flatnonzero(used)
+        return self.restrict(np.arange(self.n_flows), links), links
+
 
 def flows_on_links(n_links: int, flow: np.ndarray, link: np.ndarray, weight: np.ndarray | None = None,
                    n_flows: int | None = None) -> csr_matrix:
