@@ -123,3 +123,25 @@ def test_link_orders_are_lexsorts_whichever_way_they_are_found():
             o = np.lexsort((minor, major))
             major, minor = major[o], minor[o]
         assert np.array_equal(_order(major, minor), np.lexsort((minor, major))), trial
+
+
+@pytest.mark.parametrize("fail", [None, "core:1", "pod1-spine-02"])
+def test_hops_down_from_the_top_take_the_same_link_scanned_or_grouped(fail, monkeypatch):
+    """A few hops down from the top tier are scanned (_down_groups not built for them), many
+    go through the whole groups: the same links either way, flow by flow."""
+    import compiler.traffic.clos as clos_module
+
+    plan = lab_3tier(128)
+    rng = np.random.default_rng(3)
+    paths = {}
+    for way, per_grouped in (("scanned", 0), ("grouped", 10**9)):
+        monkeypatch.setattr(clos_module, "_SCAN_PER_GROUPED", per_grouped)
+        clos = ClosRoutes(TrafficFabric(plan, parse_failure(plan, fail)))
+        n = clos.f.ep_link.size
+        src = rng.permutation(n) if way == "scanned" else paths["src"]
+        dst = np.roll(src, n // 2)  # half of them to another pod: down from the cores
+        paths.setdefault("src", src)
+        paths[way] = clos.ecmp_paths(src, dst, np.zeros(n, dtype=np.int64), seed=1)
+        assert ("_down_groups" in clos.__dict__) == (way == "grouped")
+    for a, b in zip(paths["scanned"], paths["grouped"], strict=True):
+        assert np.array_equal(a, b)

@@ -43,6 +43,9 @@ from .fairness import Term, flows_on_links
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _CHUNK = 4_000_000  # candidate entries examined at once (bounds memory on 100k+ GPU fabrics)
+# Grouping the down links (_down_groups) costs about this many candidate scans per down link:
+# below that many scanned candidates, the hops down from the top tier are scanned instead
+_SCAN_PER_GROUPED = 4
 
 
 class NotClos(ValueError):
@@ -497,9 +500,16 @@ class ClosRoutes:
     def _down_group_of(self, x: np.ndarray, e: np.ndarray, going_down: np.ndarray) -> np.ndarray | None:
         """Per hop going down from a switch not directly above its destination edge: its whole
         group toward the edge's pod (index into _down_groups), -1 where none; None on a fabric
-        of one switch tier above the edges (no such hop)."""
+        of one switch tier above the edges (no such hop), or where these hops are too few to
+        pay for grouping every down link: the candidate scan then takes them, and picks the
+        same link (a whole group is exactly the valid candidates, in the same port order, so
+        the hash picks the same one of as many)."""
         if self.top < 3 or not going_down.any():
             return None
+        if "_down_groups" not in self.__dict__:  # not grouped yet: worth it for many hops only
+            radix = int(np.diff(self.dn_ptr).max(initial=1))
+            if int(np.count_nonzero(going_down)) * radix * _SCAN_PER_GROUPED < self.dn_order.size:
+                return None
         codes = self._down_groups[0]
         pods = self._pods
         n_pods = int(pods.max()) + 1 if pods.size else 1
