@@ -265,46 +265,6 @@ def test_lldpcli_json_real_output_from_the_twin():
                                                                                "su1-leaf-r3"}
 
 
-def _second_neighbour(tmp_path, port: str, both_ends: bool) -> Path:
-    """The twin's real tables, with leaf r1's PORT also listing spine-01 swp2s0 (the cable to
-    leaf r2, in spine-01's table): what lldpd shows after a recabling until the old neighbour's
-    TTL runs out, or after it took a frame meant for another port (a packet socket reads
-    every port of the namespace until it is bound to its own). BOTH_ENDS: spine-01 swp2s0
-    lists leaf r1 back, as a real cable between them would."""
-    folder = tmp_path / "tables"
-    folder.mkdir(parents=True)
-    leaf = json.loads((DATA / "lldp" / "lldpcli" / "su1-leaf-r1.json").read_text())
-    spine = json.loads((DATA / "lldp" / "lldpcli" / "spine-01.json").read_text())
-    (body,) = next(e for e in leaf["lldp"]["interface"] if "swp3s1" in e).values()  # spine-01 as leaf r1 hears it
-    ghost = json.loads(json.dumps(body))
-    ghost["port"]["id"]["value"], ghost["port"]["descr"] = "42:8e:d9:35:ac:8f", "swp2s0"
-    leaf["lldp"]["interface"].append({port: ghost})
-    if both_ends:
-        (back,) = next(e for e in spine["lldp"]["interface"] if "swp1s1" in e).values()  # leaf r1 as spine-01 hears it
-        back = json.loads(json.dumps(back))
-        back["port"]["descr"] = port
-        spine["lldp"]["interface"].append({"swp2s0": back})
-    (folder / "su1-leaf-r1.json").write_text(json.dumps(leaf))
-    (folder / "spine-01.json").write_text(json.dumps(spine))
-    return folder
-
-
-@pytest.mark.parametrize("port,panel", [("swp4s0", "Ethernet24"),  # a port whose cable is right
-                                        ("swp3s0", "Ethernet16")])  # a port of the swapped pair
-def test_a_second_lldp_neighbour_on_a_port_is_a_note_not_an_unplanned_cable(tmp_path, port, panel):
-    plan = _tiny()
-    result = verify(plan, [_second_neighbour(tmp_path, port, both_ends=False)])
-    jsonschema.validate(result, _schema())
-    assert reported(result) == SWAP_AT_SPINE  # the extra row moves no plug: not ('unplanned', -)
-    (note,) = [n for n in result["notes"] if "second neighbour" in n]
-    assert note.startswith("1 neighbour row(s)") and "also lists spine-01 Ethernet8 (cage 2)" in note  # swp2s0
-    assert f"su1-leaf-r1.json: {port})" in note  # the row, where the table prints it
-    # both tables list the link: that is a cable nobody planned, whatever else the ports list
-    result = verify(plan, [_second_neighbour(tmp_path / "both", port, both_ends=True)])
-    assert reported(result) == SWAP_AT_SPINE | {("unplanned", frozenset({f"su1-leaf-r1 {panel}", "spine-01 Ethernet8"}))}
-    assert not [n for n in result["notes"] if "second neighbour" in n]
-
-
 def test_lldpcli_json_with_one_neighbour_is_an_object_not_a_list():
     data = json.loads((DATA / "lldp" / "lldpcli" / "su1-leaf-r1.json").read_text())
     first = data["lldp"]["interface"][0]  # lldpcli prints a lone interface as the object itself

@@ -13,11 +13,7 @@ its device). The explanation is the one with the fewest moved plugs:
    cable has its other end in the wrong port of the right device (`wrong-port`) or on
    another device (`wrong-device`); when both ends qualify, the cable whose lower-tier
    (A) end is fixed wins, since cables are pulled from the lower tier up;
-4. any other found link: `unplanned`, except a link printed by one end only whose two
-   ports both have their planned cables accounted for by other rows: a port holds one
-   plug, so that row is a second neighbour in one switch's table (an LLDP entry kept
-   until its TTL runs out, a frame taken on the wrong port), not a cable:
-   `extra-neighbour`, reported as a note, not a mismatch;
+4. any other found link: `unplanned`;
 5. a planned cable not explained and expected to be seen: `missing`;
 6. on cables found right, the link rate: `speed` (another signalling rate) and `width`
    (fewer lanes) where the input reports it;
@@ -51,7 +47,6 @@ class Found:
     dev: tuple[int, int]  # device of each end (<= -2: a node that is no plan device)
     node: tuple[int, int]
     used: bool = False
-    printed: int = 1  # rows that print this link: 2 when the tables at both ends list it
 
 
 @dataclass
@@ -82,8 +77,6 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
     key = lo * n_ports + hi
     _, first = np.unique(key, return_index=True)
     f_rows = rows[full][first]
-    reporting_end = np.unique(key * 2 + (ra_g[full] == lo))  # a table (or an ibnetdiscover record) is at the A end
-    printed = np.unique(reporting_end // 2, return_counts=True)[1]  # by one end or by both, per unique key
     f_a, f_b = ra_g[f_rows], rb_g[f_rows]
     ca, cb = lop[f_a], lop[f_b]
     f_ok = (ca == cb) & (ca != NO_LINK)
@@ -116,9 +109,9 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
     seen_ports[p_g] = True
 
     unexplained: list[Found] = []
-    for r, n in zip(f_rows[~f_ok].tolist(), printed[~f_ok].tolist(), strict=True):
+    for r in f_rows[~f_ok].tolist():
         unexplained.append(Found(r, (int(ra_g[r]), int(rb_g[r])), (int(ra_dev[r]), int(rb_dev[r])),
-                                 (int(res.a_node[r]), int(res.b_node[r])), printed=n))
+                                 (int(res.a_node[r]), int(res.b_node[r]))))
     for r in p_rows[p_bad].tolist():
         unexplained.append(Found(r, (int(ra_g[r]), int(rb_g[r])), (int(ra_dev[r]), int(rb_dev[r])),
                                  (int(res.a_node[r]), int(res.b_node[r]))))
@@ -191,10 +184,7 @@ def compare(plan: Plan, disc: Discovery, res: Resolved, ignore: frozenset[str] =
                 options.append((0 if int(a_g[c]) == u.g[side] else 1, side, c))
         u.used = True
         if not options:
-            # both plugs are placed by other rows and only one table claims this link: no cable can be here
-            extra = u.printed == 1 and all(g >= 0 and int(lop[g]) != NO_LINK for g in u.g)
-            findings.append({"kind": "extra-neighbour" if extra else "unplanned", "cables": [], "rows": [u.row],
-                             "found": u})
+            findings.append({"kind": "unplanned", "cables": [], "rows": [u.row], "found": u})
             continue
         _, side, c = min(options)
         consumed[c] = True

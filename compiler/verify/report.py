@@ -105,7 +105,6 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
     b_g = offsets[links.b_dev] + links.b_port
     in_scope = scope.in_scope
     mismatches: list[dict] = []
-    extra_neighbours: list[str] = []
     explained = np.zeros(len(links), dtype=bool)
 
     def other(c: int, g: int) -> int:
@@ -163,10 +162,6 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
                        f"its ports in the plan: which port it is in was not checked; check by hand that it is in "
                        f"{places.text(exp)}",
                 "source": source})
-        elif kind == "extra-neighbour":  # a second neighbour in one table, both plugs placed by other rows
-            u = f["found"]
-            extra_neighbours.append(f"{places.text(places.found_end(u.g[0], u.node[0], u.row, 0))} also lists "
-                                    f"{places.text(places.found_end(u.g[1], u.node[1], u.row, 1))} ({source})")
         elif kind == "unplanned":
             u = f["found"]
             e0 = places.found_end(u.g[0], u.node[0], u.row, 0)
@@ -236,14 +231,6 @@ def build(plan: Plan, disc: Discovery, res: Resolved, outcome: Outcome, scope: S
         notes.append(f"{management} neighbour row(s) on ports that are no fabric port of the plan (management ports "
                      f"such as eth0 or Management1, hosts' other NICs) are not fabric cables "
                      f"of the plan and were not checked")
-    if extra_neighbours:
-        shown = "; ".join(extra_neighbours[:5]) + (f"; and {len(extra_neighbours) - 5} more" if len(extra_neighbours) > 5
-                                                    else "")
-        notes.append(f"{len(extra_neighbours)} neighbour row(s) name a second neighbour on a port whose cable other "
-                     f"rows place, and the far end's table does not list it back: no cable can be there (a port holds "
-                     f"one plug), so they are not cables and were not checked: {shown}. An LLDP daemon keeps a "
-                     f"neighbour until its TTL runs out (120 s in lldpd by default): a row that is still there after "
-                     f"that is a frame heard on that port from elsewhere (a hub, a tap)")
     out = {
         "ok": not mismatches,
         "plan": plan.name,
