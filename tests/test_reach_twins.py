@@ -145,3 +145,14 @@ def test_hops_down_from_the_top_take_the_same_link_scanned_or_grouped(fail, monk
         assert ("_down_groups" in clos.__dict__) == (way == "grouped")
     for a, b in zip(paths["scanned"], paths["grouped"], strict=True):
         assert np.array_equal(a, b)
+
+
+def test_edge_bits_refuse_an_edge_index_outside_the_edges():
+    """EdgeBits maps an edge to its class column first: edge -1 (edge_of of a switch that is
+    no edge) would read the last edge's column; it is refused."""
+    clos = ClosRoutes(TrafficFabric(lab_3tier(128)))
+    n_edges = clos.edges.size
+    assert clos.down[np.array([0]), np.array([n_edges - 1])].shape == (1,)
+    for e in (-1, n_edges):
+        with pytest.raises(IndexError):
+            clos.down[np.array([0]), np.array([e])]

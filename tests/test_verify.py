@@ -335,6 +335,26 @@ def test_as_built_cabling_sheet(tmp_path):
     assert result["inputs"] == [{"file": str(tmp_path / "as-built.csv"), "format": "as-built-csv"}]
 
 
+def test_a_sheet_row_joining_two_ports_cabled_elsewhere_is_an_unplanned_cable(tmp_path):
+    """An as-built sheet lists each cable once. A row that joins a server NIC to a spine port,
+    both of whose planned cables other rows place, is a cable the plan does not have (a port
+    holds one plug: the sheet contradicts itself, or a cable was moved and the sheet
+    half-updated), never a note: verify is not ok."""
+    folder = ROOT / "out" / "h100-superpod-1su"
+    lines = (folder / "cabling.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    server = next(ln.split(",") for ln in lines[1:] if ln.split(",")[1] == "server-leaf")
+    spine = next(ln.split(",") for ln in lines[1:] if ln.split(",")[header.index("b_role")] == "spine")
+    extra = list(server)
+    extra[0] = "extra-1"
+    for column in ("b_device", "b_role", "b_port"):
+        extra[header.index(column)] = spine[header.index(column)]
+    (tmp_path / "as-built.csv").write_text("\n".join(lines + [",".join(extra)]) + "\n")
+    result = verify(load_plan(folder), [tmp_path / "as-built.csv"])
+    assert not result["ok"]
+    assert [m["kind"] for m in result["mismatches"]] == ["unplanned"]
+
+
 def test_netbox_cable_export_only_connected_cables_count(tmp_path):
     folder = ROOT / "out" / "roce-2spine-4leaf-sonic"
     text = (folder / "netbox" / "cables.csv").read_text().replace(",planned,", ",connected,")

@@ -267,6 +267,8 @@ def media_tail(plan: Plan) -> Piece:
     # (medium, length) codes below media x lengths: the pairs used found by marking, each
     # cable's by a rank table (np.unique's sort of a million cables took 0.2 s at 524,288 GPUs)
     span = max(lengths.size, 1)
+    if media.size and (int(media.min()) < 0 or int(media.max()) >= len(plan.media)):
+        raise ValueError("a link's medium is not one of the plan's media")  # a rank would read another pair's
     code = media.astype(np.int64) * span + length_code.reshape(-1)
     pairs = present(code, len(plan.media) * span)
     rank = np.zeros(len(plan.media) * span, dtype=np.int64)

@@ -231,6 +231,8 @@ class EdgeBits:
     def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         rows, cols = key
         cols = np.asarray(cols)
+        if cols.size and (int(cols.min()) < 0 or int(cols.max()) >= self.edges.size):  # -1 would read the last edge's
+            raise IndexError(f"edge index out of range 0..{self.edges.size - 1}")
         return self.bits[rows, self.edge_class[cols]] | ((rows == self.edges[cols]) & self.own[cols])
 
     def dense(self) -> np.ndarray:
@@ -294,6 +296,7 @@ class ClosRoutes:
             raise AssertionError("plan links must run from the lower tier (end a) to the upper (end b)")
         self.lo, self.hi = g.a, g.b  # per switch-to-switch link
         self.alive = fabric.switch_links_alive()
+        self.alive.flags.writeable = False  # read in place by the tables (_alive_in): nobody writes it
         self.top = int(tier.max()) if tier.size else 1
         if self.top > 3:
             raise NotClos("more than three switch tiers")

@@ -107,6 +107,8 @@ class Incidence:
         no pass over every link."""
         used = np.zeros(self.n_links, dtype=bool)
         for t in self.terms:
+            if getattr(t.chain[-1], "format", None) != "csr" or t.chain[-1].shape[0] != self.n_links:
+                raise TypeError("a term's last matrix must be links x columns in CSR")  # its indptr is read per link
             ptr = t.chain[-1].indptr
             used |= ptr[1:] != ptr[:-1]
         links = np.flatnonzero(used)
