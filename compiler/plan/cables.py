@@ -47,14 +47,12 @@ class PhysicalCables:
     # its own cable of one strand): then a cable's id and values are its link's, no gather.
     # Found once as the cables are grouped (an O(links) pass every reader would repeat).
     in_link_order: bool
+    # int64 per cable: its first logical link (the one it is named after); gathered once
+    # (read-only): the cabling sheet's columns each read it
+    first_link: np.ndarray
 
     def __len__(self) -> int:
         return int(self.group.size)
-
-    @property
-    def first_link(self) -> np.ndarray:
-        """Per cable, its first logical link (the one it is named after)."""
-        return self.links[self.indptr[self.group]]
 
     @property
     def link_count(self) -> np.ndarray:
@@ -155,9 +153,11 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
         order_m = per_group if one_each else per_group[group]
     elif phys is not None and phys.order_m is not None:
         order_m = np.zeros(0)
-    in_link_order = group.size == n and members.size == n and not strand.any() \
-        and bool((members[indptr[group]] == np.arange(n)).all())
-    return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m, in_link_order=in_link_order)
+    first = members[indptr[group]]
+    first.flags.writeable = False
+    in_link_order = group.size == n and members.size == n and not strand.any() and bool((first == np.arange(n)).all())
+    return PhysicalCables(group=group, strand=strand, indptr=indptr, links=members, order_m=order_m, in_link_order=in_link_order,
+                          first_link=first)
 
 
 def _groups(kept: np.ndarray, media_k: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
