@@ -283,3 +283,18 @@ def test_write_texts_writes_each_file_of_a_folder_and_lists_it(tmp_path):
     assert not (target / "empty").exists()
     manifest = json.loads((target / MANIFEST).read_text())
     assert sorted(manifest["outputs"]["a"]) == ["hosts/netplan/.h3", "hosts/netplan/h1.yaml", "hosts/netplan/sub/h2.yaml"]
+
+
+def test_the_files_an_output_wrote_are_listed_whatever_the_root_is_written_as(tmp_path, monkeypatch):
+    """An output's files, relative to the folder, sorted: the same for an absolute root and
+    for `.` (a listing that cut each path at the root's length got `.` wrong)."""
+    from compiler.render.writer import _files_under
+
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a" / "x.txt").write_text("1")
+    (tmp_path / "a" / "b" / "c" / "y.txt").write_text("2")
+    (tmp_path / "z.txt").write_text("3")
+    want = ["a/b/c/y.txt", "a/x.txt", "z.txt"]
+    assert _files_under(tmp_path, ["a", "z.txt"]) == want
+    monkeypatch.chdir(tmp_path)
+    assert _files_under(Path("."), ["a", "z.txt"]) == want

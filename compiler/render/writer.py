@@ -123,14 +123,14 @@ def _files_under(root: Path, entries: list[str]) -> list[str]:
     Paths as strings: a pathlib object per folder cost 0.2 s for the 5,120 switch folders of
     a 131,072-GPU fabric's configs."""
     files = []
-    start = len(os.fspath(root)) + 1  # a folder's path relative to root: its text after root/
     for entry in entries:
         top = root / entry
         if not top.is_dir() or top.is_symlink():
             files.append(entry)
             continue
+        start = len(os.fspath(top))  # os.walk gives every folder as top's path and what follows it
         for folder, _, names in os.walk(top):
-            rel = folder[start:].replace(os.sep, "/")
+            rel = entry + folder[start:].replace(os.sep, "/")
             files += [f"{rel}/{n}" for n in names]
     return sorted(files)
 
