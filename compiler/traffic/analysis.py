@@ -100,7 +100,11 @@ def per_flow_incidence(fabric: TrafficFabric, n_flows: int, flow: np.ndarray, li
 
 
 def solve_phase(fabric: TrafficFabric, phase: Phase, routed: Routed) -> PhaseResult:
-    return phase_result(fabric, phase, routed, transport_rates(routed.inc, fabric.cap_gbps, routed.active))
+    """The phase's figures, its rates filled over the links its routes cross only (the
+    filling reads no other link): a phase of a few thousand flows on a fabric of millions of
+    links costs no pass over every link."""
+    inc, links = routed.inc.on_links_crossed()
+    return phase_result(fabric, phase, routed, transport_rates(inc, fabric.cap_of(links), routed.active))
 
 
 def solve_phases(fabric: TrafficFabric, phases: list[Phase], routed: list[Routed]) -> list[PhaseResult]:

@@ -346,12 +346,18 @@ class ClosRoutes:
         """alive[order] (read-only): alive itself where every link is live, no gather."""
         return self.alive if self._intact else self.alive[order]
 
+    @cached_property
+    def _tiers_in_slices(self) -> bool:
+        """Every link live and switches numbered tier by tier (as plans list them): a tier's
+        links are one run of each order sorted by switch."""
+        tier = self.f.tier
+        return self._intact and bool(np.all(tier[1:] >= tier[:-1]))
+
     def _tier_rows(self, major: np.ndarray, live: np.ndarray, t: int) -> slice | np.ndarray:
         """The rows of links in one order (major: each row's switch, ascending) that are live
-        and whose switch is of tier t: one slice where every link is live and switches are
-        numbered tier by tier (as plans list them), else a mask."""
+        and whose switch is of tier t: one slice where _tiers_in_slices, else a mask."""
         tier = self.f.tier
-        if self._intact and bool(np.all(tier[1:] >= tier[:-1])):
+        if self._tiers_in_slices:
             first, end = np.searchsorted(tier, [t, t + 1])  # tier t's switches: first .. end - 1
             lo_row, hi_row = np.searchsorted(major, [first, end])
             return slice(int(lo_row), int(hi_row))
@@ -478,7 +484,7 @@ class ClosRoutes:
         ok_below = (in_own == per_pod[pods]) & (reached == per_pod[pods])
         hi, lo, live = self._dn_ends
         link = self.dn_order
-        if self._intact and bool(np.all(self.f.tier[1:] >= self.f.tier[:-1])):
+        if self._tiers_in_slices:
             # only a top-tier switch goes down toward an edge it is not directly above (a tier-2
             # switch above its edge takes its cables to it; a group of a lower switch would
             # give the candidate scan's choice anyway): the top tier's rows, one slice

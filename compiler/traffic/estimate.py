@@ -34,10 +34,9 @@ import numpy as np
 from ..plan.graph import FabricGraph
 from ..plan.model import Plan
 from ..plan.sparse import csr_matrix
-from .analysis import nic_gbps_per_gpu, phase_result
+from .analysis import nic_gbps_per_gpu, solve_phase
 from .clos import ClosRoutes
 from .fabric import TrafficFabric
-from .fairness import transport_rates
 from .patterns import Phase, build_pattern, placement
 from .routing import ClosRouting, Router, RoutingError
 
@@ -89,10 +88,7 @@ def ring_bandwidth(plan: Plan, graph: FabricGraph | None = None) -> RingBandwidt
     if isinstance(router.model, ClosRouting):
         model = router.model
         phase = lone_flows_once(fabric, phase, lambda s, d: model.routable(routing, s, d))
-    routed = router.route(routing, phase)
-    # the filling over the links the ring crosses only: solve_phase's rates, bit for bit
-    inc, links = routed.inc.on_links_crossed()
-    result = phase_result(fabric, phase, routed, transport_rates(inc, fabric.cap_of(links), routed.active))
+    result = solve_phase(fabric, phase, router.route(routing, phase))
     return RingBandwidth(PATTERN, PLACEMENT, routing, "routed", result.min_fraction, nic)
 
 
