@@ -225,22 +225,27 @@ def stages_in_process(spec: Path, out: Path) -> dict:
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def stages_in_fresh_processes(spec: Path, out: Path, repeat: int) -> dict:
-    """stages_in_process, each time in a new process (a compile is one process: a heap warmed
-    by an earlier, smaller run would hide the page faults a user pays), `repeat` times; each
-    stage's and output's figure is its least over the runs. A stage of a tenth of a second
-    moves by a quarter between two runs on this machine (another process's moment, a page
-    reclaimed), so one run's ratio of two sizes says more about that than about the code."""
-    runs = []
+def stages_in_fresh_processes(specs: dict[str, Path], out: Path, repeat: int) -> dict[str, dict]:
+    """Per case, stages_in_process, each time in a new process (a compile is one process: a
+    heap warmed by an earlier, smaller run would hide the page faults a user pays), `repeat`
+    times; each stage's and output's figure is its least over the runs. A stage of a tenth
+    of a second moves by a quarter between two runs on this machine (another process's
+    moment, a page reclaimed), so one run's ratio of two sizes says more about that than
+    about the code. The runs go round the cases (131k, 524k, 131k, 524k, ...), not a case's
+    runs one after another: the machine drifts over a benchmark (its disk fills, freed
+    memory goes back to the host), and every size then meets that drift alike, where
+    running the largest last gave it the worst of it."""
+    runs: dict[str, list] = {name: [] for name in specs}
     for i in range(repeat):
-        result = out.with_name(f"{out.name}-{i}.json")
-        run_process([sys.executable, __file__, "--stage-run", str(spec), str(out.with_name(f"{out.name}-{i}")),
-                     str(result)], {**os.environ, "PYTHONPATH": str(ROOT)})
-        if not result.exists():  # the run died (out of disk: each keeps its outputs until the end)
-            raise SystemExit(f"the stage run {i + 1} of {spec.name} wrote no result; free disk space: "
-                             f"{shutil.disk_usage(out.parent).free / 2**30:.1f} GB")
-        runs.append(json.loads(result.read_text()))
-    return least(runs)
+        for name, spec in specs.items():
+            run_dir, result = out / f"stages-{name}-{i}", out / f"stages-{name}-{i}.json"
+            run_process([sys.executable, __file__, "--stage-run", str(spec), str(run_dir), str(result)],
+                        {**os.environ, "PYTHONPATH": str(ROOT)})
+            if not result.exists():  # the run died (out of disk: each keeps its outputs until the end)
+                raise SystemExit(f"the stage run {i + 1} of {spec.name} wrote no result; free disk space: "
+                                 f"{shutil.disk_usage(out).free / 2**30:.1f} GB")
+            runs[name].append(json.loads(result.read_text()))
+    return {name: least(r) for name, r in runs.items()}
 
 
 def least(runs: list):
@@ -414,17 +419,21 @@ def main() -> None:
     warm_root = work
     rows = []
     try:
+        specs, wholes = {}, {}
         for name in names:
             what, text = CASES[name]
-            spec = work / f"{name}.yaml"
-            spec.write_text(text)
-            trace = work / f"trace-{name}.jsonl" if args.trace else None
+            specs[name] = work / f"{name}.yaml"
+            specs[name].write_text(text)
             # Nothing is deleted until the end: on ext4 without a journal (this machine's
             # disk), creating a file skips over every inode freed in the last minutes, so a
             # compile right after a deletion of many files pays seconds of system time that
             # belong to the deletion, not to the compile.
-            whole = compile_process(spec, work / f"cli-{name}", trace)
-            stages = None if args.skip_stages else stages_in_fresh_processes(spec, work / f"stages-{name}", args.repeat)
+            wholes[name] = compile_process(specs[name], work / f"cli-{name}",
+                                           work / f"trace-{name}.jsonl" if args.trace else None)
+        staged = {} if args.skip_stages else stages_in_fresh_processes(specs, work, args.repeat)
+        for name in names:
+            what, spec, whole, stages = CASES[name][0], specs[name], wholes[name], staged.get(name)
+            trace = work / f"trace-{name}.jsonl" if args.trace else None
             rows.append((name, what, whole, stages))
             print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
                   f"{whole['rss_mb']:,.0f} MB largest process", flush=True)
@@ -460,9 +469,9 @@ def main() -> None:
         print("\n| fabric | clusterc compile (wall, CPU, largest process) | slowest outputs (CPU s) |")
         print("|---|---|---|")
         for _name, what, whole, stages in rows:
-            slow = "" if stages is None else ", ".join(
+            slowest = "" if stages is None else ", ".join(
                 f"{k} {v:.1f}" for k, v in sorted(stages["outputs_s"].items(), key=lambda kv: -kv[1])[:5])
-            print(f"| {what} | {whole['wall_s']:.1f} s, {whole['cpu_s']:.1f} s, {whole['rss_mb'] / 1024:.2f} GB | {slow} |")
+            print(f"| {what} | {whole['wall_s']:.1f} s, {whole['cpu_s']:.1f} s, {whole['rss_mb'] / 1024:.2f} GB | {slowest} |")
     finally:
         if args.keep:
             print(f"outputs left in {work}")
