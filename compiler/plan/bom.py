@@ -18,7 +18,7 @@ from .cables import PhysicalCables, physical_cables
 from .columns import distinct
 from .facts import MediumFacts
 from .model import Plan
-from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, part_label,  # noqa: F401
+from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, link_ends, part_label,  # noqa: F401
                     port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
 
 
@@ -71,21 +71,9 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
     # Transceivers: one per (cage, medium) with at least one link.
     links = plan.links
     if len(links):
-        cage_of_port, type_of_port, type_keys, _ = plan.memo("cage_table", cage_table)
-        offsets = plan.port_offsets()
-        ends = np.concatenate([offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port])
-        ends_media = np.concatenate([links.media, links.media]).astype(np.int64)
+        type_keys = plan.memo("cage_table", cage_table)[2]
+        combo, per_combo, at_server = _cages_in_use(plan)
         n_media = len(plan.media)
-        # One transceiver per (cage, medium) in use; then count those by (cage type, medium).
-        in_use = distinct(cage_of_port[ends] * n_media + ends_media)
-        cage_type = np.zeros(int(cage_of_port.max()) + 1, dtype=np.int64)
-        cage_type[cage_of_port] = type_of_port
-        cages, media_idx = np.divmod(in_use, n_media)
-        combo, inverse, per_combo = np.unique(cage_type[cages] * n_media + media_idx, return_inverse=True, return_counts=True)
-        tiers = np.fromiter((d.tier for d in plan.devices), dtype=np.int64, count=len(plan.devices))
-        cage_at_server = np.zeros(cage_type.size, dtype=bool)
-        cage_at_server[cage_of_port[ends]] = tiers[np.concatenate([links.a_dev, links.b_dev])] == 0
-        at_server = np.bincount(inverse.reshape(-1), weights=cage_at_server[cages], minlength=combo.size).astype(np.int64)
         # Tallied per transceiver; a straight and a splitter medium of one fiber kind share
         # their modules (a switch cage runs one or the other: media.optical_variant).
         tally: dict[str, int] = {}
@@ -114,6 +102,34 @@ def bill_of_materials(plan: Plan) -> list[BomLine]:
                                      "add one to the catalog", in_servers=hosted[part]))
         lines.extend(_cable_lines(plan))
     return lines
+
+
+def _cages_in_use(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A transceiver per (cage, medium) with at least one link, counted by (cage type,
+    medium): the keys `type * media + medium` in use (ascending), how many cages each, and
+    how many of those sit in servers. Cages are marked per medium (no sort of the link
+    ends: that was n log n), then counted over the few cage types."""
+    links = plan.links
+    cage_of_port, type_of_port, type_keys, _ = plan.memo("cage_table", cage_table)
+    n_cages, n_media = int(cage_of_port.max()) + 1, len(plan.media)
+    cage_type = np.zeros(n_cages, dtype=np.int64)
+    cage_type[cage_of_port] = type_of_port
+    server = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
+    ends = [cage_of_port[g] for g in link_ends(plan)]
+    at_server = np.zeros(n_cages, dtype=bool)  # a cage is on one device: each of its ends says the same
+    for cages, dev in zip(ends, (links.a_dev, links.b_dev), strict=True):
+        at_server[cages] = server[dev]
+    per_key = np.zeros(len(type_keys) * n_media, dtype=np.int64)
+    hosted = np.zeros_like(per_key)
+    for mi in range(n_media):
+        sel: np.ndarray | slice = slice(None) if n_media == 1 else links.media == mi
+        used = np.zeros(n_cages, dtype=bool)
+        for cages in ends:
+            used[cages[sel]] = True
+        per_key[mi::n_media] = np.bincount(cage_type[used], minlength=len(type_keys))
+        hosted[mi::n_media] = np.bincount(cage_type[used & at_server], minlength=len(type_keys))
+    combo = np.flatnonzero(per_key)
+    return combo, per_key[combo], hosted[combo]
 
 
 def spare_lines(lines: list[BomLine], spares_percent: dict[str, float]) -> list[BomLine]:
