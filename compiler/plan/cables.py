@@ -59,6 +59,12 @@ class PhysicalCables:
         """Per cable, how many logical links it carries."""
         return (self.indptr[self.group + 1] - self.indptr[self.group]).astype(np.int64)
 
+    def per_cable(self, column: np.ndarray) -> np.ndarray:
+        """A per-link column per cable, its first link's value: the column itself where the
+        cables are the links in order (no gather: a copy of a per-link column costs its pages
+        at 1.5M links; read it, never write it), else gathered."""
+        return column if self.in_link_order else column[self.first_link]
+
     def links_of(self, cable: int) -> list[int]:
         g = int(self.group[cable])
         return self.links[self.indptr[g]:self.indptr[g + 1]].tolist()

@@ -26,7 +26,7 @@ from ..plan.cables import (PhysicalCables, joined, multi_link_cables, physical_c
                            physical_cables)
 from ..plan.columns import Coded, Piece, concat, present, text_chunks
 from ..plan.views import (cable_id_array, cable_id_pieces, cable_part, device_nos, end_part_labels, end_part_names,
-                          end_transceiver_codes, floor_port_names, label_pieces, port_table)
+                          end_transceiver_codes, floor_port_names, label_pieces, link_ends, port_table)
 from .csvtext import csv_field
 from .writer import OutputDir
 
@@ -46,7 +46,6 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     Rows are joined from columns of pre-escaped pieces (plan/columns.py text_chunks), no string built per row."""
     links = plan.links
     cables = physical_cables(plan)
-    first = cables.first_link
     quote_names = _needs_quoting(plan)
     near_a, near_b = physical_cable_end_pieces(plan)
     multi = multi_link_cables(cables)
@@ -65,9 +64,9 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     if quote_names:  # cable ids are device names and port numbers
         ids = [np.array([csv_field(c) for c in concat(ids).tolist()], dtype=object)]
         carried = [np.array([csv_field(c) for c in concat(carried).tolist()], dtype=object)]
-    speed = links.speed_gbps[first].astype(np.int64)
+    speed = cables.per_cable(links.speed_gbps)
     speeds = Coded(np.array([str(v) for v in range(int(speed.max(initial=0)) + 1)], dtype=object), speed)
-    kinds = Coded(np.array([csv_field(k) for k in plan.link_kinds], dtype=object), links.kind[first])
+    kinds = Coded(np.array([csv_field(k) for k in plan.link_kinds], dtype=object), cables.per_cable(links.kind))
     place = physical_pieces(plan)
     shared = _EndPieces(np.array([f"{csv_field(d.name)},{csv_field(d.role)}" for d in plan.devices], dtype=object),
                         port_pieces(plan), np.array([csv_field(t) for t in end_part_names(plan)], dtype=object), place)
@@ -76,7 +75,7 @@ def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
                            ",", modelled_lengths(plan), ",", *carried]
     header = HEADER
     if is_multi_fabric(plan):  # several fabrics: each cable's fabric in a last column
-        pieces += [",", np.array(fabric_names(plan), dtype=object)[link_fabric(plan)[first]]]
+        pieces += [",", Coded(np.array(fabric_names(plan), dtype=object), cables.per_cable(link_fabric(plan)))]
         header = HEADER + ["fabric"]
     pieces.append("\n")
     out.write_chunks("cabling.csv", itertools.chain([",".join(header) + "\n"], text_chunks(pieces, len(cables)),
@@ -116,12 +115,14 @@ def end_pieces(plan: Plan, shared: _EndPieces, multi: list[tuple[np.ndarray, np.
     column its links' values joined (plan/cables.py joined), and the others are empty."""
     links = plan.links
     dev = (links.a_dev, links.b_dev)[end]
-    gid = plan.port_offsets()[dev] + (links.a_port, links.b_port)[end]
-    first = physical_cables(plan).first_link
+    gid = link_ends(plan)[end]
+    cables = physical_cables(plan)
+    first = cables.first_link
     codes = plan.memo("end_transceiver_codes", end_transceiver_codes)[1 + end]
     if not multi:  # each column drawn from its table (columns.Coded: the separators go into the tables)
-        return [Coded(shared.device, dev[first]), ",", Coded(shared.port, gid[first]), ",",
-                Coded(shared.transceiver, codes[first]), ",", Coded(shared.place, dev[first])]
+        dev_of = cables.per_cable(dev)
+        return [Coded(shared.device, dev_of), ",", Coded(shared.port, cables.per_cable(gid)), ",",
+                Coded(shared.transceiver, cables.per_cable(codes)), ",", Coded(shared.place, dev_of)]
     columns = [shared.device[dev[first]], shared.port[gid[first]], shared.transceiver[codes[first]], shared.place[dev[first]]]
     seps = np.full(len(first), ",", dtype=object)
     # several links on one cable: each column its links' values joined
@@ -257,30 +258,42 @@ def media_tail(plan: Plan) -> Piece:
         connector = "MPO-12/APC" if optical else ("RJ45" if rec.fiber == "cat6" else
                                                   f"{rec.end_form_factor or 'OSFP'} (integral)")
         pieces_by_media.append((rec.fiber.upper(), connector, rec.jacket, "Type-B" if optical else ""))
-    media = plan.links.media[cables.first_link]
-    # (medium, orderable length) pairs are few: build each piece once, then index.
-    order = np.full(len(cables), -1.0) if cables.order_m is None else np.nan_to_num(cables.order_m, nan=-1.0)
-    if order.size and float(order.min()) == float(order.max()):  # one length (none without a layout): no sort
-        lengths, length_code = order[:1], np.zeros(order.size, dtype=np.int64)
-    else:
-        lengths, length_code = np.unique(order, return_inverse=True)
-    # (medium, length) codes below media x lengths: the pairs used found by marking, each
-    # cable's by a rank table (np.unique's sort of a million cables took 0.2 s at 524,288 GPUs)
-    span = max(lengths.size, 1)
+    media = cables.per_cable(plan.links.media)
     if media.size and (int(media.min()) < 0 or int(media.max()) >= len(plan.media)):
-        raise ValueError("a link's medium is not one of the plan's media")  # a rank would read another pair's
+        raise ValueError("a link's medium is not one of the plan's media")  # a table would give another's text
+
+    def piece(mi: int, length: float) -> str:
+        f, c, j, pol = pieces_by_media[mi]
+        rec = plan.view.facts.media[plan.media[mi]]
+        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
+        return ",".join(csv_field(v) for v in (f, c, part, f"{length:g}" if length >= 0 else "", j, pol))
+
+    if not len(cables):
+        return np.zeros(0, dtype=object)
+    order = cables.order_m
+    if order is None or _one_value(order):
+        # one orderable length (none without a layout): the pieces are per medium, the codes the media
+        length = -1.0 if order is None or np.isnan(order[0]) else float(order[0])
+        table = np.full(len(plan.media), "", dtype=object)
+        for mi in present(media, len(plan.media)).tolist():
+            table[mi] = piece(mi, length)
+        return Coded(table, media)
+    # (medium, orderable length) pairs are few: build each piece once, then index. The pairs
+    # used are found by marking, each cable's by a rank table (np.unique's sort of a million
+    # cables took 0.2 s at 524,288 GPUs)
+    lengths, length_code = np.unique(np.nan_to_num(order, nan=-1.0), return_inverse=True)
+    span = max(lengths.size, 1)
     code = media.astype(np.int64) * span + length_code.reshape(-1)
     pairs = present(code, len(plan.media) * span)
     rank = np.zeros(len(plan.media) * span, dtype=np.int64)
     rank[pairs] = np.arange(pairs.size)
-    inverse = rank[code]
-    pieces = []
-    for mi, length in zip((pairs // max(lengths.size, 1)).tolist(), lengths[pairs % max(lengths.size, 1)].tolist(), strict=True):
-        f, c, j, pol = pieces_by_media[mi]
-        rec = plan.view.facts.media[plan.media[mi]]
-        part = cable_part(rec, length if length >= 0 else None) if cables.order_m is not None else rec.cable_part_number
-        text = f"{length:g}" if length >= 0 else ""
-        pieces.append(",".join(csv_field(v) for v in (f, c, part, text, j, pol)))
-    return Coded(np.array(pieces, dtype=object), inverse.reshape(-1)) if len(cables) else np.zeros(0, dtype=object)
+    pieces = [piece(mi, length) for mi, length in zip((pairs // span).tolist(), lengths[pairs % span].tolist(), strict=True)]
+    return Coded(np.array(pieces, dtype=object), rank[code])
+
+
+def _one_value(values: np.ndarray) -> bool:
+    """Whether a float column holds one value (NaN counted as a value), in one pass each way."""
+    first = values[0]
+    return bool(np.isnan(values).all()) if np.isnan(first) else float(values.min()) == float(values.max()) == float(first)
 
 
