@@ -27,20 +27,23 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
     figures = BudgetsFigures(ports_used=2 * len(links), ports_total=plan.port_count())
     if any(f.code in PORT_IDS_BROKEN for f in findings):
         return figures, findings  # the cage table would be read at ports no device holds
+    if len(plan.media) < 2:
+        return figures, findings  # one medium: no cage can carry two
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
-    ends = np.concatenate(link_ends(plan))
-    media = np.concatenate([links.media, links.media])
-    cages = cage[ends]
+    ends = link_ends(plan)
+    cages = [cage[g] for g in ends]
     # A twin-port module is one medium: both ports of a cage must use the same one. Each cage
     # keeps the medium of one of its link ends (the last written); an end of another medium
     # marks its cage mixed. Linear: a sort of every link end would grow n log n.
-    kept = np.zeros(int(cage.max(initial=-1)) + 1, dtype=media.dtype)
-    kept[cages] = media
-    mixed = cages[media != kept[cages]]
-    if mixed.size:
-        first = int(mixed.min())  # the lowest mixed cage: the finding names one, the same every run
-        gid = int(ends[np.argmax(cages == first)])
+    kept = np.zeros(int(cage.max(initial=-1)) + 1, dtype=links.media.dtype)
+    for c in cages:
+        kept[c] = links.media
+    mixed = [c[links.media != kept[c]] for c in cages]
+    if any(m.size for m in mixed):
+        first = min(int(m.min()) for m in mixed if m.size)  # the lowest mixed cage: the finding names one, the same every run
+        # its first link end, a ends before b ends
+        gid = next(int(g[np.argmax(c == first)]) for g, c in zip(ends, cages, strict=True) if (c == first).any())
         dev = int(np.searchsorted(offsets, gid, side="right") - 1)
         port = plan.layouts[plan.devices[dev].layout].ports[gid - int(offsets[dev])]
         findings.append(Finding("CAGE_MIXED_MEDIA", "error",
