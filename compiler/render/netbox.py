@@ -30,7 +30,7 @@ from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cord_labels, management_cords
 from ..plan.model import Plan
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import cable_ends, cable_id_array, label_pieces, port_table
+from ..plan.views import cable_ends, cable_id_array, label_pieces, link_ends, per_port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
 from .writer import OutputDir
@@ -106,10 +106,16 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
     width = max((len(lay.ports) for lay in plan.layouts.values()), default=1)
     links = plan.links
     for dev, port, peer in ((links.a_dev, links.a_port, links.b_dev), (links.b_dev, links.b_port, links.a_dev)):
-        proto = np.where(dev_proto[dev] != "", dev_proto[dev], dev_proto[peer])
-        # one (layout, port) at a time: its first end in link order
-        keys, at = np.unique(code[dev] * width + port.astype(np.int64), return_index=True)
-        for key, pr in zip(keys.tolist(), proto[at].tolist(), strict=True):
+        # one (layout, port) at a time: its first end in link order, found by marking the
+        # few (layout, port) keys from the last end back (an assignment to a repeated index
+        # keeps the last value written); a sort of every link end (np.unique) was n log n
+        key_of_end = code[dev] * width + port.astype(np.int64)
+        first = np.full(len(lids) * width, -1, dtype=np.int64)
+        first[key_of_end[::-1]] = np.arange(key_of_end.size - 1, -1, -1, dtype=np.int64)
+        keys = np.flatnonzero(first >= 0)
+        at = first[keys]
+        proto = np.where(dev_proto[dev[at]] != "", dev_proto[dev[at]], dev_proto[peer[at]])
+        for key, pr in zip(keys.tolist(), proto.tolist(), strict=True):
             row = out[lids[key // width]]
             if not row[key % width] and pr:
                 row[key % width] = pr
@@ -209,14 +215,16 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     """The rows of cables.csv for the links `kept` (pulled_links), as pieces of the `cables`
     row (templates.row_pieces): every value escaped once per distinct value or per device."""
     links = plan.links
-    offsets = plan.port_offsets()
-    names = plan.memo("port_table", port_table)["name"]
+
+    def take(column: np.ndarray) -> np.ndarray:  # every link pulled: the column itself, no gather
+        return column if kept.size == len(links) else column[kept]
+
     dev_names = np.array([csv_field(d.name) for d in plan.devices], dtype=object)
     media = [plan.view.facts.media[m] for m in plan.media]
-    cable_type = Coded(np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object), links.media[kept])
-    color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), links.media[kept])
-    ids = plan.memo("cable_id_array", cable_id_array)[kept]
-    near, far = ([piece[kept] for piece in end] for end in plan.memo("cable_ends", cable_ends))
+    cable_type = Coded(np.array([CABLE_TYPE.get(m.fiber, "") for m in media], dtype=object), take(links.media))
+    color = Coded(np.array([COLOR.get(m.jacket or "", "") for m in media], dtype=object), take(links.media))
+    ids = take(plan.memo("cable_id_array", cable_id_array))
+    near, far = ([take(piece) for piece in end] for end in plan.memo("cable_ends", cable_ends))
     label: tuple[Piece, ...] = tuple(label_pieces([ids], near, far))
     id_list = ids.tolist()
     id_fields = csv_column(id_list)  # the cable_id column, and whether any id needs quoting
@@ -226,12 +234,14 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
     unit: Piece = ""
     phys = plan.physical
     if phys is not None and phys.order_m is not None:
-        values, code = np.unique(phys.order_m[kept], return_inverse=True)
+        values, code = np.unique(take(phys.order_m), return_inverse=True)
         length = Coded(np.array(["" if x != x else f"{x:g}" for x in values.tolist()], dtype=object), code.reshape(-1))
         unit = Coded(np.array(["" if x != x else "m" for x in values.tolist()], dtype=object), code.reshape(-1))
-    a_name = np.array(csv_column(names[offsets[links.a_dev[kept]] + links.a_port[kept]].tolist()), dtype=object)
-    b_name = np.array(csv_column(names[offsets[links.b_dev[kept]] + links.b_port[kept]].tolist()), dtype=object)
-    return row_pieces(TABLES, "cables", [Coded(dev_names, links.a_dev[kept]), a_name, Coded(dev_names, links.b_dev[kept]), b_name, cable_type,
+    # port names escaped once per layout port, each end's drawn from them by its place there
+    names, place = per_port_table(plan, {lid: np.array(csv_column([p.name for p in lay.ports]), dtype=object)
+                                         for lid, lay in plan.layouts.items()})
+    a_name, b_name = (Coded(names, place[take(g)]) for g in link_ends(plan))
+    return row_pieces(TABLES, "cables", [Coded(dev_names, take(links.a_dev)), a_name, Coded(dev_names, take(links.b_dev)), b_name, cable_type,
                                          np.array(id_fields, dtype=object), color, length, unit, label, site, site])
 
 
