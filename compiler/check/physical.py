@@ -12,7 +12,7 @@ import numpy as np
 from ..plan.fabrics import COMPUTE, CORD_MEDIUM, management_cords
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, secondary_note, secondary_power_models, switch_optics_w
-from ..plan.views import cable_ids, cage_table, end_module_ports, port_table
+from ..plan.views import cable_ids, cage_table, end_module_ports, link_ends, port_table
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -148,21 +148,24 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
         return []
     sel = straight[links.media]
     cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
-    lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
-    offsets = plan.port_offsets()
-    mpo, shared = [], []
-    for module, gid in zip(end_module_ports(plan),
-                           (offsets[links.a_dev] + links.a_port, offsets[links.b_dev] + links.b_port), strict=True):
-        per_mpo = cage_ports[cage[gid]] > module  # more logical ports in the cage than optical ports
-        mpo.append(cage[gid] * 8 + (lane[gid] - 1) * np.maximum(module, 1) // cage_ports[cage[gid]])
-        shared.append(sel & (module > 0) & per_mpo)
+    lane = plan.memo("port_table", port_table)["lane"]
+    ends, modules = link_ends(plan), end_module_ports(plan)
+    shared = []
+    for module, gid in zip(modules, ends, strict=True):  # more logical ports in the cage than optical ports
+        shared.append(sel & (module > 0) & (cage_ports[cage[gid]] > module))
+
+    def mpo(end: int, idx: np.ndarray) -> np.ndarray:  # the links' optical port ids at an end, where asked only
+        gid, module = ends[end][idx], modules[end][idx]
+        c = cage[gid]
+        return c * 8 + (lane[gid].astype(np.int64) - 1) * np.maximum(module, 1) // cage_ports[c]
+
     bad_mpos = 0
     example = -1
     for end in (0, 1):
         idx = np.nonzero(shared[end])[0]
         if not idx.size:
             continue
-        here, peer = mpo[end][idx], mpo[1 - end][idx]
+        here, peer = mpo(end, idx), mpo(1 - end, idx)
         order = np.lexsort((peer, here))
         here, peer, idx = here[order], peer[order], idx[order]
         first = np.r_[True, here[1:] != here[:-1]]

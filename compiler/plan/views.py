@@ -3,7 +3,7 @@ numpy fancy indexing (one pass per column, no per-link Python objects)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -131,16 +131,36 @@ def link_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return plan.memo("link_port_ids", link_port_ids)
 
 
-def port_table(plan: Plan) -> dict[str, np.ndarray]:
+def port_table(plan: Plan) -> PortColumns:
     """Per global port id: port name, cage, lane, and the cage key transceivers are chosen by."""
-    cols = {"name": lambda p: p.name, "cage": lambda p: p.cage, "lane": lambda p: p.lane,
-            "cage_key": lambda p: p.cage_key}
-    out = {}
-    for col, get in cols.items():
-        dtype = np.int32 if col == "lane" else object
-        out[col] = per_port(plan, {lid: np.array([get(p) for p in lay.ports], dtype=dtype)
-                                   for lid, lay in plan.layouts.items()})
-    return out
+    return PortColumns(plan)
+
+
+class PortColumns(Mapping[str, np.ndarray]):
+    """port_table's columns, each spread over the global ports when first read: a reader of
+    the lanes does not pay for every port's name, cage and cage key (object arrays of a
+    value per port, 3.1M at 524,288 GPUs), and the cage keys only a test reads."""
+
+    GETTERS = {"name": lambda p: p.name, "cage": lambda p: p.cage, "lane": lambda p: p.lane,
+               "cage_key": lambda p: p.cage_key}
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+        self._built: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, col: str) -> np.ndarray:
+        if col not in self._built:
+            get = self.GETTERS[col]
+            dtype = np.int32 if col == "lane" else object
+            self._built[col] = per_port(self._plan, {lid: np.array([get(p) for p in lay.ports], dtype=dtype)
+                                                     for lid, lay in self._plan.layouts.items()})
+        return self._built[col]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.GETTERS)
+
+    def __len__(self) -> int:
+        return len(self.GETTERS)
 
 
 def nos_port_names(plan: Plan, nos: str | None) -> np.ndarray:
