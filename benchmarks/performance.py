@@ -428,15 +428,16 @@ def main() -> None:
             # disk), creating a file skips over every inode freed in the last minutes, so a
             # compile right after a deletion of many files pays seconds of system time that
             # belong to the deletion, not to the compile.
-            wholes[name] = compile_process(specs[name], work / f"cli-{name}",
-                                           work / f"trace-{name}.jsonl" if args.trace else None)
+            whole = wholes[name] = compile_process(specs[name], work / f"cli-{name}",
+                                                   work / f"trace-{name}.jsonl" if args.trace else None)
+            print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
+                  f"{whole['rss_mb']:,.0f} MB largest process", flush=True)  # printed now: a failed stage run loses nothing
         staged = {} if args.skip_stages else stages_in_fresh_processes(specs, work, args.repeat)
         for name in names:
             what, spec, whole, stages = CASES[name][0], specs[name], wholes[name], staged.get(name)
             trace = work / f"trace-{name}.jsonl" if args.trace else None
             rows.append((name, what, whole, stages))
-            print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
-                  f"{whole['rss_mb']:,.0f} MB largest process", flush=True)
+            print(f"{name} ({what}):", flush=True)
             if trace is not None:
                 print_trace(trace, whole)
             if stages:

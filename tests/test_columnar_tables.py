@@ -98,3 +98,41 @@ def test_a_repeated_flow_is_answered_once_with_the_same_value():
     net.flow(cut.side_b, cut.side_a, keep)
     net.flow(cut.side_a, cut.side_b, other)
     assert len(solved) == 8
+
+
+@pytest.mark.parametrize("example", ["h100-roce-2su-hall", "hgx-b300-dual-plane"])
+def test_port_columns_are_each_layouts_ports_spread_over_the_devices(example):
+    plan = shared_plan(example)
+    table = port_table(plan)
+    assert list(table) == ["name", "cage", "lane", "cage_key"]
+    ports = [p for d in plan.devices for p in plan.layouts[d.layout].ports]
+    assert table["name"].tolist() == [p.name for p in ports]
+    assert table["cage"].tolist() == [p.cage for p in ports]
+    assert table["lane"].tolist() == [p.lane for p in ports]
+    assert table["cage_key"].tolist() == [p.cage_key for p in ports]
+
+
+def test_a_dropped_plan_is_freed_without_the_cyclic_collector():
+    """The memos a plan keeps hold no reference back to it (port_table's columns are built
+    lazily from what they need): a plan that explore or compare drops is freed at once,
+    also while the collector is paused."""
+    import gc
+    import weakref
+    from pathlib import Path
+
+    from compiler.check import run_checks
+    from compiler.pipeline import build_plan
+
+    _, plan = build_plan(Path(__file__).parent.parent / "specs" / "h100-roce-2su-hall.yaml")
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        run_checks(plan)
+        plan.memo("port_table", port_table)["lane"]
+        assert plan.memoized("port_table") is not None
+        ref = weakref.ref(plan)
+        del plan
+        assert ref() is None
+    finally:
+        if was:
+            gc.enable()

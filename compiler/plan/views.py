@@ -3,7 +3,7 @@ numpy fancy indexing (one pass per column, no per-link Python objects)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Sized
 
 import numpy as np
 
@@ -96,10 +96,15 @@ def per_port_table(plan: Plan, per_layout: dict[str, np.ndarray]) -> tuple[np.nd
     if not plan.devices:
         return np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64)
     used, src = plan.memo("port_sources", port_sources)
+    return _end_to_end(plan.layouts, used, per_layout), src
+
+
+def _end_to_end(layouts: Mapping[str, Sized], used: list[str], per_layout: dict[str, np.ndarray]) -> np.ndarray:
+    """The used layouts' per-port arrays laid end to end (port_sources' order)."""
     arrays = [per_layout[lid] for lid in used]
-    if any(a.size != len(plan.layouts[lid]) for lid, a in zip(used, arrays, strict=True)):
+    if any(a.size != len(layouts[lid]) for lid, a in zip(used, arrays, strict=True)):
         raise ValueError("per_port: one value per port of each layout")
-    return np.concatenate(arrays), src
+    return np.concatenate(arrays)
 
 
 def port_sources(plan: Plan) -> tuple[list[str], np.ndarray]:
@@ -139,21 +144,28 @@ def port_table(plan: Plan) -> PortColumns:
 class PortColumns(Mapping[str, np.ndarray]):
     """port_table's columns, each spread over the global ports when first read: a reader of
     the lanes does not pay for every port's name, cage and cage key (object arrays of a
-    value per port, 3.1M at 524,288 GPUs), and the cage keys only a test reads."""
+    value per port, 3.1M at 524,288 GPUs), and the cage keys only a test reads. It holds the
+    layouts and where each port's value is (port_sources), not the plan: a memo that held
+    its plan would keep a dropped plan alive until the cyclic collector ran."""
 
     GETTERS = {"name": lambda p: p.name, "cage": lambda p: p.cage, "lane": lambda p: p.lane,
                "cage_key": lambda p: p.cage_key}
 
     def __init__(self, plan: Plan) -> None:
-        self._plan = plan
+        self._layouts = plan.layouts
+        self._used, self._src = (plan.memo("port_sources", port_sources) if plan.devices
+                                 else ([], np.zeros(0, dtype=np.int64)))
         self._built: dict[str, np.ndarray] = {}
 
     def __getitem__(self, col: str) -> np.ndarray:
         if col not in self._built:
             get = self.GETTERS[col]
             dtype = np.int32 if col == "lane" else object
-            self._built[col] = per_port(self._plan, {lid: np.array([get(p) for p in lay.ports], dtype=dtype)
-                                                     for lid, lay in self._plan.layouts.items()})
+            if not self._used:
+                self._built[col] = np.zeros(0, dtype=dtype)
+            else:
+                per_layout = {lid: np.array([get(p) for p in self._layouts[lid].ports], dtype=dtype) for lid in self._used}
+                self._built[col] = _end_to_end(self._layouts, self._used, per_layout)[self._src]
         return self._built[col]
 
     def __iter__(self) -> Iterator[str]:

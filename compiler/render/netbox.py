@@ -106,13 +106,13 @@ def port_protocols(plan: Plan) -> dict[str, list[str]]:
     width = max((len(lay.ports) for lay in plan.layouts.values()), default=1)
     links = plan.links
     for dev, port, peer in ((links.a_dev, links.a_port, links.b_dev), (links.b_dev, links.b_port, links.a_dev)):
-        # one (layout, port) at a time: its first end in link order, found by marking the
-        # few (layout, port) keys from the last end back (an assignment to a repeated index
-        # keeps the last value written); a sort of every link end (np.unique) was n log n
+        # one (layout, port) at a time: its first end in link order, the least link index
+        # per (layout, port) key (np.minimum.at: exact whatever order numpy writes in; a
+        # sort of every link end, np.unique, was n log n)
         key_of_end = code[dev] * width + port.astype(np.int64)
-        first = np.full(len(lids) * width, -1, dtype=np.int64)
-        first[key_of_end[::-1]] = np.arange(key_of_end.size - 1, -1, -1, dtype=np.int64)
-        keys = np.flatnonzero(first >= 0)
+        first = np.full(len(lids) * width, key_of_end.size, dtype=np.int64)
+        np.minimum.at(first, key_of_end, np.arange(key_of_end.size, dtype=np.int64))
+        keys = np.flatnonzero(first < key_of_end.size)
         at = first[keys]
         proto = np.where(dev_proto[dev[at]] != "", dev_proto[dev[at]], dev_proto[peer[at]])
         for key, pr in zip(keys.tolist(), proto.tolist(), strict=True):
