@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
 from importlib import resources
 
 from ..catalog.nos import plan_schema_text
@@ -20,11 +19,6 @@ def schema_text() -> str:
 
 def render(plan: Plan, checks: CheckResults, out: OutputDir) -> None:
     digest = hashlib.sha256()
-
-    def hashed(parts: Iterable[str]) -> Iterator[str]:  # each part hashed as it goes to the file
-        for part in parts:
-            digest.update(part.encode("utf-8"))
-            yield part
-    out.write_chunks("plan.json", hashed(plan_json_parts(plan)))
+    out.write_chunks("plan.json", plan_json_parts(plan), also=digest.update)  # each part hashed as it is written
     plan_digest(plan, digest.hexdigest())  # the manifest's plan identity, from the text written
     out.write_text("plan.schema.json", schema_text())

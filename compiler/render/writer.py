@@ -396,14 +396,18 @@ class OutputDir:
     def write_text(self, relative: str, text: str) -> None:
         self.write_bytes(relative, text.encode("utf-8"))
 
-    def write_chunks(self, relative: str, chunks: Iterable[str]) -> None:
+    def write_chunks(self, relative: str, chunks: Iterable[str], also: Callable[[bytes], object] | None = None) -> None:
         """Text written piece by piece: a file of hundreds of MB is never one string. Each
         piece goes to the kernel as it is encoded (a text-mode file's buffering copied every
-        MB-sized piece again: twice the page faults)."""
+        MB-sized piece again: twice the page faults), and to `also` where given (a digest's
+        update: the bytes written are the bytes hashed, encoded once)."""
         fd = self._create(relative)
         try:
             for chunk in chunks:
-                _write_all(fd, chunk.encode("utf-8"))
+                data = chunk.encode("utf-8")
+                if also is not None:
+                    also(data)
+                _write_all(fd, data)
         finally:
             os.close(fd)
 
