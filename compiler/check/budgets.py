@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..plan.views import cage_table, link_ends
+from ..plan.views import cage_table, link_end_cages, link_ends
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -31,8 +31,7 @@ def check_budgets(ctx: CheckContext) -> tuple[BudgetsFigures, list[Finding]]:
         return figures, findings  # one medium: no cage can carry two
     cage = plan.memo("cage_table", cage_table)[0]
     offsets = plan.port_offsets()
-    ends = link_ends(plan)
-    cages = [cage[g] for g in ends]
+    ends, cages = link_ends(plan), link_end_cages(plan)
     # A twin-port module is one medium: both ports of a cage must use the same one. Each cage
     # keeps the medium of one of its link ends (the last written); an end of another medium
     # marks its cage mixed. Linear: a sort of every link end would grow n log n.

@@ -67,7 +67,8 @@ def plan_invariants(plan: Plan) -> list[Finding]:
         i = int(np.argmax(links.a_dev == links.b_dev))
         out.append(Finding("LINK_LOOP", "error", f"link {i + 1} connects {names[int(links.a_dev[i])]} to itself"))
     # Speeds must match at both ends (a breakout is a different layout, never a mismatch here).
-    # (layout, port) -> speed, padded to the largest layout (every link's port is in range: above)
+    # (layout, port) -> speed, padded to the largest layout (every link's port is in range: above);
+    # not views.per_port_table: reading it by global port doubled this at 524,288 GPUs (0.24 -> 0.49 s)
     speed_at = np.zeros((len(layout_ids), max((len(plan.layouts[lid]) for lid in layout_ids), default=0)), dtype=np.int64)
     for i, lid in enumerate(layout_ids):
         speed_at[i, :len(plan.layouts[lid])] = [p.speed_gbps for p in plan.layouts[lid].ports]

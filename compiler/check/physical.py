@@ -12,7 +12,7 @@ import numpy as np
 from ..plan.fabrics import COMPUTE, CORD_MEDIUM, management_cords
 from ..plan.model import Plan
 from ..plan.power import RackDraw, rack_draw, secondary_note, secondary_power_models, switch_optics_w
-from ..plan.views import cable_ids, cage_table, end_module_ports, link_ends, port_table
+from ..plan.views import cable_ids, cage_table, end_module_ports, link_end_cages, link_ends, port_table
 from .context import CheckContext
 from .figures import Figures
 from .findings import Finding
@@ -147,16 +147,15 @@ def fiber_mpo_sharing(plan: Plan) -> list[Finding]:
     if not len(links) or not straight.any():
         return []
     sel = straight[links.media]
-    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
+    cage_ports = plan.memo("cage_table", cage_table)[3]
     lane = plan.memo("port_table", port_table)["lane"]
-    ends, modules = link_ends(plan), end_module_ports(plan)
+    ends, cages, modules = link_ends(plan), link_end_cages(plan), end_module_ports(plan)
     shared = []
-    for module, gid in zip(modules, ends, strict=True):  # more logical ports in the cage than optical ports
-        shared.append(sel & (module > 0) & (cage_ports[cage[gid]] > module))
+    for module, c in zip(modules, cages, strict=True):  # more logical ports in the cage than optical ports
+        shared.append(sel & (module > 0) & (cage_ports[c] > module))
 
     def mpo(end: int, idx: np.ndarray) -> np.ndarray:  # the links' optical port ids at an end, where asked only
-        gid, module = ends[end][idx], modules[end][idx]
-        c = cage[gid]
+        gid, c, module = ends[end][idx], cages[end][idx], modules[end][idx]
         return c * 8 + (lane[gid].astype(np.int64) - 1) * np.maximum(module, 1) // cage_ports[c]
 
     bad_mpos = 0

@@ -18,7 +18,7 @@ from .cables import PhysicalCables, physical_cables
 from .columns import distinct
 from .facts import MediumFacts
 from .model import Plan
-from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, link_ends, part_label,  # noqa: F401
+from .views import (NOT_IN_CATALOG, NOT_PUBLISHED, SPLIT_WAYS, cage_table, fibers_per_link, link_end_cages, part_label,  # noqa: F401
                     port_table, splitter_heads, transceiver_part)  # (NOT_IN_CATALOG, NOT_PUBLISHED: read by summary, BOM users)
 
 
@@ -115,7 +115,7 @@ def _cages_in_use(plan: Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cage_type = np.zeros(n_cages, dtype=np.int64)
     cage_type[cage_of_port] = type_of_port
     server = np.fromiter((d.tier == 0 for d in plan.devices), dtype=bool, count=len(plan.devices))
-    ends = [cage_of_port[g] for g in link_ends(plan)]
+    ends = link_end_cages(plan)
     at_server = np.zeros(n_cages, dtype=bool)  # a cage is on one device: each of its ends says the same
     for cages, dev in zip(ends, (links.a_dev, links.b_dev), strict=True):
         at_server[cages] = server[dev]

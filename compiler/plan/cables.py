@@ -29,7 +29,7 @@ import numpy as np
 from .columns import concat, ranges
 from .model import Plan
 from .views import (cable_id_array, cable_ids, cage_table, device_places, end_module_ports, fibers_per_link, floor_port_labels, label_pieces,
-                    link_ends, place_prefixes, port_table, splitter_heads)
+                    link_end_cages, link_ends, place_prefixes, port_table, splitter_heads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +79,14 @@ def optical_port_ids(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Per link and end (a, b): an id of the optical port (MPO) the end uses where its
     module carries several logical ports per MPO (global cage * 8 + MPO index), else -1:
     the end is its own optical port (or copper)."""
-    cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
-    lane = plan.memo("port_table", port_table)["lane"].astype(np.int64)
+    cage_ports = plan.memo("cage_table", cage_table)[3]
+    lane = plan.memo("port_table", port_table)["lane"]
     out = []
-    for module, gid in zip(end_module_ports(plan), link_ends(plan), strict=True):
-        end_cage = cage[gid]
+    for module, gid, end_cage in zip(end_module_ports(plan), link_ends(plan), link_end_cages(plan), strict=True):
         ports_of_cage = cage_ports[end_cage]
         mpo = np.full(gid.size, -1, dtype=np.int64)
         shared = np.nonzero((module > 0) & (ports_of_cage > module))[0]  # few or none: computed there only
-        mpo[shared] = end_cage[shared] * 8 + (lane[gid[shared]] - 1) * module[shared] // ports_of_cage[shared]
+        mpo[shared] = end_cage[shared] * 8 + (lane[gid[shared]].astype(np.int64) - 1) * module[shared] // ports_of_cage[shared]
         out.append(mpo)
     return out[0], out[1]
 
@@ -106,6 +105,7 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
     if n:
         cage, _, _, cage_ports = plan.memo("cage_table", cage_table)
         ga, gb = link_ends(plan)
+        ca, cb = link_end_cages(plan)
         mpo_a, mpo_b = optical_port_ids(plan)
         unique_base = int(cage.max(initial=0) + 1) * 8  # above every MPO id: an end that is its own port
         for mi in range(len(plan.media)):
@@ -115,12 +115,12 @@ def _physical_cables(plan: Plan) -> PhysicalCables:
                 continue
             sel: np.ndarray | slice = slice(None) if count == n else mask  # every link: views, no copies
             if fit[mi] == "cage":  # twin-port copper: one cable per cage pair
-                k1[sel], k2[sel] = cage[ga[sel]], cage[gb[sel]]
+                k1[sel], k2[sel] = ca[sel], cb[sel]
             elif fit[mi] == "split" and optical[mi]:  # one splitter fiber per MPO of the grouped end
                 k1[sel] = splitter_heads(cage, cage_ports, plan.memo("port_table", port_table)["lane"], ga[sel], gb[sel])
             elif fit[mi] == "split":  # copper splitter: one per cage of the grouped end
-                grouped_b = cage_ports[cage[gb[sel]]] > cage_ports[cage[ga[sel]]]
-                k1[sel] = cage[np.where(grouped_b, gb[sel], ga[sel])]
+                grouped_b = cage_ports[cb[sel]] > cage_ports[ca[sel]]
+                k1[sel] = np.where(grouped_b, cb[sel], ca[sel])
             else:  # straight: one per MPO pair (an end that is its own MPO keys on its port)
                 a_own, b_own = mpo_a[sel] < 0, mpo_b[sel] < 0
                 own = a_own & b_own

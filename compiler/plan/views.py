@@ -136,6 +136,19 @@ def link_ends(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
     return plan.memo("link_port_ids", link_port_ids)
 
 
+def link_end_cages(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Per link, the global cage (cage_table) of its end a and of its end b, memoised and
+    read-only: the budgets and physical checks, the physical cables and the BOM each read them."""
+    return plan.memo("link_end_cages", _link_end_cages)
+
+
+def _link_end_cages(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    cage = plan.memo("cage_table", cage_table)[0]
+    a, b = (cage[g] for g in link_ends(plan))
+    a.flags.writeable = b.flags.writeable = False
+    return a, b
+
+
 def port_table(plan: Plan) -> PortColumns:
     """Per global port id: port name, cage, lane, and the cage key transceivers are chosen by."""
     return PortColumns(plan)

@@ -30,7 +30,7 @@ from ..check import CheckResults
 from ..plan.fabrics import CORD_MEDIUM, management_cord_labels, management_cords
 from ..plan.model import Plan
 from ..plan.columns import Coded, Piece, concat, text_chunks
-from ..plan.views import cable_ends, cable_id_array, label_pieces, link_ends, per_port_table
+from ..plan.views import cable_ends, cable_id_array, label_pieces, link_ends, nos_port_table
 from .csvtext import csv_column, csv_field
 from .templates import environment, render_template, row_format, row_pieces
 from .writer import OutputDir
@@ -237,9 +237,9 @@ def _cable_pieces(plan: Plan, site: str, kept: np.ndarray) -> list[Piece]:
         values, code = np.unique(take(phys.order_m), return_inverse=True)
         length = Coded(np.array(["" if x != x else f"{x:g}" for x in values.tolist()], dtype=object), code.reshape(-1))
         unit = Coded(np.array(["" if x != x else "m" for x in values.tolist()], dtype=object), code.reshape(-1))
-    # port names escaped once per layout port, each end's drawn from them by its place there
-    names, place = per_port_table(plan, {lid: np.array(csv_column([p.name for p in lay.ports]), dtype=object)
-                                         for lid, lay in plan.layouts.items()})
+    # panel port names escaped once per port of the used layouts, each end's drawn by its place there
+    panel, place = nos_port_table(plan, None)
+    names = np.array(csv_column(panel.tolist()), dtype=object)
     a_name, b_name = (Coded(names, place[take(g)]) for g in link_ends(plan))
     return row_pieces(TABLES, "cables", [Coded(dev_names, take(links.a_dev)), a_name, Coded(dev_names, take(links.b_dev)), b_name, cable_type,
                                          np.array(id_fields, dtype=object), color, length, unit, label, site, site])
