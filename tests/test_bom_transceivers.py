@@ -10,9 +10,9 @@ from compiler.plan.bom import bill_of_materials
 from compiler.plan.views import cage_table, link_ends, part_label, transceiver_part
 from tests.conftest import shared_plan
 
-# several media in one plan (a hall's copper and optics), twin-port cages, multi-fabric, dual plane
+# several media in one plan (a hall's copper and optics), twin-port cages, multi-fabric, dual plane; dragonfly and tori
 EXAMPLES = ["h100-superpod-1su-multi-fabric-hall", "h100-roce-2su-hall", "gb200-nvl72-su", "hgx-b300-dual-plane",
-            "alibaba-hpn-pod", "lab-3tier-frr"]
+            "alibaba-hpn-pod", "lab-3tier-frr", "dragonfly-2k", "torus-switched-512"]
 
 
 def _by_link_end(plan) -> tuple[dict[str, int], dict[str, int]]:
@@ -43,3 +43,10 @@ def test_transceivers_equal_a_count_link_end_by_link_end(example):
     assert tally, "the example has transceivers to count"
     assert {line.part_number: line.quantity for line in lines} == tally
     assert {line.part_number: line.in_servers for line in lines} == hosted
+
+
+def test_a_direct_network_without_optics_orders_no_transceivers():
+    plan = shared_plan("tpu-v4-pod")  # ICI over board traces and copper: no (cage, medium) takes a module
+    assert len(plan.links)
+    assert _by_link_end(plan) == ({}, {})
+    assert not [line for line in bill_of_materials(plan) if line.category == "transceiver"]
