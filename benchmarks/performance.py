@@ -9,6 +9,7 @@ switches where it is installed. Run by hand (not a test; timings never are):
     python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
     python benchmarks/performance.py --skip-stages --trace    # and each compile's timeline: stages, workers, faults
     python benchmarks/performance.py --cases 131k,262k,524k --repeat 3 --drop-caches --keep   # the growth tables, steadily
+    python benchmarks/performance.py --cases 131k,524k --skip-stages --instructions   # each stage's instructions (callgrind, ~35 min)
 
 Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
 a separate process: wall time, CPU time = user + sys of it and its worker processes, the
@@ -16,6 +17,10 @@ largest resident set of any of them), once in this process with the outputs rend
 after another (CPU seconds of each stage and output; a renderer's own forked children
 included; peak resident set). On a machine shared with other work, wall time is inflated
 by the wait for a core and CPU time is the steadier figure; take both on a quiet machine.
+With --instructions, each case's stages also run once under valgrind's callgrind, which
+counts the instructions each executes (benchmarks/instructions.py): the code's own work,
+the same from run to run, where the CPU seconds of a stage move with what the machine's
+kernel and caches charge it that run.
 The pyavd side (--pyavd-python: a Python with pyavd installed, kept apart from clusterc's
 environment) is one process doing what pyavd's documentation shows for a whole fabric:
 validate_inputs for each device, get_avd_facts, get_device_structured_config and
@@ -40,7 +45,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.scale import spec_text  # noqa: E402  (after the sys.path line, as a script)
+from benchmarks import instructions  # noqa: E402  (after the sys.path line, as a script)
+from benchmarks.scale import spec_text  # noqa: E402
 
 EOS_SPEC = """name: eos-{servers}
 gpus: {gpus}
@@ -167,14 +173,16 @@ def print_trace(path: Path, whole: dict) -> None:
           f"(imports, forks and their page faults, the swap)", flush=True)
 
 
-def stages_in_process(spec: Path, out: Path) -> dict:
+def stages_in_process(spec: Path, out: Path, counted: bool = False) -> dict:
     """CPU seconds of each stage and output, rendered one after another in this process,
-    and the system part of each (the kernel's share: creating files, faulting pages in)."""
+    and the system part of each (the kernel's share: creating files, faulting pages in).
+    `counted`: the process runs under callgrind (--instructions), which writes its counts
+    at each stage's end (benchmarks/instructions.py); the result names them in order."""
     from compiler.check import run_checks
     from compiler.cli import tune_allocator
     from compiler.pipeline import build_plan
     from compiler.plan.fabrics import fabric_plan
-    from compiler.progress import TRACE_ENV
+    from compiler.progress import TRACE_ENV, stage
     from compiler.render import ALL, RENDERERS
     from compiler.render.writer import OutputDir
 
@@ -189,6 +197,7 @@ def stages_in_process(spec: Path, out: Path) -> dict:
     def peak_mb() -> float:  # the largest resident set so far: after a stage, what that stage reached at most
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
+    marks = instructions.install() if counted else None
     tune_allocator()  # as the command line does
     t = cpu()
     _, plan = build_plan(spec)
@@ -212,7 +221,7 @@ def stages_in_process(spec: Path, out: Path) -> dict:
     with OutputDir(out / plan.name) as w:
         for name, renderer in RENDERERS.items():
             t = cpu()
-            with w.output(name):
+            with stage(f"render {name}"), w.output(name):  # as the compile does (pipeline.py)
                 renderer.render(plan if renderer.reads == ALL else fabric_plan(plan), checks, w)
             outputs[name] = since(t)
             peaks[name] = peak_mb()
@@ -222,7 +231,8 @@ def stages_in_process(spec: Path, out: Path) -> dict:
             "checks_s": stage_s["checks"][0], "stage_s": stage_s,
             "check_seconds": dict(checks.seconds), "outputs_s": {k: v[0] for k, v in outputs.items()},
             "outputs_sys_s": {k: v[1] for k, v in outputs.items()}, "peak_mb_after": peaks,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "labels": marks.labels if marks is not None else []}
 
 
 def stages_in_fresh_processes(specs: dict[str, Path], out: Path, repeat: int) -> dict[str, dict]:
@@ -246,6 +256,38 @@ def stages_in_fresh_processes(specs: dict[str, Path], out: Path, repeat: int) ->
                                  f"{shutil.disk_usage(out).free / 2**30:.1f} GB")
             runs[name].append(json.loads(result.read_text()))
     return {name: least(r) for name, r in runs.items()}
+
+
+def stages_counted(specs: dict[str, Path], out: Path) -> dict[str, tuple[int, dict[str, int]]]:
+    """Per case, one stage run under callgrind: its links and each stage's instructions (see
+    benchmarks/instructions.py; one run, as a count does not move between runs). Some
+    50x slower than a stage run: about 25 min at 524,288 GPUs."""
+    counts = {}
+    for name, spec in specs.items():
+        run_dir, result, out_file = out / f"counted-{name}", out / f"counted-{name}.json", out / f"callgrind-{name}.out"
+        run_process([*instructions.command(out_file), sys.executable, __file__, "--stage-run", str(spec), str(run_dir),
+                     str(result), "--counted"], {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"})
+        if not result.exists():
+            raise SystemExit(f"the counted stage run of {spec.name} wrote no result")
+        run = json.loads(result.read_text())
+        counts[name] = run["links"], instructions.totals(out_file, run["labels"])
+    return counts
+
+
+def print_counted_growth(small_run: tuple[int, dict[str, int]], large_run: tuple[int, dict[str, int]],
+                         label: str) -> None:
+    """Each stage's instructions at the larger size over the smaller, against the links'
+    growth (the bar: 5 % over it)."""
+    (small_links, small), (large_links, large) = small_run, large_run
+    links = large_links / small_links
+    print(f"\ninstructions {label}: {links:.1f}x the links, bar {1.05 * links:.1f}x (callgrind; user space only)")
+    print("| stage | small (millions) | large (millions) | ratio |")
+    print("|---|---|---|---|")
+    for k, a in small.items():
+        b = large.get(k)
+        if b is None or max(a, b) < 50e6:  # under ~20 ms: the table's noise floor in CPU terms too
+            continue
+        print(f"| {k} | {a / 1e6:,.0f} | {b / 1e6:,.0f} | {b / a:.2f}x |")
 
 
 def least(runs: list):
@@ -404,14 +446,20 @@ def main() -> None:
     ap.add_argument("--drop-caches", action="store_true",
                     help="before each measured process, sync and drop the page cache (root): every run starts "
                          "from the same memory state, not one filled by the runs before it")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each stage's instructions under valgrind's callgrind, one run a case (the "
+                         "growth in work, steady from run to run; ~25 min at 524,288 GPUs)")
     ap.add_argument("--stage-run", nargs=3, metavar=("SPEC", "OUT", "RESULT"), help=argparse.SUPPRESS)
+    ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the stage run is under callgrind
     args = ap.parse_args()
     global drop_caches
     drop_caches = args.drop_caches
     if args.stage_run:  # one stage run in this (new) process, its result as JSON
         spec, out, result = (Path(a) for a in args.stage_run)
-        Path(result).write_text(json.dumps(stages_in_process(spec, out)))
+        Path(result).write_text(json.dumps(stages_in_process(spec, out, counted=args.counted)))
         return
+    if args.instructions and not instructions.available():
+        raise SystemExit("--instructions needs valgrind (Debian's valgrind package)")
     names = list(CASES) if args.cases == "all" else args.cases.split(",")
     byte_compile()
     work = Path(tempfile.mkdtemp(prefix="clusterc-perf-", dir=args.dir))
@@ -433,6 +481,7 @@ def main() -> None:
             print(f"{name}: {what}\n  clusterc compile: {whole['wall_s']:.1f} s wall, {whole['cpu_s']:.1f} s CPU, "
                   f"{whole['rss_mb']:,.0f} MB largest process", flush=True)  # printed now: a failed stage run loses nothing
         staged = {} if args.skip_stages else stages_in_fresh_processes(specs, work, args.repeat)
+        counted = stages_counted(specs, work) if args.instructions else {}
         for name in names:
             what, spec, whole, stages = CASES[name][0], specs[name], wholes[name], staged.get(name)
             trace = work / f"trace-{name}.jsonl" if args.trace else None
@@ -453,6 +502,10 @@ def main() -> None:
                         grew.append(f"{k} {mb:,.0f}")
                     last = mb
                 print("  peak resident set after each stage that raised it (MB): " + ", ".join(grew), flush=True)
+            if name in counted:
+                top = sorted(counted[name][1].items(), key=lambda kv: -kv[1])[:8]
+                print("  instructions (millions): " + ", ".join(f"{k} {v / 1e6:,.0f}" for k, v in top)
+                      + f"; all stages {sum(counted[name][1].values()) / 1e6:,.0f}", flush=True)
             if args.workers:
                 by = render_by_workers(spec, work / f"workers-{name}", [int(n) for n in args.workers.split(",")])
                 print("  render stage by workers: " + ", ".join(f"{n}: {w:.1f} s wall, {c:.1f} s CPU"
@@ -467,6 +520,8 @@ def main() -> None:
         for small, large, label in (("131k", "524k", "131,072 -> 524,288 GPUs"), ("262k", "524k", "262,144 -> 524,288 GPUs")):
             if small in by_name and large in by_name:
                 print_growth(by_name[small], by_name[large], label)
+            if small in counted and large in counted:
+                print_counted_growth(counted[small], counted[large], label)
         print("\n| fabric | clusterc compile (wall, CPU, largest process) | slowest outputs (CPU s) |")
         print("|---|---|---|")
         for _name, what, whole, stages in rows:
