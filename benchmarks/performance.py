@@ -266,7 +266,7 @@ def stages_counted(specs: dict[str, Path], out: Path) -> dict[str, tuple[int, di
     for name, spec in specs.items():
         run_dir, result, out_file = out / f"counted-{name}", out / f"counted-{name}.json", out / f"callgrind-{name}.out"
         run_process([*instructions.command(out_file), sys.executable, __file__, "--stage-run", str(spec), str(run_dir),
-                     str(result), "--counted"], {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"})
+                     str(result), "--counted"], {**os.environ, "PYTHONPATH": str(ROOT), **instructions.environment(out_file)})
         if not result.exists():
             raise SystemExit(f"the counted stage run of {spec.name} wrote no result")
         run = json.loads(result.read_text())

@@ -21,6 +21,7 @@ SCRIPT = textwrap.dedent("""
     import json, sys
     from benchmarks import instructions
     from compiler.progress import stage
+    from compiler.render.parallel import in_shares, share_workers
 
     marks = instructions.install()
     with stage("load"):
@@ -33,6 +34,8 @@ SCRIPT = textwrap.dedent("""
         sum(range(10_000))
     with stage("render large"):
         sum(range(1_000_000))
+    with stage("render shares"):  # the switch configs' way of splitting work: in the process here
+        in_shares(lambda k, n: sum(range(k, 1_000_000, n)), share_workers(10_000, 1))
     json.dump(marks.labels, open(sys.argv[1], "w"))
 """)
 
@@ -42,9 +45,14 @@ def test_each_stage_gets_its_own_instructions(tmp_path):
     script, labels, out_file = tmp_path / "run.py", tmp_path / "labels.json", tmp_path / "cg.out"
     script.write_text(SCRIPT)
     subprocess.run([*instructions.command(out_file), sys.executable, str(script), str(labels)], cwd=ROOT, check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}, timeout=300)
+                   env={**os.environ, "PYTHONPATH": str(ROOT), **instructions.environment(out_file)}, timeout=300)
     counts = instructions.totals(out_file, json.loads(labels.read_text()))
-    assert list(counts) == ["spec -> plan", "check small", "large"]
+    assert list(counts) == [instructions.BETWEEN_STAGES, "spec -> plan", "check small", "large", "shares"]
+    # the same million steps split in shares: counted as the one stage's (a forked share's
+    # count would go to a file of its own, and the stage would show the fork alone)
+    assert 0.7 < counts["shares"] / counts["large"] < 1.3
+    # the glue's million steps are between stages, with the interpreter's start-up
+    assert counts[instructions.BETWEEN_STAGES] > counts["large"]
     # 100x the steps: the large stage's count is near 100x the small one's (each also pays
     # the 0.3 million instructions of asking callgrind for its part)
     assert 30 < counts["large"] / counts["check small"] < 110
@@ -57,4 +65,10 @@ def test_more_parts_than_names_is_an_error(tmp_path):
     for i in (1, 2):
         (tmp_path / f"cg.out.{i}").write_text("events: Ir\ntotals: 5\n")
     with pytest.raises(RuntimeError, match="more parts"):
+        instructions.totals(tmp_path / "cg.out", ["check a"])
+
+
+def test_a_part_without_totals_is_an_error(tmp_path):
+    (tmp_path / "cg.out.1").write_text("events: Ir\n")
+    with pytest.raises(RuntimeError, match="no totals"):
         instructions.totals(tmp_path / "cg.out", ["check a"])
