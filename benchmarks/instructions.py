@@ -44,6 +44,7 @@ BETWEEN = "-"  # what ran between two top-level stages: the harness's own glue
 OUT_ENV = "CLUSTERC_CALLGRIND_OUT"  # the counted process's --callgrind-out-file, for checking each part
 DUMP_TIMEOUT_S = 60
 BETWEEN_STAGES = "between stages"
+START_UP = "start-up"  # the interpreter and the imports, before the first stage
 
 
 class DumpAtStageEnds:
@@ -121,16 +122,19 @@ def totals(out_file: Path, labels: list[str]) -> dict[str, int]:
     order of `labels`), keyed as performance.py's CPU figures are: "spec -> plan" for the
     load, validate and expand stages together, "check X" for a check, an output's name for
     "render <output>", other top-level stages by their names (the output folder's
-    "manifest and swap"); the parts between stages (the harness's glue and the requests
-    to callgrind) together as BETWEEN_STAGES, so a large uncounted stretch shows."""
+    "manifest and swap"); the part before the first stage as START_UP; the other parts
+    between stages (the harness's glue and the requests to callgrind) together as
+    BETWEEN_STAGES, so a large stretch outside every stage shows."""
     counts: dict[str, int] = {}
     for i, label in enumerate(labels, start=1):
         part = Path(f"{out_file}.{i}")
         total = next((int(line.split()[1]) for line in part.read_text().splitlines() if line.startswith("totals:")), None)
         if total is None:
             raise RuntimeError(f"{part}: no totals line (not a callgrind part)")
-        key = BETWEEN_STAGES if label == BETWEEN else "spec -> plan" if label in PLAN_STAGES \
-            else label.removeprefix("render ")
+        if label == BETWEEN:
+            key = START_UP if i == 1 else BETWEEN_STAGES
+        else:
+            key = "spec -> plan" if label in PLAN_STAGES else label.removeprefix("render ")
         counts[key] = counts.get(key, 0) + total
     extra = Path(f"{out_file}.{len(labels) + 1}")
     if extra.exists():  # a part with no label: the run and its labels disagree
