@@ -9,7 +9,7 @@ switches where it is installed. Run by hand (not a test; timings never are):
     python benchmarks/performance.py --skip-stages --workers 1,2            # the render stage on 1 and 2 cores
     python benchmarks/performance.py --skip-stages --trace    # and each compile's timeline: stages, workers, faults
     python benchmarks/performance.py --cases 131k,262k,524k --repeat 3 --drop-caches --keep   # the growth tables, steadily
-    python benchmarks/performance.py --cases 131k,524k --skip-stages --instructions   # each stage's instructions (callgrind, ~35 min)
+    python benchmarks/performance.py --cases 131k,524k --skip-stages --instructions   # each stage's instructions (callgrind, ~20 min)
 
 Each case runs twice: once as a user runs it (`python -m compiler.cli compile SPEC -o DIR`,
 a separate process: wall time, CPU time = user + sys of it and its worker processes, the
@@ -261,7 +261,7 @@ def stages_in_fresh_processes(specs: dict[str, Path], out: Path, repeat: int) ->
 def stages_counted(specs: dict[str, Path], out: Path) -> dict[str, tuple[int, dict[str, int]]]:
     """Per case, one stage run under callgrind: its links and each stage's instructions (see
     benchmarks/instructions.py; one run, as a count does not move between runs). Some
-    40x slower than a stage run: about 7 min at 131,072 GPUs, 25 at 524,288."""
+    50x slower than a stage run: 7-8 min at 131,072 GPUs, 10 at 524,288."""
     counts = {}
     for name, spec in specs.items():
         run_dir, result, out_file = out / f"counted-{name}", out / f"counted-{name}.json", out / f"callgrind-{name}.out"
@@ -449,7 +449,7 @@ def main() -> None:
                          "from the same memory state, not one filled by the runs before it")
     ap.add_argument("--instructions", action="store_true",
                     help="also count each stage's instructions under valgrind's callgrind, one run a case (the "
-                         "growth in work, steady from run to run; ~25 min at 524,288 GPUs)")
+                         "growth in work, steady from run to run; ~10 min at 524,288 GPUs)")
     ap.add_argument("--stage-run", nargs=3, metavar=("SPEC", "OUT", "RESULT"), help=argparse.SUPPRESS)
     ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the stage run is under callgrind
     args = ap.parse_args()
