@@ -1,6 +1,6 @@
 """Instructions each stage of a compile executes, counted by valgrind's callgrind
-(`performance.py --instructions`): the code's own work, steady from run to run (two
-runs of 131,072 GPUs: within 0.5 % a stage, the bisection check 1.6 %).
+(`performance.py --instructions`): the code's own work, steady from run to run (three
+runs of 131,072 GPUs: within 0.7 % a stage, the bisection check 1.8 %).
 
 Why beside CPU seconds: on the development machine (a VM that hands freed memory back to
 its host) a page touched for the first time costs 3-10x what it does a moment later, so
